@@ -1,0 +1,44 @@
+"""The target kinds hetero ships with.
+
+One table: regular code generators (`llvm`, `cuda`) and the external codegens
+that own partitions handed to a library (spec §5.1).  The CPU BLAS kind is
+called `blas`.
+"""
+
+from hetero.targets.kind import DeviceType, OptionSpec, TargetKind, register_target_kind
+
+_LLVM_OPTIONS = {
+    "mcpu": OptionSpec(str, doc="CPU name for LLVM (default: the host CPU)"),
+    "mtriple": OptionSpec(str, doc="target triple (default: the host triple)"),
+    "mattr": OptionSpec(list, doc="extra LLVM target features, e.g. ['+avx512f']"),
+    "opt_level": OptionSpec(int, default=3, choices=(0, 1, 2, 3)),
+    "num_threads": OptionSpec(int, doc="threads for parallel loops (default: all cores)"),
+}
+
+_CUDA_OPTIONS = {
+    "arch": OptionSpec(str, default="sm_90", doc="SM architecture, e.g. sm_80, sm_90"),
+    "max_threads_per_block": OptionSpec(int, default=1024),
+    "max_shared_memory_per_block": OptionSpec(int, default=49152),
+}
+
+_GPU_LIBRARY_OPTIONS = {"arch": OptionSpec(str, doc="SM architecture of the library build")}
+
+BUILTIN_KINDS = (
+    TargetKind("llvm", DeviceType.cpu, _LLVM_OPTIONS, keys=("cpu",),
+               doc="native CPU code through LLVM (llvmlite)"),
+    TargetKind("cuda", DeviceType.cuda, _CUDA_OPTIONS, keys=("cuda", "gpu"),
+               supports_calls=False, doc="NVIDIA GPUs: PTX through LLVM's NVPTX backend"),
+    TargetKind("cublas", DeviceType.cuda, _GPU_LIBRARY_OPTIONS, keys=("cuda", "gpu"),
+               is_external_codegen=True, doc="cuBLAS for dense/matmul partitions"),
+    TargetKind("cudnn", DeviceType.cuda, _GPU_LIBRARY_OPTIONS, keys=("cuda", "gpu"),
+               is_external_codegen=True, doc="cuDNN for convolution partitions"),
+    TargetKind("cutlass", DeviceType.cuda, _GPU_LIBRARY_OPTIONS, keys=("cuda", "gpu"),
+               is_external_codegen=True, relay_to_tir=True, doc="CUTLASS templates"),
+    TargetKind("tensorrt", DeviceType.cuda, _GPU_LIBRARY_OPTIONS, keys=("cuda", "gpu"),
+               is_external_codegen=True, relay_to_tir=True, doc="TensorRT engines"),
+    TargetKind("blas", DeviceType.cpu, {}, keys=("cpu",), is_external_codegen=True,
+               doc="a CPU BLAS (OpenBLAS) for dense/matmul partitions"),
+)
+
+for _kind in BUILTIN_KINDS:
+    register_target_kind(_kind)

@@ -1,0 +1,321 @@
+"""`hetero-opt`: parse a `.mlir` file, run a pass pipeline, print the result.
+
+It is xDSL's `xdsl-opt` (same pipelines, `-p a,b{opt=v}`, targets, generic
+printing) with the behaviour a compiler user expects from `mlir-opt`:
+
+* every op carries its `file:line:col`, and every error prints as
+  `file:line:col: error: message` plus the op; no input makes it print a
+  Python traceback (set `HETERO_DEBUG=1` to see one for an internal error);
+* `--verify-diagnostics` checks MLIR-style `// expected-error {{...}}`
+  annotations (also `expected-note`, with `@+N`, `@-N`, `@above`, `@below`,
+  `@unknown`) and fails when a diagnostic is missing or unexpected;
+* `--print-ir-after-all` and `--timing` (a per-pass wall-time table) write to
+  stderr, as in MLIR;
+* `-o FILE` is written atomically: a failed run leaves no file behind and never
+  touches an existing one (including the input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.xdsl_opt_main import xDSLOptMain
+
+from hetero.utils.diagnostics import (
+    HeteroError,
+    LocatedParser,
+    Location,
+    location_of,
+    parse_error_to_hetero,
+    verify_module,
+)
+
+SPLIT_MARKER = "// -----"
+
+
+@dataclass(frozen=True)
+class Diag:
+    """One emitted diagnostic: severity, location (None: unknown), message, text."""
+
+    severity: str
+    location: Location | None
+    message: str
+    text: str
+
+
+class ToolError(Exception):
+    """A problem with the invocation itself (bad file, bad pipeline)."""
+
+
+class HeteroOptMain(xDSLOptMain):
+    version_format = "hetero-opt (hetero 0.1.0) built on xdsl {xdsl_version}"
+
+    def __init__(self, args: Sequence[str] | None = None):
+        self.timings: dict[str, float] = {}
+        super().__init__(description="hetero modular optimizer driver", args=args)
+
+    # -- arguments -------------------------------------------------------------
+
+    def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
+        super().register_all_arguments(arg_parser)
+        arg_parser.add_argument(
+            "--print-ir-after-all", "--mlir-print-ir-after-all", action="store_true",
+            help="print the IR to stderr after every pass",
+        )
+        arg_parser.add_argument(
+            "--timing", "--mlir-timing", action="store_true",
+            help="print a per-pass wall-time table to stderr",
+        )
+        arg_parser.add_argument(
+            "--mlir-print-op-generic", dest="print_op_generic", action="store_true",
+            help="alias of --print-op-generic",
+        )
+
+    def setup_pipeline(self):
+        try:
+            self.pipeline = PassPipeline.parse_spec(
+                self.available_passes, self.args.passes, self._between_passes
+            )
+        except Exception as e:  # unknown pass, bad option, ...
+            raise ToolError(f"invalid pass pipeline '{self.args.passes}': {e}") from e
+
+    def _between_passes(
+        self, previous: ModulePass | None, module: ModuleOp, _next: ModulePass | None
+    ) -> None:
+        now = time.perf_counter()
+        if previous is not None:
+            self._add_time(previous.name, now - self._pass_start)
+            if self.args.print_ir_after_all:
+                print(f"// -----// IR Dump After {previous.name} //----- //", file=sys.stderr)
+                Printer(stream=sys.stderr).print_op(module)
+                print(file=sys.stderr)
+        if not self.args.disable_verify:
+            verify_module(module)
+        self._pass_start = time.perf_counter()
+
+    def _add_time(self, name: str, seconds: float) -> None:
+        self.timings[name] = self.timings.get(name, 0.0) + seconds
+
+    # -- running -------------------------------------------------------------------
+
+    def run(self) -> int:  # type: ignore[override]
+        text, name = self._read_input()
+        chunks = _split(text) if self.args.split_input_file else [(text, 0)]
+        outputs: list[str] = []
+        failed = False
+        for chunk, offset in chunks:
+            diags, output = self._process_chunk(chunk, name, offset)
+            if self.args.verify_diagnostics:
+                mismatches = check_expected(chunk, offset, name, diags)
+                for line in mismatches:
+                    print(line, file=sys.stderr)
+                failed |= bool(mismatches)
+            else:
+                for d in diags:
+                    print(d.text, file=sys.stderr)
+                failed |= any(d.severity == "error" for d in diags)
+            if output is not None:
+                outputs.append(output)
+        if self.args.timing:
+            print_timing_table(self.timings, sys.stderr)
+        if failed:
+            return 1
+        self._write_output(("\n" + SPLIT_MARKER + "\n").join(outputs))
+        return 0
+
+    def _read_input(self) -> tuple[str, str]:
+        path = self.args.input_file
+        if path is None:
+            return sys.stdin.read(), "<stdin>"
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read(), path
+        except (OSError, UnicodeDecodeError) as e:
+            raise ToolError(f"cannot read input file '{path}': {e}") from e
+
+    def _process_chunk(self, chunk: str, name: str, offset: int) -> tuple[list[Diag], str | None]:
+        start = time.perf_counter()
+        try:
+            module = self._parse(chunk, name, offset)
+        except ParseError as e:
+            loc, msg = parse_error_to_hetero(e, offset)
+            return [Diag("error", loc, msg, _render_parse_error(e, loc, msg))], None
+        except HeteroError as e:
+            return _diags_of(e, name), None
+        self._add_time("(parse)", time.perf_counter() - start)
+        try:
+            self._pass_start = time.perf_counter()
+            self.pipeline.apply(self.ctx, module)
+            start = time.perf_counter()
+            output = self.output_resulting_program(module)
+            self._add_time("(print)", time.perf_counter() - start)
+            return [], output
+        except HeteroError as e:
+            return _diags_of(e, name), None
+        except DiagnosticException as e:
+            return [Diag("error", None, str(e), f"{name}: error: {e}")], None
+
+    def _parse(self, chunk: str, name: str, offset: int) -> ModuleOp:
+        """Parse and verify one chunk; any parser failure becomes a located error."""
+        parser = LocatedParser(self.ctx, chunk, name, offset)
+        try:
+            module = parser.parse_module(not self.args.no_implicit_module)
+        except (ParseError, HeteroError):
+            raise
+        except VerifyException as e:  # an attribute that failed its own checks
+            parser.raise_error(str(e))
+        except Exception as e:  # xDSL raises a few plain exceptions on odd input
+            parser.raise_error(f"malformed input: {e}")
+        if not self.args.disable_verify:
+            verify_module(module)
+        return module
+
+    def _write_output(self, text: str) -> None:
+        path = self.args.output_file
+        if path is None:
+            sys.stdout.write(text)
+            return
+        directory = os.path.dirname(os.path.abspath(path))
+        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".hetero-opt-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+
+
+def _split(text: str) -> list[tuple[str, int]]:
+    """Split on `// -----` lines; each chunk with the line offset of its start."""
+    chunks: list[tuple[str, int]] = []
+    offset = 0
+    for chunk in re.split(r"^// -----.*$", text, flags=re.MULTILINE):
+        chunks.append((chunk, offset))
+        offset += chunk.count("\n")
+    return chunks
+
+
+def _diags_of(e: HeteroError, name: str) -> list[Diag]:
+    diags = [Diag("error", e.location, e.message, e.render(name))]
+    diags += [Diag("note", location_of(n.op), n.message, "") for n in e.notes]
+    return diags
+
+
+def _render_parse_error(e: ParseError, loc: Location, msg: str) -> str:
+    context = e.span.print_with_context().splitlines()[1:3]  # source line + carets
+    return "\n".join([f"{loc}: error: {msg}", *context])
+
+
+# ----------------------------------------------------------------------------
+# --verify-diagnostics: MLIR's expected-* annotations
+# ----------------------------------------------------------------------------
+
+_EXPECTED = re.compile(
+    r"//\s*expected-(error|warning|note|remark)\s*(?:@(above|below|unknown|[+-]\d+))?\s*\{\{(.*?)\}\}"
+)
+
+
+@dataclass
+class Expected:
+    severity: str
+    line: int | None  # None: @unknown
+    message: str
+    source_line: int
+    seen: bool = False
+
+
+def parse_expected(chunk: str, offset: int) -> list[Expected]:
+    expected: list[Expected] = []
+    for index, text in enumerate(chunk.splitlines()):
+        line = index + 1 + offset
+        for m in _EXPECTED.finditer(text):
+            severity, where, message = m.groups()
+            target: int | None = line
+            if where == "unknown":
+                target = None
+            elif where == "above":
+                target = line - 1
+            elif where == "below":
+                target = line + 1
+            elif where:
+                target = line + int(where)
+            expected.append(Expected(severity, target, message, line))
+    return expected
+
+
+def check_expected(chunk: str, offset: int, name: str, diags: Sequence[Diag]) -> list[str]:
+    """Match diagnostics with annotations; return one message per mismatch."""
+    expected = parse_expected(chunk, offset)
+    problems: list[str] = []
+    for d in diags:
+        line = d.location.line if d.location is not None else None
+        match = next(
+            (e for e in expected
+             if not e.seen and e.severity == d.severity and e.line == line
+             and e.message in d.message),
+            None,
+        )
+        if match is None:
+            where = str(d.location) if d.location is not None else name
+            problems.append(f"{where}: error: unexpected {d.severity}: {d.message}")
+        else:
+            match.seen = True
+    for e in expected:
+        if not e.seen:
+            problems.append(
+                f"{name}:{e.source_line}: error: expected {e.severity} \"{e.message}\" "
+                "was not produced"
+            )
+    return problems
+
+
+# ----------------------------------------------------------------------------
+# --timing
+# ----------------------------------------------------------------------------
+
+
+def print_timing_table(timings: dict[str, float], stream: IO[str]) -> None:
+    total = sum(timings.values()) or 1e-12
+    bar = "===" + "-" * 73 + "==="
+    print(bar, file=stream)
+    print("  ... Execution time report ...".center(79), file=stream)
+    print(bar, file=stream)
+    print(f"  Total Execution Time: {total:.4f} seconds\n", file=stream)
+    print("  ----Wall Time----  ----Name----", file=stream)
+    for name, seconds in timings.items():
+        print(f"  {seconds:8.4f} ({100 * seconds / total:5.1f}%)  {name}", file=stream)
+    print(f"  {total:8.4f} (100.0%)  Total", file=stream)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return HeteroOptMain(argv).run()
+    except ToolError as e:
+        print(f"hetero-opt: error: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        if os.environ.get("HETERO_DEBUG"):
+            raise
+        print(
+            f"hetero-opt: internal error: {type(e).__name__}: {e}\n"
+            "(set HETERO_DEBUG=1 for a traceback; please report this)",
+            file=sys.stderr,
+        )
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
