@@ -50,15 +50,26 @@ class Note:
 class HeteroError(DiagnosticException):
     """An error about an operation (or about no op, for whole-input problems)."""
 
-    def __init__(self, message: str, op: Operation | None = None, notes: Iterable[Note] = ()):
+    def __init__(
+        self,
+        message: str,
+        op: Operation | None = None,
+        notes: Iterable[Note] = (),
+        location: Location | None = None,
+    ):
         super().__init__(message)
         self.message = message
         self.op = op
         self.notes = tuple(notes)
+        self._location = location
 
     @property
     def location(self) -> Location | None:
-        return location_of(self.op)
+        return self._location or location_of(self.op)
+
+    def __str__(self) -> str:
+        loc = self.location
+        return f"{loc}: {self.message}" if loc is not None else self.message
 
     def render(self, fallback_file: str = "<input>") -> str:
         """`file:line:col: error: message`, the op, then `note:` lines."""

@@ -1,0 +1,42 @@
+"""Parsing and building IR with every dialect hetero knows.
+
+`make_context()` gives a `Context` that sees xDSL's dialects and every dialect
+registered through the `xdsl.universe` entry points (hetero's own and any
+extension's), loaded lazily on first use, exactly as `hetero-opt` does.
+`parse_module()` parses text the way `hetero-opt` does: ops carry their
+`file:line:col`, and the module is verified; errors are `HeteroError`s.
+"""
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import ParseError
+
+from hetero.universe import HETERO_UNIVERSE
+from hetero.utils.diagnostics import (
+    HeteroError,
+    LocatedParser,
+    parse_error_to_hetero,
+    verify_module,
+)
+
+
+def make_context(allow_unregistered: bool = False) -> Context:
+    ctx = Context(allow_unregistered=allow_unregistered)
+    dialects = dict(HETERO_UNIVERSE.all_dialects)  # also when run from a bare checkout
+    dialects.update(Universe.get_multiverse().all_dialects)
+    for name, factory in dialects.items():
+        ctx.register_dialect(name, factory)
+    return ctx
+
+
+def parse_module(text: str, filename: str = "<string>", ctx: Context | None = None) -> ModuleOp:
+    """Parse and verify `text`; a syntax or verifier error raises `HeteroError`."""
+    parser = LocatedParser(ctx or make_context(), text, filename)
+    try:
+        module = parser.parse_module()
+    except ParseError as e:
+        loc, msg = parse_error_to_hetero(e)
+        raise HeteroError(msg, location=loc) from e
+    verify_module(module)
+    return module

@@ -1,0 +1,157 @@
+"""hetero-opt as a user meets it: diagnostics, atomic output, timing, IR dumps."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hetero.tools.hetero_opt import main
+
+GOOD = '"test.op"() {d = #target.vdevice<cuda:0>} : () -> ()\n'
+BAD = '"test.op"() {d = #target.vdevice<tpu:0>} : () -> ()\n'
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> Path:
+    path = tmp_path / "good.mlir"
+    path.write_text(GOOD)
+    return path
+
+
+@pytest.fixture
+def bad(tmp_path: Path) -> Path:
+    path = tmp_path / "bad.mlir"
+    path.write_text("\n" + BAD)
+    return path
+
+
+def test_error_is_file_line_col_and_exit_code_is_one(bad: Path, capsys):
+    assert main([str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"{bad}:2:34: error: unknown device type 'tpu'")
+    assert "Traceback" not in err
+
+
+def test_output_file_is_written(good: Path, tmp_path: Path):
+    out = tmp_path / "out.mlir"
+    assert main([str(good), "-o", str(out)]) == 0
+    assert "#target.vdevice<cuda:0>" in out.read_text()
+
+
+def test_failed_run_leaves_no_output_file(bad: Path, tmp_path: Path):
+    out = tmp_path / "out.mlir"
+    assert main([str(bad), "-o", str(out)]) == 1
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.mlir"]  # no temp file left
+
+
+def test_failed_run_never_clobbers_the_input(bad: Path):
+    before = bad.read_text()
+    assert main([str(bad), "-o", str(bad)]) == 1
+    assert bad.read_text() == before
+
+
+def test_failed_run_keeps_an_existing_output_file(bad: Path, tmp_path: Path):
+    out = tmp_path / "out.mlir"
+    out.write_text("previous")
+    assert main([str(bad), "-o", str(out)]) == 1
+    assert out.read_text() == "previous"
+
+
+def test_missing_input_file(tmp_path: Path, capsys):
+    assert main([str(tmp_path / "nope.mlir")]) == 1
+    assert "cannot read input file" in capsys.readouterr().err
+
+
+def test_unknown_pass_is_a_clean_error(good: Path, capsys):
+    assert main([str(good), "-p", "no-such-pass"]) == 1
+    assert "invalid pass pipeline 'no-such-pass'" in capsys.readouterr().err
+
+
+def test_split_input_file_reports_every_chunk(tmp_path: Path, capsys):
+    path = tmp_path / "split.mlir"
+    path.write_text(BAD + "// -----\n" + GOOD + "// -----\n" + BAD)
+    assert main([str(path), "--split-input-file"]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}:1:34: error" in err and f"{path}:5:34: error" in err
+
+
+def test_split_output_is_separated(tmp_path: Path, capsys):
+    path = tmp_path / "split.mlir"
+    path.write_text(GOOD + "// -----\n" + GOOD)
+    assert main([str(path), "--split-input-file"]) == 0
+    assert capsys.readouterr().out.count("// -----") == 1
+
+
+def test_timing_table_lists_parse_passes_and_total(good: Path, capsys):
+    assert main([str(good), "--timing", "-p", "canonicalize,cse"]) == 0
+    err = capsys.readouterr().err
+    for row in ("(parse)", "canonicalize", "cse", "(print)", "Total"):
+        assert row in err
+
+
+def test_print_ir_after_all(good: Path, capsys):
+    assert main([str(good), "--print-ir-after-all", "-p", "canonicalize,cse"]) == 0
+    err = capsys.readouterr().err
+    assert "IR Dump After canonicalize" in err and "IR Dump After cse" in err
+
+
+def test_generic_printing(good: Path, capsys):
+    assert main([str(good), "--mlir-print-op-generic"]) == 0
+    assert '"builtin.module"() ({' in capsys.readouterr().out
+
+
+# -- --verify-diagnostics ----------------------------------------------------------
+
+
+def test_verify_diagnostics_accepts_a_matching_annotation(tmp_path: Path):
+    path = tmp_path / "v.mlir"
+    path.write_text("// expected-error@+1 {{unknown device type 'tpu'}}\n" + BAD)
+    assert main([str(path), "--verify-diagnostics"]) == 0
+
+
+def test_verify_diagnostics_rejects_a_wrong_line(tmp_path: Path, capsys):
+    path = tmp_path / "v.mlir"
+    path.write_text("// expected-error@+2 {{unknown device type 'tpu'}}\n" + BAD + GOOD)
+    assert main([str(path), "--verify-diagnostics"]) == 1
+    err = capsys.readouterr().err
+    assert "unexpected error: unknown device type 'tpu'" in err
+    assert "was not produced" in err
+
+
+def test_verify_diagnostics_rejects_a_missing_error(tmp_path: Path, capsys):
+    path = tmp_path / "v.mlir"
+    path.write_text("// expected-error@below {{boom}}\n" + GOOD)
+    assert main([str(path), "--verify-diagnostics"]) == 1
+    assert 'expected error "boom" was not produced' in capsys.readouterr().err
+
+
+def test_verify_diagnostics_same_line_and_above(tmp_path: Path):
+    path = tmp_path / "v.mlir"
+    path.write_text(BAD.rstrip("\n") + " // expected-error {{unknown device type}}\n")
+    assert main([str(path), "--verify-diagnostics"]) == 0
+    path.write_text(BAD + "// expected-error@above {{unknown device type}}\n")
+    assert main([str(path), "--verify-diagnostics"]) == 0
+
+
+def test_internal_errors_print_no_traceback(good: Path, monkeypatch, capsys):
+    from hetero.tools import hetero_opt
+
+    def explode(*_args, **_kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(hetero_opt.HeteroOptMain, "run", explode)
+    monkeypatch.delenv("HETERO_DEBUG", raising=False)
+    assert main([str(good)]) == 2
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: boom" in err and "Traceback" not in err
+
+
+def test_console_script_runs_as_a_process(bad: Path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "hetero.tools.hetero_opt", str(bad)],
+        capture_output=True, text=True, check=False,
+    )
+    assert proc.returncode == 1
+    assert "error: unknown device type" in proc.stderr and "Traceback" not in proc.stderr
