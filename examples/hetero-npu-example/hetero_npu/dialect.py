@@ -6,6 +6,7 @@ from xdsl.dialects.builtin import Float64Type, FloatAttr, TensorType
 from xdsl.ir import Attribute, Dialect, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
+    ParsePropInAttrDict,
     VarConstraint,
     base,
     irdl_op_definition,
@@ -31,6 +32,7 @@ class ScaleOp(IRDLOperation):
     factor = prop_def(FloatAttr[Float64Type])
     vdevice = opt_prop_def(VirtualDeviceAttr)
     traits = traits_def(Pure())
+    irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input `by` $factor attr-dict `:` type($result)"
 
     def __init__(self, input: SSAValue, factor: float, vdevice: VirtualDeviceAttr | None = None):
