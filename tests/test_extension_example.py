@@ -29,9 +29,11 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("site")
+    source = tmp_path_factory.mktemp("src") / EXAMPLE.name  # builds write next to the sources
+    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-         "--no-build-isolation", "--target", str(target), str(EXAMPLE)],
+         "--no-build-isolation", "--target", str(target), str(source)],
         check=True, capture_output=True, text=True,
     )
     return target
