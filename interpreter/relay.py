@@ -1,0 +1,589 @@
+"""The NumPy reference interpreter of the `relay` dialect.
+
+It gives every op of `docs/dialects/relay.md` its meaning and is the oracle
+that compiled code is compared against, so it favours plain, obviously right
+NumPy over speed -- but stays fast enough for real models (im2col + GEMM for
+convolutions, strided window views for pooling).
+
+* Values: a tensor is an `np.ndarray` whose dtype is its element type; a tuple
+  is a Python tuple; a function value is a `Closure`.
+* Devices never change values: `relay.on_device` and `relay.device_copy` are
+  the identity.
+* Ops dispatch through `_OPS`, a table keyed by op name.  A block runs as a
+  loop, so a chain of 10,000 ops needs no Python recursion; only nested
+  regions (`relay.if`) and calls recurse.
+* Every op result is converted to its declared element type and its shape is
+  checked against the declared type, so a disagreement with the dialect's
+  type inference is reported at the op that causes it.
+"""
+
+from __future__ import annotations
+
+from collections import ChainMap
+from collections.abc import Callable, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, TypeAlias, cast
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    DenseArrayBase,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    FunctionType,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    Signedness,
+    TensorType,
+    TupleType,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from hetero.context import parse_module
+from hetero.dialects.relay import (
+    CallOp,
+    ConstantOp,
+    FnOp,
+    FuncOp,
+    FunctionOpBase,
+    GetItemOp,
+    IfOp,
+    Param,
+)
+
+
+class InterpreterError(Exception):
+    """A program the interpreter cannot run: bad inputs, an unknown op, ..."""
+
+
+Value: TypeAlias = "np.ndarray | tuple[Value, ...] | Closure"
+Env: TypeAlias = "MutableMapping[SSAValue, Value]"
+"""The values of the SSA names visible in a running block."""
+
+
+@dataclass(frozen=True, eq=False)
+class Closure:
+    """A `relay.fn` value: the literal and the environment it was created in."""
+
+    fn: FnOp
+    env: Env = field(repr=False)
+
+
+# ----------------------------------------------------------------------------
+# Types and attributes
+# ----------------------------------------------------------------------------
+
+_FLOAT_DTYPES: dict[type[Attribute], np.dtype[Any]] = {
+    Float16Type: np.dtype(np.float16),
+    Float32Type: np.dtype(np.float32),
+    Float64Type: np.dtype(np.float64),
+}
+
+
+@cache
+def element_dtype(element_type: Attribute) -> np.dtype[Any]:
+    """The NumPy dtype that holds values of a builtin element type."""
+    if type(element_type) in _FLOAT_DTYPES:
+        return _FLOAT_DTYPES[type(element_type)]
+    if isinstance(element_type, IndexType):
+        return np.dtype(np.int64)
+    if isinstance(element_type, IntegerType):
+        width = element_type.width.data
+        if width == 1:
+            return np.dtype(np.bool_)
+        if width in (8, 16, 32, 64):
+            unsigned = element_type.signedness.data == Signedness.UNSIGNED
+            return np.dtype(f"{'u' if unsigned else ''}int{width}")
+    raise InterpreterError(f"element type {element_type} has no NumPy dtype")
+
+
+def _python(attr: Attribute) -> Any:
+    """An `array<i64: ...>`, integer, flag or float attribute as a Python value."""
+    match attr:
+        case DenseArrayBase():
+            return tuple(attr.get_values())
+        case IntegerAttr() if attr.type == IntegerType(1):
+            return bool(attr.value.data)
+        case IntegerAttr() | FloatAttr():
+            return attr.value.data
+        case _:
+            raise InterpreterError(f"unexpected attribute value {attr}")
+
+
+_REQUIRED = object()
+
+
+def _attr(op: Operation, name: str, default: Any = _REQUIRED) -> Any:
+    """Attribute `name` of a tensor operator: through the dialect's `Param`
+    accessor (which applies the documented default) when the op declares
+    one, else the property of that documented name."""
+    if isinstance(getattr(type(op), name, None), Param):
+        return getattr(op, name)
+    raw = op.properties.get(name, op.attributes.get(name))
+    if raw is not None:
+        return _python(raw)
+    if default is _REQUIRED:
+        raise InterpreterError(f"'{op.name}' needs the attribute '{name}'")
+    return default
+
+
+def _describe(value: Value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"{value.dtype} array of shape {value.shape}"
+    return type(value).__name__
+
+
+def _is_tensor_of(value: Value, type_: TensorType[Attribute]) -> bool:
+    """Same dtype and rank; each static dim equal (a `?` takes any size)."""
+    if not isinstance(value, np.ndarray) or value.dtype != element_dtype(
+        type_.element_type
+    ):
+        return False
+    shape = type_.get_shape()
+    return len(shape) == value.ndim and all(
+        d in (DYNAMIC_INDEX, n) for d, n in zip(shape, value.shape)
+    )
+
+
+def _mismatch(value: Value, type_: Attribute) -> str | None:
+    """Why `value` is not a value of `type_`, or None when it is."""
+    match type_:
+        case TensorType():
+            if not _is_tensor_of(value, type_):
+                return f"expected {type_}, got {_describe(value)}"
+        case TupleType():
+            if not isinstance(value, tuple) or len(value) != len(type_.types.data):
+                return f"expected {type_}, got {_describe(value)}"
+            reasons = (_mismatch(v, t) for v, t in zip(value, type_.types.data))
+            return next((f"in {type_}: {r}" for r in reasons if r), None)
+        case FunctionType():
+            if not isinstance(value, Closure):
+                return f"expected a function value {type_}, got {_describe(value)}"
+    return None
+
+
+def _conform(value: Value, type_: Attribute) -> Value:
+    """A kernel's result as a value of the declared type: tensors take the
+    declared element type (NumPy scalars become rank-0 arrays)."""
+    if isinstance(type_, TensorType):
+        return np.asarray(value, dtype=element_dtype(type_.element_type))
+    return value
+
+
+# ----------------------------------------------------------------------------
+# Tensor kernels
+# ----------------------------------------------------------------------------
+
+
+def _wide(x: np.ndarray) -> np.ndarray:
+    """float16 accumulates in float32 (NumPy has no fast float16 GEMM); the
+    result is converted back to the element type by `_conform`."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _lowest(dtype: np.dtype[Any]) -> Any:
+    """The padding value of max pooling: below every element."""
+    if dtype.kind == "f":
+        return -np.inf
+    return False if dtype.kind == "b" else np.iinfo(dtype).min
+
+
+def _along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
+    """A 1-D per-channel vector shaped to broadcast along `axis`."""
+    shape = [1] * ndim
+    shape[axis] = -1
+    return v.reshape(shape)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """Written through tanh: stable for large |x|, no overflow warnings."""
+    half = x.dtype.type(0.5)
+    return half + half * np.tanh(half * x)
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, x.dtype.type(0))
+
+
+def _dense(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    return _wide(x) @ _wide(w).T
+
+
+def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.matmul(_wide(a), _wide(b))
+
+
+def _windows(
+    x: np.ndarray,
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilation: Sequence[int],
+) -> np.ndarray:
+    """[..., H, W] -> [..., OH, OW, KH, KW]: the receptive field of every
+    output position, as a strided view (no copy)."""
+    span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    view = sliding_window_view(x, span, axis=(-2, -1))
+    return view[..., :: strides[0], :: strides[1], :: dilation[0], :: dilation[1]]
+
+
+def _conv2d(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """NCHW x OIHW as im2col (the window view, copied into [group, pixel,
+    tap] rows) and one GEMM per group, batched: exact and BLAS-fast."""
+    pt, pl, pb, pr = _attr(op, "padding", (0, 0, 0, 0))
+    groups: int = _attr(op, "groups", 1)
+    n = x.shape[0]
+    o, cg, kh, kw = w.shape
+    xp = np.pad(_wide(x), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    win = _windows(
+        xp, (kh, kw), _attr(op, "strides", (1, 1)), _attr(op, "dilation", (1, 1))
+    )
+    oh, ow = win.shape[2:4]
+    cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
+    cols = cols.reshape(groups, n * oh * ow, cg * kh * kw)
+    wmat = _wide(w).reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
+    out = (cols @ wmat).reshape(groups, n, oh, ow, o // groups)
+    return out.transpose(1, 0, 4, 2, 3).reshape(n, o, oh, ow)
+
+
+def _pool_extra(size: int, pad: int, span: int, stride: int, ceil_mode: bool) -> int:
+    """Rows (or columns) added after the padding so that `ceil_mode` keeps a
+    last partial window (TVM's rule, as the type inference applies it:
+    out = (size + pad - span + stride - 1) // stride + 1)."""
+    if not ceil_mode:
+        return 0
+    out = (size + pad - span + stride - 1) // stride + 1
+    return max(0, (out - 1) * stride + span - (size + pad))
+
+
+def _pool2d(op: Operation, x: np.ndarray, average: bool) -> np.ndarray:
+    """Max or average pooling over NCHW.  Max pads with the lowest value; the
+    average divides by the taps inside the input (and, with
+    `count_include_pad`, inside the explicit padding).  Extra rows that
+    `ceil_mode` adds never count."""
+    kernel = _attr(op, "pool_size")
+    strides = _attr(op, "strides", (1, 1))
+    dilation = _attr(op, "dilation", (1, 1))
+    pt, pl, pb, pr = _attr(op, "padding", (0, 0, 0, 0))
+    ceil_mode = _attr(op, "ceil_mode", False)
+    h, w = x.shape[-2:]
+    eb, er = (
+        _pool_extra(size, pad, d * (k - 1) + 1, s, ceil_mode)
+        for size, pad, k, s, d in zip(
+            (h, w), (pt + pb, pl + pr), kernel, strides, dilation
+        )
+    )
+    pads = ((0, 0), (0, 0), (pt, pb + eb), (pl, pr + er))
+    if not average:
+        xp = np.pad(x, pads, constant_values=_lowest(x.dtype))
+        return _windows(xp, kernel, strides, dilation).max(axis=(-2, -1))
+    total = _windows(np.pad(_wide(x), pads), kernel, strides, dilation).sum(
+        axis=(-2, -1)
+    )
+    counted = np.zeros((pt + h + pb + eb, pl + w + pr + er), dtype=total.dtype)
+    if _attr(op, "count_include_pad", False):
+        counted[: pt + h + pb, : pl + w + pr] = 1
+    else:
+        counted[pt : pt + h, pl : pl + w] = 1
+    count = _windows(counted, kernel, strides, dilation).sum(axis=(-2, -1))
+    return total / np.maximum(count, 1)
+
+
+def _global_avg_pool2d(x: np.ndarray) -> np.ndarray:
+    return _wide(x).mean(axis=(-2, -1), keepdims=True)
+
+
+def _bias_add(op: Operation, x: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return x + _along(b, _attr(op, "axis", 1), x.ndim)
+
+
+def _batch_norm(
+    op: Operation,
+    x: np.ndarray,
+    gamma: np.ndarray,
+    beta: np.ndarray,
+    mean: np.ndarray,
+    var: np.ndarray,
+) -> np.ndarray:
+    """Inference form: (x - mean) / sqrt(var + eps) * gamma + beta."""
+    axis, eps = _attr(op, "axis", 1), _attr(op, "epsilon", 1e-5)
+    x = _wide(x)
+    scale = _wide(gamma) / np.sqrt(_wide(var) + x.dtype.type(eps))
+    shift = _wide(beta) - _wide(mean) * scale
+    return x * _along(scale, axis, x.ndim) + _along(shift, axis, x.ndim)
+
+
+def _softmax(op: Operation, x: np.ndarray) -> np.ndarray:
+    """Shifted by the maximum so that exp never overflows."""
+    axis = _attr(op, "axis", -1)
+    x = _wide(x)
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _clip(op: Operation, x: np.ndarray) -> np.ndarray:
+    return np.clip(x, _attr(op, "a_min"), _attr(op, "a_max"))
+
+
+def _reshape(op: Operation, x: np.ndarray) -> np.ndarray:
+    """`0` copies the input dimension at the same position; NumPy infers `-1`."""
+    newshape = _attr(op, "newshape")
+    return x.reshape([x.shape[i] if d == 0 else d for i, d in enumerate(newshape)])
+
+
+def _transpose(op: Operation, x: np.ndarray) -> np.ndarray:
+    return np.transpose(x, _attr(op, "axes", None))
+
+
+def _flatten(op: Operation, x: np.ndarray) -> np.ndarray:
+    """`axis` may be the rank; a negative one counts from the end."""
+    axis = _attr(op, "axis", 1)
+    axis = axis + x.ndim if axis < 0 else axis
+    return x.reshape(int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:])))
+
+
+def _concatenate(op: Operation, *xs: np.ndarray) -> np.ndarray:
+    return np.concatenate(xs, axis=_attr(op, "axis", 0))
+
+
+def _squeeze(op: Operation, x: np.ndarray) -> np.ndarray:
+    """Without `axis`, the dims the *type* says are 1: a `?` that happens to
+    be 1 at run time stays, as the result type says."""
+    axis = _attr(op, "axis", None)
+    if axis is None:
+        shape = cast(TensorType[Attribute], op.operands[0].type).get_shape()
+        axis = tuple(i for i, d in enumerate(shape) if d == 1)
+    return np.squeeze(x, axis=axis)
+
+
+def _expand_dims(op: Operation, x: np.ndarray) -> np.ndarray:
+    """`num_newaxis` size-1 dims inserted at `axis`, which ranges over
+    [-rank - 1, rank]: -1 appends, as in NumPy."""
+    axis, count = _attr(op, "axis"), _attr(op, "num_newaxis", 1)
+    at = axis + x.ndim + 1 if axis < 0 else axis
+    return x.reshape(x.shape[:at] + (1,) * count + x.shape[at:])
+
+
+def _constant(op: ConstantOp) -> np.ndarray:
+    """Decoded straight from the attribute's bytes; a splat is broadcast."""
+    attr = op.value
+    element_type = attr.get_element_type()
+    dtype = element_dtype(element_type)  # first: it rejects types NumPy lacks
+    raw = np.frombuffer(attr.data.data, dtype=np.dtype(element_type.format))
+    flat = raw.astype(dtype)  # i1 is stored as 0 / -1
+    shape = attr.get_shape()
+    return np.full(shape, flat[0]) if flat.size == 1 else flat.reshape(shape)
+
+
+# ----------------------------------------------------------------------------
+# The machine: functions, calls, closures, regions
+# ----------------------------------------------------------------------------
+
+Handler: TypeAlias = Callable[["_Machine", Operation, list[Value], Env], Value]
+"""(machine, op, operand values, env of the running block) -> result."""
+
+_TERMINATORS = frozenset({"relay.return", "relay.yield"})
+
+
+class _Machine:
+    """Runs the functions of one module; holds its symbol table."""
+
+    def __init__(self, module: ModuleOp) -> None:
+        self.functions = {
+            op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)
+        }
+
+    def function(self, name: str) -> FuncOp:
+        if name not in self.functions:
+            raise InterpreterError(f"no relay.func @{name} in the module")
+        return self.functions[name]
+
+    def invoke(self, func: FunctionOpBase, args: Sequence[Value], env: Env) -> Value:
+        """Run the one-block body of a `relay.func`/`relay.fn` on `args`."""
+        env.update(zip(func.args, args))
+        (result,) = self.run_block(func.body.block, env)
+        return result
+
+    def run_block(self, block: Block, env: Env) -> list[Value]:
+        """The values its terminator passes on.  A loop, not a recursion, so
+        the length of a block is not limited by Python's stack."""
+        for op in block.ops:
+            args = [env[v] for v in op.operands]
+            if op.name in _TERMINATORS:
+                return args
+            handler = _OPS.get(op.name)
+            if handler is None:
+                raise InterpreterError(
+                    f"the interpreter does not know the op '{op.name}'"
+                )
+            env[op.results[0]] = _checked_result(
+                op, _apply(handler, self, op, args, env)
+            )
+        raise InterpreterError(f"a block of '{block.parent_op()}' has no terminator")
+
+    # -- structural ops ---------------------------------------------------------
+
+    def call(self, op: Operation, args: list[Value], env: Env) -> Value:
+        """A global call runs in a fresh environment: functions are closed."""
+        callee = cast(CallOp, op).callee.string_value()
+        return self.invoke(self.function(callee), args, {})
+
+    def call_indirect(self, op: Operation, args: list[Value], env: Env) -> Value:
+        """Each application gets its own layer over the captured environment,
+        so two activations of one closure never share locals."""
+        closure, *actuals = args
+        if not isinstance(closure, Closure):
+            raise InterpreterError(f"'{op.name}' applied to {_describe(closure)}")
+        return self.invoke(closure.fn, actuals, ChainMap({}, closure.env))
+
+    def fn(self, op: Operation, args: list[Value], env: Env) -> Value:
+        """Captures the environment by reference: SSA values never change."""
+        return Closure(cast(FnOp, op), env)
+
+    def if_(self, op: Operation, args: list[Value], env: Env) -> Value:
+        """Only the taken branch runs; it reads and extends the enclosing env."""
+        if_op = cast(IfOp, op)
+        branch = if_op.true_branch if bool(args[0]) else if_op.false_branch
+        (result,) = self.run_block(branch.block, env)
+        return result
+
+
+def _checked_result(op: Operation, value: Value) -> Value:
+    """The value in its declared type; a shape the type denies is an error
+    naming the op (the interpreter and the type inference disagree)."""
+    type_ = op.results[0].type
+    value = _conform(value, type_)
+    if (why := _mismatch(value, type_)) is not None:
+        raise InterpreterError(f"'{op.name}' result: {why}")
+    return value
+
+
+def _apply(
+    handler: Handler, machine: _Machine, op: Operation, args: list[Value], env: Env
+) -> Value:
+    """Run a handler; NumPy's complaints become errors naming the op."""
+    try:
+        return handler(machine, op, args, env)
+    except (ValueError, IndexError) as e:
+        raise InterpreterError(f"'{op.name}': {e}") from e
+
+
+# ----------------------------------------------------------------------------
+# The dispatch table
+# ----------------------------------------------------------------------------
+
+
+def _plain(kernel: Callable[..., Any]) -> Handler:
+    """A kernel of the operand arrays only."""
+    return lambda machine, op, args, env: kernel(*args)
+
+
+def _with_op(kernel: Callable[..., Any]) -> Handler:
+    """A kernel that also reads the op's attributes."""
+    return lambda machine, op, args, env: kernel(op, *args)
+
+
+def _identity(machine: _Machine, op: Operation, args: list[Value], env: Env) -> Value:
+    """Devices hold values; they never change them."""
+    return args[0]
+
+
+_PLAIN: dict[str, Callable[..., Any]] = {
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "divide": np.divide,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+    "negative": np.negative,
+    "exp": np.exp,
+    "tanh": np.tanh,
+    "sigmoid": _sigmoid,
+    "relu": _relu,
+    "nn.dense": _dense,
+    "matmul": _matmul,
+    "nn.global_avg_pool2d": _global_avg_pool2d,
+}
+"""Tensor operators without attributes: NumPy semantics (broadcasting) is theirs."""
+
+_WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
+    "constant": _constant,
+    "clip": _clip,
+    "nn.conv2d": _conv2d,
+    "nn.bias_add": _bias_add,
+    "nn.batch_norm": _batch_norm,
+    "nn.max_pool2d": lambda op, x: _pool2d(op, x, average=False),
+    "nn.avg_pool2d": lambda op, x: _pool2d(op, x, average=True),
+    "nn.softmax": _softmax,
+    "reshape": _reshape,
+    "transpose": _transpose,
+    "flatten": _flatten,
+    "concatenate": _concatenate,
+    "squeeze": _squeeze,
+    "expand_dims": _expand_dims,
+}
+"""Tensor operators whose meaning depends on properties (defaults as documented)."""
+
+_STRUCTURAL: dict[str, Handler] = {
+    "call": _Machine.call,
+    "call_indirect": _Machine.call_indirect,
+    "fn": _Machine.fn,
+    "if": _Machine.if_,
+    "tuple": lambda machine, op, args, env: tuple(args),
+    "get_item": lambda machine, op, args, env: args[0][cast(GetItemOp, op).index],
+    "on_device": _identity,
+    "device_copy": _identity,
+}
+"""Ops about functions, tuples, control flow and devices."""
+
+_OPS: dict[str, Handler] = {
+    **{f"relay.{name}": _plain(kernel) for name, kernel in _PLAIN.items()},
+    **{f"relay.{name}": _with_op(kernel) for name, kernel in _WITH_ATTRIBUTES.items()},
+    **{f"relay.{name}": handler for name, handler in _STRUCTURAL.items()},
+}
+
+# ----------------------------------------------------------------------------
+# Public API
+# ----------------------------------------------------------------------------
+
+
+def _check_inputs(func: FuncOp, args: Sequence[Value]) -> None:
+    """Inputs must match the parameter types exactly (a `?` accepts any size)."""
+    name = f"@{func.sym_name.data}"
+    if len(args) != len(func.args):
+        raise InterpreterError(
+            f"{name} takes {len(func.args)} input(s), {len(args)} given"
+        )
+    for i, (param, arg) in enumerate(zip(func.args, args)):
+        if (why := _mismatch(arg, param.type)) is not None:
+            hint = f" (%{param.name_hint})" if param.name_hint else ""
+            raise InterpreterError(f"parameter #{i}{hint} of {name}: {why}")
+
+
+def evaluate_function(
+    module: ModuleOp, func: FuncOp | str, args: Sequence[Value]
+) -> Value:
+    """Run one `relay.func` of `module` (given or named) on checked `args`."""
+    machine = _Machine(module)
+    func_op = machine.function(func) if isinstance(func, str) else func
+    _check_inputs(func_op, args)
+    try:
+        return machine.invoke(func_op, args, {})
+    except RecursionError as e:
+        raise InterpreterError("calls nest too deeply for the interpreter") from e
+
+
+def run(module: ModuleOp, *inputs: np.ndarray, entry: str = "main") -> Value:
+    """The result of `@entry` on `inputs`: an array, or a (nested) tuple."""
+    return evaluate_function(module, entry, inputs)
+
+
+def run_text(text: str, *inputs: np.ndarray, entry: str = "main") -> Value:
+    """`run` on MLIR text, parsed and verified as `hetero-opt` does (all hetero
+    dialects loaded; errors are `HeteroError`s with a location)."""
+    return run(parse_module(text), *inputs, entry=entry)
