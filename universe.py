@@ -6,8 +6,6 @@ Factories import lazily so that `xdsl-opt` start-up stays cheap.
 from collections.abc import Callable
 from importlib import import_module
 
-from xdsl.ir import Dialect
-from xdsl.passes import ModulePass
 from xdsl.universe import Universe
 
 DIALECTS = {
@@ -17,7 +15,17 @@ DIALECTS = {
 }
 """Dialect name → (module, attribute)."""
 
-PASSES: dict[str, tuple[str, str]] = {}
+PASSES: dict[str, tuple[str, str]] = {
+    "plan-devices": ("hetero.transforms.plan_devices", "PlanDevicesPass"),
+    "convert-arith-to-llvm": ("hetero.lowering.convert_arith_to_llvm", "ConvertArithToLLVMPass"),
+    "convert-math-to-llvm": ("hetero.lowering.convert_math_to_llvm", "ConvertMathToLLVMPass"),
+    "convert-cf-to-llvm": ("hetero.lowering.convert_cf_to_llvm", "ConvertCfToLLVMPass"),
+    "convert-func-to-llvm": ("hetero.lowering.convert_func_to_llvm", "ConvertFuncToLLVMPass"),
+    "convert-index-to-llvm": ("hetero.lowering.convert_index_to_llvm", "ConvertIndexToLLVMPass"),
+    "convert-vector-to-llvm": ("hetero.lowering.convert_vector_to_llvm", "ConvertVectorToLLVMPass"),
+    "convert-memref-to-llvm": ("hetero.lowering.convert_memref_to_llvm", "ConvertMemRefToLLVMPass"),
+    "lower-to-llvm": ("hetero.lowering.pipeline", "LowerToLLVMPass"),
+}
 """Pass name → (module, class); one module per pass under `hetero.transforms`."""
 
 
@@ -29,5 +37,3 @@ HETERO_UNIVERSE = Universe(
     all_dialects={n: _lazy(*d) for n, d in DIALECTS.items()},  # type: ignore[misc]
     all_passes={n: _lazy(*p) for n, p in PASSES.items()},  # type: ignore[misc]
 )
-
-_ = (Dialect, ModulePass)

@@ -53,11 +53,22 @@ class DeviceConflict(Exception):
         self.second = second
 
     def describe(self) -> str:
-        return f"must be on {_side(*self.first)} and on {_side(*self.second)}"
+        (a, a_origin), (b, b_origin) = self.first, self.second
+        detailed = _short(a) == _short(b)  # they differ only in their targets
+        return f"must be on {_side(a, a_origin, detailed)} and on {_side(b, b_origin, detailed)}"
 
 
-def _side(device: VirtualDeviceAttr, origin: Origin | None) -> str:
-    return f"{device}" + (f" ({origin.text})" if origin is not None else "")
+def _short(device: VirtualDeviceAttr) -> str:
+    """`cuda:0`, `cpu scope 'global'`: the device without its (implied) target."""
+    dt = device.device_type
+    text = "?" if dt is None else dt.name
+    text += f":{device.device_id}" if device.device_id >= 0 else ""
+    return text + (f" scope '{device.memory_scope}'" if device.memory_scope else "")
+
+
+def _side(device: VirtualDeviceAttr, origin: Origin | None, detailed: bool) -> str:
+    text = str(device) if detailed else _short(device)
+    return text + (f" ({origin.text})" if origin is not None else "")
 
 
 class DomainSolver:

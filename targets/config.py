@@ -19,6 +19,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.utils.exceptions import VerifyException
+
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
 from hetero.targets.kind import HOST_DEVICE_TYPES, DeviceType
 
@@ -151,3 +154,31 @@ def _default_device_type(targets: Sequence[TargetAttr], fallback: int | None) ->
 
 def _first_of_type(targets: Sequence[TargetAttr], dt: DeviceType) -> TargetAttr | None:
     return next((t for t in targets if t.device_type == dt), None)
+
+
+def module_config(module: ModuleOp, targets: str | None, pass_name: str) -> CompilationConfig:
+    """The module's `target.config`; `targets` ("llvm,cuda") only fills a missing one.
+
+    A configuration given on the command line never overrides the module's own
+    (DESIGN.md): it becomes the module attribute only where there was none.
+    """
+    from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr
+    from hetero.utils.diagnostics import HeteroError
+
+    attr = module.attributes.get(CONFIG_ATTR_NAME)
+    if isinstance(attr, CompilationConfigAttr):
+        return attr.config
+    if attr is not None:
+        raise HeteroError(f"'{CONFIG_ATTR_NAME}' must be a #target.config, got {attr}", module)
+    if not targets:
+        raise HeteroError(
+            f"{pass_name} needs a compilation configuration: add a `{CONFIG_ATTR_NAME} = "
+            f"#target.config<[...]>` module attribute or pass `{pass_name}{{targets=\"llvm,cuda\"}}`",
+            module,
+        )
+    try:
+        attr = CompilationConfigAttr([TargetAttr(kind.strip()) for kind in targets.split(",")])
+    except VerifyException as e:
+        raise HeteroError(f"{pass_name}: bad targets '{targets}': {e}", module) from e
+    module.attributes[CONFIG_ATTR_NAME] = attr
+    return attr.config

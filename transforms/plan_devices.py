@@ -1,0 +1,498 @@
+"""`plan-devices`: decide where every relay value lives (spec §1–3).
+
+TVM's PlanDevices, read for SSA and written back as attributes:
+
+0. *normalise* — an `on_device` whose result is what the function returns
+   is fixed (spec §3.2 rule 2: the function's result is on that device); a
+   projection of a normal `on_device` is moved under it, so that a copy moves
+   one field rather than the whole tuple (rule 3).  Spec rule 1 (let-bound
+   annotations are fixed) has no SSA reading: every value is bound, so a
+   normal `on_device` stays a copy point wherever it is.
+1. *unification* (spec §3.4) — a union-find over device domains
+   (`hetero.analysis.device_domains`): an op's operands and result share one
+   domain (primitives are device-polymorphic per op), every call of a
+   function agrees with its one function domain, tuples and `if` conditions
+   collapse, annotations and existing attributes bind domains.
+2. *conflicts* (spec §3.3) — the edges from a value with several consumers
+   to those consumers are unified last, in program order; an edge that
+   cannot be unified gets a `device_copy` instead of an error, so a value
+   needed on two devices is copied for the later use.  (TVM finds these
+   conflicts in a separate pre-pass that only sees annotations; deciding
+   them after every other constraint also catches values whose consumers
+   are placed by parameters or calls.)  A value with a single consumer that
+   cannot agree with it is a genuine conflict.
+3. *defaulting* (spec §3.6) — a free `on_device` joins its body when it can;
+   each function's result takes the default device, then its free
+   parameters the result's device; an SSA value still free takes the device
+   its consumer expects of it, else its function's result device (the SSA
+   reading of "a let-bound value takes the let's device").
+4. *capture* (spec §3.7) — the solution becomes attributes: `vdevice` on
+   every value-producing op, on every function parameter and result;
+   `on_device` ops disappear (a `device_copy` where body and result differ);
+   `device_copy` ops get solved endpoints and vanish when those agree.
+
+Re-running the pass on its output changes nothing: every attribute it wrote
+reads back as a constraint, and no annotation is left to re-interpret.
+Conflicts that no copy can resolve are diagnostics at the op, naming both
+devices and where each constraint came from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.traits import SymbolTable
+
+from hetero.analysis.device_domains import FREE, DeviceConflict, Domain, DomainSolver, Origin
+from hetero.dialects.relay import (
+    CallIndirectOp,
+    CallOp,
+    DeviceCopyOp,
+    FnOp,
+    FuncOp,
+    FunctionOpBase,
+    GetItemOp,
+    IfOp,
+    OnDeviceOp,
+    ReturnOp,
+    TupleOp,
+    ValueOp,
+    YieldOp,
+)
+from hetero.dialects.target import VirtualDeviceAttr
+from hetero.targets.config import CompilationConfig, ConfigError, module_config
+from hetero.utils.diagnostics import HeteroError, location_of
+
+# ----------------------------------------------------------------------------
+# Shared helpers
+# ----------------------------------------------------------------------------
+
+
+def is_optimizable(func: FuncOp) -> bool:
+    """Spec §3.1: functions owned by an external codegen are left alone."""
+    return func.compiler is None and not func.is_extern and not func.skip_optimization
+
+
+def _body_opaque(op: Operation) -> bool:
+    """Primitive function bodies are compiled as a unit: not planned inside."""
+    return isinstance(op, FunctionOpBase) and op.is_primitive
+
+
+def planned_ops(block: Block) -> Iterator[Operation]:
+    """Ops of `block` in pre-order, not entering Primitive function bodies."""
+    stack = [iter(block.ops)]
+    while stack:
+        op = next(stack[-1], None)
+        if op is None:
+            stack.pop()
+            continue
+        yield op
+        if not _body_opaque(op):
+            stack.extend(iter(r.block.ops) for r in reversed(op.regions) if r.blocks)
+
+
+def _where(op: Operation) -> str:
+    loc = location_of(op)
+    return f"line {loc.line}" if loc is not None else "unknown location"
+
+
+def _name(value: SSAValue) -> str:
+    """`%x`, or what defines an unnamed value: `the result of relay.add (line 4)`."""
+    if value.name_hint:
+        return f"%{value.name_hint}"
+    if isinstance(value, OpResult):
+        return f"the result of {value.op.name} ({_where(value.op)})"
+    assert isinstance(value, BlockArgument)
+    return f"argument #{value.index}"
+
+
+def _replace(op: Operation, new: Operation, before: Sequence[Operation] = ()) -> None:
+    """Replace `op` by `before` + `new`; `new` keeps the source location of `op`."""
+    new.location = op.location
+    Rewriter.replace_op(op, [*before, new])
+
+
+def _own_result_device(op: Operation) -> VirtualDeviceAttr | None:
+    """The device an op imposes on its own result."""
+    if isinstance(op, OnDeviceOp):
+        return op.device if op.constrain_result else None
+    if isinstance(op, DeviceCopyOp):
+        return op.dst
+    return getattr(op, "vdevice", None)
+
+
+# ----------------------------------------------------------------------------
+# Phase 0: normalisation
+# ----------------------------------------------------------------------------
+
+
+def normalize(func: FuncOp) -> None:
+    for op in list(planned_ops(func.body.block)):
+        if isinstance(op, OnDeviceOp) and op.form == "normal":
+            if _only_returned(op):
+                _replace(op, OnDeviceOp.fixed(op.body, op.virtual_device))
+            else:
+                _sink_projections(op)
+
+
+def _only_returned(op: OnDeviceOp) -> bool:
+    uses = list(op.result.uses)
+    return len(uses) == 1 and isinstance(uses[0].operation, ReturnOp)
+
+
+def _sink_projections(on_device: OnDeviceOp) -> None:
+    """`get_item(on_device(t), i)` → `on_device(get_item(t, i))` (spec §3.2 rule 3)."""
+    for use in list(on_device.result.uses):
+        item = use.operation
+        if not isinstance(item, GetItemOp):
+            continue
+        inner = GetItemOp(on_device.body, item.index)
+        moved = OnDeviceOp(inner.result, on_device.device)
+        inner.location = item.location
+        _replace(item, moved, before=[inner])
+    if not on_device.result.uses:
+        Rewriter.erase_op(on_device)
+
+
+def _after_definition(value: SSAValue) -> InsertPoint:
+    if isinstance(value, BlockArgument):
+        return InsertPoint.at_start(value.block)
+    assert isinstance(value, OpResult)
+    return InsertPoint.after(value.op)
+
+
+# ----------------------------------------------------------------------------
+# Phases 1-4: unify, resolve conflicts by copies, default, capture
+# ----------------------------------------------------------------------------
+
+
+class DevicePlanner:
+    """Solves the device domains of a module and writes them back."""
+
+    def __init__(self, config: CompilationConfig):
+        self.config = config
+        self.solver = DomainSolver(config.canonical_virtual_device)
+        self.domains: dict[SSAValue, Domain] = {}
+        self.globals: dict[str, Domain] = {}
+        self.deferred: list[tuple[Operation, int, Domain]] = []
+        self.handlers: dict[type[Operation], Callable[[Operation], None]] = {
+            FuncOp: lambda op: None,
+            FnOp: self._fn,
+            ReturnOp: self._return,
+            CallOp: self._call,
+            CallIndirectOp: self._call_indirect,
+            TupleOp: self._tuple,
+            GetItemOp: self._collapse_into_result,
+            IfOp: self._if,
+            YieldOp: self._yield,
+            OnDeviceOp: self._on_device,
+            DeviceCopyOp: self._device_copy,
+        }
+
+    # -- domains ----------------------------------------------------------------
+
+    def domain_for_type(self, type: Attribute) -> Domain:
+        if isinstance(type, FunctionType):
+            return self.solver.function(
+                [self.domain_for_type(t) for t in type.inputs.data],
+                self.domain_for_type(type.outputs.data[0]),
+            )
+        return self.solver.free()
+
+    def dom(self, value: SSAValue) -> Domain:
+        if value not in self.domains:
+            self.domains[value] = self.domain_for_type(value.type)
+        return self.domains[value]
+
+    def bound(self, device: VirtualDeviceAttr, op: Operation, origin: str) -> Domain:
+        """A domain fixed to `device`, or a diagnostic if the config cannot place it."""
+        try:
+            return self.solver.bound(device, Origin(origin))
+        except ConfigError as e:
+            raise HeteroError(f"cannot place a value on {device}: {e}", op) from e
+
+    def unify(self, a: Domain, b: Domain, op: Operation, what: str) -> None:
+        try:
+            self.solver.unify(a, b)
+        except DeviceConflict as e:
+            raise HeteroError(f"conflicting devices for {what}: {e.describe()}", op) from e
+
+    def bind(self, domain: Domain, device: VirtualDeviceAttr | None, op: Operation,
+             origin: str, what: str) -> None:
+        if device is not None:
+            self.unify(domain, self.bound(device, op, origin), op, what)
+
+    # -- phase 1: collect constraints ------------------------------------------
+
+    def collect(self, module: ModuleOp) -> None:
+        funcs = [op for op in module.ops if isinstance(op, FuncOp)]
+        for func in funcs:
+            self.globals[func.sym_name.data] = self._signature_domain(func)
+        for func in funcs:
+            if is_optimizable(func) and not func.is_primitive:
+                for op in planned_ops(func.body.block):
+                    self._constrain(op)
+
+    def _signature_domain(self, func: FunctionOpBase) -> Domain:
+        """`fn(params): result`, bound by the function's parameter/result attributes."""
+        params = [self.dom(arg) for arg in func.args]
+        for arg, device in zip(func.args, func.param_vdevices):
+            self.bind(self.dom(arg), device, func,
+                      f"parameter {_name(arg)}, {_where(func)}", f"parameter {_name(arg)}")
+        result = self.domain_for_type(func.result_type)
+        name = func.sym_name.data if isinstance(func, FuncOp) else "function literal"
+        self.bind(result, func.result_vdevice, func, f"result of {name}, {_where(func)}",
+                  f"the result of {name}")
+        return self.solver.function(params, result)
+
+    def _constrain(self, op: Operation) -> None:
+        handler = self.handlers.get(type(op), self._primitive)
+        handler(op)
+        if isinstance(op, ValueOp) and op.vdevice is not None and not isinstance(op, OnDeviceOp):
+            self.bind(self.dom(op.result), op.vdevice, op, f"placed at {_where(op)}",
+                      f"the result of {op.name}")
+
+    def use(self, op: Operation, index: int, expected: Domain, what: str) -> None:
+        """Operand `index` of `op` is expected in domain `expected`.
+
+        A value with several consumers may be copied for one that wants it
+        elsewhere, so its edges are decided later (`resolve_conflicts`); a
+        value with a single consumer must agree with it.
+        """
+        value = op.operands[index]
+        if isinstance(value.type, FunctionType) or len({u.operation for u in value.uses}) < 2:
+            self.unify(self.dom(value), expected, op, what)
+        else:
+            self.deferred.append((op, index, expected))
+
+    def _primitive(self, op: Operation) -> None:
+        """Any other op: operands and result share one domain (fresh per op)."""
+        if not op.results:
+            return
+        shared = self.dom(op.results[0])
+        for index, operand in enumerate(op.operands):
+            self.use(op, index, shared, f"{_name(operand)}, an operand of {op.name}")
+
+    def _fn(self, op: Operation) -> None:
+        assert isinstance(op, FnOp)
+        self.unify(self.dom(op.result), self._signature_domain(op), op, "the function literal")
+
+    def _function_result(self, op: Operation) -> Domain:
+        """The result domain of the function whose body holds `op`."""
+        parent = op.parent_op()
+        while not isinstance(parent, FunctionOpBase):
+            assert parent is not None, "relay ops live in relay functions"
+            parent = parent.parent_op()
+        domain = self.globals[parent.sym_name.data] if isinstance(parent, FuncOp) else (
+            self.dom(parent.result) if isinstance(parent, FnOp) else None)
+        assert domain is not None
+        return self._function_parts(domain)[1]
+
+    def _function_parts(self, domain: Domain) -> tuple[tuple[Domain, ...], Domain]:
+        root = self.solver.find(domain)
+        assert root.params is not None and root.result is not None
+        return root.params, root.result
+
+    def _return(self, op: Operation) -> None:
+        assert isinstance(op, ReturnOp)
+        self.use(op, 0, self._function_result(op), "the returned value")
+
+    def _call(self, op: Operation) -> None:
+        assert isinstance(op, CallOp)
+        name = op.callee.string_value()
+        self._apply(op, self.globals[name], op.args, f"@{name}")
+
+    def _call_indirect(self, op: Operation) -> None:
+        assert isinstance(op, CallIndirectOp)
+        self._apply(op, self.dom(op.callee), op.args, _name(op.callee))
+
+    def _apply(self, op: Operation, callee: Domain, args: Sequence[SSAValue], name: str) -> None:
+        """A call: arguments to the parameters, the result to the call's value."""
+        params, result = self._function_parts(callee)
+        first = len(op.operands) - len(args)
+        for i, (arg, param) in enumerate(zip(args, params)):
+            self.use(op, first + i, param, f"argument {_name(arg)} of {name}")
+        self.unify(self.dom(op.results[0]), result, op, f"the result of {name}")
+
+    def _tuple(self, op: Operation) -> None:
+        assert isinstance(op, TupleOp)
+        for index, field in enumerate(op.operands):
+            self.use(op, index, self.dom(op.result), f"tuple field {_name(field)}")
+
+    def _collapse_into_result(self, op: Operation) -> None:
+        self.use(op, 0, self.dom(op.results[0]), f"{_name(op.operands[0])}, projected")
+
+    def _if(self, op: Operation) -> None:
+        assert isinstance(op, IfOp)
+        self.use(op, 0, self.dom(op.result), "the condition")
+
+    def _yield(self, op: Operation) -> None:
+        parent = op.parent_op()
+        assert isinstance(parent, IfOp)
+        self.use(op, 0, self.dom(parent.result), "the branch result")
+
+    def _on_device(self, op: Operation) -> None:
+        assert isinstance(op, OnDeviceOp)
+        origin = f"annotated at {_where(op)}"
+        if op.constrain_body and op.device is not None:
+            self.use(op, 0, self.bound(op.device, op, origin), _name(op.body))
+        if op.constrain_result:
+            self.bind(self.dom(op.result), op.device, op, origin, "the annotated value")
+
+    def _device_copy(self, op: Operation) -> None:
+        assert isinstance(op, DeviceCopyOp)
+        self.use(op, 0, self.bound(op.src, op, f"copied from at {_where(op)}"),
+                 f"the copied value {_name(op.body)}")
+        self.bind(self.dom(op.result), op.dst, op, f"copied to at {_where(op)}", "the copy")
+
+    # -- phase 2: a value needed on two devices is copied ----------------------
+
+    def resolve_conflicts(self) -> None:
+        """Deferred edges in program order: join where possible, else copy (spec §3.3)."""
+        copies: dict[tuple[SSAValue, int], SSAValue] = {}
+        for op, index, expected in self.deferred:
+            value = op.operands[index]
+            if self.solver.can_unify(self.dom(value), expected):
+                self.solver.unify(self.dom(value), expected)
+                continue
+            key = (value, id(self.solver.find(expected)))
+            if key not in copies:
+                copy = DeviceCopyOp(value, self.solver.device(self.dom(value)),
+                                    self.solver.device(expected))
+                copy.location = op.location
+                Rewriter.insert_op(copy, _after_definition(value))
+                self.domains[copy.result] = expected
+                copies[key] = copy.result
+            op.operands[index] = copies[key]
+
+    # -- phase 3: defaults -----------------------------------------------------
+
+    def default(self, module: ModuleOp) -> None:
+        funcs = [op for op in module.ops if isinstance(op, FuncOp)]
+        for func in funcs:  # free on_device: join body and result where possible
+            for op in self._planned(func):
+                if isinstance(op, OnDeviceOp) and op.form == "free":
+                    body, result = self.dom(op.body), self.dom(op.result)
+                    if self.solver.can_unify(body, result):
+                        self.solver.unify(body, result)
+        default = self.config.default_primitive_virtual_device
+        origin = Origin("the default device")
+        for func in funcs:
+            self.solver.set_result_default_then_params(self.globals[func.sym_name.data],
+                                                       default, origin)
+        for func in funcs:
+            self._default_values(func)
+
+    def _planned(self, func: FuncOp) -> Iterator[Operation]:
+        if is_optimizable(func) and not func.is_primitive:
+            yield from planned_ops(func.body.block)
+
+    def _default_values(self, func: FuncOp) -> None:
+        """Free values take their consumer's device, else their function's result's."""
+        for op in reversed(list(self._planned(func))):
+            for value in op.results:
+                fallback = self.solver.device(self._function_result(op))
+                consumer = self._consumer_domain(value)
+                device = self.solver.device(consumer) if consumer is not None else fallback
+                origin = Origin(f"the device of its use, {_where(op)}")
+                self.solver.set_result_default_then_params(self.dom(value), device, origin)
+                self.solver.set_result_default_then_params(self.dom(value), fallback, origin)
+
+    def _consumer_domain(self, value: SSAValue) -> Domain | None:
+        """The domain the first use of `value` expects it in (None: no use)."""
+        for use in value.uses:
+            user = use.operation
+            if isinstance(user, OnDeviceOp):
+                return self.dom(user.result)
+            if isinstance(user, ReturnOp):
+                return self._function_result(user)
+            if isinstance(user, YieldOp) and isinstance(parent := user.parent_op(), IfOp):
+                return self.dom(parent.result)
+            if user.results:
+                return self.dom(user.results[0])
+        return None
+
+    # -- phase 4: capture ---------------------------------------------------------
+
+    def device(self, value: SSAValue) -> VirtualDeviceAttr:
+        return self._finished(self.solver.device(self.dom(value)))
+
+    def _finished(self, device: VirtualDeviceAttr) -> VirtualDeviceAttr:
+        """Anything the defaults could not reach (e.g. unused values) → the default."""
+        return self.config.canonical_virtual_device(
+            device.default(self.config.default_primitive_virtual_device)
+        )
+
+    def capture(self, module: ModuleOp) -> None:
+        for func in [op for op in module.ops if isinstance(op, FuncOp)]:
+            self._capture_signature(func, self.globals[func.sym_name.data])
+            for op in list(self._planned(func)):
+                self._capture_op(op)
+
+    def _capture_signature(self, func: FunctionOpBase, domain: Domain) -> None:
+        root = self.solver.find(domain)
+        assert root.params is not None and root.result is not None
+        func.set_param_vdevices([self._finished(self.solver.device(p)) for p in root.params])
+        func.set_result_vdevice(self._finished(self.solver.device(root.result)))
+
+    def _capture_op(self, op: Operation) -> None:
+        if isinstance(op, OnDeviceOp):
+            self._replace_on_device(op)
+        elif isinstance(op, DeviceCopyOp):
+            self._resolve_copy(op)
+        else:
+            if isinstance(op, FnOp):
+                self._capture_signature(op, self.dom(op.result))
+            if _has_vdevice(op):
+                op.properties["vdevice"] = self.device(op.results[0])
+
+    def _replace_on_device(self, op: OnDeviceOp) -> None:
+        src, dst = self.device(op.body), self.device(op.result)
+        if src == dst:
+            op.result.replace_all_uses_with(op.body)
+            Rewriter.erase_op(op)
+        else:
+            _replace(op, DeviceCopyOp(op.body, src, dst, vdevice=dst))
+
+    def _resolve_copy(self, op: DeviceCopyOp) -> None:
+        src, dst = self.device(op.body), self.device(op.result)
+        if src == dst:
+            op.result.replace_all_uses_with(op.body)
+            Rewriter.erase_op(op)
+        else:
+            op.src, op.dst = src, dst
+            op.vdevice = dst
+
+
+def _has_vdevice(op: Operation) -> bool:
+    return len(op.results) == 1 and "vdevice" in type(op).get_irdl_definition().properties  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class PlanDevicesPass(ModulePass):
+    """Place every relay value on a device; record it as attributes (spec §1–3).
+
+    `targets` (e.g. "llvm,cuda") only fills a missing `target.config` module
+    attribute; an existing one always wins.
+    """
+
+    name = "plan-devices"
+    targets: str | None = None
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        config = module_config(op, self.targets, self.name)
+        optimizable = [f for f in op.ops if isinstance(f, FuncOp) and is_optimizable(f)
+                       and not f.is_primitive]
+        for func in optimizable:
+            normalize(func)
+        planner = DevicePlanner(config)
+        planner.collect(op)
+        planner.resolve_conflicts()
+        planner.default(op)
+        planner.capture(op)
