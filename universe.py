@@ -17,6 +17,7 @@ DIALECTS = {
 
 PASSES: dict[str, tuple[str, str]] = {
     "plan-devices": ("hetero.transforms.plan_devices", "PlanDevicesPass"),
+    "verify-devices": ("hetero.transforms.verify_devices", "VerifyDevicesPass"),
     "convert-arith-to-llvm": ("hetero.lowering.convert_arith_to_llvm", "ConvertArithToLLVMPass"),
     "convert-math-to-llvm": ("hetero.lowering.convert_math_to_llvm", "ConvertMathToLLVMPass"),
     "convert-cf-to-llvm": ("hetero.lowering.convert_cf_to_llvm", "ConvertCfToLLVMPass"),

@@ -394,15 +394,27 @@ class DevicePlanner:
             yield from planned_ops(func.body.block)
 
     def _default_values(self, func: FuncOp) -> None:
-        """Free values take their consumer's device, else their function's result's."""
+        """Values with no device type yet take their consumer's device, else their
+        function's result's.
+
+        Consumers come first (reverse program order), and only such free
+        domains are filled: a domain that already has a device keeps its
+        other fields for the capture's final defaulting, so the outcome does
+        not depend on the order in which shared domains are reached — which
+        is what makes a second run reproduce the first.
+        """
         for op in reversed(list(self._planned(func))):
             for value in op.results:
-                fallback = self.solver.device(self._function_result(op))
+                domain = self.dom(value)
+                if self.solver.device(domain).device_type is not None:
+                    continue
                 consumer = self._consumer_domain(value)
-                device = self.solver.device(consumer) if consumer is not None else fallback
+                if consumer is None or self.solver.device(consumer).device_type is None:
+                    consumer = self._function_result(op)
                 origin = Origin(f"the device of its use, {_where(op)}")
-                self.solver.set_result_default_then_params(self.dom(value), device, origin)
-                self.solver.set_result_default_then_params(self.dom(value), fallback, origin)
+                self.solver.set_result_default_then_params(
+                    domain, self.solver.device(consumer), origin
+                )
 
     def _consumer_domain(self, value: SSAValue) -> Domain | None:
         """The domain the first use of `value` expects it in (None: no use)."""
@@ -458,7 +470,9 @@ class DevicePlanner:
             op.result.replace_all_uses_with(op.body)
             Rewriter.erase_op(op)
         else:
-            _replace(op, DeviceCopyOp(op.body, src, dst, vdevice=dst))
+            copy = DeviceCopyOp(op.body, src, dst, vdevice=dst)
+            self.domains[copy.result] = self.dom(op.result)  # later uses still ask
+            _replace(op, copy)
 
     def _resolve_copy(self, op: DeviceCopyOp) -> None:
         src, dst = self.device(op.body), self.device(op.result)
