@@ -355,8 +355,13 @@ class VirtualDeviceAttr(ParametrizedAttribute):
 
     def join(self, other: VirtualDeviceAttr) -> VirtualDeviceAttr | None:
         """Most constrained device agreeing with both, or None if they conflict."""
-        if self == other:
+        if self == other or other == _FULLY_UNCONSTRAINED:
             return self
+        if self == _FULLY_UNCONSTRAINED:
+            return other
+        return _join(self, other)
+
+    def _join(self, other: VirtualDeviceAttr) -> VirtualDeviceAttr | None:
         fields: list[Any] = []
         for mine, theirs, free in zip(self._fields, other._fields, _FREE_FIELDS):
             if mine != free and theirs != free and mine != theirs:
@@ -373,6 +378,9 @@ class VirtualDeviceAttr(ParametrizedAttribute):
         The target is only taken from `other` when it runs on the (defaulted)
         device type, so the result always satisfies the invariant.
         """
+        return _default(self, other)
+
+    def _default(self, other: VirtualDeviceAttr) -> VirtualDeviceAttr:
         dt, did, target, scope = (
             theirs if mine == free else mine
             for mine, theirs, free in zip(self._fields, other._fields, _FREE_FIELDS)
@@ -399,6 +407,11 @@ class VirtualDeviceAttr(ParametrizedAttribute):
 
 _FREE_FIELDS = (UNCONSTRAINED, UNCONSTRAINED, None, "")
 _FULLY_UNCONSTRAINED = VirtualDeviceAttr()
+
+# Building an attribute verifies it, which dominates device planning's time on
+# large graphs; the few distinct devices of a program make these caches tiny.
+_join = lru_cache(maxsize=4096)(VirtualDeviceAttr._join)
+_default = lru_cache(maxsize=4096)(VirtualDeviceAttr._default)
 
 
 def _dt_name(dt: int) -> str:

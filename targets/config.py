@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
@@ -82,6 +83,7 @@ class CompilationConfig:
     def find_primitive_target_for_kind(self, kind_name: str) -> TargetAttr | None:
         return next((t for t in self.primitive_targets if t.kind_name.data == kind_name), None)
 
+    @lru_cache(maxsize=1024)
     def canonical_target(self, target: TargetAttr) -> TargetAttr:
         """The configured target equal to `target` up to its host, else `target`.
 
@@ -92,6 +94,7 @@ class CompilationConfig:
         candidates = (*self.primitive_targets, self.host_target)
         return next((t for t in candidates if t.without_host() == bare), target)
 
+    @lru_cache(maxsize=4096)
     def canonical_virtual_device(self, vd: VirtualDeviceAttr) -> VirtualDeviceAttr:
         """Fill the target from the device type (or canonicalise a given one)."""
         if vd.target is not None:

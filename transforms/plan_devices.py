@@ -160,6 +160,10 @@ def _sink_projections(on_device: OnDeviceOp) -> None:
         Rewriter.erase_op(on_device)
 
 
+Describe = str | Callable[[], str]
+"""What a constraint is about, for a diagnostic; a callable defers the wording."""
+
+
 def _after_definition(value: SSAValue) -> InsertPoint:
     if isinstance(value, BlockArgument):
         return InsertPoint.at_start(value.block)
@@ -217,11 +221,13 @@ class DevicePlanner:
         except ConfigError as e:
             raise HeteroError(f"cannot place a value on {device}: {e}", op) from e
 
-    def unify(self, a: Domain, b: Domain, op: Operation, what: str) -> None:
+    def unify(self, a: Domain, b: Domain, op: Operation, what: Describe) -> None:
+        """Unify, or report the conflict at `op` (`what` is only spelled out then)."""
         try:
             self.solver.unify(a, b)
         except DeviceConflict as e:
-            raise HeteroError(f"conflicting devices for {what}: {e.describe()}", op) from e
+            text = what if isinstance(what, str) else what()
+            raise HeteroError(f"conflicting devices for {text}: {e.describe()}", op) from e
 
     def bind(self, domain: Domain, device: VirtualDeviceAttr | None, op: Operation,
              origin: str, what: str) -> None:
@@ -258,7 +264,7 @@ class DevicePlanner:
             self.bind(self.dom(op.result), op.vdevice, op, f"placed at {_where(op)}",
                       f"the result of {op.name}")
 
-    def use(self, op: Operation, index: int, expected: Domain, what: str) -> None:
+    def use(self, op: Operation, index: int, expected: Domain, what: Describe) -> None:
         """Operand `index` of `op` is expected in domain `expected`.
 
         A value with several consumers may be copied for one that wants it
@@ -277,7 +283,7 @@ class DevicePlanner:
             return
         shared = self.dom(op.results[0])
         for index, operand in enumerate(op.operands):
-            self.use(op, index, shared, f"{_name(operand)}, an operand of {op.name}")
+            self.use(op, index, shared, lambda o=operand: f"{_name(o)}, an operand of {op.name}")
 
     def _fn(self, op: Operation) -> None:
         assert isinstance(op, FnOp)
@@ -317,16 +323,16 @@ class DevicePlanner:
         params, result = self._function_parts(callee)
         first = len(op.operands) - len(args)
         for i, (arg, param) in enumerate(zip(args, params)):
-            self.use(op, first + i, param, f"argument {_name(arg)} of {name}")
+            self.use(op, first + i, param, lambda a=arg: f"argument {_name(a)} of {name}")
         self.unify(self.dom(op.results[0]), result, op, f"the result of {name}")
 
     def _tuple(self, op: Operation) -> None:
         assert isinstance(op, TupleOp)
         for index, field in enumerate(op.operands):
-            self.use(op, index, self.dom(op.result), f"tuple field {_name(field)}")
+            self.use(op, index, self.dom(op.result), lambda f=field: f"tuple field {_name(f)}")
 
     def _collapse_into_result(self, op: Operation) -> None:
-        self.use(op, 0, self.dom(op.results[0]), f"{_name(op.operands[0])}, projected")
+        self.use(op, 0, self.dom(op.results[0]), lambda: f"{_name(op.operands[0])}, projected")
 
     def _if(self, op: Operation) -> None:
         assert isinstance(op, IfOp)

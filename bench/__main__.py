@@ -1,0 +1,23 @@
+"""`python -m bench` lists the benchmarks; `python -m bench NAME` runs one."""
+
+import sys
+from importlib import import_module
+
+from bench import BENCHMARKS
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in BENCHMARKS:
+        if argv:
+            print(f"unknown benchmark '{argv[0]}'", file=sys.stderr)
+        print("benchmarks (python -m bench NAME):")
+        for name, (_, what) in BENCHMARKS.items():
+            print(f"  {name:16} {what}")
+        return 0 if not argv else 1
+    module, _ = BENCHMARKS[argv[0]]
+    import_module(module).main(argv[1:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
