@@ -1,0 +1,1 @@
+"""Lowering below TIR: conversion passes to the `llvm` dialect (see docs/lowering.md)."""

@@ -1,0 +1,426 @@
+"""`convert-memref-to-llvm`: memrefs to bare pointers, with hetero's calling ABI.
+
+The counterpart of MLIR's `finalize-memref-to-llvm`
+(`mlir/lib/Conversion/MemRefToLLVM/MemRefToLLVM.cpp`) with its
+`use-bare-ptr-memref-call-conv` option, extended to dynamic shapes.  Instead of
+MLIR's descriptor struct, a memref is its element pointer plus one size per
+dynamic dimension; strides follow from the sizes because only the identity
+(row-major, contiguous) layout is accepted.
+
+The ABI (also in `docs/lowering.md`)
+------------------------------------
+* A `memref<d0 x ... x T>` argument becomes `!llvm.ptr` to its first element,
+  immediately followed by one `iN` argument (`i64` by default; N is the
+  `index-bitwidth` option) per dynamic dimension, in dimension order:
+  `func.func @f(%a: memref<?x4xf32>, %n: index)` is called as
+  `f(float *a, int64_t a_dim0, int64_t n)`.  Static dimensions are not passed.
+* Element `(i0, ..., ik)` is at `ptr + ((i0 * d1 + i1) * d2 + ...) + ik`
+  elements; `memref.dim` of a dynamic dimension is its size argument.
+* A function returns scalars only (no memrefs); the caller owns all buffers.
+* The function keeps its original signature in the `hetero.signature`
+  attribute, for runtimes that check arguments (`hetero.runtime.cpu`).
+
+Inside a function, `memref.load`/`memref.store` become an in-bounds
+`llvm.getelementptr` on the element type plus `llvm.load`/`llvm.store`,
+`memref.alloca` an `llvm.alloca`, `memref.alloc`/`memref.dealloc` calls of the C
+library's `aligned_alloc`/`free` (64-byte alignment at least, the size rounded
+up to it), and `memref.dim` a constant or a size.  Between the conversion of a
+memref's producer and of its users the memref is an
+`unrealized_conversion_cast` of its pointer and sizes (its "descriptor").
+Other memref ops (subviews, copies, casts, globals) are not supported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import func, llvm, memref
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
+    FunctionType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    UnrealizedConversionCastOp,
+    i64,
+)
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    cast,
+    declare_function,
+    reject_leftovers,
+)
+from hetero.utils.diagnostics import HeteroError
+
+ALIGNMENT = 64
+"""The least alignment, in bytes, of `memref.alloc` and `memref.alloca` buffers."""
+
+INBOUNDS = IntegerAttr(3, 32)
+"""MLIR's `GEPNoWrapFlags::inbounds` (inbounds and nusw)."""
+
+Descriptor = tuple[SSAValue, list[SSAValue]]
+"""A memref's element pointer and the sizes of its dynamic dimensions."""
+
+
+def descriptor(value: SSAValue) -> Descriptor | None:
+    """The pointer and dynamic sizes of a converted memref; None if not yet converted."""
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp) and isinstance(
+        value.type, MemRefType
+    ):
+        pointer, *sizes = owner.inputs
+        if isinstance(pointer.type, llvm.LLVMPointerType):
+            return pointer, sizes
+    return None
+
+
+def materialize(
+    pointer: SSAValue, sizes: Sequence[SSAValue], t: MemRefType
+) -> Operation:
+    """The memref `t` described by `pointer` and `sizes`, for its unconverted users."""
+    return UnrealizedConversionCastOp.get([pointer, *sizes], [t])
+
+
+def i64_constant(value: int, rewriter: PatternRewriter) -> SSAValue:
+    """An `i64` constant inserted at the rewriter."""
+    return rewriter.insert(llvm.ConstantOp(IntegerAttr(value, i64), i64)).result
+
+
+def dynamic_dims(t: MemRefType) -> int:
+    """The number of dynamic dimensions of `t`."""
+    return sum(1 for d in t.get_shape() if d == DYNAMIC_INDEX)
+
+
+class MemRefPattern(ToLLVMPattern):
+    """Converts memref types and computes element addresses."""
+
+    def check(self, t: Attribute, op: Operation) -> MemRefType:
+        """`t`, a memref type this ABI supports; a located error otherwise."""
+        assert isinstance(t, MemRefType)
+        if not isinstance(t.layout, NoneAttr):
+            raise HeteroError(
+                f"{t}: only the identity (row-major) layout is supported", op
+            )
+        space = t.memory_space
+        if not (isinstance(space, NoneAttr) or space == IntegerAttr(0, i64)):
+            raise HeteroError(f"{t}: memory space {space} is not host memory", op)
+        self.convert(t.element_type, op)
+        return t
+
+    def size_type(self) -> IntegerType:
+        return IntegerType(self.index_bitwidth)
+
+    def size(
+        self,
+        t: MemRefType,
+        dynamic: Sequence[SSAValue],
+        dim: int,
+        rewriter: PatternRewriter,
+    ) -> SSAValue:
+        """The size of dimension `dim` of `t`: a constant, or one of the `dynamic` sizes."""
+        shape = t.get_shape()
+        if shape[dim] != DYNAMIC_INDEX:
+            return self.constant(shape[dim], rewriter)
+        return dynamic[sum(1 for d in shape[:dim] if d == DYNAMIC_INDEX)]
+
+    def constant(self, value: int, rewriter: PatternRewriter) -> SSAValue:
+        """An `iN` constant, N the index width."""
+        t = self.size_type()
+        return rewriter.insert(llvm.ConstantOp(IntegerAttr(value, t), t)).result
+
+    def element_pointer(
+        self,
+        ref: SSAValue,
+        indices: Sequence[SSAValue],
+        op: Operation,
+        rewriter: PatternRewriter,
+    ) -> SSAValue | None:
+        """The address of `ref[indices]`; None if `ref` is not converted yet."""
+        if (found := descriptor(ref)) is None:
+            return None
+        pointer, dynamic = found
+        t = self.check(ref.type, op)
+        if not indices:
+            return pointer
+        nsw = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
+        offset = cast(indices[0], self.size_type(), rewriter)
+        for dim, index in enumerate(indices[1:], start=1):
+            size = self.size(t, dynamic, dim, rewriter)
+            scaled = rewriter.insert(llvm.MulOp(offset, size, overflow=nsw)).res
+            index = cast(index, self.size_type(), rewriter)
+            offset = rewriter.insert(llvm.AddOp(scaled, index, overflow=nsw)).res
+        element = self.convert(t.element_type, op)
+        gep = llvm.GEPOp.from_mixed_indices(pointer, [offset], element, inbounds=True)
+        gep.properties["noWrapFlags"] = INBOUNDS  # MLIR reads this, xDSL `inbounds`
+        return rewriter.insert(gep).result
+
+
+class FuncSignatureLowering(MemRefPattern):
+    """Gives functions with memref arguments the pointer-and-sizes ABI."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /):
+        signature = op.function_type
+        if any(isinstance(t, MemRefType) for t in signature.outputs):
+            raise HeteroError(
+                f"@{op.sym_name.data} returns a memref: not supported", op
+            )
+        if not any(isinstance(t, MemRefType) for t in signature.inputs):
+            return
+        inputs: list[Attribute] = []
+        arg_attrs: list[DictionaryAttr] = []
+        old_attrs = op.arg_attrs.data if op.arg_attrs is not None else None
+        for i, t in enumerate(signature.inputs):
+            expanded = self.abi_types(t, op) if isinstance(t, MemRefType) else [t]
+            inputs += expanded
+            if old_attrs is not None:
+                no_attrs = [DictionaryAttr({})] * (len(expanded) - 1)
+                arg_attrs += [old_attrs[i], *no_attrs]
+        if (entry := op.body.first_block) is not None:
+            self.expand_arguments(entry, rewriter)
+        op.attributes["hetero.signature"] = signature
+        op.function_type = FunctionType.from_lists(inputs, signature.outputs.data)
+        if old_attrs is not None:
+            op.arg_attrs = ArrayAttr(arg_attrs)
+        rewriter.handle_operation_modification(op)
+
+    def abi_types(self, t: MemRefType, op: Operation) -> list[Attribute]:
+        """The arguments a memref argument becomes: a pointer, then its sizes."""
+        sizes = [self.size_type()] * dynamic_dims(self.check(t, op))
+        return [llvm.LLVMPointerType(), *sizes]
+
+    def expand_arguments(self, entry: Block, rewriter: PatternRewriter) -> None:
+        """Replace each memref argument by a pointer and sizes, and their descriptor."""
+        position = 0
+        for arg in tuple(entry.args):
+            if not isinstance(t := arg.type, MemRefType):
+                position += 1
+                continue
+            pointer = rewriter.insert_block_argument(
+                entry, position, llvm.LLVMPointerType()
+            )
+            pointer.name_hint = arg.name_hint
+            sizes = [
+                rewriter.insert_block_argument(
+                    entry, position + 1 + i, self.size_type()
+                )
+                for i in range(dynamic_dims(t))
+            ]
+            for i, size in enumerate(sizes):
+                size.name_hint = f"{arg.name_hint}_size{i}" if arg.name_hint else None
+            position += 1 + len(sizes)
+            ref = rewriter.insert(
+                materialize(pointer, sizes, t), InsertPoint.at_start(entry)
+            )
+            rewriter.replace_all_uses_with(arg, ref.results[0])
+            rewriter.erase_block_argument(arg)
+
+
+class CallLowering(MemRefPattern):
+    """Passes memref operands of `func.call` as pointer and sizes."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
+        if any(isinstance(t, MemRefType) for t in op.result_types):
+            raise HeteroError(
+                f"call of @{op.callee.string_value()} returns a memref", op
+            )
+        operands: list[SSAValue] = []
+        for value in op.arguments:
+            if not isinstance(value.type, MemRefType):
+                operands.append(value)
+            elif (found := descriptor(value)) is None:
+                return
+            else:
+                operands += [found[0], *found[1]]
+        if len(operands) != len(op.arguments):
+            rewriter.replace(op, func.CallOp(op.callee, operands, op.result_types))
+
+
+class LoadLowering(MemRefPattern):
+    """Lowers `memref.load` to an element address and `llvm.load`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter, /):
+        address = self.element_pointer(op.memref, op.indices, op, rewriter)
+        if address is None:
+            return
+        self.replace(
+            op, rewriter, [llvm.LoadOp(address, self.convert(op.res.type, op))]
+        )
+
+
+class StoreLowering(MemRefPattern):
+    """Lowers `memref.store` to an element address and `llvm.store`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter, /):
+        address = self.element_pointer(op.memref, op.indices, op, rewriter)
+        if address is None:
+            return
+        value = cast(op.value, self.convert(op.value.type, op), rewriter)
+        rewriter.replace(op, llvm.StoreOp(value, address))
+
+
+class AllocLowering(MemRefPattern):
+    """Lowers `memref.alloca` to `llvm.alloca` and `memref.alloc` to `aligned_alloc`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: memref.AllocOp | memref.AllocaOp, rewriter: PatternRewriter, /
+    ):
+        t = self.check(op.memref.type, op)
+        dynamic = [cast(v, self.size_type(), rewriter) for v in op.dynamic_sizes]
+        sizes = [self.size(t, dynamic, d, rewriter) for d in range(t.get_num_dims())]
+        count = sizes[0] if sizes else self.constant(1, rewriter)
+        for size in sizes[1:]:
+            count = rewriter.insert(llvm.MulOp(count, size)).res
+        alignment = max(ALIGNMENT, op.alignment.value.data if op.alignment else 0)
+        element = self.convert(t.element_type, op)
+        if isinstance(op, memref.AllocaOp):
+            pointer = rewriter.insert(llvm.AllocaOp(count, element, alignment)).res
+        else:
+            pointer = self.aligned_alloc(op, count, element, alignment, rewriter)
+        self.replace(op, rewriter, [materialize(pointer, dynamic, t)])
+
+    def aligned_alloc(
+        self,
+        op: Operation,
+        count: SSAValue,
+        element: Attribute,
+        alignment: int,
+        rewriter: PatternRewriter,
+    ) -> SSAValue:
+        """`aligned_alloc(alignment, count * sizeof(element))`, the size rounded up."""
+        if self.index_bitwidth < 64:
+            count = rewriter.insert(llvm.ZExtOp(count, i64)).res
+        # sizeof as MLIR computes it: the address of element `count` past null.
+        null = rewriter.insert(llvm.ZeroOp(result_types=[llvm.LLVMPointerType()])).res
+        end = rewriter.insert(llvm.GEPOp.from_mixed_indices(null, [count], element))
+        nbytes = rewriter.insert(llvm.PtrToIntOp(end.result, i64)).output
+        slack = i64_constant(alignment - 1, rewriter)
+        mask = i64_constant(-alignment, rewriter)
+        padded = rewriter.insert(llvm.AddOp(nbytes, slack)).res
+        rounded = rewriter.insert(llvm.AndOp(padded, mask)).res
+        align = i64_constant(alignment, rewriter)
+        function_type = llvm.LLVMFunctionType([i64, i64], llvm.LLVMPointerType())
+        declare_function(op, "aligned_alloc", function_type, rewriter)
+        call = llvm.CallOp(
+            "aligned_alloc", align, rounded, return_type=llvm.LLVMPointerType()
+        )
+        pointer = rewriter.insert(call).returned
+        assert pointer is not None
+        return pointer
+
+
+class DeallocLowering(MemRefPattern):
+    """Lowers `memref.dealloc` to a call of `free`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.DeallocOp, rewriter: PatternRewriter, /):
+        if (found := descriptor(op.memref)) is None:
+            return
+        declare_function(
+            op, "free", llvm.LLVMFunctionType([llvm.LLVMPointerType()]), rewriter
+        )
+        rewriter.replace(op, llvm.CallOp("free", found[0]))
+
+
+class DimLowering(MemRefPattern):
+    """Lowers `memref.dim` with a constant index to a constant or a size."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.DimOp, rewriter: PatternRewriter, /):
+        if (found := descriptor(op.source)) is None:
+            return
+        t = self.check(op.source.type, op)
+        if (dim := constant_value(op.index)) is None or not 0 <= dim < t.get_num_dims():
+            raise HeteroError(
+                "memref.dim: the dimension must be a constant in range", op
+            )
+        size = self.size(t, found[1], dim, rewriter)
+        self.replace(op, rewriter, [], [size])
+
+
+class DeadDescriptorErasure(RewritePattern):
+    """Erases a memref descriptor without users."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter, /
+    ):
+        if descriptor(op.results[0]) is not None and not op.results[0].uses:
+            rewriter.erase(op)
+
+
+def constant_value(value: SSAValue) -> int | None:
+    """The integer a value is a constant of, looking through unrealized casts."""
+    owner = value.owner
+    while isinstance(owner, UnrealizedConversionCastOp) and len(owner.inputs) == 1:
+        owner = owner.inputs[0].owner
+    if isinstance(owner, Operation) and isinstance(
+        attr := owner.properties.get("value"), IntegerAttr
+    ):
+        return attr.value.data
+    return None
+
+
+def reject_memref_values(module: ModuleOp) -> None:
+    """A located error at a branch (or region op) passing memrefs to a block."""
+    for op in module.walk():
+        for region in op.regions:
+            for block in region.blocks:
+                if any(isinstance(a.type, MemRefType) for a in block.args):
+                    culprit = next(
+                        (p.last_op for p in block.predecessors() if p.last_op), op
+                    )
+                    raise HeteroError(
+                        "memrefs passed through block arguments: not supported", culprit
+                    )
+
+
+@dataclass(frozen=True)
+class ConvertMemRefToLLVMPass(ModulePass):
+    """Lowers memrefs to bare pointers plus dynamic sizes (see the module docstring)."""
+
+    name = "convert-memref-to-llvm"
+
+    index_bitwidth: int = 64
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        patterns: list[RewritePattern] = [
+            p(self.index_bitwidth)
+            for p in (
+                FuncSignatureLowering,
+                CallLowering,
+                LoadLowering,
+                StoreLowering,
+                AllocLowering,
+                DeallocLowering,
+                DimLowering,
+            )
+        ]
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [*patterns, DeadDescriptorErasure()], dce_enabled=False
+            )
+        ).rewrite_module(op)
+        reject_leftovers(op, "memref", self.name)
+        reject_memref_values(op)

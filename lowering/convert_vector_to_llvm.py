@@ -1,0 +1,256 @@
+"""`convert-vector-to-llvm`: the 1-D `vector` ops that map directly to LLVM.
+
+Mirrors the part of MLIR's `mlir/lib/Conversion/VectorToLLVM/ConvertVectorToLLVM.cpp`
+that vectorized loops need: contiguous `vector.load`/`vector.store` (an element
+address as `convert-memref-to-llvm` computes it, then a vector load or store
+aligned to the element), `vector.broadcast` (insert and shuffle),
+`vector.fma`, `vector.reduction` (LLVM's `vector.reduce.*` intrinsics),
+`vector.extract`/`vector.insert` of one element, `vector.shuffle` and
+`vector.bitcast`.  Splat constants are `arith.constant`s
+(`convert-arith-to-llvm`).  Runs after `convert-memref-to-llvm`.  Floating-point
+add/mul reductions are ordered (no `reassoc`), as in MLIR without fast-math.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import llvm, vector
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    DenseArrayBase,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+    VectorType,
+    i1,
+    i32,
+    i64,
+)
+from xdsl.dialects.vector import CombiningKindFlag as Kind
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from hetero.lowering import llvm_ops
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    cast,
+    constant,
+    intrinsic,
+    reject_leftovers,
+)
+from hetero.lowering.convert_memref_to_llvm import DeadDescriptorErasure, MemRefPattern
+from hetero.utils.diagnostics import HeteroError
+
+Combine = Callable[[SSAValue, SSAValue], Operation]
+
+
+def combine_with(name: str) -> Combine:
+    """Combines two values with the overloaded intrinsic `name`."""
+    return lambda a, b: llvm.CallIntrinsicOp(intrinsic(name, a.type), [a, b], [a.type])
+
+
+REDUCTIONS: dict[Kind, tuple[str, Combine]] = {
+    Kind.ADD: ("llvm.vector.reduce.add", llvm.AddOp),
+    Kind.MUL: ("llvm.vector.reduce.mul", llvm.MulOp),
+    Kind.AND: ("llvm.vector.reduce.and", llvm.AndOp),
+    Kind.OR: ("llvm.vector.reduce.or", llvm.OrOp),
+    Kind.XOR: ("llvm.vector.reduce.xor", llvm.XOrOp),
+    Kind.MINSI: ("llvm.vector.reduce.smin", combine_with("llvm.smin")),
+    Kind.MAXSI: ("llvm.vector.reduce.smax", combine_with("llvm.smax")),
+    Kind.MINUI: ("llvm.vector.reduce.umin", combine_with("llvm.umin")),
+    Kind.MAXUI: ("llvm.vector.reduce.umax", combine_with("llvm.umax")),
+    Kind.MINNUMF: ("llvm.vector.reduce.fmin", combine_with("llvm.minnum")),
+    Kind.MAXNUMF: ("llvm.vector.reduce.fmax", combine_with("llvm.maxnum")),
+    Kind.MINIMUMF: ("llvm.vector.reduce.fminimum", combine_with("llvm.minimum")),
+    Kind.MAXIMUMF: ("llvm.vector.reduce.fmaximum", combine_with("llvm.maximum")),
+}
+"""Integer and min/max reductions: the intrinsic, and how to fold in an accumulator."""
+
+FLOAT_REDUCTIONS: dict[Kind, tuple[type[llvm.VectorReduceOperation], float]] = {
+    Kind.ADD: (llvm.VectorReduceFAddOp, -0.0),
+    Kind.MUL: (llvm.VectorReduceFMulOp, 1.0),
+}
+"""Float add/mul reductions: the op (ordered, from a start value), and its neutral start."""
+
+
+def element_bytes(t: VectorType) -> int:
+    """The size of one element of `t` (LLVM's alignment for it, too)."""
+    element = t.element_type
+    if isinstance(element, IntegerType):
+        return max(1, (element.width.data + 7) // 8)
+    assert isinstance(element, AnyFloat)
+    return element.bitwidth // 8
+
+
+class MemoryLowering(MemRefPattern):
+    """Lowers contiguous `vector.load`/`vector.store` to element-aligned LLVM ones."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: vector.LoadOp | vector.StoreOp, rewriter: PatternRewriter, /
+    ):
+        t = self.convert(
+            op.result.type if isinstance(op, vector.LoadOp) else op.vector.type, op
+        )
+        assert isinstance(t, VectorType)
+        if t.element_type == i1:
+            raise HeteroError(f"'{op.name}' of {t}: LLVM packs i1 vectors in bits", op)
+        address = self.element_pointer(op.base, op.indices, op, rewriter)
+        if address is None:
+            raise HeteroError(
+                f"'{op.name}' on a memref not lowered yet: run convert-memref-to-llvm first",
+                op,
+            )
+        alignment = element_bytes(t)
+        if isinstance(op, vector.LoadOp):
+            self.replace(op, rewriter, [llvm.LoadOp(address, t, alignment)])
+        else:
+            value = cast(op.vector, t, rewriter)
+            rewriter.replace(op, llvm.StoreOp(value, address, alignment))
+
+
+class BroadcastLowering(ToLLVMPattern):
+    """Lowers `vector.broadcast` of a scalar or a 1-element vector to a shuffle."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.BroadcastOp, rewriter: PatternRewriter, /):
+        t = self.convert(op.vector.type, op)
+        assert isinstance(t, VectorType)
+        (source,) = self.operands(op, rewriter)
+        if source.type == t:
+            self.replace(op, rewriter, [], [source])
+            return
+        if isinstance(source.type, VectorType) and source.type.get_shape() != (1,):
+            raise HeteroError(
+                f"'{op.name}' from {source.type}: not a direct LLVM broadcast", op
+            )
+        if not isinstance(source.type, VectorType):
+            undef = rewriter.insert(llvm.UndefOp(VectorType(source.type, [1]))).res
+            zero = rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i64), i64)).result
+            source = rewriter.insert(llvm.InsertElementOp(undef, source, zero)).res
+        mask = DenseArrayBase.from_list(i32, [0] * t.get_shape()[0])
+        self.replace(op, rewriter, [llvm.ShuffleVectorOp(source, source, mask, t)])
+
+
+class FMALowering(ToLLVMPattern):
+    """Lowers `vector.fma` to `llvm.intr.fma`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.FMAOp, rewriter: PatternRewriter, /):
+        a, b, c = self.operands(op, rewriter)
+        self.replace(op, rewriter, [llvm.FMAOp(a, b, c)])
+
+
+class ReductionLowering(ToLLVMPattern):
+    """Lowers `vector.reduction` to LLVM's `vector.reduce.*` intrinsics."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.ReductionOp, rewriter: PatternRewriter, /):
+        source, *acc = self.operands(op, rewriter)
+        assert isinstance(source.type, VectorType)
+        kind = op.kind.data
+        element = source.type.element_type
+        if isinstance(element, AnyFloat) and kind in FLOAT_REDUCTIONS:
+            reduce, neutral = FLOAT_REDUCTIONS[kind]
+            start = (
+                acc[0] if acc else rewriter.insert(constant(neutral, element)).result
+            )
+            self.replace(op, rewriter, [reduce(start, source)])
+            return
+        name, combine = REDUCTIONS[kind]
+        reduced = llvm.CallIntrinsicOp(
+            intrinsic(name, source.type), [source], [element]
+        )
+        if not acc:
+            self.replace(op, rewriter, [reduced])
+            return
+        rewriter.insert(reduced)
+        self.replace(op, rewriter, [combine(reduced.results[0], acc[0])])
+
+
+class ElementLowering(ToLLVMPattern):
+    """Lowers `vector.extract`/`vector.insert` of one element of a 1-D vector."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: vector.ExtractOp | vector.InsertOp, rewriter: PatternRewriter, /
+    ):
+        positions = op.get_mixed_position()
+        source = op.vector if isinstance(op, vector.ExtractOp) else op.dest
+        assert isinstance(source.type, VectorType)
+        if source.type.get_num_dims() != 1 or len(positions) != 1:
+            raise HeteroError(f"'{op.name}': one element of a 1-D vector only", op)
+        (position,) = positions
+        if isinstance(position, int):
+            index = rewriter.insert(
+                llvm.ConstantOp(IntegerAttr(position, i64), i64)
+            ).result
+        else:
+            index = cast(position, self.convert(position.type, op), rewriter)
+        vec = cast(source, self.convert(source.type, op), rewriter)
+        if isinstance(op, vector.ExtractOp):
+            self.replace(op, rewriter, [llvm_ops.ExtractElementOp(vec, index)])
+        else:
+            value = cast(op.source, self.convert(op.source.type, op), rewriter)
+            self.replace(op, rewriter, [llvm.InsertElementOp(vec, value, index)])
+
+
+class ShuffleLowering(ToLLVMPattern):
+    """Lowers a 1-D `vector.shuffle` to `llvm.shufflevector`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.ShuffleOp, rewriter: PatternRewriter, /):
+        v1, v2 = self.operands(op, rewriter)
+        t = self.convert(op.result.type, op)
+        mask = DenseArrayBase.from_list(i32, op.mask.get_values())
+        self.replace(op, rewriter, [llvm.ShuffleVectorOp(v1, v2, mask, t)])
+
+
+class BitcastLowering(ToLLVMPattern):
+    """Lowers a 1-D `vector.bitcast` to `llvm.bitcast`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: vector.BitcastOp, rewriter: PatternRewriter, /):
+        (source,) = self.operands(op, rewriter)
+        self.replace(
+            op, rewriter, [llvm.BitcastOp(source, self.convert(op.result.type, op))]
+        )
+
+
+@dataclass(frozen=True)
+class ConvertVectorToLLVMPass(ModulePass):
+    """Lowers 1-D `vector` ops to the `llvm` dialect."""
+
+    name = "convert-vector-to-llvm"
+
+    index_bitwidth: int = 64
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        patterns: list[RewritePattern] = [
+            p(self.index_bitwidth)
+            for p in (
+                MemoryLowering,
+                BroadcastLowering,
+                FMALowering,
+                ReductionLowering,
+                ElementLowering,
+                ShuffleLowering,
+                BitcastLowering,
+            )
+        ]
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [*patterns, DeadDescriptorErasure()], dce_enabled=False
+            )
+        ).rewrite_module(op)
+        reject_leftovers(op, "vector", self.name)

@@ -1,0 +1,157 @@
+"""LLVM dialect ops that xDSL 0.74's `llvm` dialect lacks or restricts.
+
+They carry MLIR's op names and print in MLIR's syntax, so the IR that hetero's
+lowering emits stays valid upstream MLIR; `hetero.runtime.llvmir` translates
+them to LLVM IR next to xDSL's own ops.
+
+* `llvm.fptosi`, `llvm.fptoui`, `llvm.uitofp`, `llvm.extractelement`: absent.
+* `llvm.fcmp`: xDSL's accepts scalars only (MLIR's also takes vectors).
+* `llvm.select`: xDSL's wants an `i1` condition (MLIR's also `vector<Nxi1>`).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    I1,
+    AnyFloatConstr,
+    IntegerAttr,
+    IntegerType,
+    SignlessIntegerConstraint,
+    VectorType,
+    i1,
+    i64,
+)
+from xdsl.dialects.llvm import FastMathAttr, FCmpPredicateFlag, GenericCastOp
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AnyAttr,
+    IRDLOperation,
+    VarConstraint,
+    irdl_op_definition,
+    operand_def,
+    prop_def,
+    result_def,
+    traits_def,
+)
+from xdsl.printer import Printer
+from xdsl.traits import Pure
+
+_BOOL_LIKE = I1 | VectorType[I1]
+
+
+@irdl_op_definition
+class FPToSIOp(GenericCastOp):
+    """`llvm.fptosi`: float to signed integer, rounding toward zero."""
+
+    name = "llvm.fptosi"
+
+
+@irdl_op_definition
+class FPToUIOp(GenericCastOp):
+    """`llvm.fptoui`: float to unsigned integer, rounding toward zero."""
+
+    name = "llvm.fptoui"
+
+
+@irdl_op_definition
+class UIToFPOp(GenericCastOp):
+    """`llvm.uitofp`: unsigned integer to float."""
+
+    name = "llvm.uitofp"
+
+
+@irdl_op_definition
+class ExtractElementOp(IRDLOperation):
+    """`llvm.extractelement`: one element of a vector, at a dynamic position."""
+
+    name = "llvm.extractelement"
+
+    ELEMENT: ClassVar = VarConstraint(
+        "ELEMENT", AnyFloatConstr | SignlessIntegerConstraint
+    )
+
+    vector = operand_def(VectorType.constr(ELEMENT))
+    position = operand_def(SignlessIntegerConstraint)
+    res = result_def(ELEMENT)
+
+    traits = traits_def(Pure())
+
+    assembly_format = (
+        "$vector `[` $position `:` type($position) `]` attr-dict `:` type($vector)"
+    )
+
+    def __init__(self, vector: SSAValue, position: SSAValue):
+        assert isinstance(vector.type, VectorType)
+        element: Attribute = vector.type.element_type
+        super().__init__(operands=[vector, position], result_types=[element])
+
+
+@irdl_op_definition
+class FCmpOp(IRDLOperation):
+    """`llvm.fcmp` on scalars and 1-D vectors (the result is `i1`-like)."""
+
+    name = "llvm.fcmp"
+
+    T: ClassVar = VarConstraint("T", AnyFloatConstr | VectorType.constr(AnyFloatConstr))
+
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    res = result_def(_BOOL_LIKE)
+    predicate = prop_def(IntegerAttr[IntegerType])
+    fastmathFlags = prop_def(FastMathAttr, default_value=FastMathAttr(None))
+
+    traits = traits_def(Pure())
+
+    def __init__(
+        self, lhs: SSAValue, rhs: SSAValue, predicate: str, fastmath: FastMathAttr
+    ):
+        t = lhs.type
+        result = VectorType(i1, t.get_shape()) if isinstance(t, VectorType) else i1
+        super().__init__(
+            operands=[lhs, rhs],
+            result_types=[result],
+            properties={
+                "predicate": IntegerAttr(FCmpPredicateFlag(predicate).to_int(), i64),
+                "fastmathFlags": fastmath,
+            },
+        )
+
+    @property
+    def predicate_name(self) -> str:
+        """MLIR's spelling: `olt`, ..., `_false`, `_true`."""
+        return FCmpPredicateFlag.from_int(self.predicate.value.data).value
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f' "{self.predicate_name}" ')
+        printer.print_ssa_value(self.lhs)
+        printer.print_string(", ")
+        printer.print_ssa_value(self.rhs)
+        if self.fastmathFlags.data:
+            printer.print_string(" {fastmathFlags = ")
+            printer.print_attribute(self.fastmathFlags)
+            printer.print_string("}")
+        printer.print_string(" : ")
+        printer.print_attribute(self.lhs.type)
+
+
+@irdl_op_definition
+class SelectOp(IRDLOperation):
+    """`llvm.select` with an `i1` or a per-lane `vector<Nxi1>` condition."""
+
+    name = "llvm.select"
+
+    T: ClassVar = VarConstraint("T", AnyAttr())
+
+    cond = operand_def(_BOOL_LIKE)
+    lhs = operand_def(T)
+    rhs = operand_def(T)
+    res = result_def(T)
+
+    traits = traits_def(Pure())
+
+    assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($res)"
+
+    def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[cond, lhs, rhs], result_types=[lhs.type])

@@ -1,0 +1,69 @@
+"""`lower-to-llvm`: `func`/`scf`/`cf`/`arith`/`math`/`memref`/`vector` down to `llvm`.
+
+The pipeline, in order: `convert-scf-to-cf` (xDSL's), then memref (it sets the
+function ABI and addresses), vector (its loads and stores need the memref
+pointers), index (every remaining `index` becomes `iN`), arith, math, cf and
+func, and finally xDSL's `reconcile-unrealized-casts`.  What is left is
+`llvm` dialect only, ready for `hetero.runtime.llvmir`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
+from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
+
+from hetero.lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
+from hetero.lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
+from hetero.lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
+from hetero.lowering.convert_index_to_llvm import ConvertIndexToLLVMPass
+from hetero.lowering.convert_math_to_llvm import ConvertMathToLLVMPass
+from hetero.lowering.convert_memref_to_llvm import ConvertMemRefToLLVMPass
+from hetero.lowering.convert_vector_to_llvm import ConvertVectorToLLVMPass
+from hetero.utils.diagnostics import HeteroError
+
+
+def lower_to_llvm_passes(index_bitwidth: int = 64) -> tuple[ModulePass, ...]:
+    """The passes of `lower-to-llvm`, in order."""
+    return (
+        ConvertScfToCf(),
+        ConvertMemRefToLLVMPass(index_bitwidth),
+        ConvertVectorToLLVMPass(index_bitwidth),
+        ConvertIndexToLLVMPass(index_bitwidth),
+        ConvertArithToLLVMPass(index_bitwidth),
+        ConvertMathToLLVMPass(index_bitwidth),
+        ConvertCfToLLVMPass(index_bitwidth),
+        ConvertFuncToLLVMPass(index_bitwidth),
+        ReconcileUnrealizedCastsPass(),
+    )
+
+
+def lower_to_llvm(
+    module: ModuleOp, index_bitwidth: int = 64, ctx: Context | None = None
+) -> ModuleOp:
+    """Lower `module` in place to the `llvm` dialect; return it.
+
+    Raises `HeteroError` at the first op no pass lowers."""
+    ctx = ctx or Context()
+    for p in lower_to_llvm_passes(index_bitwidth):
+        p.apply(ctx, module)
+    for op in module.walk():
+        if op is not module and op.dialect_name() != "llvm":
+            raise HeteroError(f"lower-to-llvm: '{op.name}' is left after lowering", op)
+    return module
+
+
+@dataclass(frozen=True)
+class LowerToLLVMPass(ModulePass):
+    """Runs the whole lowering to the `llvm` dialect (see `lower_to_llvm`)."""
+
+    name = "lower-to-llvm"
+
+    index_bitwidth: int = 64
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        lower_to_llvm(op, self.index_bitwidth, ctx)

@@ -1,0 +1,1 @@
+"""Running compiled code: translation of the `llvm` dialect to LLVM IR and the CPU JIT."""

@@ -1,0 +1,145 @@
+"""The `llvm` dialect to llvmlite IR: xDSL's converter, plus what it lacks.
+
+xDSL 0.74's `xdsl.backend.llvm.convert.convert_module` translates a closed set
+of ops and ignores `llvm.func`'s linkage.  Its op dispatch cannot be extended,
+so `to_llvmlite` follows the same steps (globals, declarations, bodies with
+phis for block arguments) with xDSL's own `convert_op` for every op it knows,
+and adds:
+
+* the ops of `hetero.lowering.llvm_ops` (`fptosi`, `fptoui`, `uitofp`,
+  `extractelement`, vector `fcmp` and `select`);
+* `llvm.fcmp` with the `_false`/`_true` predicates (xDSL passes the
+  underscored name on to LLVM);
+* function linkage (`internal`, `private`, ...), calling convention and the
+  `no_inline`/`no_unwind`/`optimize_none` flags (xDSL's declarations drop them;
+  it still ignores `passthrough`, `target_cpu`, `target_features`, `visibility_`,
+  `frame_pointer` and result attributes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from llvmlite import ir
+from xdsl.backend.llvm.convert import _convert_global, _declare_func  # pyright: ignore[reportPrivateUsage]
+from xdsl.backend.llvm.convert_op import convert_op
+from xdsl.backend.llvm.convert_type import convert_type
+from xdsl.dialects import llvm
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.utils.exceptions import LLVMTranslationException
+
+from hetero.lowering import llvm_ops
+from hetero.utils.diagnostics import HeteroError
+
+Values = dict[SSAValue, ir.Value]
+Handler = Callable[[Operation, ir.IRBuilder, Values], ir.Value]
+
+
+def _fcmp(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
+    assert isinstance(op, llvm_ops.FCmpOp | llvm.FCmpOp)
+    flag = llvm.FCmpPredicateFlag.from_int(op.predicate.value.data)
+    predicate = flag.value.lstrip("_")  # MLIR's "_true" is LLVM's "true"
+    flags = [f.value for f in op.fastmathFlags.data]
+    return builder.fcmp_ordered(predicate, values[op.lhs], values[op.rhs], flags=flags)
+
+
+def _cast(method: str) -> Handler:
+    def handler(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
+        return getattr(builder, method)(
+            values[op.operands[0]], convert_type(op.results[0].type)
+        )
+
+    return handler
+
+
+EXTRA_OPS: dict[type[Operation], Handler] = {
+    llvm_ops.FPToSIOp: _cast("fptosi"),
+    llvm_ops.FPToUIOp: _cast("fptoui"),
+    llvm_ops.UIToFPOp: _cast("uitofp"),
+    llvm_ops.ExtractElementOp: lambda op, b, v: b.extract_element(
+        v[op.operands[0]], v[op.operands[1]]
+    ),
+    llvm_ops.SelectOp: lambda op, b, v: b.select(
+        v[op.operands[0]], v[op.operands[1]], v[op.operands[2]]
+    ),
+    llvm_ops.FCmpOp: _fcmp,
+    llvm.FCmpOp: _fcmp,
+}
+"""Ops translated here rather than by xDSL's `convert_op`."""
+
+
+def to_llvmlite(module: ModuleOp, *, triple: str, data_layout: str = "") -> ir.Module:
+    """Translate an `llvm`-dialect module; `triple` unless it has `llvm.target_triple`."""
+    result = ir.Module()
+    module_triple = module.attributes.get("llvm.target_triple")
+    result.triple = (
+        module_triple.data if isinstance(module_triple, StringAttr) else triple
+    )
+    result.data_layout = data_layout
+    functions: list[llvm.FuncOp] = []
+    for op in module.ops:
+        if isinstance(op, llvm.GlobalOp):
+            _convert_global(op, result)
+        elif isinstance(op, llvm.FuncOp):
+            functions.append(op)
+        else:
+            raise HeteroError(
+                f"'{op.name}' at module level: expected llvm.func or llvm.mlir.global",
+                op,
+            )
+    for op in functions:
+        _declare_func(op, result)
+        _set_function_properties(op, result.get_global(op.sym_name.data))
+    for op in functions:
+        if op.body.blocks:
+            _convert_body(op, result.get_global(op.sym_name.data))
+    return result
+
+
+FLAG_ATTRIBUTES = {
+    "no_inline": "noinline",
+    "no_unwind": "nounwind",
+    "optimize_none": "optnone",
+}
+"""Unit properties of `llvm.func` and the LLVM function attribute each stands for."""
+
+
+def _set_function_properties(op: llvm.FuncOp, function: ir.Function) -> None:
+    """What xDSL's declaration drops: linkage, calling convention, flag attributes."""
+    if (linkage := op.linkage.linkage.data) != "external":
+        function.linkage = linkage
+    if (convention := op.CConv.cconv_name) != "ccc":
+        function.calling_convention = convention
+    for name, attribute in FLAG_ATTRIBUTES.items():
+        if name in op.properties or name in op.attributes:  # parsed as either
+            function.attributes.add(attribute)
+
+
+def _convert_body(op: llvm.FuncOp, function: ir.Function) -> None:
+    """Translate the blocks of `op` into `function` (block arguments become phis)."""
+    blocks: dict[Block, ir.Block] = {}
+    values: Values = {}
+    for block in op.body.blocks:
+        blocks[block] = function.append_basic_block(block.name_hint or "")
+    entry = op.body.blocks.first
+    assert entry is not None
+    values.update(zip(entry.args, function.args))
+    for block in op.body.blocks:
+        if block is not entry:
+            builder = ir.IRBuilder(blocks[block])
+            values.update(
+                (arg, builder.phi(convert_type(arg.type))) for arg in block.args
+            )
+    for block in op.body.blocks:
+        builder = ir.IRBuilder(blocks[block])
+        for inner in block.ops:
+            try:
+                if (handler := EXTRA_OPS.get(type(inner))) is not None:
+                    values[inner.results[0]] = handler(inner, builder, values)
+                else:
+                    convert_op(inner, builder, values, blocks)
+            except (NotImplementedError, LLVMTranslationException) as e:
+                raise HeteroError(
+                    f"no LLVM IR translation for '{inner.name}': {e}", inner
+                ) from e

@@ -1,0 +1,164 @@
+// RUN: hetero-opt %s --split-input-file --verify-diagnostics -p convert-memref-to-llvm | filecheck %s
+
+// The ABI: a memref argument is a pointer followed by its dynamic sizes; the
+// signature before lowering is kept in hetero.signature.
+// CHECK-LABEL: func.func @abi
+// CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[A0:.*]]: i64, %[[B:.*]]: !llvm.ptr, %[[X:.*]]: f32, %[[C:.*]]: !llvm.ptr, %[[C0:.*]]: i64, %[[C1:.*]]: i64)
+// CHECK-SAME: -> f32 attributes {hetero.signature = (memref<?x4xf32>, memref<8xf32>, f32, memref<?x?xf64>) -> f32} {
+func.func @abi(%a: memref<?x4xf32>, %b: memref<8xf32>, %x: f32, %c: memref<?x?xf64>) -> f32 {
+  // Row-major addressing: (i * 4 + j) for memref<?x4xf32>.
+  // CHECK-NEXT: %[[I:.*]] = arith.constant 1 : index
+  // CHECK-NEXT: %[[J:.*]] = arith.constant 2 : index
+  %i = arith.constant 1 : index
+  %j = arith.constant 2 : index
+  // CHECK-NEXT: %[[II:.*]] = builtin.unrealized_conversion_cast %[[I]] : index to i64
+  // CHECK-NEXT: %[[FOUR:.*]] = llvm.mlir.constant(4) : i64
+  // CHECK-NEXT: %[[ROW:.*]] = llvm.mul %[[II]], %[[FOUR]] overflow<nsw> : i64
+  // CHECK-NEXT: %[[JJ:.*]] = builtin.unrealized_conversion_cast %[[J]] : index to i64
+  // CHECK-NEXT: %[[OFF:.*]] = llvm.add %[[ROW]], %[[JJ]] overflow<nsw> : i64
+  // CHECK-NEXT: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK-NEXT: %[[V:.*]] = llvm.load %[[P]] : !llvm.ptr -> f32
+  %v = memref.load %a[%i, %j] : memref<?x4xf32>
+  // Dynamic sizes are the size arguments.
+  // CHECK-NEXT: %[[II2:.*]] = builtin.unrealized_conversion_cast %[[I]] : index to i64
+  // CHECK-NEXT: %[[ROW2:.*]] = llvm.mul %[[II2]], %[[C1]] overflow<nsw> : i64
+  // CHECK:      %[[Q:.*]] = llvm.getelementptr inbounds %[[C]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f64
+  // CHECK-NEXT: %[[W:.*]] = llvm.load %[[Q]] : !llvm.ptr -> f64
+  %w = memref.load %c[%i, %j] : memref<?x?xf64>
+  // CHECK:      %[[R:.*]] = llvm.getelementptr inbounds %[[B]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK-NEXT: llvm.store %[[X]], %[[R]] : f32, !llvm.ptr
+  memref.store %x, %b[%j] : memref<8xf32>
+  // CHECK-NEXT: func.return %[[V]] : f32
+  func.return %v : f32
+}
+
+// -----
+
+// memref.dim: a constant for a static dimension, a size argument otherwise.
+// CHECK-LABEL: func.func @dims
+// CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[A0:.*]]: i64, %[[A2:.*]]: i64)
+func.func @dims(%a: memref<?x3x?xi32>) -> (index, index, index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  // CHECK:      %[[D0:.*]] = builtin.unrealized_conversion_cast %[[A0]] : i64 to index
+  // CHECK-NEXT: %[[THREE:.*]] = llvm.mlir.constant(3) : i64
+  // CHECK-NEXT: %[[D1:.*]] = builtin.unrealized_conversion_cast %[[THREE]] : i64 to index
+  // CHECK-NEXT: %[[D2:.*]] = builtin.unrealized_conversion_cast %[[A2]] : i64 to index
+  // CHECK-NEXT: func.return %[[D0]], %[[D1]], %[[D2]]
+  %d0 = memref.dim %a, %c0 : memref<?x3x?xi32>
+  %d1 = memref.dim %a, %c1 : memref<?x3x?xi32>
+  %d2 = memref.dim %a, %c2 : memref<?x3x?xi32>
+  func.return %d0, %d1, %d2 : index, index, index
+}
+
+// -----
+
+// alloc: aligned_alloc(64, size rounded up to 64); dealloc: free; alloca: llvm.alloca.
+// CHECK-LABEL: func.func @buffers
+// CHECK-SAME: (%[[N:.*]]: index)
+func.func @buffers(%n: index) -> f32 {
+  %c0 = arith.constant 0 : index
+  // CHECK:      %[[NN:.*]] = builtin.unrealized_conversion_cast %[[N]] : index to i64
+  // CHECK-NEXT: %[[EIGHT:.*]] = llvm.mlir.constant(8) : i64
+  // CHECK-NEXT: %[[COUNT:.*]] = llvm.mul %[[NN]], %[[EIGHT]] : i64
+  // CHECK-NEXT: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
+  // CHECK-NEXT: %[[END:.*]] = llvm.getelementptr %[[NULL]][%[[COUNT]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK-NEXT: %[[BYTES:.*]] = llvm.ptrtoint %[[END]] : !llvm.ptr to i64
+  // CHECK-NEXT: %[[SLACK:.*]] = llvm.mlir.constant(63) : i64
+  // CHECK-NEXT: %[[MASK:.*]] = llvm.mlir.constant(-64) : i64
+  // CHECK-NEXT: %[[PAD:.*]] = llvm.add %[[BYTES]], %[[SLACK]] : i64
+  // CHECK-NEXT: %[[SIZE:.*]] = llvm.and %[[PAD]], %[[MASK]] : i64
+  // CHECK-NEXT: %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
+  // CHECK-NEXT: %[[HEAP:.*]] = llvm.call @aligned_alloc(%[[ALIGN]], %[[SIZE]]) : (i64, i64) -> !llvm.ptr
+  %heap = memref.alloc(%n) : memref<?x8xf32>
+  // CHECK:      llvm.getelementptr inbounds %[[HEAP]]
+  %v = memref.load %heap[%c0, %c0] : memref<?x8xf32>
+  // CHECK:      %[[COUNT2:.*]] = llvm.mlir.constant(16) : i64
+  // CHECK-NEXT: %[[STACK:.*]] = llvm.alloca %[[COUNT2]] x f32 {alignment = 128 : i64} : (i64) -> !llvm.ptr
+  %stack = memref.alloca() {alignment = 128 : i64} : memref<16xf32>
+  // CHECK:      llvm.getelementptr inbounds %[[STACK]]
+  memref.store %v, %stack[%c0] : memref<16xf32>
+  // CHECK:      llvm.call @free(%[[HEAP]]) : (!llvm.ptr) -> ()
+  memref.dealloc %heap : memref<?x8xf32>
+  // A buffer nobody reads leaves no trace of its memref.
+  // CHECK-NEXT: llvm.mlir.constant(2) : i64
+  // CHECK-NEXT: llvm.alloca
+  // CHECK-NOT:  builtin.unrealized_conversion_cast
+  // CHECK:      func.return
+  %unused = memref.alloca() : memref<2xf32>
+  func.return %v : f32
+}
+// CHECK-DAG: llvm.func @aligned_alloc(i64, i64) -> !llvm.ptr
+// CHECK-DAG: llvm.func @free(!llvm.ptr)
+
+// -----
+
+// Rank 0: the pointer itself. Calls and declarations follow the ABI too.
+// CHECK-LABEL: func.func @scalar_and_call
+// CHECK-SAME: (%[[S:.*]]: !llvm.ptr, %[[M:.*]]: !llvm.ptr, %[[M0:.*]]: i64)
+func.func @scalar_and_call(%s: memref<f64>, %m: memref<?xf64>) {
+  // CHECK-NEXT: %[[X:.*]] = llvm.load %[[S]] : !llvm.ptr -> f64
+  %x = memref.load %s[] : memref<f64>
+  // CHECK-NEXT: func.call @consume(%[[M]], %[[M0]], %[[X]]) : (!llvm.ptr, i64, f64) -> ()
+  func.call @consume(%m, %x) : (memref<?xf64>, f64) -> ()
+  func.return
+}
+// CHECK: func.func private @consume(!llvm.ptr, i64, f64) -> () attributes {hetero.signature = (memref<?xf64>, f64) -> ()}
+func.func private @consume(memref<?xf64>, f64)
+
+// -----
+
+// Argument attributes follow their argument; sizes get none.
+// CHECK-LABEL: func.func @arg_attrs
+// CHECK-SAME: (%{{.*}}: !llvm.ptr {llvm.noalias}, %{{.*}}: i64, %{{.*}}: i32 {llvm.signext})
+func.func @arg_attrs(%m: memref<?xf32> {llvm.noalias}, %k: i32 {llvm.signext}) {
+  func.return
+}
+
+// -----
+
+// expected-error@+1 {{memref<4xf32, strided<[2]>>: only the identity (row-major) layout is supported}}
+func.func @strided(%m: memref<4xf32, strided<[2]>>) {
+  func.return
+}
+
+// -----
+
+// expected-error@+1 {{memref<4xf32, 3 : i64>: memory space 3 : i64 is not host memory}}
+func.func @device_memory(%m: memref<4xf32, 3 : i64>) {
+  func.return
+}
+
+// -----
+
+// expected-error@+1 {{@make returns a memref: not supported}}
+func.func @make() -> memref<4xf32> {
+  %m = memref.alloc() : memref<4xf32>
+  func.return %m : memref<4xf32>
+}
+
+// -----
+
+func.func @dynamic_dim(%m: memref<?xf32>, %d: index) -> index {
+  // expected-error@+1 {{memref.dim: the dimension must be a constant in range}}
+  %0 = memref.dim %m, %d : memref<?xf32>
+  func.return %0 : index
+}
+
+// -----
+
+func.func @copy(%a: memref<4xf32>, %b: memref<4xf32>) {
+  // expected-error@+1 {{convert-memref-to-llvm: no lowering for 'memref.copy'}}
+  "memref.copy"(%a, %b) : (memref<4xf32>, memref<4xf32>) -> ()
+  func.return
+}
+
+// -----
+
+func.func @through_blocks(%c: i1, %a: memref<4xf32>, %b: memref<4xf32>) {
+  // expected-error@+1 {{memrefs passed through block arguments: not supported}}
+  cf.cond_br %c, ^use(%a : memref<4xf32>), ^use(%b : memref<4xf32>)
+^use(%m: memref<4xf32>):
+  func.return
+}
