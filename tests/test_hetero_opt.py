@@ -155,3 +155,11 @@ def test_console_script_runs_as_a_process(bad: Path):
     )
     assert proc.returncode == 1
     assert "error: unknown device type" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_unterminated_string_on_a_long_line_is_a_prompt_error(tmp_path: Path, capsys):
+    # xDSL's string regex backtracked exponentially here (utils/xdsl_fixes.py).
+    path = tmp_path / "quote.mlir"
+    path.write_text('"test.op"() {s = "' + "abc def " * 40 + "} : () -> ()\n")
+    assert main([str(path)]) == 1
+    assert "closing string literal" in capsys.readouterr().err

@@ -20,6 +20,8 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
+import hetero.utils.xdsl_fixes  # noqa: F401  (fixes the string lexer's backtracking)
+
 
 @dataclass(frozen=True)
 class Location:
