@@ -23,6 +23,7 @@ from hetero.dialects.relay import (
     FunctionOpBase,
     IfOp,
     ReturnOp,
+    ShapeOfOp,
     YieldOp,
 )
 from hetero.dialects.target import VirtualDeviceAttr
@@ -56,6 +57,8 @@ def expected_device(op: Operation, index: int) -> VirtualDeviceAttr | None:
         case ReturnOp():
             function = op.parent_op()
             return function.result_vdevice if isinstance(function, FunctionOpBase) else None
+        case ShapeOfOp():
+            return None  # a shape is read from wherever the tensor is
         case YieldOp():
             parent = op.parent_op()
             return parent.vdevice if isinstance(parent, IfOp) else None

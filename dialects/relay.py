@@ -1742,6 +1742,58 @@ class ConstantOp(ValueOp):
         printer.print_attribute(self.value)
 
 
+@irdl_op_definition
+class ShapeOfOp(ValueOp):
+    """The shape of a tensor as a `tensor<rank x i64>`: host data (spec §3.4).
+
+    Its operand may live anywhere; the result always lives on the host device,
+    where shape computations run (`plan-devices` binds it there).
+    """
+
+    name = "relay.shape_of"
+
+    x = operand_def(TensorType)
+    result = result_def(TensorType)
+
+    def __init__(self, x: Value, *, vdevice: VirtualDeviceAttr | None = None) -> None:
+        rank = len(cast(TensorType[Attribute], SSAValue.get(x).type).get_shape())
+        super().__init__(
+            operands=[x],
+            result_types=[TensorType(i64, [rank])],
+            properties=_with_vdevice({}, vdevice),
+        )
+
+    def verify_(self) -> None:
+        super().verify_()
+        rank = len(cast(TensorType[Attribute], self.x.type).get_shape())
+        expected = TensorType(i64, [rank])
+        if self.result.type != expected:
+            raise VerifyException(
+                f"result type mismatch: expected {expected}, got {self.result.type}"
+            )
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ShapeOfOp:
+        x = parser.parse_unresolved_operand()
+        properties, attributes = parse_attr_dict(parser, cls)
+        parser.parse_punctuation(":")
+        pos = parser.pos
+        signature = parser.parse_type()
+        if not isinstance(signature, FunctionType):
+            parser.raise_error("expected (operand type) -> result type", pos, parser.pos)
+        values, result = _parse_typed_operands(parser, [x], signature, pos)
+        return cls.create(
+            operands=values, result_types=[result], properties=properties, attributes=attributes
+        )
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.x)
+        print_attr_dict(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(FunctionType.from_lists([self.x.type], [self.result.type]))
+
+
 # ----------------------------------------------------------------------------
 # Tensor operators
 # ----------------------------------------------------------------------------
@@ -2344,6 +2396,7 @@ Relay = Dialect(
         OnDeviceOp,
         DeviceCopyOp,
         ConstantOp,
+        ShapeOfOp,
         *TENSOR_OPS,
     ],
     [],

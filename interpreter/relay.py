@@ -508,6 +508,7 @@ _PLAIN: dict[str, Callable[..., Any]] = {
     "nn.dense": _dense,
     "matmul": _matmul,
     "nn.global_avg_pool2d": _global_avg_pool2d,
+    "shape_of": lambda x: np.array(x.shape, dtype=np.int64),
 }
 """Tensor operators without attributes: NumPy semantics (broadcasting) is theirs."""
 

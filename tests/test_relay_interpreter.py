@@ -654,3 +654,15 @@ relay.func @main(%x: {T2}) -> {T2} {{
     module = parse_module(text, ctx=make_context())
     with pytest.raises(InterpreterError, match="does not know the op 'test.op'"):
         run(module, rand(2))
+
+
+def test_shape_of_gives_the_runtime_shape():
+    text = """
+    relay.func @main(%x: tensor<?x3xf32>) -> tensor<2xi64> {
+      %s = relay.shape_of %x : (tensor<?x3xf32>) -> tensor<2xi64>
+      relay.return %s : tensor<2xi64>
+    }
+    """
+    got = run_text(text, np.zeros((5, 3), np.float32))
+    np.testing.assert_array_equal(got, np.array([5, 3], np.int64))
+    assert got.dtype == np.int64

@@ -61,6 +61,7 @@ from hetero.dialects.relay import (
     IfOp,
     OnDeviceOp,
     ReturnOp,
+    ShapeOfOp,
     TupleOp,
     ValueOp,
     YieldOp,
@@ -197,6 +198,7 @@ class DevicePlanner:
             YieldOp: self._yield,
             OnDeviceOp: self._on_device,
             DeviceCopyOp: self._device_copy,
+            ShapeOfOp: self._shape_of,
         }
 
     # -- domains ----------------------------------------------------------------
@@ -356,6 +358,12 @@ class DevicePlanner:
         self.use(op, 0, self.bound(op.src, op, f"copied from at {_where(op)}"),
                  f"the copied value {_name(op.body)}")
         self.bind(self.dom(op.result), op.dst, op, f"copied to at {_where(op)}", "the copy")
+
+    def _shape_of(self, op: Operation) -> None:
+        """Shapes are host data; the measured tensor stays wherever it is."""
+        assert isinstance(op, ShapeOfOp)
+        self.bind(self.dom(op.result), self.config.host_virtual_device, op,
+                  f"host data (a shape) at {_where(op)}", "the shape")
 
     # -- phase 2: a value needed on two devices is copied ----------------------
 

@@ -791,3 +791,11 @@ relay.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
 relay.func @f(%x: tensor<2xf32>) -> tensor<2xf32> attributes {arg_attrs = []} {
   relay.return %x : tensor<2xf32>
 }
+
+// -----
+
+relay.func @f(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  // expected-error@+1 {{result type mismatch: expected tensor<2xi64>, got tensor<3xi64>}}
+  %0 = relay.shape_of %x : (tensor<2x3xf32>) -> tensor<3xi64>
+  relay.return %x : tensor<2x3xf32>
+}

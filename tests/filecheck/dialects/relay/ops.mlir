@@ -217,6 +217,7 @@ builtin.module {
 // CHECK-NEXT: %36 = relay.squeeze %d {axis = array<i64: 1>} : (tensor<?x1x3xf32>) -> tensor<?x3xf32>
 // CHECK-NEXT: %37 = relay.expand_dims %b {axis = 0 : i64} : (tensor<3xf32>) -> tensor<1x3xf32>
 // CHECK-NEXT: %38 = relay.expand_dims %b {axis = -1 : i64, num_newaxis = 2 : i64} : (tensor<3xf32>) -> tensor<3x1x1xf32>
+// CHECK-NEXT: %39 = relay.shape_of %d : (tensor<?x1x3xf32>) -> tensor<3xi64>
 // CHECK-NEXT: relay.return %0 : tensor<2x3xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
@@ -246,6 +247,7 @@ builtin.module {
 // CHECK-GENERIC: %32 = "relay.concatenate"(%a, %a, %a) : (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<6x3xf32>
 // CHECK-GENERIC: %35 = "relay.squeeze"(%d) : (tensor<?x1x3xf32>) -> tensor<?x3xf32>
 // CHECK-GENERIC: %37 = "relay.expand_dims"(%b) <{axis = 0 : i64}> : (tensor<3xf32>) -> tensor<1x3xf32>
+// CHECK-GENERIC: %39 = "relay.shape_of"(%d) : (tensor<?x1x3xf32>) -> tensor<3xi64>
 
 builtin.module {
   relay.func @tensors(%a: tensor<2x3xf32>, %b: tensor<3xf32>, %d: tensor<?x1x3xf32>, %img: tensor<1x4x9x9xf32>, %w: tensor<8x2x3x3xf32>, %v: tensor<4xf32>, %m: tensor<3x2xf32>) -> tensor<2x3xf32> {
@@ -288,6 +290,7 @@ builtin.module {
     %36 = relay.squeeze %d {axis = array<i64: 1>} : (tensor<?x1x3xf32>) -> tensor<?x3xf32>
     %37 = relay.expand_dims %b {axis = 0 : i64} : (tensor<3xf32>) -> tensor<1x3xf32>
     %38 = relay.expand_dims %b {axis = -1 : i64, num_newaxis = 2 : i64} : (tensor<3xf32>) -> tensor<3x1x1xf32>
+    %39 = relay.shape_of %d : (tensor<?x1x3xf32>) -> tensor<3xi64>
     relay.return %0 : tensor<2x3xf32>
   }
 }
