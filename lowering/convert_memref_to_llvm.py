@@ -250,7 +250,7 @@ class CallLowering(MemRefPattern):
                 return
             else:
                 operands += [found[0], *found[1]]
-        if len(operands) != len(op.arguments):
+        if operands != list(op.arguments):
             rewriter.replace(op, func.CallOp(op.callee, operands, op.result_types))
 
 

@@ -281,7 +281,8 @@ class CpuModule:
     features); `mattr` is LLVM's `"+avx2,-avx512f"` or a list of such items
     (an `mcpu` without `mattr` gets that CPU's default features).
     `opt_level` (0-3) picks the `default<On>` pipeline and the code
-    generator's level."""
+    generator's level.  `link` is LLVM IR (text) linked in before optimising:
+    runtime support such as `hetero.runtime.parallel.PARALLEL_FOR_IR`."""
 
     def __init__(
         self,
@@ -290,6 +291,7 @@ class CpuModule:
         mcpu: str | None = None,
         mattr: str | Sequence[str] | None = None,
         opt_level: int = 3,
+        link: Sequence[str] = (),
     ):
         if opt_level not in (0, 1, 2, 3):
             raise ValueError(f"opt_level must be 0, 1, 2 or 3, got {opt_level}")
@@ -335,6 +337,8 @@ class CpuModule:
                 )
         try:
             parsed = llvm.parse_assembly(str(translated))
+            for text in link:
+                parsed.link_in(llvm.parse_assembly(text))
             parsed.verify()
         except RuntimeError as e:
             raise HeteroError(f"LLVM rejected the translated module: {e}") from e

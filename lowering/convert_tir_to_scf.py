@@ -1,0 +1,612 @@
+"""`convert-tir-to-scf`: CPU `tir` functions to `func`/`scf`/`memref`/`vector`.
+
+Runs before `lower-to-llvm`, for functions whose target is a CPU
+(`#target.target<"llvm", ...>`, or none: the host).  Loops go first, inner
+before outer, because their lowering reads the enclosing function's target:
+
+* `serial` → `scf.for`; `unrolled` → the body repeated when the trip count is
+  a constant of at most `MAX_UNROLL`, else `scf.for` (LLVM's unroller decides);
+* `vectorized` → `vector` ops over `lanes` elements (the target's SIMD width,
+  or the constant extent when smaller) plus a scalar remainder loop, when the
+  body is straight-line element-wise code (see `Vectorizer`); else `scf.for`;
+* `parallel` → its body outlined into a private function over an iteration
+  range, launched by a call of `<body>.launch(threads, trips, captures...)`,
+  which `hetero.runtime.parallel` defines on top of `hetero_parallel_for`.
+  A parallel loop nested in another one runs serially.
+
+Then the rest, one pattern per op: functions, returns, calls, extern calls
+(declared as bodiless private `func.func`s), allocations and CPU target
+regions (inlined).  Storage scopes are dropped from memref types last: on a
+CPU every scope is ordinary memory.  GPU targets, launches, packed calls and
+thread-bound loops are errors at the op: they belong to the GPU path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from math import prod
+
+import llvmlite.binding as llvm
+from hetero.dialects import tir
+from hetero.dialects.target import TargetAttr
+from hetero.targets.kind import DeviceType
+from hetero.utils.diagnostics import HeteroError
+from xdsl.context import Context
+from xdsl.dialects import arith, func, math, memref, scf, vector
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    NoneAttr,
+    UnitAttr,
+    VectorType,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    TypeConversionPattern,
+    attr_type_rewrite_pattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import SymbolTable
+from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
+
+MAX_UNROLL = 16
+"""Unrolled loops with at most this many (constant) iterations are unrolled here."""
+
+STACK_BYTES = 4096
+"""Static non-`local` buffers up to this size go on the stack too."""
+
+CPU_SCOPES = ("global", "local")
+"""Storage scopes that mean something on a CPU (both are ordinary memory)."""
+
+SIMD_BITS: tuple[tuple[str, int], ...] = (("avx512f", 512), ("avx2", 256), ("avx", 256))
+"""Target feature → vector register width; without either, 128 bits (SSE2/NEON)."""
+
+LAUNCH_SUFFIX = ".launch"
+"""`@f.launch` starts the outlined parallel body `@f` (`hetero.runtime.parallel`)."""
+
+PARALLEL_BODY = "hetero.parallel_body"
+"""Marks an outlined parallel body: `(begin, end, captures...)`."""
+
+ELEMENTWISE: tuple[type[Operation], ...] = (
+    arith.AddfOp,
+    arith.SubfOp,
+    arith.MulfOp,
+    arith.DivfOp,
+    arith.AddiOp,
+    arith.SubiOp,
+    arith.MuliOp,
+    arith.AndIOp,
+    arith.OrIOp,
+    arith.XOrIOp,
+    arith.MaximumfOp,
+    arith.MinimumfOp,
+    arith.MaxnumfOp,
+    arith.MinnumfOp,
+    arith.MaxSIOp,
+    arith.MinSIOp,
+    arith.NegfOp,
+    math.ExpOp,
+    math.LogOp,
+    math.SqrtOp,
+    math.TanhOp,
+    math.AbsFOp,
+    math.FmaOp,
+    math.SinOp,
+    math.CosOp,
+)
+"""Ops the vectorizer applies lane-wise: same-typed operands and result."""
+
+
+def is_cpu(target: TargetAttr | None) -> bool:
+    """No target means the host, which is a CPU."""
+    return target is None or target.device_type == DeviceType.cpu
+
+
+def function_of(op: Operation) -> tir.PrimFuncOp:
+    found = op.parent_op()
+    while not isinstance(found, tir.PrimFuncOp):
+        assert found is not None, "tir ops live in prim_funcs (verified)"
+        found = found.parent_op()
+    return found
+
+
+def simd_bits(target: TargetAttr | None) -> int:
+    """The vector register width of `target`: its `mattr`, else the host's features."""
+    features: dict[str, bool] = {}
+    if target is None or target.option("mcpu") is None:
+        host = llvm.get_host_cpu_features()
+        features = {name: bool(on) for name, on in host.items()}
+    for item in (target.option("mattr") if target else None) or []:
+        features[item[1:]] = item.startswith("+")
+    return next((bits for name, bits in SIMD_BITS if features.get(name)), 128)
+
+
+def num_threads(target: TargetAttr | None) -> int:
+    """The target's `num_threads`, else every core of this machine."""
+    return (target.option("num_threads") if target else None) or os.cpu_count() or 1
+
+
+def index(value: int) -> arith.ConstantOp:
+    return arith.ConstantOp(IntegerAttr.from_index_int_value(value))
+
+
+def scf_loop(lb: SSAValue, ub: SSAValue, step: SSAValue, body: Region) -> scf.ForOp:
+    """`scf.for` over `body`, a `tir.for` region whose `tir.yield` becomes `scf.yield`."""
+    block = body.block
+    assert block.last_op is not None
+    block.erase_op(block.last_op)
+    block.add_op(scf.YieldOp())
+    return scf.ForOp(lb, ub, step, [], body.detach_block(block))
+
+
+def free_values(op: Operation) -> list[SSAValue]:
+    """Values used inside `op` but defined outside it, in order of first use."""
+    found: dict[SSAValue, None] = {}
+    for inner in op.walk():
+        for value in inner.operands if inner is not op else ():
+            owner = value.owner
+            defining = owner if isinstance(owner, Operation) else owner.parent_op()
+            if defining is None or not op.is_ancestor(defining):
+                found[value] = None
+    return list(found)
+
+
+# ----------------------------------------------------------------------------
+# Loops
+# ----------------------------------------------------------------------------
+
+
+@dataclass
+class Vectorizer:
+    """Turns one straight-line, unit-stride loop body into `vector` ops.
+
+    Every value is *uniform* (the same in all lanes: defined outside, a
+    constant, or computed from uniform values only; it stays scalar and is
+    broadcast where a vector is needed) or *varying* (a vector).  Loads whose
+    last index is the induction variable and whose others are uniform become
+    `vector.load`, loads at uniform indices stay scalar; stores need the same
+    unit-stride form.  Any other use of the induction variable, other ops,
+    `index`/`i1` elements or stores to uniform addresses: not vectorizable.
+    """
+
+    loop: tir.ForOp
+    bits: int
+
+    def plan(self) -> int | None:
+        """The number of lanes, or None when the body is not vectorizable."""
+        iv, varying, widths = self.loop.induction_var, set[SSAValue](), [0]
+        for op in self.loop.body.block.ops:
+            kind = self._kind(op, iv, varying)
+            if kind is None:
+                return None
+            if kind:
+                element = (
+                    op.value.type
+                    if isinstance(op, memref.StoreOp)
+                    else op.results[0].type
+                )
+                if not isinstance(element, AnyFloat | IntegerType) or element == i1:
+                    return None
+                widths.append(_bits(element))
+                varying.update(op.results)
+        return self.bits // max(widths) if max(widths) else None
+
+    def _kind(self, op: Operation, iv: SSAValue, varying: set[SSAValue]) -> bool | None:
+        """True: varying, False: uniform, None: not vectorizable."""
+
+        def uniform(values: Iterable[SSAValue]) -> bool:
+            return all(v is not iv and v not in varying for v in values)
+
+        match op:
+            case tir.YieldOp() | arith.ConstantOp():
+                return False
+            case memref.LoadOp() | memref.StoreOp() if not uniform(op.indices[:-1]):
+                return None
+            case memref.LoadOp() | memref.StoreOp() if (
+                op.indices and op.indices[-1] is iv
+            ):
+                return True
+            case memref.LoadOp() if uniform(op.indices):
+                return False
+            case _ if isinstance(op, ELEMENTWISE) and iv not in op.operands:
+                return not uniform(op.operands)
+        return None
+
+    def build(self, lanes: int) -> Block:
+        """The vector body: one block taking the index of the first lane."""
+        block = Block(arg_types=[IndexType()])
+        iv, mapping = self.loop.induction_var, {self.loop.induction_var: block.args[0]}
+        varying: set[SSAValue] = set()
+        broadcasts: dict[SSAValue, SSAValue] = {}
+
+        def vec(value: SSAValue) -> SSAValue:
+            if value in varying:
+                return mapping[value]
+            if value not in broadcasts:
+                scalar = mapping.get(value, value)
+                op = vector.BroadcastOp(scalar, VectorType(scalar.type, [lanes]))
+                block.add_op(op)
+                broadcasts[value] = op.vector
+            return broadcasts[value]
+
+        for op in self.loop.body.block.ops:
+            match op:
+                case tir.YieldOp():
+                    pass
+                case memref.LoadOp() if op.indices and op.indices[-1] is iv:
+                    new = vector.LoadOp(
+                        op.memref,
+                        [mapping.get(i, i) for i in op.indices],
+                        VectorType(op.res.type, [lanes]),
+                    )
+                    block.add_op(new)
+                    mapping[op.res] = new.result
+                    varying.add(op.res)
+                case memref.StoreOp():
+                    block.add_op(
+                        vector.StoreOp(
+                            vec(op.value),
+                            op.memref,
+                            [mapping.get(i, i) for i in op.indices],
+                        )
+                    )
+                case _ if isinstance(op, ELEMENTWISE) and any(
+                    v in varying for v in op.operands
+                ):
+                    new = op.create(
+                        operands=[vec(v) for v in op.operands],
+                        result_types=[VectorType(op.results[0].type, [lanes])],
+                        properties=dict(op.properties),
+                        attributes=dict(op.attributes),
+                    )
+                    block.add_op(new)
+                    mapping[op.results[0]] = new.results[0]
+                    varying.add(op.results[0])
+                case _:
+                    new = op.clone(value_mapper=dict(mapping))
+                    block.add_op(new)
+                    mapping.update(zip(op.results, new.results))
+        block.add_op(scf.YieldOp())
+        return block
+
+
+class ForLowering(RewritePattern):
+    """Lowers each `tir.for` by its kind (see the module docstring)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.ForOp, rewriter: PatternRewriter, /):
+        kind = op.kind.data
+        if kind == tir.ForKind.THREAD_BINDING:
+            raise HeteroError(
+                f"convert-tir-to-scf: a loop bound to '{op.thread_tag.data}' in a CPU "
+                "function (thread bindings are for GPU targets)",
+                op,
+            )
+        LOOP_LOWERINGS[kind](op, rewriter)
+
+
+def lower_serial(op: tir.ForOp, rewriter: PatternRewriter) -> None:
+    """`scf.for` over the same body."""
+    rewriter.replace_op(op, scf_loop(op.lb, op.ub, op.step, op.detach_region(op.body)))
+
+
+def lower_unrolled(op: tir.ForOp, rewriter: PatternRewriter) -> None:
+    """Repeats the body for a small constant trip count, else a serial loop."""
+    bounds = [const_evaluate_operand(v) for v in (op.lb, op.ub, op.step)]
+    if None in bounds or len(range(*bounds)) > MAX_UNROLL:  # type: ignore[misc]
+        return lower_serial(op, rewriter)
+    for i in range(*bounds):  # type: ignore[misc]
+        value = rewriter.insert_op(index(i), InsertPoint.before(op)).result
+        clone = op.body.clone()
+        block = clone.block
+        assert block.last_op is not None
+        rewriter.erase_op(block.last_op)
+        rewriter.inline_block(block, InsertPoint.before(op), [value])
+    rewriter.erase_op(op)
+
+
+def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
+    """A vector loop over whole vectors, then a scalar loop over the rest."""
+    vectorizer = Vectorizer(op, simd_bits(function_of(op).target))
+    lanes = vectorizer.plan() if const_evaluate_operand(op.step) == 1 else None
+    if lanes is None:
+        return lower_serial(op, rewriter)
+    lb, ub = const_evaluate_operand(op.lb), const_evaluate_operand(op.ub)
+    extent = None if lb is None or ub is None else max(ub - lb, 0)
+    if extent is not None:
+        lanes = min(lanes, extent) or 1
+    ops: list[Operation] = [width := index(lanes)]
+    if extent is not None:
+        ops.append(split := index(lb + extent // lanes * lanes))  # type: ignore[operator]
+    else:
+        ops += [
+            zero := index(0),
+            trips := arith.SubiOp(op.ub, op.lb),
+            trips := arith.MaxSIOp(trips, zero),
+            whole := arith.RemSIOp(trips, width),
+            whole := arith.SubiOp(trips, whole),
+            split := arith.AddiOp(op.lb, whole),
+        ]
+    ops.append(scf.ForOp(op.lb, split, width, [], vectorizer.build(lanes)))
+    if extent is None or extent % lanes:
+        ops.append(scf_loop(split.results[0], op.ub, op.step, op.body.clone()))
+    rewriter.replace_op(op, ops, [])
+
+
+def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
+    """Outlines the body into `@f_parallelN(begin, end, captures...)` and launches
+    it over the trip count; `begin`/`end` count iterations, not index values."""
+    if any(
+        isinstance(a, tir.ForOp) and a.kind.data == tir.ForKind.PARALLEL
+        for a in _ancestors(op)
+    ):
+        return lower_serial(op, rewriter)
+    caller = function_of(op)
+    used = list(dict.fromkeys([*free_values(op), op.lb, op.step]))
+    # Constants are cheaper to repeat than to capture, and stay visible to LLVM.
+    constants = [v for v in used if isinstance(v.owner, arith.ConstantOp)]
+    captured = [v for v in used if v not in constants]
+    module = caller.parent_op()
+    assert isinstance(module, ModuleOp)
+    name = _fresh_name(module, f"{caller.sym_name.data}_parallel")
+    body = tir.PrimFuncOp(
+        name,
+        ([IndexType(), IndexType(), *(v.type for v in captured)], []),
+        private=True,
+        target=caller.target,
+    )
+    body.attributes[PARALLEL_BODY] = UnitAttr()
+    begin, end, *params = body.args
+    repeated = [v.owner.clone() for v in constants]  # type: ignore[union-attr]
+    mapping = dict(zip(constants, (c.results[0] for c in repeated)))
+    mapping |= dict(zip(captured, params))
+    step, one = index(1), Block(arg_types=[IndexType()])
+    scaled = arith.MuliOp(one.args[0], mapping[op.step])
+    iv = arith.AddiOp(mapping[op.lb], scaled)
+    old = op.body.block
+    old.args[0].replace_all_uses_with(iv.result)
+    for value, new in mapping.items():
+        value.replace_uses_with_if(
+            new, lambda use: use.operation is not op and op.is_ancestor(use.operation)
+        )
+    moved = list(old.ops)
+    for o in moved:
+        o.detach()
+    one.add_ops([scaled, iv, *moved])
+    loop = scf_loop(begin, end, step.result, Region(one))
+    entry = body.body.block
+    assert entry.last_op is not None
+    entry.insert_ops_before([*repeated, step, loop], entry.last_op)
+    rewriter.insert_op(body, InsertPoint.after(caller))
+    zero = index(0)
+    trips = arith.SubiOp(op.ub, op.lb)
+    clamped = arith.MaxSIOp(trips, zero)
+    count = arith.CeilDivSIOp(clamped, op.step)
+    threads = arith.ConstantOp(IntegerAttr(num_threads(caller.target), i32))
+    launch = tir.CallExternOp(name + LAUNCH_SUFFIX, [threads, count, *captured])
+    rewriter.replace_op(op, [zero, trips, clamped, count, threads, launch], [])
+
+
+def _ancestors(op: Operation) -> Iterable[Operation]:
+    parent = op.parent_op()
+    while parent is not None:
+        yield parent
+        parent = parent.parent_op()
+
+
+def _fresh_name(module: ModuleOp, stem: str) -> str:
+    n = 0
+    while SymbolTable.lookup_symbol(module, f"{stem}{n}") is not None:
+        n += 1
+    return f"{stem}{n}"
+
+
+LOOP_LOWERINGS: dict[str, Callable[[tir.ForOp, PatternRewriter], None]] = {
+    tir.ForKind.SERIAL: lower_serial,
+    tir.ForKind.UNROLLED: lower_unrolled,
+    tir.ForKind.VECTORIZED: lower_vectorized,
+    tir.ForKind.PARALLEL: lower_parallel,
+}
+"""Loop kind → its lowering (thread-bound loops are rejected)."""
+
+
+# ----------------------------------------------------------------------------
+# Functions, calls, buffers
+# ----------------------------------------------------------------------------
+
+
+class PrimFuncLowering(RewritePattern):
+    """Lowers a CPU `tir.prim_func` to a `func.func` of the same visibility."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.PrimFuncOp, rewriter: PatternRewriter, /):
+        new = func.FuncOp(
+            op.sym_name.data,
+            op.function_type,
+            op.detach_region(op.body),
+            "private" if op.is_private else None,
+        )
+        new.attributes |= op.attributes
+        rewriter.replace_op(op, new)
+
+
+class ReturnLowering(RewritePattern):
+    """Lowers `tir.return` to `func.return`."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.ReturnOp, rewriter: PatternRewriter, /):
+        rewriter.replace_op(op, func.ReturnOp(*op.operands))
+
+
+class CallLowering(RewritePattern):
+    """Lowers `tir.call` to `func.call` (the callee is lowered too)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.CallOp, rewriter: PatternRewriter, /):
+        rewriter.replace_op(op, func.CallOp(op.callee, op.args, op.res.types))
+
+
+class CallExternLowering(RewritePattern):
+    """Lowers `tir.call_extern` to a `func.call` of a bodiless private declaration."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.CallExternOp, rewriter: PatternRewriter, /):
+        name = op.callee.data
+        signature = (op.args.types, op.res.types)
+        module = op.get_toplevel_object()
+        assert isinstance(module, ModuleOp)
+        existing = SymbolTable.lookup_symbol(module, name)
+        if existing is None:
+            declaration = func.FuncOp.external(name, *signature)
+            rewriter.insert_op(declaration, InsertPoint.at_end(module.body.block))
+        elif not (
+            isinstance(existing, func.FuncOp)
+            and existing.function_type.inputs.data == signature[0]
+            and existing.function_type.outputs.data == signature[1]
+        ):
+            raise HeteroError(
+                f"convert-tir-to-scf: extern '{name}' is called with "
+                f"({', '.join(map(str, signature[0]))}) -> "
+                f"({', '.join(map(str, signature[1]))}), which clashes with "
+                f"the symbol @{name} of the module",
+                op,
+            )
+        rewriter.replace_op(op, func.CallOp(name, op.args, op.res.types))
+
+
+class AllocLowering(RewritePattern):
+    """Lowers `tir.alloc`: `local` and small static buffers on the stack, others
+    on the heap, freed when the enclosing region ends (as TIR's lifetime says)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.AllocOp, rewriter: PatternRewriter, /):
+        t = op.buffer.type
+        assert isinstance(t, MemRefType)
+        size = prod(t.get_shape()) * (_bits(t.element_type) // 8)
+        # Vector accesses to an `llvm.alloca` fail in the llvmlite translation
+        # (typed pointers), so vector-accessed buffers go on the heap for now.
+        vector_use = any(
+            isinstance(use.operation, vector.LoadOp | vector.StoreOp)
+            for use in op.buffer.uses
+        )
+        small = op.scope == "local" or size <= STACK_BYTES
+        if t.has_static_shape() and small and not vector_use:
+            alloca = memref.AllocaOp.get(
+                t.element_type, shape=t.get_shape(), memory_space=t.memory_space
+            )
+            # At the function's entry, where LLVM sees a fixed stack slot
+            # (an alloca in a loop would grow the stack at each iteration).
+            rewriter.insert_op(alloca, InsertPoint.at_start(_entry(op)))
+            rewriter.replace_op(op, [], alloca.results)
+            return
+        buffer = memref.AllocOp(op.dynamic_sizes, [], t)
+        rewriter.replace_op(op, buffer)
+        block = buffer.parent_block()
+        assert block is not None and block.last_op is not None
+        rewriter.insert_op(
+            memref.DeallocOp.get(buffer), InsertPoint.before(block.last_op)
+        )
+
+
+def _entry(op: Operation) -> Block:
+    """The entry block of the function around `op`."""
+    while not isinstance(op.parent_op(), ModuleOp):
+        op = op.parent_op()  # type: ignore[assignment]
+    return op.regions[0].block
+
+
+def _bits(t: Attribute) -> int:
+    if isinstance(t, AnyFloat):
+        return t.bitwidth
+    return t.width.data if isinstance(t, IntegerType) else 64
+
+
+class TargetRegionInlining(RewritePattern):
+    """Inlines the body of a CPU `tir.target_region` where it stands."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: tir.TargetRegionOp, rewriter: PatternRewriter, /):
+        block = op.body.block
+        assert block.last_op is not None
+        rewriter.erase_op(block.last_op)
+        rewriter.inline_block(block, InsertPoint.before(op))
+        rewriter.erase_op(op)
+
+
+class ScopeErasure(TypeConversionPattern):
+    """Drops the storage scope of memref types: on a CPU it is all one memory."""
+
+    @attr_type_rewrite_pattern
+    def convert_type(self, typ: MemRefType, /) -> MemRefType | None:
+        if isinstance(typ.memory_space, NoneAttr):
+            return None
+        return MemRefType(typ.element_type, typ.get_shape(), typ.layout, NoneAttr())
+
+
+# ----------------------------------------------------------------------------
+# What the CPU path rejects
+# ----------------------------------------------------------------------------
+
+
+def rejection(op: Operation) -> str | None:
+    """Why `op` cannot be lowered for a CPU, or None."""
+    match op:
+        case tir.PrimFuncOp(target=target) if not is_cpu(target):
+            return (
+                f"@{op.sym_name.data} is for the non-CPU target '{target}' "
+                "(the GPU path lowers it, after split-host-device)"
+            )
+        case tir.TargetRegionOp(target=target) if not is_cpu(target):
+            return f"a target region for the non-CPU target '{target}'"
+        case tir.LaunchOp():
+            return "a kernel launch in a CPU function (the GPU path lowers launches)"
+        case tir.CallPackedOp():
+            return f"packed call '{op.callee.data}': the CPU runtime has no packed functions"
+        case tir.AllocOp(scope=scope) if scope not in CPU_SCOPES:
+            return (
+                f"a '{scope}' buffer in a CPU function (only {', '.join(CPU_SCOPES)})"
+            )
+    return None
+
+
+@dataclass(frozen=True)
+class ConvertTirToScfPass(ModulePass):
+    """Lowers CPU `tir` functions to `func`/`scf`/`memref`/`vector`."""
+
+    name = "convert-tir-to-scf"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for inner in op.walk():
+            if (why := rejection(inner)) is not None:
+                raise HeteroError(f"convert-tir-to-scf: {why}", inner)
+        PatternRewriteWalker(
+            ForLowering(), walk_regions_first=True, apply_recursively=False
+        ).rewrite_module(op)
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [
+                    PrimFuncLowering(),
+                    ReturnLowering(),
+                    CallLowering(),
+                    CallExternLowering(),
+                    AllocLowering(),
+                    TargetRegionInlining(),
+                ]
+            ),
+            apply_recursively=False,
+        ).rewrite_module(op)
+        PatternRewriteWalker(ScopeErasure(recursive=True)).rewrite_module(op)

@@ -1,0 +1,185 @@
+// RUN: hetero-opt %s --split-input-file -p convert-tir-to-scf | filecheck %s
+
+// Functions keep their visibility; serial loops become scf.for; calls and
+// returns become func ops.
+// CHECK-LABEL: func.func private @twice(%x: f32) -> f32
+// CHECK-NEXT:    %y = arith.addf %x, %x : f32
+// CHECK-NEXT:    func.return %y : f32
+// CHECK-LABEL: func.func @serial(%a: memref<8xf32>)
+// CHECK:         scf.for %i = %c0 to %c8 step %c1 {
+// CHECK-NEXT:      %v = memref.load %a[%i] : memref<8xf32>
+// CHECK-NEXT:      %w = func.call @twice(%v) : (f32) -> f32
+// CHECK-NEXT:      memref.store %w, %a[%i] : memref<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+tir.prim_func private @twice(%x: f32) -> f32 {
+  %y = arith.addf %x, %x : f32
+  tir.return %y : f32
+}
+tir.prim_func @serial(%a: memref<8xf32>) target #target.target<"llvm"> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tir.for %i = %c0 to %c8 step %c1 {
+    %v = memref.load %a[%i] : memref<8xf32>
+    %w = tir.call @twice(%v) : (f32) -> f32
+    memref.store %w, %a[%i] : memref<8xf32>
+  }
+}
+
+// -----
+
+// A small constant unrolled loop is repeated; a larger one stays a loop.
+// CHECK-LABEL: func.func @unrolled
+// CHECK:         %i = arith.constant 0 : index
+// CHECK-NEXT:    memref.store %x, %a[%i]
+// CHECK-NEXT:    %i_1 = arith.constant 1 : index
+// CHECK-NEXT:    memref.store %x, %a[%i_1]
+// CHECK-NEXT:    scf.for %j = %c0 to %c100 step %c1 {
+tir.prim_func @unrolled(%a: memref<100xf32>, %x: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c100 = arith.constant 100 : index
+  tir.for %i = %c0 to %c2 step %c1 unrolled {
+    memref.store %x, %a[%i] : memref<100xf32>
+  }
+  tir.for %j = %c0 to %c100 step %c1 unrolled {
+    memref.store %x, %a[%j] : memref<100xf32>
+  }
+}
+
+// -----
+
+// Vectorized: whole vectors of the target's width (AVX2: 8 x f32), uniform
+// values broadcast, then a scalar loop over the remainder.
+// CHECK-LABEL: func.func @vectorized
+// CHECK:         %[[W:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %[[SPLIT:.*]] = arith.constant 16 : index
+// CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %[[SPLIT]] step %[[W]] {
+// CHECK-NEXT:      %[[X:.*]] = vector.load %a[%[[I]]] : memref<19xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[S:.*]] = vector.broadcast %s : f32 to vector<8xf32>
+// CHECK-NEXT:      %[[Y:.*]] = arith.mulf %[[X]], %[[S]] : vector<8xf32>
+// CHECK-NEXT:      %[[E:.*]] = math.exp %[[Y]] : vector<8xf32>
+// CHECK-NEXT:      vector.store %[[E]], %b[%[[I]]] : memref<19xf32>, vector<8xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    scf.for %i = %[[SPLIT]] to %c19 step %c1 {
+// CHECK-NEXT:      %x = memref.load %a[%i] : memref<19xf32>
+tir.prim_func @vectorized(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c19 = arith.constant 19 : index
+  tir.for %i = %c0 to %c19 step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<19xf32>
+    %y = arith.mulf %x, %s : f32
+    %e = math.exp %y : f32
+    memref.store %e, %b[%i] : memref<19xf32>
+  }
+}
+
+// -----
+
+// A dynamic extent: whole vectors up to lb + (trips - trips % lanes).
+// CHECK-LABEL: func.func @dynamic
+// CHECK:         %[[W:.*]] = arith.constant 4 : index
+// CHECK:         %[[T:.*]] = arith.subi %n, %c0 : index
+// CHECK-NEXT:    %[[P:.*]] = arith.maxsi %[[T]], %{{.*}} : index
+// CHECK-NEXT:    %[[R:.*]] = arith.remsi %[[P]], %[[W]] : index
+// CHECK-NEXT:    %[[Q:.*]] = arith.subi %[[P]], %[[R]] : index
+// CHECK-NEXT:    %[[SPLIT:.*]] = arith.addi %c0, %[[Q]] : index
+// CHECK-NEXT:    scf.for %{{.*}} = %c0 to %[[SPLIT]] step %[[W]] {
+// CHECK:           vector.load %a[%{{.*}}] : memref<?xf64>, vector<4xf64>
+// CHECK:         scf.for %i = %[[SPLIT]] to %n step %c1 {
+tir.prim_func @dynamic(%a: memref<?xf64>, %n: index)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tir.for %i = %c0 to %n step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<?xf64>
+    %y = arith.addf %x, %x : f64
+    memref.store %y, %a[%i] : memref<?xf64>
+  }
+}
+
+// -----
+
+// Not vectorizable (a store to a uniform address: a reduction): a scalar loop.
+// CHECK-LABEL: func.func @reduction
+// CHECK-NOT:     vector.
+// CHECK:         scf.for %i = %c0 to %c64 step %c1 {
+// CHECK-NOT:     vector.
+tir.prim_func @reduction(%a: memref<64xf32>, %s: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tir.for %i = %c0 to %c64 step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<64xf32>
+    %t = memref.load %s[%c0] : memref<1xf32>
+    %u = arith.addf %t, %x : f32
+    memref.store %u, %s[%c0] : memref<1xf32>
+  }
+}
+
+// -----
+
+// Buffers: `local` ones on the stack at the function entry (scope dropped),
+// large or dynamic ones on the heap, freed at the end of their region.
+// CHECK-LABEL: func.func @buffers(%n: index)
+// CHECK-NEXT:    %l = memref.alloca() : memref<4xf32>
+// CHECK:         %d = memref.alloc(%n) : memref<?xf32>
+// CHECK:         scf.for
+// CHECK-NEXT:      %big = memref.alloc() : memref<4096xf32>
+// CHECK-NEXT:      memref.dealloc %big : memref<4096xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    memref.dealloc %d : memref<?xf32>
+// CHECK-NEXT:    func.return
+tir.prim_func @buffers(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %d = tir.alloc(%n) : memref<?xf32>
+  tir.for %i = %c0 to %n step %c1 {
+    %big = tir.alloc : memref<4096xf32>
+    %l = tir.alloc : memref<4xf32, "local">
+  }
+}
+
+// -----
+
+// Extern calls call a bodiless private declaration; CPU target regions are
+// inlined.
+// CHECK-LABEL: func.func @extern(%x: f32) -> f32
+// CHECK-NEXT:    %y = func.call @expf(%x) : (f32) -> f32
+// CHECK-NEXT:    func.return %y : f32
+// CHECK:       func.func private @expf(f32) -> f32
+tir.prim_func @extern(%x: f32) -> f32 {
+  tir.target_region #target.target<"llvm"> {
+  }
+  %y = tir.call_extern "expf"(%x) : (f32) -> f32
+  tir.return %y : f32
+}
+
+// -----
+
+// Parallel loops: the body is outlined over an iteration range, captured
+// values are parameters (constants are repeated), and the launcher is called
+// with the thread count and the trip count.
+// CHECK-LABEL: func.func @parallel(%a: memref<?xf32>, %n: index)
+// CHECK:         %[[TRIPS:.*]] = arith.ceildivsi %{{.*}}, %c2 : index
+// CHECK-NEXT:    %[[T:.*]] = arith.constant 3 : i32
+// CHECK-NEXT:    func.call @parallel_parallel0.launch(%[[T]], %[[TRIPS]], %a) : (i32, index, memref<?xf32>) -> ()
+// CHECK-LABEL: func.func private @parallel_parallel0(%{{.*}}: index, %{{.*}}: index, %a: memref<?xf32>) attributes {hetero.parallel_body}
+// CHECK:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[S:.*]] = arith.muli %[[K]], %c2 : index
+// CHECK-NEXT:      %i = arith.addi %c0, %[[S]] : index
+// CHECK-NEXT:      %x = memref.load %a[%i] : memref<?xf32>
+// CHECK:       func.func private @parallel_parallel0.launch(i32, index, memref<?xf32>) -> ()
+tir.prim_func @parallel(%a: memref<?xf32>, %n: index)
+    target #target.target<"llvm", {num_threads = 3 : i64}> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  tir.for %i = %c0 to %n step %c2 parallel {
+    %x = memref.load %a[%i] : memref<?xf32>
+    memref.store %x, %a[%i] : memref<?xf32>
+  }
+}
