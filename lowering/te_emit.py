@@ -1,0 +1,230 @@
+"""Building blocks of `lower-te`: an IR emitter for loop nests and lazy tensors.
+
+The compute templates (`lowering/te_templates.py`) describe each relay op as
+either a *lazy* tensor (a function from indices to a scalar, emitted where it
+is read: this is how elementwise/injective producers are inlined into their
+consumers' loop bodies without intermediate buffers) or as a loop nest that
+writes a buffer.  This module gives them the vocabulary: `Emitter` inserts
+ops at one place of a `tir.prim_func` (with folded index arithmetic and
+hoisted constants), and `Tensor` is the shape + element type + `load` view of
+a relay value that every template reads its operands through.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.builder import Builder, InsertPoint
+from xdsl.dialects import arith, memref, scf
+from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType, MemRefType
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.traits import IsTerminator
+
+from hetero.dialects.tir import AllocOp, ForKind, ForOp, scoped_memref
+
+Index = int | SSAValue
+"""An index expression: a Python int (folded) or an SSA `index` value."""
+
+
+class Emitter:
+    """Inserts ops before the terminator of `block`; constants go to `entry`.
+
+    Constants are hoisted to the top of the function (`entry`) and shared, so
+    loop bodies only hold the arithmetic that depends on the loop.
+    """
+
+    def __init__(
+        self,
+        block: Block,
+        entry: Block,
+        constants: dict[tuple[int | float, Attribute], SSAValue],
+    ) -> None:
+        self.block = block
+        self.entry = entry
+        self.constants = constants
+
+    def op(self, op: Operation) -> SSAValue:
+        """Insert `op` here; return its (first) result if it has one."""
+        last = self.block.last_op
+        at_end = last is None or not last.has_trait(IsTerminator)
+        Builder(
+            InsertPoint.at_end(self.block) if at_end else InsertPoint.before(last)
+        ).insert(op)
+        return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    def at(self, block: Block) -> Emitter:
+        """An emitter for a nested block of the same function."""
+        return Emitter(block, self.entry, self.constants)
+
+    # -- constants and index arithmetic ------------------------------------
+
+    def constant(self, value: float, type: Attribute) -> SSAValue:
+        """A hoisted, shared `arith.constant` of `type` (index, integer or float)."""
+        key = (value, type)
+        if key not in self.constants:
+            if isinstance(type, IndexType | IntegerType):
+                op = arith.ConstantOp.from_int_and_width(int(value), type)
+            else:
+                op = arith.ConstantOp(FloatAttr(float(value), type))  # type: ignore[arg-type]
+            Builder(InsertPoint.at_start(self.entry)).insert(op)
+            self.constants[key] = op.result
+        return self.constants[key]
+
+    def index(self, value: Index) -> SSAValue:
+        """`value` as an SSA index."""
+        return self.constant(value, IndexType()) if isinstance(value, int) else value
+
+    def add(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b
+        if a == 0:
+            return b
+        if b == 0:
+            return a
+        return self.op(arith.AddiOp(self.index(a), self.index(b)))
+
+    def sub(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return a - b
+        if b == 0:
+            return a
+        return self.op(arith.SubiOp(self.index(a), self.index(b)))
+
+    def mul(self, a: Index, b: int) -> Index:
+        if isinstance(a, int):
+            return a * b
+        if b == 0:
+            return 0
+        if b == 1:
+            return a
+        return self.op(arith.MuliOp(a, self.index(b)))
+
+    def div(self, a: Index, b: int) -> Index:
+        """`a // b` for non-negative `a`."""
+        if isinstance(a, int):
+            return a // b
+        return a if b == 1 else self.op(arith.DivSIOp(a, self.index(b)))
+
+    def rem(self, a: Index, b: int) -> Index:
+        """`a % b` for non-negative `a`."""
+        if isinstance(a, int):
+            return a % b
+        return 0 if b == 1 else self.op(arith.RemSIOp(a, self.index(b)))
+
+    def in_range(self, value: Index, lo: int, hi: int) -> SSAValue | bool:
+        """`lo <= value < hi` (a Python bool when it folds)."""
+        if isinstance(value, int):
+            return lo <= value < hi
+        above = self.op(arith.CmpiOp(value, self.index(lo), "sge"))
+        below = self.op(arith.CmpiOp(value, self.index(hi), "slt"))
+        return self.op(arith.AndIOp(above, below))
+
+    def all_of(self, conditions: Sequence[SSAValue | bool]) -> SSAValue | bool:
+        """The conjunction of `conditions`, folding the constant ones."""
+        if any(c is False for c in conditions):
+            return False
+        dynamic = [c for c in conditions if not isinstance(c, bool)]
+        if not dynamic:
+            return True
+        result = dynamic[0]
+        for c in dynamic[1:]:
+            result = self.op(arith.AndIOp(result, c))
+        return result
+
+    # -- structure ------------------------------------------------------------
+
+    def loop(
+        self, extent: int, kind: ForKind = ForKind.SERIAL
+    ) -> tuple[Emitter, SSAValue]:
+        """`tir.for %i = 0 to extent`; the emitter of its body and `%i`."""
+        loop = ForOp(self.index(0), self.index(extent), self.index(1), kind=kind)
+        self.op(loop)
+        return self.at(loop.body.block), loop.induction_var
+
+    def nest(
+        self, shape: Sequence[int], parallel: bool = False
+    ) -> tuple[Emitter, list[Index]]:
+        """Loops over `shape` (outermost first; the outermost `parallel` if
+        asked); extent-1 dimensions get no loop, their index is 0."""
+        emitter, indices = self, []
+        for extent in shape:
+            if extent == 1:
+                indices.append(0)
+                continue
+            kind = ForKind.PARALLEL if parallel and emitter is self else ForKind.SERIAL
+            emitter, iv = emitter.loop(extent, kind)
+            indices.append(iv)
+        return emitter, indices
+
+    def when(self, condition: SSAValue | bool) -> Emitter | None:
+        """An emitter whose ops run only when `condition` holds (None: never)."""
+        if condition is False:
+            return None
+        if condition is True:
+            return self
+        then = Block([scf.YieldOp()])
+        self.op(scf.IfOp(condition, [], Region(then)))
+        return self.at(then)
+
+    def choose(
+        self,
+        condition: SSAValue,
+        type: Attribute,
+        then: Callable[[Emitter], SSAValue],
+        otherwise: Callable[[Emitter], SSAValue],
+    ) -> SSAValue:
+        """`condition ? then : otherwise` where only the taken side is evaluated
+        (unlike `arith.select`, so a side may load out of another's bounds)."""
+        blocks = []
+        for side in (then, otherwise):
+            block = Block()
+            value = side(self.at(block))
+            block.add_op(scf.YieldOp(value))
+            blocks.append(block)
+        return self.op(
+            scf.IfOp(condition, [type], Region(blocks[0]), Region(blocks[1]))
+        )
+
+    def alloc(
+        self, shape: Sequence[int], element_type: Attribute, scope: str = "global"
+    ) -> SSAValue:
+        """A buffer for an intermediate (`global`) or an accumulator (`local`)."""
+        return self.op(AllocOp(scoped_memref(element_type, shape, scope)))
+
+    def load(self, buffer: SSAValue, indices: Sequence[Index]) -> SSAValue:
+        return self.op(memref.LoadOp.get(buffer, [self.index(i) for i in indices]))
+
+    def store(
+        self, value: SSAValue, buffer: SSAValue, indices: Sequence[Index]
+    ) -> None:
+        self.op(memref.StoreOp.get(value, buffer, [self.index(i) for i in indices]))
+
+
+Loader = Callable[[Emitter, Sequence[Index]], SSAValue]
+
+
+@dataclass(frozen=True)
+class Tensor:
+    """A relay tensor value as lower-te sees it: its shape, element type, and
+    how to read one element (from a buffer, or computed in place)."""
+
+    shape: tuple[int, ...]
+    element_type: Attribute
+    load: Loader
+
+    @staticmethod
+    def of_buffer(buffer: SSAValue) -> Tensor:
+        type = buffer.type
+        assert isinstance(type, MemRefType)
+        return Tensor(
+            tuple(type.get_shape()),
+            type.element_type,
+            lambda e, idx: e.load(buffer, idx),
+        )
+
+
+def store_all(e: Emitter, tensor: Tensor, buffer: SSAValue) -> None:
+    """Materialise `tensor` into `buffer` with one parallel loop nest."""
+    body, indices = e.nest(tensor.shape, parallel=True)
+    body.store(tensor.load(body, indices), buffer, indices)

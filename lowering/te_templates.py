@@ -1,0 +1,495 @@
+"""Compute templates of `lower-te`: relay op class → loop-level code.
+
+Two tables, by what an op's result needs:
+
+* `LAZY_TEMPLATES` — elementwise and injective ops.  The template returns a
+  `Tensor` whose `load` emits the element's computation at the point of use,
+  reading the operands through their own `load`s, so a chain of such ops
+  becomes one expression inside its consumer's loop body (no intermediate
+  buffers).
+* `NEST_TEMPLATES` — reductions and anchors (dense, matmul, conv2d, pools,
+  softmax).  The template emits a loop nest that writes the result into a
+  given buffer; the outermost loop runs over output elements, so it is
+  marked `parallel`; reductions are inner serial loops accumulating in the
+  destination element.
+
+Arithmetic is on float element types (the relay ops' domain); integer
+tensors are accepted by the injective templates only, which merely move
+elements.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith
+from xdsl.dialects import math as math_dialect
+from xdsl.dialects.builtin import AnyFloat, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from hetero.dialects import relay
+from hetero.lowering.te_emit import Emitter, Index, Tensor
+from hetero.utils.diagnostics import HeteroError
+
+LazyTemplate = Callable[[Operation, Sequence[Tensor]], Tensor]
+NestTemplate = Callable[[Emitter, Operation, Sequence[Tensor], SSAValue], None]
+
+
+def result_shape(op: Operation) -> tuple[int, ...]:
+    type = op.results[0].type
+    assert isinstance(type, TensorType)
+    return tuple(type.get_shape())
+
+
+def _require_float(op: Operation, element_type: Attribute) -> None:
+    """Arithmetic templates compute in a float type; say so rather than emit wrong IR."""
+    if not isinstance(element_type, AnyFloat):
+        raise HeteroError(
+            f"lower-te: {op.name} on {element_type} elements is not supported "
+            "(arithmetic is lowered for float element types only)",
+            op,
+        )
+
+
+# ----------------------------------------------------------------------------
+# Scalar functions of the elementwise ops
+# ----------------------------------------------------------------------------
+
+Unary = Callable[[Emitter, SSAValue, Operation], SSAValue]
+Binary = Callable[[Emitter, SSAValue, SSAValue], SSAValue]
+
+
+def _one(e: Emitter, like: SSAValue) -> SSAValue:
+    return e.constant(1.0, like.type)
+
+
+def _tanh(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
+    """1 - 2 / (exp(2x) + 1): exp and divide only, saturating cleanly at ±1."""
+    two = e.constant(2.0, x.type)
+    exp = e.op(math_dialect.ExpOp(e.op(arith.MulfOp(two, x))))
+    ratio = e.op(arith.DivfOp(two, e.op(arith.AddfOp(exp, _one(e, x)))))
+    return e.op(arith.SubfOp(_one(e, x), ratio))
+
+
+def _sigmoid(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
+    """1 - 1 / (exp(x) + 1) = 1 / (1 + exp(-x)), without a negation."""
+    exp = e.op(math_dialect.ExpOp(x))
+    ratio = e.op(arith.DivfOp(_one(e, x), e.op(arith.AddfOp(exp, _one(e, x)))))
+    return e.op(arith.SubfOp(_one(e, x), ratio))
+
+
+def _clip(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
+    assert isinstance(op, relay.ClipOp)
+    low = e.op(arith.MaximumfOp(x, e.constant(op.a_min, x.type)))
+    return e.op(arith.MinimumfOp(low, e.constant(op.a_max, x.type)))
+
+
+UNARY: dict[type[Operation], Unary] = {
+    relay.NegativeOp: lambda e, x, op: e.op(arith.NegfOp(x)),
+    relay.ExpOp: lambda e, x, op: e.op(math_dialect.ExpOp(x)),
+    relay.TanhOp: _tanh,
+    relay.SigmoidOp: _sigmoid,
+    relay.ReluOp: lambda e, x, op: e.op(arith.MaximumfOp(x, e.constant(0.0, x.type))),
+    relay.ClipOp: _clip,
+}
+"""Elementwise unary op → its scalar function."""
+
+BINARY: dict[type[Operation], type[Operation]] = {
+    relay.AddOp: arith.AddfOp,
+    relay.SubtractOp: arith.SubfOp,
+    relay.MultiplyOp: arith.MulfOp,
+    relay.DivideOp: arith.DivfOp,
+    relay.MaximumOp: arith.MaximumfOp,
+    relay.MinimumOp: arith.MinimumfOp,
+}
+"""Elementwise binary op → the `arith` op of its scalar function."""
+
+
+# ----------------------------------------------------------------------------
+# Lazy (inlined) templates
+# ----------------------------------------------------------------------------
+
+
+def broadcast_indices(
+    indices: Sequence[Index], out_shape: Sequence[int], shape: Sequence[int]
+) -> list[Index]:
+    """The element of an operand of `shape` that output element `indices`
+    reads under NumPy broadcasting (trailing alignment, size-1 repeats)."""
+    offset = len(out_shape) - len(shape)
+    return [
+        0 if dim == 1 and out_shape[offset + i] != 1 else indices[offset + i]
+        for i, dim in enumerate(shape)
+    ]
+
+
+def _unary(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    (x,) = inputs
+    _require_float(op, x.element_type)
+    scalar = UNARY[type(op)]
+    return Tensor(x.shape, x.element_type, lambda e, idx: scalar(e, x.load(e, idx), op))
+
+
+def _binary(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    lhs, rhs = inputs
+    _require_float(op, lhs.element_type)
+    shape, arith_op = result_shape(op), BINARY[type(op)]
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        a = lhs.load(e, broadcast_indices(idx, shape, lhs.shape))
+        b = rhs.load(e, broadcast_indices(idx, shape, rhs.shape))
+        return e.op(arith_op(a, b))
+
+    return Tensor(shape, lhs.element_type, load)
+
+
+def _channel_axis(op: Operation, rank: int) -> int:
+    axis = op.axis  # type: ignore[attr-defined]
+    return axis + rank if axis < 0 else axis
+
+
+def _bias_add(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    x, bias = inputs
+    _require_float(op, x.element_type)
+    axis = _channel_axis(op, len(x.shape))
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        return e.op(arith.AddfOp(x.load(e, idx), bias.load(e, [idx[axis]])))
+
+    return Tensor(x.shape, x.element_type, load)
+
+
+def _batch_norm(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    """x * scale + (beta - mean * scale), scale = gamma / sqrt(var + eps)."""
+    assert isinstance(op, relay.BatchNormOp)
+    x, gamma, beta, mean, var = inputs
+    _require_float(op, x.element_type)
+    axis = _channel_axis(op, len(x.shape))
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        c = [idx[axis]]
+        eps = e.constant(op.epsilon, x.element_type)
+        root = e.op(math_dialect.SqrtOp(e.op(arith.AddfOp(var.load(e, c), eps))))
+        scale = e.op(arith.DivfOp(gamma.load(e, c), root))
+        shift = e.op(
+            arith.SubfOp(beta.load(e, c), e.op(arith.MulfOp(mean.load(e, c), scale)))
+        )
+        return e.op(arith.AddfOp(e.op(arith.MulfOp(x.load(e, idx), scale)), shift))
+
+    return Tensor(x.shape, x.element_type, load)
+
+
+def _strides(shape: Sequence[int]) -> list[int]:
+    """Row-major element strides."""
+    return [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+
+
+def _reshape(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    """Same row-major order: linearise the output index, split it for the input."""
+    (x,) = inputs
+    shape = result_shape(op)
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        flat: Index = 0
+        for i, stride in zip(idx, _strides(shape)):
+            flat = e.add(flat, e.mul(i, stride))
+        source = [
+            e.rem(e.div(flat, stride), dim)
+            for stride, dim in zip(_strides(x.shape), x.shape)
+        ]
+        return x.load(e, source)
+
+    return Tensor(shape, x.element_type, load)
+
+
+def _transpose(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    assert isinstance(op, relay.TransposeOp)
+    (x,) = inputs
+    rank = len(x.shape)
+    axes = [a + rank if a < 0 else a for a in (op.axes or reversed(range(rank)))]
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        source: list[Index] = [0] * rank
+        for out_dim, in_dim in enumerate(axes):
+            source[in_dim] = idx[out_dim]
+        return x.load(e, source)
+
+    return Tensor(result_shape(op), x.element_type, load)
+
+
+def _squeeze(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    """The dropped dimensions have size 1: read them at 0."""
+    (x,) = inputs
+    kept = [i for i, d in enumerate(x.shape) if d != 1]
+    axis = op.axis  # type: ignore[attr-defined]
+    if axis is not None:
+        dropped = {a + len(x.shape) if a < 0 else a for a in axis}
+        kept = [i for i in range(len(x.shape)) if i not in dropped]
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        source: list[Index] = [0] * len(x.shape)
+        for out_dim, in_dim in enumerate(kept):
+            source[in_dim] = idx[out_dim]
+        return x.load(e, source)
+
+    return Tensor(result_shape(op), x.element_type, load)
+
+
+def _expand_dims(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    """The new dimensions have size 1: skip their indices."""
+    assert isinstance(op, relay.ExpandDimsOp)
+    (x,) = inputs
+    at = op.axis + len(x.shape) + 1 if op.axis < 0 else op.axis
+    count = op.num_newaxis
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        return x.load(e, [*idx[:at], *idx[at + count :]])
+
+    return Tensor(result_shape(op), x.element_type, load)
+
+
+def _concatenate(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    """Which input an element comes from is decided by `scf.if`s on the axis
+    index, so only the chosen input is read."""
+    shape = result_shape(op)
+    axis = _channel_axis(op, len(shape))
+    starts = [0]
+    for x in inputs:
+        starts.append(starts[-1] + x.shape[axis])
+
+    def load_from(e: Emitter, idx: Sequence[Index], k: int) -> SSAValue:
+        local = [*idx[:axis], e.sub(idx[axis], starts[k]), *idx[axis + 1 :]]
+        if k == len(inputs) - 1:
+            return inputs[k].load(e, local)
+        before_next = e.op(
+            arith.CmpiOp(e.index(idx[axis]), e.index(starts[k + 1]), "slt")
+        )
+        return e.choose(
+            before_next,
+            inputs[k].element_type,
+            lambda t: inputs[k].load(t, local),
+            lambda f: load_from(f, idx, k + 1),
+        )
+
+    return Tensor(shape, inputs[0].element_type, lambda e, idx: load_from(e, idx, 0))
+
+
+LAZY_TEMPLATES: dict[type[Operation], LazyTemplate] = {
+    **{cls: _unary for cls in UNARY},
+    **{cls: _binary for cls in BINARY},
+    relay.BiasAddOp: _bias_add,
+    relay.BatchNormOp: _batch_norm,
+    relay.ReshapeOp: _reshape,
+    relay.FlattenOp: _reshape,
+    relay.TransposeOp: _transpose,
+    relay.SqueezeOp: _squeeze,
+    relay.ExpandDimsOp: _expand_dims,
+    relay.ConcatenateOp: _concatenate,
+}
+"""Elementwise/injective op → template returning its lazy result."""
+
+
+# ----------------------------------------------------------------------------
+# Loop-nest templates (reductions and anchors)
+# ----------------------------------------------------------------------------
+
+
+def _accumulate(
+    e: Emitter,
+    out: SSAValue,
+    idx: Sequence[Index],
+    value: SSAValue,
+    combine: type[Operation],
+) -> None:
+    """out[idx] = combine(out[idx], value)."""
+    e.store(e.op(combine(e.load(out, idx), value)), out, idx)
+
+
+def _dense(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
+    """out[m, n] = sum_k x[m, k] * w[n, k]."""
+    x, w = inputs
+    _require_float(op, x.element_type)
+    body, (m, n) = e.nest(result_shape(op), parallel=True)
+    body.store(body.constant(0.0, x.element_type), out, [m, n])
+    inner, k = body.loop(x.shape[1])
+    product = inner.op(arith.MulfOp(x.load(inner, [m, k]), w.load(inner, [n, k])))
+    _accumulate(inner, out, [m, n], product, arith.AddfOp)
+
+
+def _matmul(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
+    """out[..., m, n] = sum_k a[..., m, k] * b[..., k, n], batch dims broadcast."""
+    a, b = inputs
+    _require_float(op, a.element_type)
+    shape = result_shape(op)
+    body, idx = e.nest(shape, parallel=True)
+    body.store(body.constant(0.0, a.element_type), out, idx)
+    inner, k = body.loop(a.shape[-1])
+    batch, (m, n) = idx[:-2], idx[-2:]
+    a_idx = broadcast_indices(batch, shape[:-2], a.shape[:-2]) + [m, k]
+    b_idx = broadcast_indices(batch, shape[:-2], b.shape[:-2]) + [k, n]
+    product = inner.op(arith.MulfOp(a.load(inner, a_idx), b.load(inner, b_idx)))
+    _accumulate(inner, out, idx, product, arith.AddfOp)
+
+
+def _window_tap(
+    e: Emitter, out_pos: Index, tap: Index, stride: int, dilation: int, pad: int
+) -> Index:
+    """The input row (column) a window tap reads: out * stride + tap * dilation - pad."""
+    return e.sub(e.add(e.mul(out_pos, stride), e.mul(tap, dilation)), pad)
+
+
+def _conv2d(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
+    """out[n, o, y, x] = sum_{c, ky, kx} in[n, g*C/G + c, row, col] * w[o, c, ky, kx]
+    over the taps inside the input (padding reads as 0), g = o // (O/G)."""
+    assert isinstance(op, relay.Conv2DOp)
+    data, weight = inputs
+    _require_float(op, data.element_type)
+    (sh, sw), (dh, dw), (pt, pl, _, _) = op.strides, op.dilation, op.padding
+    out_channels, group_channels, kh, kw = weight.shape
+    height, width = data.shape[2:]
+    body, (n, o, y, x) = e.nest(result_shape(op), parallel=True)
+    body.store(body.constant(0.0, data.element_type), out, [n, o, y, x])
+    group = 0 if op.groups == 1 else body.div(o, out_channels // op.groups)
+    base = body.mul(group, group_channels)
+    c_body, (c, ky, kx) = body.nest([group_channels, kh, kw])
+    row = _window_tap(c_body, y, ky, sh, dh, pt)
+    col = _window_tap(c_body, x, kx, sw, dw, pl)
+    inside = c_body.all_of(
+        [c_body.in_range(row, 0, height), c_body.in_range(col, 0, width)]
+    )
+    if (tap := c_body.when(inside)) is None:
+        return
+    pixel = data.load(tap, [n, tap.add(base, c), row, col])
+    product = tap.op(arith.MulfOp(pixel, weight.load(tap, [o, c, ky, kx])))
+    _accumulate(tap, out, [n, o, y, x], product, arith.AddfOp)
+
+
+def _pool_window(
+    e: Emitter, op: relay.Pool2DOp, y: Index, x: Index
+) -> tuple[Emitter, Index, Index, Index, Index]:
+    """Loops over a pooling window: the body, the input row and column, and
+    the tap's offsets from the padded origin (for `count_include_pad`)."""
+    (sh, sw), (dh, dw), (pt, pl, _, _) = op.strides, op.dilation, op.padding
+    body, (ky, kx) = e.nest(op.pool_size)
+    row = _window_tap(body, y, ky, sh, dh, pt)
+    col = _window_tap(body, x, kx, sw, dw, pl)
+    return body, row, col, body.add(row, pt), body.add(col, pl)
+
+
+def _max_pool2d(
+    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
+) -> None:
+    """out = max over the window's taps inside the input (padding never wins)."""
+    assert isinstance(op, relay.MaxPool2DOp)
+    (data,) = inputs
+    _require_float(op, data.element_type)
+    height, width = data.shape[2:]
+    body, (n, c, y, x) = e.nest(result_shape(op), parallel=True)
+    body.store(body.constant(-math.inf, data.element_type), out, [n, c, y, x])
+    window, row, col, _, _ = _pool_window(body, op, y, x)
+    inside = window.all_of(
+        [window.in_range(row, 0, height), window.in_range(col, 0, width)]
+    )
+    if (tap := window.when(inside)) is not None:
+        _accumulate(
+            tap, out, [n, c, y, x], data.load(tap, [n, c, row, col]), arith.MaximumfOp
+        )
+
+
+def _avg_pool2d(
+    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
+) -> None:
+    """Sum of the taps inside the input divided by the number of counted taps:
+    those inside the input, or with `count_include_pad` inside the explicitly
+    padded input (never the rows `ceil_mode` adds); at least 1."""
+    assert isinstance(op, relay.AvgPool2DOp)
+    (data,) = inputs
+    element = data.element_type
+    _require_float(op, element)
+    height, width = data.shape[2:]
+    pt, pl, pb, pr = op.padding
+    body, (n, c, y, x) = e.nest(result_shape(op), parallel=True)
+    zero, one = body.constant(0.0, element), body.constant(1.0, element)
+    count = body.alloc([1], element, "local")
+    body.store(zero, out, [n, c, y, x])
+    body.store(zero, count, [0])
+    window, row, col, prow, pcol = _pool_window(body, op, y, x)
+    inside = window.all_of(
+        [window.in_range(row, 0, height), window.in_range(col, 0, width)]
+    )
+    if (tap := window.when(inside)) is not None:
+        _accumulate(
+            tap, out, [n, c, y, x], data.load(tap, [n, c, row, col]), arith.AddfOp
+        )
+    counted = inside
+    if op.count_include_pad:
+        counted = window.all_of(
+            [
+                window.in_range(prow, 0, pt + height + pb),
+                window.in_range(pcol, 0, pl + width + pr),
+            ]
+        )
+    if (tally := window.when(counted)) is not None:
+        _accumulate(tally, count, [0], one, arith.AddfOp)
+    divisor = body.op(arith.MaximumfOp(body.load(count, [0]), one))
+    body.store(
+        body.op(arith.DivfOp(body.load(out, [n, c, y, x]), divisor)), out, [n, c, y, x]
+    )
+
+
+def _global_avg_pool2d(
+    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
+) -> None:
+    """out[n, c, 0, 0] = mean of in[n, c, :, :]."""
+    (data,) = inputs
+    _require_float(op, data.element_type)
+    height, width = data.shape[2:]
+    body, (n, c, _, _) = e.nest(result_shape(op), parallel=True)
+    at = [n, c, 0, 0]
+    body.store(body.constant(0.0, data.element_type), out, at)
+    window, (row, col) = body.nest([height, width])
+    _accumulate(window, out, at, data.load(window, [n, c, row, col]), arith.AddfOp)
+    size = body.constant(float(height * width), data.element_type)
+    body.store(body.op(arith.DivfOp(body.load(out, at), size)), out, at)
+
+
+def _softmax(
+    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
+) -> None:
+    """Per row along `axis`: m = max, out = exp(x - m), s = sum out, out /= s."""
+    (data,) = inputs
+    element = data.element_type
+    _require_float(op, element)
+    shape = data.shape
+    axis = _channel_axis(op, len(shape))
+    rows = [1 if i == axis else d for i, d in enumerate(shape)]
+    body, idx = e.nest(rows, parallel=True)
+    peak, total = body.alloc([1], element, "local"), body.alloc([1], element, "local")
+    body.store(body.constant(-math.inf, element), peak, [0])
+    body.store(body.constant(0.0, element), total, [0])
+
+    def along(k: Index) -> list[Index]:
+        return [k if i == axis else v for i, v in enumerate(idx)]
+
+    scan, k = body.loop(shape[axis])
+    _accumulate(scan, peak, [0], data.load(scan, along(k)), arith.MaximumfOp)
+    exps, k = body.loop(shape[axis])
+    shifted = exps.op(arith.SubfOp(data.load(exps, along(k)), exps.load(peak, [0])))
+    value = exps.op(math_dialect.ExpOp(shifted))
+    exps.store(value, out, along(k))
+    _accumulate(exps, total, [0], value, arith.AddfOp)
+    norm, k = body.loop(shape[axis])
+    ratio = norm.op(arith.DivfOp(norm.load(out, along(k)), norm.load(total, [0])))
+    norm.store(ratio, out, along(k))
+
+
+NEST_TEMPLATES: dict[type[Operation], NestTemplate] = {
+    relay.DenseOp: _dense,
+    relay.MatmulOp: _matmul,
+    relay.Conv2DOp: _conv2d,
+    relay.MaxPool2DOp: _max_pool2d,
+    relay.AvgPool2DOp: _avg_pool2d,
+    relay.GlobalAvgPool2DOp: _global_avg_pool2d,
+    relay.SoftmaxOp: _softmax,
+}
+"""Reduction/anchor op → template writing its result into a buffer."""

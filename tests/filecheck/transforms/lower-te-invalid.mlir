@@ -1,0 +1,44 @@
+// RUN: hetero-opt %s -p lower-te --split-input-file --verify-diagnostics
+
+// A kernel whose device has no target: the target comes from the IR only.
+builtin.module {
+  // expected-error@+1 {{lower-te: Primitive function has no device with a target; run plan-devices (with targets) first}}
+  relay.func private @k(%x: tensor<4xf32>) -> tensor<4xf32> attributes {Primitive} {
+    %0 = relay.exp %x : tensor<4xf32>
+    relay.return %0 : tensor<4xf32>
+  }
+}
+
+// -----
+
+builtin.module {
+  // expected-error@+1 {{lower-te: parameter #0 has a dynamic shape (tensor<?xf32>); dynamic shapes need host shape functions, which are not supported yet}}
+  relay.func private @k(%x: tensor<?xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) -> (tensor<?xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) attributes {Primitive} {
+    %0 = relay.exp %x : tensor<?xf32>
+    relay.return %0 : tensor<?xf32>
+  }
+}
+
+// -----
+
+builtin.module {
+  relay.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error@+1 {{lower-te: a Primitive function literal must be outlined to a global relay.func first}}
+    %f = relay.fn (%a: tensor<4xf32>) -> tensor<4xf32> attributes {Primitive} {
+      %0 = relay.exp %a : tensor<4xf32>
+      relay.return %0 : tensor<4xf32>
+    }
+    %r = relay.call_indirect %f(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    relay.return %r : tensor<4xf32>
+  }
+}
+
+// -----
+
+builtin.module {
+  relay.func private @k(%x: tensor<4xi32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) -> (tensor<4xi32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) attributes {Primitive} {
+    // expected-error@+1 {{lower-te: relay.exp on i32 elements is not supported (arithmetic is lowered for float element types only)}}
+    %0 = relay.exp %x : tensor<4xi32>
+    relay.return %0 : tensor<4xi32>
+  }
+}

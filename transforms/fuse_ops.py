@@ -1,0 +1,203 @@
+"""`fuse-ops`: group the tensor ops of one device into `Primitive` functions.
+
+TVM's operator fusion, read for SSA blocks and decided by the pattern table
+of `transforms/op_patterns.py`.  Ops are visited in block order; each tensor
+op either joins the group of one of its producers or starts a new group:
+
+* an elementwise/broadcast op joins a producer's group unless that group is
+  `OPAQUE` — so anchors (`nn.conv2d`, `nn.dense`, `matmul`) and reductions
+  take elementwise epilogues (conv2d + bias_add + relu);
+* an injective op (reshape, transpose, concatenate, ...) joins a producer's
+  group only while the group is itself at most injective;
+* anchors, reductions and opaque ops start a group (their producers stay
+  outside and become parameters).
+
+A group has exactly one result, its last op's: an op joins a producer group
+only when that group's result is used by this op alone.  A value needed
+outside the group therefore **stops the fusion** (the group ends there and
+the value becomes a parameter of its consumers' groups) rather than becoming
+an extra group output.  This also rules out cycles: the only edge leaving a
+group is its result, and it enters the joining op directly.
+
+Never fused: ops of different devices (the `vdevice` of the ops; in an
+unplanned module all ops count as one device), `relay.device_copy` and every
+non-tensor op (calls, tuples, constants, `on_device`, `if`).
+
+Each group is **outlined** to a private global `relay.func @fused_<ops>`
+with `Primitive`, its parameters and result carrying the group's `vdevice`,
+and replaced by a `relay.call` at the position of its last op.  Globals
+(rather than `relay.fn` literals) are what `lower-te` lowers and what its
+call marking (`lowered = @...`) refers to, with no closure to analyse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, UnitAttr
+from xdsl.ir import Block, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
+
+from hetero.dialects import relay
+from hetero.dialects.target import VirtualDeviceAttr
+from hetero.transforms.op_patterns import OpPattern, pattern_of
+
+
+@dataclass
+class _Group:
+    """Ops fused into one kernel, in block order; the last one's result is the output."""
+
+    ops: list[Operation]
+    pattern: OpPattern
+    device: VirtualDeviceAttr | None
+
+    @property
+    def root(self) -> Operation:
+        return self.ops[-1]
+
+
+def _can_join(op: Operation, group: _Group) -> bool:
+    """Whether `op`, a consumer of `group`'s result, may be fused into it."""
+    pattern = pattern_of(op)
+    if getattr(op, "vdevice", None) != group.device:
+        return False
+    if any(use.operation is not op for use in group.root.results[0].uses):
+        return False
+    if pattern <= OpPattern.BROADCAST:
+        return group.pattern != OpPattern.OPAQUE
+    if pattern == OpPattern.INJECTIVE:
+        return group.pattern <= OpPattern.INJECTIVE
+    return False
+
+
+@dataclass
+class _BlockFusion:
+    """The groups of one block."""
+
+    groups: list[_Group] = field(default_factory=list)
+    group_of: dict[Operation, _Group] = field(default_factory=dict)
+
+    def visit(self, op: Operation) -> None:
+        if not isinstance(op, relay.TensorOp):
+            return
+        for operand in op.operands:
+            producer = (
+                self.group_of.get(operand.owner)
+                if isinstance(operand, OpResult)
+                else None
+            )
+            if (
+                producer is not None
+                and producer.root is operand.owner
+                and _can_join(op, producer)
+            ):
+                producer.ops.append(op)
+                producer.pattern = max(producer.pattern, pattern_of(op))
+                self.group_of[op] = producer
+                return
+        group = _Group([op], pattern_of(op), getattr(op, "vdevice", None))
+        self.groups.append(group)
+        self.group_of[op] = group
+
+
+def _function_name(module: ModuleOp, group: _Group) -> str:
+    """`fused_nn_conv2d_nn_bias_add_relu`, made unique in the module."""
+    base = "fused_" + "_".join(
+        op.name.removeprefix("relay.").replace(".", "_") for op in group.ops
+    )
+    name, count = base, 0
+    while SymbolTable.lookup_symbol(module, name) is not None:
+        count += 1
+        name = f"{base}_{count}"
+    return name
+
+
+def _parameters(group: _Group) -> list[SSAValue]:
+    """Values the group reads from outside, in order of first use."""
+    inside = set(group.ops)
+    params: list[SSAValue] = []
+    for op in group.ops:
+        for operand in op.operands:
+            if operand.owner not in inside and operand not in params:
+                params.append(operand)
+    return params
+
+
+def _outline(module: ModuleOp, group: _Group) -> None:
+    """Move the group into a Primitive global and call it where its result was."""
+    params = _parameters(group)
+    root = group.root
+    func = relay.FuncOp(
+        _function_name(module, group),
+        [p.type for p in params],
+        root.results[0].type,
+        private=True,
+        param_vdevices=[group.device] * len(params) if group.device else (),
+        result_vdevice=group.device,
+        attributes={"Primitive": UnitAttr()},
+    )
+    mapping: dict[SSAValue, SSAValue] = dict(zip(params, func.args))
+    for op in group.ops:
+        func.body.block.add_op(op.clone(mapping))
+    func.body.block.add_op(relay.ReturnOp(mapping[root.results[0]]))
+    module.body.block.add_op(func)
+    call = relay.CallOp(func, params, vdevice=group.device)
+    assert root.parent is not None
+    root.parent.insert_op_before(call, root)
+    root.results[0].replace_all_uses_with(call.result)
+    for op in reversed(group.ops):
+        op.detach()
+        op.erase()
+
+
+def _fusable_functions(module: ModuleOp) -> list[relay.FuncOp]:
+    """Functions whose bodies hetero compiles op by op (not kernels, not
+    external-codegen or pattern functions)."""
+    return [
+        f
+        for f in module.ops
+        if isinstance(f, relay.FuncOp)
+        and not (f.is_primitive or f.is_extern or f.compiler or f.composite)
+    ]
+
+
+def _blocks(func: relay.FuncOp) -> list[Block]:
+    """The function's blocks, nested ones included, not entering kernels."""
+    blocks = [func.body.block]
+    for op in func.walk():
+        if isinstance(op, relay.FnOp) and (
+            op.is_primitive or op.compiler or op.composite
+        ):
+            continue
+        for region in op.regions:
+            blocks.extend(region.blocks)
+    return [b for b in dict.fromkeys(blocks) if not _inside_kernel(b)]
+
+
+def _inside_kernel(block: Block) -> bool:
+    op = block.parent_op()
+    while op is not None:
+        if isinstance(op, relay.FnOp) and (
+            op.is_primitive or op.compiler or op.composite
+        ):
+            return True
+        op = op.parent_op()
+    return False
+
+
+@dataclass(frozen=True)
+class FuseOpsPass(ModulePass):
+    """Outline groups of fusable tensor ops into Primitive functions."""
+
+    name = "fuse-ops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for func in _fusable_functions(op):
+            for block in _blocks(func):
+                fusion = _BlockFusion()
+                for inner in list(block.ops):
+                    fusion.visit(inner)
+                for group in fusion.groups:
+                    _outline(op, group)
