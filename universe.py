@@ -17,7 +17,17 @@ DIALECTS = {
 
 PASSES: dict[str, tuple[str, str]] = {
     "plan-devices": ("hetero.transforms.plan_devices", "PlanDevicesPass"),
+    "fuse-ops": ("hetero.transforms.fuse_ops", "FuseOpsPass"),
+    "lower-te": ("hetero.transforms.lower_te", "LowerTEPass"),
+    "lower-aot-main": ("hetero.transforms.lower_aot_main", "LowerAotMainPass"),
     "verify-devices": ("hetero.transforms.verify_devices", "VerifyDevicesPass"),
+    "merge-composite": ("hetero.transforms.merge_composite", "MergeCompositePass"),
+    "annotate-target": ("hetero.transforms.annotate_target", "AnnotateTargetPass"),
+    "merge-compiler-regions": ("hetero.transforms.merge_compiler_regions", "MergeCompilerRegionsPass"),
+    "partition-graph": ("hetero.transforms.partition_graph", "PartitionGraphPass"),
+    "outline-compiler-functions": ("hetero.transforms.outline_compiler_functions", "OutlineCompilerFunctionsPass"),
+    "mark-compiler-functions-as-extern": ("hetero.transforms.mark_compiler_functions_as_extern", "MarkCompilerFunctionsAsExternPass"),
+    "inline-compiler-functions-bound-to": ("hetero.transforms.inline_compiler_functions_bound_to", "InlineCompilerFunctionsBoundToPass"),
     "convert-arith-to-llvm": ("hetero.lowering.convert_arith_to_llvm", "ConvertArithToLLVMPass"),
     "convert-math-to-llvm": ("hetero.lowering.convert_math_to_llvm", "ConvertMathToLLVMPass"),
     "convert-cf-to-llvm": ("hetero.lowering.convert_cf_to_llvm", "ConvertCfToLLVMPass"),
@@ -26,6 +36,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "convert-vector-to-llvm": ("hetero.lowering.convert_vector_to_llvm", "ConvertVectorToLLVMPass"),
     "convert-memref-to-llvm": ("hetero.lowering.convert_memref_to_llvm", "ConvertMemRefToLLVMPass"),
     "lower-to-llvm": ("hetero.lowering.pipeline", "LowerToLLVMPass"),
+    "convert-tir-to-scf": ("hetero.lowering.convert_tir_to_scf", "ConvertTirToScfPass"),
 }
 """Pass name → (module, class); one module per pass under `hetero.transforms`."""
 

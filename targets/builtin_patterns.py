@@ -1,0 +1,103 @@
+"""The pattern tables of hetero's built-in external-codegen kinds.
+
+What each library has a kernel for, as data (see `hetero.targets.patterns`);
+larger patterns come first in each table, since order is priority.  The
+predicates say what the library's entry points accept: BLAS has `sgemm` and
+`dgemm` only, the GPU libraries also take `f16`; a batched matmul is one
+`gemm_batched` call only when both operands have the same batch size.
+"""
+
+from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
+from xdsl.ir import Operation
+
+from hetero.targets.patterns import (
+    CompositePattern,
+    OpPattern,
+    Predicate,
+    attr_in,
+    dtype_in,
+    is_op,
+    rank_in,
+    static_shapes,
+    wildcard,
+)
+
+_CPU_BLAS_DTYPES = ("f32", "f64")
+_GPU_DTYPES = ("f16", "f32", "f64")
+_TENSOR_CORE_DTYPES = ("f16", "f32")
+
+
+def _same_batch(op: Operation) -> bool:
+    """`[B, M, K] x [B, K, N]` with one static B: no broadcasting of the batch."""
+    a, b = (t.get_shape() for t in op.operand_types if isinstance(t, TensorType))
+    return a[0] == b[0] != DYNAMIC_INDEX
+
+
+def _dense(ok: Predicate) -> OpPattern:
+    return is_op("nn.dense", wildcard(), wildcard()).where(ok)
+
+
+def _bias(inner: OpPattern, ok: Predicate, axes: tuple[int, ...]) -> OpPattern:
+    """`nn.bias_add(inner, bias)` with the bias on one of `axes` (the output channels)."""
+    return is_op("nn.bias_add", inner, wildcard()).where(ok, attr_in("axis", *axes))
+
+
+def _relu(inner: OpPattern, ok: Predicate) -> OpPattern:
+    return is_op("relu", inner).where(ok)
+
+
+def _gemm_table(dtypes: tuple[str, ...]) -> list[CompositePattern]:
+    """dense (+ bias), matmul and batched matmul: what a GEMM library runs."""
+    ok = dtype_in(*dtypes)
+    return [
+        CompositePattern("dense_bias", _bias(_dense(ok), ok, (1, -1)), "x·wᵀ + b: gemm with beta = 1"),
+        CompositePattern("dense", _dense(ok), "x·wᵀ: one gemm"),
+        CompositePattern(
+            "batch_matmul",
+            is_op("matmul", wildcard(), wildcard()).where(ok, rank_in(3), _same_batch),
+            "a·b per batch: gemm_batched",
+        ),
+        CompositePattern("matmul", is_op("matmul", wildcard(), wildcard()).where(ok, rank_in(2)), "a·b: one gemm"),
+    ]
+
+
+def _conv_table(dtypes: tuple[str, ...]) -> list[CompositePattern]:
+    """conv2d, fused with its bias and relu where the library fuses them."""
+    ok = dtype_in(*dtypes)
+    conv = is_op("nn.conv2d", wildcard(), wildcard()).where(ok)
+    return [
+        CompositePattern("conv2d_bias_relu", _relu(_bias(conv, ok, (1,)), ok)),
+        CompositePattern("conv2d_bias", _bias(conv, ok, (1,))),
+        CompositePattern("conv2d", conv),
+    ]
+
+
+def _cutlass_table() -> list[CompositePattern]:
+    """CUTLASS epilogues fuse bias and relu into the GEMM; no f64 tensor cores."""
+    ok = dtype_in(*_TENSOR_CORE_DTYPES)
+    return [
+        CompositePattern("dense_bias_relu", _relu(_bias(_dense(ok), ok, (1, -1)), ok)),
+        *_gemm_table(_TENSOR_CORE_DTYPES),
+        *_conv_table(_TENSOR_CORE_DTYPES),
+    ]
+
+
+def _tensorrt_table() -> list[CompositePattern]:
+    """TensorRT builds engines for static shapes; one layer per op here."""
+    ok = dtype_in(*_TENSOR_CORE_DTYPES)
+    ops = ("nn.conv2d", "nn.dense", "relu", "sigmoid", "tanh", "add", "multiply",
+           "nn.softmax", "nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d")
+    return [
+        CompositePattern(name.removeprefix("nn."), is_op(name).where(ok, static_shapes))
+        for name in ops
+    ]
+
+
+BUILTIN_PATTERNS: dict[str, list[CompositePattern]] = {
+    "blas": _gemm_table(_CPU_BLAS_DTYPES),
+    "cublas": _gemm_table(_GPU_DTYPES),
+    "cudnn": _conv_table(_GPU_DTYPES),
+    "cutlass": _cutlass_table(),
+    "tensorrt": _tensorrt_table(),
+}
+"""Kind name → pattern table, registered before any entry point's."""
