@@ -369,7 +369,7 @@ def _expand_dims(op: Operation, x: np.ndarray) -> np.ndarray:
     return x.reshape(x.shape[:at] + (1,) * count + x.shape[at:])
 
 
-def _constant(op: ConstantOp) -> np.ndarray:
+def constant_value(op: ConstantOp) -> np.ndarray:
     """Decoded straight from the attribute's bytes; a splat is broadcast."""
     attr = op.value
     element_type = attr.get_element_type()
@@ -513,7 +513,7 @@ _PLAIN: dict[str, Callable[..., Any]] = {
 """Tensor operators without attributes: NumPy semantics (broadcasting) is theirs."""
 
 _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
-    "constant": _constant,
+    "constant": constant_value,
     "clip": _clip,
     "nn.conv2d": _conv2d,
     "nn.bias_add": _bias_add,

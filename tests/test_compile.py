@@ -1,0 +1,124 @@
+"""`hetero.compile`: multi-kernel relay programs run natively through the AOT
+host function (`lower-aot-main`) and agree with the relay reference interpreter."""
+
+import hetero
+import numpy as np
+import pytest
+from hetero.driver import CompiledFunctionError
+from hetero.context import parse_module
+from hetero.interpreter.relay import run
+from hetero.utils.diagnostics import HeteroError
+
+CNN = """
+  relay.func @main(%x: tensor<1x3x9x9xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>,
+                   %dw: tensor<10x16xf32>, %db: tensor<10xf32>) -> tensor<1x10xf32> {
+    %0 = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x9x9xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x5x5xf32>
+    %1 = relay.nn.bias_add %0, %b : (tensor<1x4x5x5xf32>, tensor<4xf32>) -> tensor<1x4x5x5xf32>
+    %2 = relay.relu %1 : tensor<1x4x5x5xf32>
+    %3 = relay.nn.max_pool2d %2 {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x5x5xf32>) -> tensor<1x4x2x2xf32>
+    %4 = relay.flatten %3 : (tensor<1x4x2x2xf32>) -> tensor<1x16xf32>
+    %5 = relay.nn.dense %4, %dw : (tensor<1x16xf32>, tensor<10x16xf32>) -> tensor<1x10xf32>
+    %6 = relay.nn.bias_add %5, %db : (tensor<1x10xf32>, tensor<10xf32>) -> tensor<1x10xf32>
+    %r = relay.nn.softmax %6 : tensor<1x10xf32>
+    relay.return %r : tensor<1x10xf32>
+  }"""
+
+CONSTANTS = """
+  relay.func @main(%x: tensor<3x4xf32>) -> tensor<3x2xf32> {
+    %w = relay.constant dense<[[1.0, -2.0, 3.0, 0.25], [0.5, 0.5, -0.5, 2.0]]> : tensor<2x4xf32>
+    %b = relay.constant dense<[0.5, -1.0]> : tensor<2xf32>
+    %0 = relay.nn.dense %x, %w : (tensor<3x4xf32>, tensor<2x4xf32>) -> tensor<3x2xf32>
+    %1 = relay.nn.bias_add %0, %b : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+    %2 = relay.nn.softmax %1 : tensor<3x2xf32>
+    %r = relay.tanh %2 : tensor<3x2xf32>
+    relay.return %r : tensor<3x2xf32>
+  }"""
+
+RETURNS_PARAMETER = """
+  relay.func @main(%x: tensor<2x3xf32>, %y: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %0 = relay.nn.softmax %x : tensor<2x3xf32>
+    relay.return %y : tensor<2x3xf32>
+  }"""
+
+DEVICE_COPY = """
+  relay.func @main(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>) -> tensor<3x5xf32> {
+    %0 = relay.nn.dense %x, %w : (tensor<3x4xf32>, tensor<5x4xf32>) -> tensor<3x5xf32>
+    %1 = relay.on_device %0 to #target.vdevice<cpu:0> fixed : tensor<3x5xf32>
+    %2 = relay.device_copy %1 from #target.vdevice<cpu:0> to #target.vdevice<cpu:1> : tensor<3x5xf32>
+    %3 = relay.nn.softmax %2 : tensor<3x5xf32>
+    %r = relay.on_device %3 to #target.vdevice<cpu:1> fixed : tensor<3x5xf32>
+    relay.return %r : tensor<3x5xf32>
+  }"""
+
+PROGRAMS = {
+    "cnn": CNN,
+    "constants": CONSTANTS,
+    "returns a parameter": RETURNS_PARAMETER,
+    "cpu device copy": DEVICE_COPY,
+}
+
+
+def _text(body: str, config: str | None = '#target.config<[#target.target<"llvm">]>') -> str:
+    attributes = f" attributes {{target.config = {config}}}" if config else ""
+    return f"builtin.module{attributes} {{{body}\n}}\n"
+
+
+def _random_inputs(text: str) -> list[np.ndarray]:
+    main = next(iter(parse_module(text).ops))
+    rng = np.random.default_rng(1)
+    return [
+        rng.standard_normal(a.type.get_shape()).astype(np.float32)  # type: ignore[attr-defined]
+        for a in main.args  # type: ignore[attr-defined]
+    ]
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_compiled_program_matches_the_reference(name: str):
+    text = _text(PROGRAMS[name])
+    inputs = _random_inputs(text)
+    compiled = hetero.compile(text)
+    np.testing.assert_allclose(
+        compiled(*inputs), run(parse_module(text), *inputs), rtol=2e-5, atol=2e-5
+    )
+    assert "lower-aot-main" in compiled.timings
+
+
+def test_device_copy_runs_in_the_host_function():
+    module = parse_module(_text(DEVICE_COPY))
+    compiled = hetero.compile(module)
+    assert "relay.device_copy" in str(module), "the caller's module is not changed"
+    ir = compiled.native.llvm_ir()
+    host = ir[ir.index("@main_host(") :]
+    host = host[: host.index("\n}")]
+    assert "fused_nn_dense_tir" in host and "fused_nn_softmax_tir" in host
+    assert "store float" in host, "the copy loop writes the intermediate"
+
+
+def test_targets_fill_a_missing_config():
+    text = _text(CONSTANTS, config=None)
+    (x,) = _random_inputs(text)
+    expected = run(parse_module(_text(CONSTANTS)), x)
+    np.testing.assert_allclose(hetero.compile(text, targets=("llvm",))(x), expected, rtol=2e-5, atol=2e-5)
+
+
+def test_wrong_inputs_are_reported():
+    compiled = hetero.compile(_text(RETURNS_PARAMETER))
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(CompiledFunctionError, match="takes 2 input"):
+        compiled(x)
+    with pytest.raises(CompiledFunctionError, match=r"input #1 \(%y\) must have shape \(2, 3\)"):
+        compiled(x, np.zeros((3, 2), np.float32))
+    with pytest.raises(CompiledFunctionError, match="dtype float32"):
+        compiled(x, np.zeros((2, 3), np.float64))
+
+
+def test_unsupported_construct_is_a_located_error():
+    text = _text("""
+  relay.func @main(%x: tensor<2xf32>) -> tuple<tensor<2xf32>, tensor<2xf32>> {
+    %0 = relay.exp %x : tensor<2xf32>
+    %r = relay.tuple(%0, %x) : tuple<tensor<2xf32>, tensor<2xf32>>
+    relay.return %r : tuple<tensor<2xf32>, tensor<2xf32>>
+  }""")
+    with pytest.raises(HeteroError, match="lower-aot-main") as error:
+        hetero.compile(text)
+    assert error.value.op is not None

@@ -1,0 +1,202 @@
+"""`lower-aot-main`: the lowered relay entry function becomes a host `tir.prim_func`.
+
+After `lower-te`, the entry function (`@main`) is a straight-line sequence of
+`relay.call @k(...) {lowered = @k_tir}` calls.  This pass writes the same
+sequence as TVM's AOT executor does, as a public `tir.prim_func
+@<entry>_host` for the configuration's host target:
+
+* **parameters** — the relay parameters, then one memref per `relay.constant`
+  the function uses (the runtime feeds them, like TVM's params; their values,
+  in parameter order, are the attribute `hetero.constants`), then the output
+  memref (destination-passing style, like the kernels);
+* **body** — a `tir.alloc` per intermediate, a `tir.call @k_tir(args...,
+  destination)` per lowered call in program order (`tir.call_extern` for an
+  `Extern` function, the external codegen's symbol), a copy loop nest per
+  `relay.device_copy` between CPU devices.  The value returned is written
+  straight into the output memref by its producer; a returned parameter or
+  constant is copied there.
+
+The relay functions stay (the module still verifies and interprets); only the
+`tir.prim_func`s need to be compiled.  Anything the host function cannot
+express yet (control flow, closures, tuples, unlowered ops, dynamic shapes,
+copies to non-CPU devices) is a located `HeteroError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hetero.dialects import relay, tir
+from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
+from hetero.lowering.te_emit import Emitter, Tensor, store_all
+from hetero.targets.config import module_config
+from hetero.targets.kind import DeviceType
+from hetero.transforms.lower_te import LOWERED
+from hetero.utils.diagnostics import HeteroError
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    SymbolRefAttr,
+    TensorType,
+    i1,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
+
+CONSTANTS = "hetero.constants"
+"""Host-function attribute: the constants' values, in parameter order."""
+
+PASS = "lower-aot-main"
+
+
+def _buffer_type(type: Attribute, what: str, op: Operation) -> MemRefType:
+    """The memref of a relay value; only static tensors have one."""
+    if not isinstance(type, TensorType):
+        raise HeteroError(
+            f"{PASS}: {what} has type {type}; the host function passes tensors only "
+            "(tuples and functions are not supported yet)",
+            op,
+        )
+    if any(d < 0 for d in type.get_shape()):
+        raise HeteroError(
+            f"{PASS}: {what} has a dynamic shape ({type}), which is not supported yet",
+            op,
+        )
+    return MemRefType(type.element_type, type.get_shape())
+
+
+def _check_cpu(device: VirtualDeviceAttr, op: Operation) -> None:
+    """Host-side copies are plain loops, so both ends must be CPU memory."""
+    if device.device_type != DeviceType.cpu:
+        raise HeteroError(
+            f"{PASS}: a device_copy to or from a non-CPU device ({device}) is not "
+            "yet supported",
+            op,
+        )
+
+
+@dataclass
+class _HostBuilder:
+    """Writes the body of the host function for one relay entry function."""
+
+    module: ModuleOp
+    main: relay.FuncOp
+    emitter: Emitter
+    out: SSAValue
+    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+
+    def lower(self, params: tuple[SSAValue, ...], constants: tuple[SSAValue, ...]) -> None:
+        """Map parameters and constants to host parameters, then emit each op."""
+        self.buffers.update(zip(self.main.args, params))
+        ops = list(self.main.body.block.ops)
+        const_ops = [op for op in ops if isinstance(op, relay.ConstantOp)]
+        self.buffers.update((c.result, p) for c, p in zip(const_ops, constants))
+        for op in ops:
+            self._lower_op(op)
+
+    def _lower_op(self, op: Operation) -> None:
+        match op:
+            case relay.ConstantOp():
+                pass  # a host parameter already
+            case relay.OnDeviceOp():
+                self.buffers[op.results[0]] = self.buffers[op.operands[0]]
+            case relay.CallOp() if isinstance(op.attributes.get(LOWERED), SymbolRefAttr):
+                self._call(op)
+            case relay.CallOp():
+                raise HeteroError(
+                    f"{PASS}: call of @{op.callee.string_value()} is not lowered; "
+                    "run fuse-ops and lower-te first",
+                    op,
+                )
+            case relay.DeviceCopyOp():
+                _check_cpu(op.src, op)
+                _check_cpu(op.dst, op)
+                self._copy(self.buffers[op.body], self._destination(op))
+            case relay.ReturnOp():
+                value = self.buffers[op.operands[0]]
+                if value is not self.out:
+                    self._copy(value, self.out)
+            case _:
+                raise HeteroError(
+                    f"{PASS}: '{op.name}' cannot be compiled into the host function "
+                    "(only lowered calls, constants and CPU device copies are supported)",
+                    op,
+                )
+
+    def _call(self, op: relay.CallOp) -> None:
+        """A kernel call (or an external codegen's function) in destination style."""
+        symbol = op.attributes[LOWERED]
+        assert isinstance(symbol, SymbolRefAttr)
+        args = [self.buffers[v] for v in op.operands]
+        args.append(self._destination(op))
+        callee = SymbolTable.lookup_symbol(self.module, symbol)
+        if isinstance(callee, tir.PrimFuncOp):
+            self.emitter.op(tir.CallOp(symbol, args))
+        elif isinstance(callee, relay.FuncOp) and callee.is_extern:
+            self.emitter.op(tir.CallExternOp(symbol.string_value(), args))
+        else:
+            raise HeteroError(
+                f"{PASS}: the lowered symbol @{symbol.string_value()} is neither a "
+                "tir.prim_func nor an Extern relay.func",
+                op,
+            )
+
+    def _destination(self, op: Operation) -> SSAValue:
+        """The output memref for the returned value, else a fresh intermediate."""
+        result = op.results[0]
+        if any(isinstance(u.operation, relay.ReturnOp) for u in result.uses):
+            buffer = self.out
+        else:
+            type = _buffer_type(result.type, f"the result of {op.name}", op)
+            buffer = self.emitter.op(tir.AllocOp(type))
+        self.buffers[result] = buffer
+        return buffer
+
+    def _copy(self, source: SSAValue, destination: SSAValue) -> None:
+        store_all(self.emitter, Tensor.of_buffer(source), destination)
+
+
+def build_host_function(
+    module: ModuleOp, main: relay.FuncOp, name: str, target: TargetAttr
+) -> tir.PrimFuncOp:
+    """The host prim_func `name` running `main`'s lowered calls."""
+    constants = [op for op in main.body.block.ops if isinstance(op, relay.ConstantOp)]
+    inputs = [
+        _buffer_type(t, f"parameter #{i}", main)
+        for i, t in enumerate(main.function_type.inputs.data)
+    ]
+    constant_types = [_buffer_type(c.result.type, "a constant", c) for c in constants]
+    output = _buffer_type(main.result_type, "the result", main)
+    host = tir.PrimFuncOp(name, ([*inputs, *constant_types, output], []), target=target)
+    host.attributes["tir.is_entry_func"] = IntegerAttr(1, i1)
+    host.attributes[CONSTANTS] = ArrayAttr([c.value for c in constants])
+    entry = host.body.block
+    params = entry.args[: len(inputs)]
+    constant_params = entry.args[len(inputs) : -1]
+    builder = _HostBuilder(module, main, Emitter(entry, entry, {}), entry.args[-1])
+    builder.lower(params, constant_params)
+    return host
+
+
+@dataclass(frozen=True)
+class LowerAotMainPass(ModulePass):
+    """Turn the lowered relay entry function into a host `tir.prim_func`."""
+
+    name = "lower-aot-main"
+
+    entry: str = "main"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        main = SymbolTable.lookup_symbol(op, self.entry)
+        if not isinstance(main, relay.FuncOp):
+            raise HeteroError(f"{PASS}: no relay.func @{self.entry} in the module", op)
+        name = f"{self.entry}_host"
+        if SymbolTable.lookup_symbol(op, name) is not None:
+            raise HeteroError(f"{PASS}: the module already has a symbol @{name}", op)
+        target = module_config(op, None, PASS).host_target
+        host = build_host_function(op, main, name, target)
+        op.body.block.insert_op_after(host, main)
