@@ -301,7 +301,7 @@ class ForLowering(RewritePattern):
 
 def lower_serial(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     """`scf.for` over the same body."""
-    rewriter.replace_op(op, scf_loop(op.lb, op.ub, op.step, op.detach_region(op.body)))
+    rewriter.replace(op, scf_loop(op.lb, op.ub, op.step, op.detach_region(op.body)))
 
 
 def lower_unrolled(op: tir.ForOp, rewriter: PatternRewriter) -> None:
@@ -310,13 +310,13 @@ def lower_unrolled(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     if None in bounds or len(range(*bounds)) > MAX_UNROLL:  # type: ignore[misc]
         return lower_serial(op, rewriter)
     for i in range(*bounds):  # type: ignore[misc]
-        value = rewriter.insert_op(index(i), InsertPoint.before(op)).result
+        value = rewriter.insert(index(i), InsertPoint.before(op)).result
         clone = op.body.clone()
         block = clone.block
         assert block.last_op is not None
-        rewriter.erase_op(block.last_op)
+        rewriter.erase(block.last_op)
         rewriter.inline_block(block, InsertPoint.before(op), [value])
-    rewriter.erase_op(op)
+    rewriter.erase(op)
 
 
 def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
@@ -344,7 +344,7 @@ def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     ops.append(scf.ForOp(op.lb, split, width, [], vectorizer.build(lanes)))
     if extent is None or extent % lanes:
         ops.append(scf_loop(split.results[0], op.ub, op.step, op.body.clone()))
-    rewriter.replace_op(op, ops, [])
+    rewriter.replace(op, ops, [])
 
 
 def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
@@ -391,14 +391,14 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     entry = body.body.block
     assert entry.last_op is not None
     entry.insert_ops_before([*repeated, step, loop], entry.last_op)
-    rewriter.insert_op(body, InsertPoint.after(caller))
+    rewriter.insert(body, InsertPoint.after(caller))
     zero = index(0)
     trips = arith.SubiOp(op.ub, op.lb)
     clamped = arith.MaxSIOp(trips, zero)
     count = arith.CeilDivSIOp(clamped, op.step)
     threads = arith.ConstantOp(IntegerAttr(num_threads(caller.target), i32))
     launch = tir.CallExternOp(name + LAUNCH_SUFFIX, [threads, count, *captured])
-    rewriter.replace_op(op, [zero, trips, clamped, count, threads, launch], [])
+    rewriter.replace(op, [zero, trips, clamped, count, threads, launch], [])
 
 
 def _ancestors(op: Operation) -> Iterable[Operation]:
@@ -441,7 +441,7 @@ class PrimFuncLowering(RewritePattern):
             "private" if op.is_private else None,
         )
         new.attributes |= op.attributes
-        rewriter.replace_op(op, new)
+        rewriter.replace(op, new)
 
 
 class ReturnLowering(RewritePattern):
@@ -449,7 +449,7 @@ class ReturnLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tir.ReturnOp, rewriter: PatternRewriter, /):
-        rewriter.replace_op(op, func.ReturnOp(*op.operands))
+        rewriter.replace(op, func.ReturnOp(*op.operands))
 
 
 class CallLowering(RewritePattern):
@@ -457,7 +457,7 @@ class CallLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tir.CallOp, rewriter: PatternRewriter, /):
-        rewriter.replace_op(op, func.CallOp(op.callee, op.args, op.res.types))
+        rewriter.replace(op, func.CallOp(op.callee, op.args, op.res.types))
 
 
 class CallExternLowering(RewritePattern):
@@ -472,7 +472,7 @@ class CallExternLowering(RewritePattern):
         existing = SymbolTable.lookup_symbol(module, name)
         if existing is None:
             declaration = func.FuncOp.external(name, *signature)
-            rewriter.insert_op(declaration, InsertPoint.at_end(module.body.block))
+            rewriter.insert(declaration, InsertPoint.at_end(module.body.block))
         elif not (
             isinstance(existing, func.FuncOp)
             and existing.function_type.inputs.data == signature[0]
@@ -485,7 +485,7 @@ class CallExternLowering(RewritePattern):
                 f"the symbol @{name} of the module",
                 op,
             )
-        rewriter.replace_op(op, func.CallOp(name, op.args, op.res.types))
+        rewriter.replace(op, func.CallOp(name, op.args, op.res.types))
 
 
 class AllocLowering(RewritePattern):
@@ -510,14 +510,14 @@ class AllocLowering(RewritePattern):
             )
             # At the function's entry, where LLVM sees a fixed stack slot
             # (an alloca in a loop would grow the stack at each iteration).
-            rewriter.insert_op(alloca, InsertPoint.at_start(_entry(op)))
-            rewriter.replace_op(op, [], alloca.results)
+            rewriter.insert(alloca, InsertPoint.at_start(_entry(op)))
+            rewriter.replace(op, [], alloca.results)
             return
         buffer = memref.AllocOp(op.dynamic_sizes, [], t)
-        rewriter.replace_op(op, buffer)
+        rewriter.replace(op, buffer)
         block = buffer.parent_block()
         assert block is not None and block.last_op is not None
-        rewriter.insert_op(
+        rewriter.insert(
             memref.DeallocOp.get(buffer), InsertPoint.before(block.last_op)
         )
 
@@ -542,9 +542,9 @@ class TargetRegionInlining(RewritePattern):
     def match_and_rewrite(self, op: tir.TargetRegionOp, rewriter: PatternRewriter, /):
         block = op.body.block
         assert block.last_op is not None
-        rewriter.erase_op(block.last_op)
+        rewriter.erase(block.last_op)
         rewriter.inline_block(block, InsertPoint.before(op))
-        rewriter.erase_op(op)
+        rewriter.erase(op)
 
 
 class ScopeErasure(TypeConversionPattern):
