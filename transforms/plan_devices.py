@@ -478,24 +478,26 @@ class DevicePlanner:
             if _has_vdevice(op):
                 op.properties["vdevice"] = self.device(op.results[0])
 
-    def _replace_on_device(self, op: OnDeviceOp) -> None:
+    def _endpoints(self, op: OnDeviceOp | DeviceCopyOp) -> tuple[VirtualDeviceAttr, VirtualDeviceAttr] | None:
+        """Solved (source, destination) of a device op; None (and the op gone)
+        when they agree, since nothing then moves."""
         src, dst = self.device(op.body), self.device(op.result)
-        if src == dst:
-            op.result.replace_all_uses_with(op.body)
-            Rewriter.erase_op(op)
-        else:
-            copy = DeviceCopyOp(op.body, src, dst, vdevice=dst)
+        if src != dst:
+            return src, dst
+        op.result.replace_all_uses_with(op.body)
+        Rewriter.erase_op(op)
+        return None
+
+    def _replace_on_device(self, op: OnDeviceOp) -> None:
+        if (ends := self._endpoints(op)) is not None:
+            copy = DeviceCopyOp(op.body, *ends, vdevice=ends[1])
             self.domains[copy.result] = self.dom(op.result)  # later uses still ask
             _replace(op, copy)
 
     def _resolve_copy(self, op: DeviceCopyOp) -> None:
-        src, dst = self.device(op.body), self.device(op.result)
-        if src == dst:
-            op.result.replace_all_uses_with(op.body)
-            Rewriter.erase_op(op)
-        else:
-            op.src, op.dst = src, dst
-            op.vdevice = dst
+        if (ends := self._endpoints(op)) is not None:
+            op.src, op.dst = ends
+            op.vdevice = ends[1]
 
 
 def _has_vdevice(op: Operation) -> bool:
