@@ -8,4 +8,5 @@ hetero is faster).  Timings are never asserted in tests.
 
 BENCHMARKS = {
     "plan-devices": ("bench.plan_devices", "device planning on generated graphs of 1k-100k ops"),
+    "matmul": ("bench.matmul", "fp32 matmul from hetero's codegen vs numpy.matmul"),
 }
