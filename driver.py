@@ -3,7 +3,8 @@
     f = hetero.compile(text)          # or a parsed ModuleOp
     y = f(x, w)                       # NumPy in, NumPy out
 
-Runs `plan-devices`, `fuse-ops`, `lower-te` and `lower-aot-main`, then
+Runs `plan-devices`, `fuse-ops`, `lower-te`, `lower-aot-main` and
+`plan-memory`, then
 JIT-compiles the `tir.prim_func`s (kernels and the host function
 `@<entry>_host`) with `compile_cpu`.  The returned `CompiledFunction` checks
 the inputs against the relay signature, allocates the output, passes the
@@ -22,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, ModuleOp, TensorType
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType
+from xdsl.ir import Operation, SSAValue
 from xdsl.traits import SymbolTable
 
 if TYPE_CHECKING:
@@ -67,6 +68,9 @@ class CompiledFunction:
     constants: tuple[np.ndarray, ...]
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent in each compilation stage."""
+    memory: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Per device, the intermediates' planned bytes and the bytes they would
+    take without reuse (`plan-memory`)."""
 
     def __call__(self, *inputs: object) -> np.ndarray:
         if len(inputs) != len(self.inputs):
@@ -100,12 +104,31 @@ def _lower(module: ModuleOp, entry: str, timings: dict[str, float]) -> None:
     from hetero.transforms.lower_aot_main import LowerAotMainPass
     from hetero.transforms.lower_te import LowerTEPass
     from hetero.transforms.plan_devices import PlanDevicesPass
+    from hetero.transforms.plan_memory import PlanMemoryPass
     from xdsl.context import Context
 
-    for stage in (PlanDevicesPass(), FuseOpsPass(), LowerTEPass(), LowerAotMainPass(entry)):
+    for stage in (
+        PlanDevicesPass(),
+        FuseOpsPass(),
+        LowerTEPass(),
+        LowerAotMainPass(entry),
+        PlanMemoryPass(),
+    ):
         start = time.perf_counter()
         stage.apply(Context(), module)
         timings[stage.name] = time.perf_counter() - start
+
+
+def _memory_report(host: Operation) -> dict[str, tuple[int, int]]:
+    from hetero.transforms.plan_memory import MEMORY
+
+    report = host.attributes.get(MEMORY)
+    if not isinstance(report, DictionaryAttr):
+        return {}
+    return {
+        device: tuple(v.value.data for v in sizes.data)  # type: ignore[misc]
+        for device, sizes in report.data.items()
+    }
 
 
 def _input_label(index: int, arg: SSAValue) -> str:
@@ -152,4 +175,5 @@ def compile(
         _signature(main.result_type, "the output"),
         _decode_constants(constants),
         timings,
+        _memory_report(host),
     )

@@ -20,6 +20,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "fuse-ops": ("hetero.transforms.fuse_ops", "FuseOpsPass"),
     "lower-te": ("hetero.transforms.lower_te", "LowerTEPass"),
     "lower-aot-main": ("hetero.transforms.lower_aot_main", "LowerAotMainPass"),
+    "plan-memory": ("hetero.transforms.plan_memory", "PlanMemoryPass"),
     "verify-devices": ("hetero.transforms.verify_devices", "VerifyDevicesPass"),
     "merge-composite": ("hetero.transforms.merge_composite", "MergeCompositePass"),
     "annotate-target": ("hetero.transforms.annotate_target", "AnnotateTargetPass"),

@@ -24,7 +24,8 @@ Inside a function, `memref.load`/`memref.store` become an in-bounds
 `llvm.getelementptr` on the element type plus `llvm.load`/`llvm.store`,
 `memref.alloca` an `llvm.alloca`, `memref.alloc`/`memref.dealloc` calls of the C
 library's `aligned_alloc`/`free` (64-byte alignment at least, the size rounded
-up to it), and `memref.dim` a constant or a size.  Between the conversion of a
+up to it), `memref.view` the source pointer advanced by its byte shift (how
+`plan-memory`'s arenas are carved), and `memref.dim` a constant or a size.  Between the conversion of a
 memref's producer and of its users the memref is an
 `unrealized_conversion_cast` of its pointer and sizes (its "descriptor").
 Other memref ops (subviews, copies, casts, globals) are not supported.
@@ -48,6 +49,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     NoneAttr,
     UnrealizedConversionCastOp,
+    i8,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
@@ -330,6 +332,22 @@ class AllocLowering(MemRefPattern):
         return pointer
 
 
+class ViewLowering(MemRefPattern):
+    """Lowers `memref.view` to its source pointer advanced by the byte shift."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter, /):
+        if (found := descriptor(op.source)) is None:
+            return
+        t = self.check(op.result.type, op)
+        shift = cast(op.byte_shift, self.size_type(), rewriter)
+        gep = llvm.GEPOp.from_mixed_indices(found[0], [shift], i8, inbounds=True)
+        gep.properties["noWrapFlags"] = INBOUNDS
+        pointer = rewriter.insert(gep).result
+        sizes = [cast(v, self.size_type(), rewriter) for v in op.sizes]
+        self.replace(op, rewriter, [materialize(pointer, sizes, t)])
+
+
 class DeallocLowering(MemRefPattern):
     """Lowers `memref.dealloc` to a call of `free`."""
 
@@ -413,6 +431,7 @@ class ConvertMemRefToLLVMPass(ModulePass):
                 LoadLowering,
                 StoreLowering,
                 AllocLowering,
+                ViewLowering,
                 DeallocLowering,
                 DimLowering,
             )

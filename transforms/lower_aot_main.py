@@ -9,7 +9,8 @@ sequence as TVM's AOT executor does, as a public `tir.prim_func
   the function uses (the runtime feeds them, like TVM's params; their values,
   in parameter order, are the attribute `hetero.constants`), then the output
   memref (destination-passing style, like the kernels);
-* **body** — a `tir.alloc` per intermediate, a `tir.call @k_tir(args...,
+* **body** — a `tir.alloc` per intermediate (tagged with the `vdevice` it
+  lives on, for `plan-memory`), a `tir.call @k_tir(args...,
   destination)` per lowered call in program order (`tir.call_extern` for an
   `Extern` function, the external codegen's symbol), a copy loop nest per
   `relay.device_copy` between CPU devices.  The value returned is written
@@ -26,12 +27,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from hetero.analysis.devices import device_of
 from hetero.dialects import relay, tir
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
 from hetero.lowering.te_emit import Emitter, Tensor, store_all
 from hetero.targets.config import module_config
 from hetero.targets.kind import DeviceType
 from hetero.transforms.lower_te import LOWERED
+from hetero.transforms.plan_memory import VDEVICE
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -152,7 +155,10 @@ class _HostBuilder:
             buffer = self.out
         else:
             type = _buffer_type(result.type, f"the result of {op.name}", op)
-            buffer = self.emitter.op(tir.AllocOp(type))
+            alloc = tir.AllocOp(type)
+            if (device := device_of(result)) is not None:
+                alloc.attributes[VDEVICE] = device
+            buffer = self.emitter.op(alloc)
         self.buffers[result] = buffer
         return buffer
 
