@@ -45,3 +45,43 @@ def test_wrong_input_shape_is_a_clean_error(tmp_path: Path, capsys):
     np.savez(tmp_path / "in.npz", a=np.ones((5, 6), np.float32), b=np.ones((5, 7), np.float32))
     assert main([str(EXAMPLE), "--inputs", str(tmp_path / "in.npz")]) == 1
     assert "error" in capsys.readouterr().err
+
+
+def _chain(tmp_path: Path) -> str:
+    from test_plan_memory import CHAIN as text
+
+    path = tmp_path / "chain.mlir"
+    path.write_text(text)
+    return str(path)
+
+
+def test_compile_runs_native_code_and_reports_memory(tmp_path: Path, capsys):
+    out = tmp_path / "out.npz"
+    assert main([_chain(tmp_path), "--random", "--compile", "--repeat", "2", "--output", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "native:" in printed and "median of 2" in printed
+    assert "memory cpu:0:" in printed
+    assert "reference interpreter" not in printed
+    assert np.load(out)["result0"].shape == (64, 64)
+
+
+def test_check_compares_with_the_reference(tmp_path: Path, capsys):
+    assert main([_chain(tmp_path), "--random", "--check"]) == 0
+    assert "check result 0: ok" in capsys.readouterr().out
+    # With no tolerance at all, summation-order rounding is a mismatch: exit 1.
+    assert main([_chain(tmp_path), "--random", "--check", "--rtol", "0", "--atol", "0"]) == 1
+    assert "check result 0: MISMATCH" in capsys.readouterr().out
+
+
+def test_compile_errors_are_located(tmp_path: Path, capsys):
+    path = tmp_path / "tuple.mlir"
+    path.write_text(
+        """
+relay.func @main(%x: tensor<2xf32>) -> tuple<tensor<2xf32>, tensor<2xf32>> {
+  %t = relay.tuple(%x, %x) : tuple<tensor<2xf32>, tensor<2xf32>>
+  relay.return %t : tuple<tensor<2xf32>, tensor<2xf32>>
+}
+"""
+    )
+    assert main([str(path), "--random", "--compile"]) == 1
+    assert f"{path}:2:" in capsys.readouterr().err

@@ -21,7 +21,6 @@ import argparse
 import os
 import re
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from hetero.utils.diagnostics import (
     parse_error_to_hetero,
     verify_module,
 )
+from hetero.utils.files import write_output
 
 SPLIT_MARKER = "// -----"
 
@@ -183,19 +183,7 @@ class HeteroOptMain(xDSLOptMain):
         return module
 
     def _write_output(self, text: str) -> None:
-        path = self.args.output_file
-        if path is None:
-            sys.stdout.write(text)
-            return
-        directory = os.path.dirname(os.path.abspath(path))
-        fd, tmp = tempfile.mkstemp(dir=directory, prefix=".hetero-opt-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        write_output(self.args.output_file, text)
 
 
 def _split(text: str) -> list[tuple[str, int]]:

@@ -1,16 +1,21 @@
 """`hetero-run`: run a relay function of a `.mlir` file on given or random inputs.
 
-For now it runs the NumPy reference interpreter (`hetero.interpreter.relay`),
-the semantics every compiled result is checked against; it prints each
-result's shape, dtype and a checksum, and the wall time.
+By default it runs the NumPy reference interpreter (`hetero.interpreter.relay`),
+the semantics every compiled result is checked against.  `--compile` compiles
+the program with `hetero.compile` and runs the native code instead; `--check`
+does both and compares (exit status 1 on a mismatch).  It prints each result's
+shape, dtype and a checksum, and the times.
 
     hetero-run model.mlir --random [--seed 0] [--entry main] [--output out.npz]
     hetero-run model.mlir --inputs in.npz          # arrays arg0, arg1, ... (or by name)
+    hetero-run model.mlir --random --compile [--repeat 10] [--targets llvm]
+    hetero-run model.mlir --random --check [--rtol 1e-4 --atol 1e-5]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 import time
 from collections.abc import Sequence
@@ -66,7 +71,7 @@ def _flatten(result: object) -> list[np.ndarray]:
     return [np.asarray(result)]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _arguments() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="hetero-run", description=__doc__.splitlines()[0])
     parser.add_argument("file")
     parser.add_argument("--entry", default="main")
@@ -75,15 +80,68 @@ def main(argv: Sequence[str] | None = None) -> int:
     source.add_argument("--inputs", help=".npz with one array per parameter")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="write the results to this .npz")
-    args = parser.parse_args(argv)
-    try:
-        with open(args.file, encoding="utf-8") as f:
-            module = parse_module(f.read(), args.file)
-        func = entry_function(module, args.entry)
-        inputs = random_inputs(func, args.seed) if args.random else load_inputs(args.inputs, func)
+    parser.add_argument("--compile", action="store_true", help="run natively compiled code")
+    parser.add_argument(
+        "--check", action="store_true", help="compile, run, compare with the reference interpreter"
+    )
+    parser.add_argument("--targets", default="llvm", help="targets of a module without target.config")
+    parser.add_argument("--repeat", type=int, default=1, help="native runs to time (median)")
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--atol", type=float, default=1e-5)
+    return parser
+
+
+def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace) -> list[np.ndarray]:
+    """Compile and run `inputs` through the native code, printing the times."""
+    import hetero
+
+    start = time.perf_counter()
+    compiled = hetero.compile(module, targets=args.targets.split(","), entry=args.entry)
+    compile_seconds = time.perf_counter() - start
+    times, result = [], None
+    for _ in range(max(1, args.repeat)):
         start = time.perf_counter()
-        results = _flatten(run(module, *inputs, entry=args.entry))
-        seconds = time.perf_counter() - start
+        result = compiled(*inputs)
+        times.append(time.perf_counter() - start)
+    print(f"compile: {compile_seconds * 1e3:.1f} ms")
+    for device, (planned, requested) in compiled.memory.items():
+        print(f"memory {device}: {planned} bytes planned ({requested} without reuse)")
+    print(f"native: {statistics.median(times) * 1e3:.3f} ms (median of {len(times)})")
+    return [np.asarray(result)]
+
+
+def _compare(native: list[np.ndarray], reference: list[np.ndarray], args: argparse.Namespace) -> bool:
+    """Print the largest errors; True where every result is within tolerance."""
+    ok = True
+    for i, (got, want) in enumerate(zip(native, reference)):
+        error = np.abs(got.astype(np.float64) - want.astype(np.float64))
+        close = got.shape == want.shape and np.allclose(got, want, rtol=args.rtol, atol=args.atol)
+        ok &= close
+        worst = float(error.max()) if error.size else 0.0
+        print(f"check result {i}: {'ok' if close else 'MISMATCH'} (max abs error {worst:.3g})")
+    return ok
+
+
+def _execute(args: argparse.Namespace) -> tuple[list[np.ndarray], bool]:
+    with open(args.file, encoding="utf-8") as f:
+        module = parse_module(f.read(), args.file)
+    func = entry_function(module, args.entry)
+    inputs = random_inputs(func, args.seed) if args.random else load_inputs(args.inputs, func)
+    results = reference = None
+    if args.compile or args.check:
+        results = _native(module, inputs, args)
+    if args.check or not args.compile:
+        start = time.perf_counter()
+        reference = _flatten(run(module, *inputs, entry=args.entry))
+        print(f"reference interpreter: {(time.perf_counter() - start) * 1e3:.3f} ms")
+    ok = _compare(results, reference, args) if results and reference else True
+    return results or reference or [], ok
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _arguments().parse_args(argv)
+    try:
+        results, ok = _execute(args)
     except HeteroError as e:
         print(f"{e.location or args.file}: error: {e.message}", file=sys.stderr)
         return 1
@@ -92,10 +150,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     for i, value in enumerate(results):
         print(f"result {i}: {value.dtype}{list(value.shape)} sum={float(np.sum(value)):.6g}")
-    print(f"reference interpreter: {seconds * 1e3:.3f} ms")
     if args.output:
         np.savez(args.output, **{f"result{i}": v for i, v in enumerate(results)})
-    return 0
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

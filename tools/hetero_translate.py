@@ -1,0 +1,75 @@
+"""`hetero-translate`: a `.mlir` module to LLVM IR, assembly or an object file.
+
+    hetero-translate model.mlir --emit=llvm-ir [-o model.ll]
+    hetero-translate model.mlir --emit=asm [--entry main] [--targets llvm]
+    hetero-translate kernels.mlir --emit=obj -o kernels.o
+
+A module with a relay entry function (`--entry`, default `main`) goes through
+the whole `hetero.compile` pipeline (the host function and its kernels); a
+module of `tir.prim_func`s (or of already lowered `func`/`llvm` functions)
+through `compile_cpu`.  The text or object is what the JIT would run, for the
+functions' own `mcpu`/`mattr` (default: this host's CPU).  Errors are located
+diagnostics and exit status 1; the output file is written only on success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.traits import SymbolTable
+
+from hetero.context import parse_module
+from hetero.dialects.relay import FuncOp
+from hetero.runtime.cpu import CpuModule
+from hetero.utils.diagnostics import HeteroError
+from hetero.utils.files import write_output
+
+EMITTERS: dict[str, Callable[[CpuModule], str | bytes]] = {
+    "llvm-ir": CpuModule.llvm_ir,
+    "asm": CpuModule.assembly,
+    "obj": CpuModule.emit_object,
+}
+"""`--emit` value → what is written."""
+
+
+def native_module(module: ModuleOp, entry: str, targets: Sequence[str]) -> CpuModule:
+    """The module compiled the way `hetero.compile` or `compile_cpu` would."""
+    if isinstance(SymbolTable.lookup_symbol(module, entry), FuncOp):
+        import hetero
+
+        return hetero.compile(module, targets=targets, entry=entry).native
+    from hetero.lowering.cpu_codegen import compile_cpu
+
+    return compile_cpu(module)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="hetero-translate", description=__doc__.splitlines()[0])
+    parser.add_argument("file")
+    parser.add_argument("--emit", choices=tuple(EMITTERS), required=True)
+    parser.add_argument("-o", "--output", help="output file (default: stdout)")
+    parser.add_argument("--entry", default="main")
+    parser.add_argument("--targets", default="llvm", help="targets of a module without target.config")
+    args = parser.parse_args(argv)
+    if args.emit == "obj" and args.output in (None, "-") and sys.stdout.isatty():
+        print("hetero-translate: error: --emit=obj writes binary; give -o FILE", file=sys.stderr)
+        return 1
+    try:
+        with open(args.file, encoding="utf-8") as f:
+            module = parse_module(f.read(), args.file)
+        native = native_module(module, args.entry, args.targets.split(","))
+        write_output(args.output, EMITTERS[args.emit](native))
+    except HeteroError as e:
+        print(f"{e.location or args.file}: error: {e.message}", file=sys.stderr)
+        return 1
+    except (OSError, ValueError) as e:
+        print(f"hetero-translate: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
