@@ -114,11 +114,38 @@ def test_wrong_inputs_are_reported():
 
 def test_unsupported_construct_is_a_located_error():
     text = _text("""
-  relay.func @main(%x: tensor<2xf32>) -> tuple<tensor<2xf32>, tensor<2xf32>> {
-    %0 = relay.exp %x : tensor<2xf32>
-    %r = relay.tuple(%0, %x) : tuple<tensor<2xf32>, tensor<2xf32>>
-    relay.return %r : tuple<tensor<2xf32>, tensor<2xf32>>
+  relay.func @main(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2xf32> {
+    %r = relay.if %c : tensor<i1> -> tensor<2xf32> {
+      %0 = relay.exp %x : tensor<2xf32>
+      relay.yield %0 : tensor<2xf32>
+    } else {
+      relay.yield %x : tensor<2xf32>
+    }
+    relay.return %r : tensor<2xf32>
   }""")
     with pytest.raises(HeteroError, match="lower-aot-main") as error:
         hetero.compile(text)
     assert error.value.op is not None
+
+
+def test_tuple_results_are_written_straight_into_their_outputs():
+    text = """
+relay.func @main(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) -> tuple<tensor<4x2xf32>, tuple<tensor<4x3xf32>, tensor<4x2xf32>>, tensor<4x3xf32>> {
+  %d = relay.nn.dense %x, %w : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+  %s = relay.nn.softmax %d : tensor<4x2xf32>
+  %pair = relay.tuple(%x, %s) : tuple<tensor<4x3xf32>, tensor<4x2xf32>>
+  %again = relay.get_item %pair[1] : tuple<tensor<4x3xf32>, tensor<4x2xf32>> -> tensor<4x2xf32>
+  %e = relay.exp %again : tensor<4x2xf32>
+  %t = relay.tuple(%e, %pair, %x) : tuple<tensor<4x2xf32>, tuple<tensor<4x3xf32>, tensor<4x2xf32>>, tensor<4x3xf32>>
+  relay.return %t : tuple<tensor<4x2xf32>, tuple<tensor<4x3xf32>, tensor<4x2xf32>>, tensor<4x3xf32>>
+}
+"""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4, 3)).astype(np.float32)
+    w = rng.standard_normal((2, 3)).astype(np.float32)
+    f = hetero.compile(text)
+    got = f(x, w)
+    want = run(parse_module(text), x, w)
+    assert len(f.outputs) == 4 and isinstance(got, tuple) and isinstance(got[1], tuple)
+    for g, e in zip((got[0], *got[1], got[2]), (want[0], *want[1], want[2])):
+        np.testing.assert_allclose(g, e, rtol=1e-5, atol=1e-6)

@@ -68,7 +68,7 @@ def load_inputs(path: str, func: FuncOp) -> list[np.ndarray]:
 def _flatten(result: object) -> list[np.ndarray]:
     if isinstance(result, tuple):
         return [leaf for item in result for leaf in _flatten(item)]
-    return [np.asarray(result)]
+    return _flatten(result)
 
 
 def _arguments() -> argparse.ArgumentParser:
@@ -107,7 +107,7 @@ def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace
     for device, (planned, requested) in compiled.memory.items():
         print(f"memory {device}: {planned} bytes planned ({requested} without reuse)")
     print(f"native: {statistics.median(times) * 1e3:.3f} ms (median of {len(times)})")
-    return [np.asarray(result)]
+    return _flatten(result)
 
 
 def _compare(native: list[np.ndarray], reference: list[np.ndarray], args: argparse.Namespace) -> bool:

@@ -7,19 +7,21 @@ sequence as TVM's AOT executor does, as a public `tir.prim_func
 
 * **parameters** — the relay parameters, then one memref per `relay.constant`
   the function uses (the runtime feeds them, like TVM's params; their values,
-  in parameter order, are the attribute `hetero.constants`), then the output
-  memref (destination-passing style, like the kernels);
+  in parameter order, are the attribute `hetero.constants`), then one output
+  memref per tensor of the result, a tuple result flattened in order
+  (destination-passing style, like the kernels);
 * **body** — a `tir.alloc` per intermediate (tagged with the `vdevice` it
   lives on, for `plan-memory`), a `tir.call @k_tir(args...,
   destination)` per lowered call in program order (`tir.call_extern` for an
   `Extern` function, the external codegen's symbol), a copy loop nest per
-  `relay.device_copy` between CPU devices.  The value returned is written
-  straight into the output memref by its producer; a returned parameter or
-  constant is copied there.
+  `relay.device_copy` between CPU devices.  Each value returned is written
+  straight into its output memref by its producer; a returned parameter or
+  constant, or a value returned twice, is copied there.  Tuples and
+  `relay.get_item` only regroup buffers: they cost nothing at run time.
 
 The relay functions stay (the module still verifies and interprets); only the
 `tir.prim_func`s need to be compiled.  Anything the host function cannot
-express yet (control flow, closures, tuples, unlowered ops, dynamic shapes,
+express yet (control flow, closures, unlowered ops, dynamic shapes,
 copies to non-CPU devices) is a located `HeteroError`.
 """
 
@@ -44,6 +46,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     SymbolRefAttr,
     TensorType,
+    TupleType,
     i1,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -61,7 +64,7 @@ def _buffer_type(type: Attribute, what: str, op: Operation) -> MemRefType:
     if not isinstance(type, TensorType):
         raise HeteroError(
             f"{PASS}: {what} has type {type}; the host function passes tensors only "
-            "(tuples and functions are not supported yet)",
+            "(functions are not supported yet)",
             op,
         )
     if any(d < 0 for d in type.get_shape()):
@@ -82,6 +85,31 @@ def _check_cpu(device: VirtualDeviceAttr, op: Operation) -> None:
         )
 
 
+def output_types(type: Attribute, op: Operation) -> list[Attribute]:
+    """The tensors of a result type, a (nested) tuple flattened in order."""
+    if isinstance(type, TupleType):
+        return [t for element in type.types.data for t in output_types(element, op)]
+    return [type]
+
+
+def _returned_leaves(value: SSAValue) -> list[SSAValue]:
+    """The values a return of `value` writes, in output order, looking through
+    the tuples built for it."""
+    if isinstance(value.owner, relay.TupleOp):
+        return [leaf for v in value.owner.operands for leaf in _returned_leaves(v)]
+    return [value]
+
+
+def _flatten(buffers: Buffers) -> list[SSAValue]:
+    if isinstance(buffers, tuple):
+        return [leaf for b in buffers for leaf in _flatten(b)]
+    return [buffers]
+
+
+Buffers = SSAValue | tuple["Buffers", ...]
+"""A relay value's storage: a memref, or (for a tuple) its elements' storage."""
+
+
 @dataclass
 class _HostBuilder:
     """Writes the body of the host function for one relay entry function."""
@@ -89,8 +117,10 @@ class _HostBuilder:
     module: ModuleOp
     main: relay.FuncOp
     emitter: Emitter
-    out: SSAValue
-    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    outputs: tuple[SSAValue, ...]
+    buffers: dict[SSAValue, Buffers] = field(default_factory=dict)
+    returned: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    """Values that their producer writes straight into an output memref."""
 
     def lower(self, params: tuple[SSAValue, ...], constants: tuple[SSAValue, ...]) -> None:
         """Map parameters and constants to host parameters, then emit each op."""
@@ -98,6 +128,10 @@ class _HostBuilder:
         ops = list(self.main.body.block.ops)
         const_ops = [op for op in ops if isinstance(op, relay.ConstantOp)]
         self.buffers.update((c.result, p) for c, p in zip(const_ops, constants))
+        terminator = self.main.body.block.last_op
+        assert isinstance(terminator, relay.ReturnOp)
+        for leaf, out in zip(_returned_leaves(terminator.operands[0]), self.outputs):
+            self.returned.setdefault(leaf, out)
         for op in ops:
             self._lower_op(op)
 
@@ -119,10 +153,14 @@ class _HostBuilder:
                 _check_cpu(op.src, op)
                 _check_cpu(op.dst, op)
                 self._copy(self.buffers[op.body], self._destination(op))
+            case relay.TupleOp():
+                self.buffers[op.results[0]] = tuple(self.buffers[v] for v in op.operands)
+            case relay.GetItemOp():
+                self.buffers[op.results[0]] = self.buffers[op.operands[0]][op.index]  # type: ignore[index]
             case relay.ReturnOp():
-                value = self.buffers[op.operands[0]]
-                if value is not self.out:
-                    self._copy(value, self.out)
+                for value, out in zip(_flatten(self.buffers[op.operands[0]]), self.outputs):
+                    if value is not out:
+                        self._copy(value, out)
             case _:
                 raise HeteroError(
                     f"{PASS}: '{op.name}' cannot be compiled into the host function "
@@ -149,10 +187,10 @@ class _HostBuilder:
             )
 
     def _destination(self, op: Operation) -> SSAValue:
-        """The output memref for the returned value, else a fresh intermediate."""
+        """The output memref of a returned value, else a fresh intermediate."""
         result = op.results[0]
-        if any(isinstance(u.operation, relay.ReturnOp) for u in result.uses):
-            buffer = self.out
+        if (out := self.returned.get(result)) is not None:
+            buffer = out
         else:
             type = _buffer_type(result.type, f"the result of {op.name}", op)
             alloc = tir.AllocOp(type)
@@ -176,14 +214,18 @@ def build_host_function(
         for i, t in enumerate(main.function_type.inputs.data)
     ]
     constant_types = [_buffer_type(c.result.type, "a constant", c) for c in constants]
-    output = _buffer_type(main.result_type, "the result", main)
-    host = tir.PrimFuncOp(name, ([*inputs, *constant_types, output], []), target=target)
+    outputs = [
+        _buffer_type(t, f"result #{i}", main)
+        for i, t in enumerate(output_types(main.result_type, main))
+    ]
+    host = tir.PrimFuncOp(name, ([*inputs, *constant_types, *outputs], []), target=target)
     host.attributes["tir.is_entry_func"] = IntegerAttr(1, i1)
     host.attributes[CONSTANTS] = ArrayAttr([c.value for c in constants])
     entry = host.body.block
     params = entry.args[: len(inputs)]
-    constant_params = entry.args[len(inputs) : -1]
-    builder = _HostBuilder(module, main, Emitter(entry, entry, {}), entry.args[-1])
+    constant_params = entry.args[len(inputs) : len(inputs) + len(constants)]
+    output_params = entry.args[len(inputs) + len(constants) :]
+    builder = _HostBuilder(module, main, Emitter(entry, entry, {}), output_params)
     builder.lower(params, constant_params)
     return host
 

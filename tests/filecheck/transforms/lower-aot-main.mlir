@@ -20,9 +20,9 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 // CHECK:      relay.func @main(
 // CHECK:      tir.prim_func @main_host(%0: memref<3x4xf32>, %1: memref<2x4xf32>, %2: memref<3x2xf32>) target #target.target<"llvm">
 // CHECK-SAME:   attributes {tir.is_entry_func = true, hetero.constants = [dense<{{\[\[}}1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00], [5.000000e-01, 5.000000e-01, 5.000000e-01, 5.000000e-01]]> : tensor<2x4xf32>]} {
-// CHECK:        %[[T0:.*]] = tir.alloc : memref<3x2xf32>
+// CHECK:        %[[T0:.*]] = tir.alloc {vdevice = #target.vdevice<cpu:0, {{.*}}>} : memref<3x2xf32>
 // CHECK-NEXT:   tir.call @fused_nn_dense_tir(%0, %1, %[[T0]]) : (memref<3x4xf32>, memref<2x4xf32>, memref<3x2xf32>) -> ()
-// CHECK-NEXT:   %[[T1:.*]] = tir.alloc : memref<3x2xf32>
+// CHECK-NEXT:   %[[T1:.*]] = tir.alloc {vdevice = #target.vdevice<cpu:1, {{.*}}>} : memref<3x2xf32>
 // CHECK-NEXT:   tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK-NEXT:     tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:       %[[V:.*]] = memref.load %[[T0]][%[[I]], %[[J]]] : memref<3x2xf32>
