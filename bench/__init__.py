@@ -9,4 +9,8 @@ hetero is faster).  Timings are never asserted in tests.
 BENCHMARKS = {
     "plan-devices": ("bench.plan_devices", "device planning on generated graphs of 1k-100k ops"),
     "matmul": ("bench.matmul", "fp32 matmul from hetero's codegen vs numpy.matmul"),
+    "conv2d": ("bench.conv2d", "fp32 conv2d 1x64x56x56 3x3 vs NumPy im2col+matmul and onnxruntime"),
+    "compile-time": ("bench.compile_time", "hetero.compile time of the benchmark programs, per pass"),
+    "gpu-matmul": ("bench.gpu_matmul", "fp32 matmul 4096² from hetero's PTX vs cuBLAS (needs a GPU)"),
+    "blas": ("bench.blas", "fp32 matmul and an MLP through the BLAS partition vs NumPy"),
 }

@@ -25,7 +25,8 @@ Inside a function, `memref.load`/`memref.store` become an in-bounds
 `memref.alloca` an `llvm.alloca`, `memref.alloc`/`memref.dealloc` calls of the C
 library's `aligned_alloc`/`free` (64-byte alignment at least, the size rounded
 up to it), `memref.view` the source pointer advanced by its byte shift (how
-`plan-memory`'s arenas are carved), and `memref.dim` a constant or a size.  Between the conversion of a
+`plan-memory`'s arenas are carved), `memref.dim` a constant or a size, and
+`memref.extract_aligned_pointer_as_index` the pointer as an integer.  Between the conversion of a
 memref's producer and of its users the memref is an
 `unrealized_conversion_cast` of its pointer and sizes (its "descriptor").
 Other memref ops (subviews, copies, casts, globals) are not supported.
@@ -377,6 +378,19 @@ class DimLowering(MemRefPattern):
         self.replace(op, rewriter, [], [size])
 
 
+class ExtractPointerLowering(MemRefPattern):
+    """Lowers `memref.extract_aligned_pointer_as_index` to the element pointer as
+    an `iN`: how a buffer is handed to a C library (`hetero.targets.external.blas`)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(
+        self, op: memref.ExtractAlignedPointerAsIndexOp, rewriter: PatternRewriter, /
+    ):
+        if (found := descriptor(op.source)) is None:
+            return
+        self.replace(op, rewriter, [llvm.PtrToIntOp(found[0], self.size_type())])
+
+
 class DeadDescriptorErasure(RewritePattern):
     """Erases a memref descriptor without users."""
 
@@ -434,6 +448,7 @@ class ConvertMemRefToLLVMPass(ModulePass):
                 ViewLowering,
                 DeallocLowering,
                 DimLowering,
+                ExtractPointerLowering,
             )
         ]
         PatternRewriteWalker(

@@ -61,6 +61,17 @@ def _gemm_table(dtypes: tuple[str, ...]) -> list[CompositePattern]:
     ]
 
 
+def _blas_table() -> list[CompositePattern]:
+    """The BLAS codegen runs a GEMM's elementwise epilogue in place after the
+    call (docs/external-codegens.md), so a relu after the bias joins too."""
+    ok = dtype_in(*_CPU_BLAS_DTYPES)
+    return [
+        CompositePattern("dense_bias_relu", _relu(_bias(_dense(ok), ok, (1, -1)), ok),
+                         "relu(x·wᵀ + b): gemm, then one in-place epilogue loop"),
+        *_gemm_table(_CPU_BLAS_DTYPES),
+    ]
+
+
 def _conv_table(dtypes: tuple[str, ...]) -> list[CompositePattern]:
     """conv2d, fused with its bias and relu where the library fuses them."""
     ok = dtype_in(*dtypes)
@@ -94,7 +105,7 @@ def _tensorrt_table() -> list[CompositePattern]:
 
 
 BUILTIN_PATTERNS: dict[str, list[CompositePattern]] = {
-    "blas": _gemm_table(_CPU_BLAS_DTYPES),
+    "blas": _blas_table(),
     "cublas": _gemm_table(_GPU_DTYPES),
     "cudnn": _conv_table(_GPU_DTYPES),
     "cutlass": _cutlass_table(),

@@ -12,14 +12,14 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 }
 
 // CHECK:      relay.func @main(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
-// CHECK-NEXT:   %[[F:.*]] = relay.fn (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<16x8xf32>, %[[B:.*]]: tensor<16xf32>) -> tensor<4x16xf32> attributes {Composite = "blas.dense_bias"} {
+// CHECK-NEXT:   %[[F:.*]] = relay.fn (%[[X:.*]]: tensor<4x8xf32>, %[[W:.*]]: tensor<16x8xf32>, %[[B:.*]]: tensor<16xf32>) -> tensor<4x16xf32> attributes {Composite = "blas.dense_bias_relu"} {
 // CHECK-NEXT:     %[[D:.*]] = relay.nn.dense %[[X]], %[[W]] : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
 // CHECK-NEXT:     %[[E:.*]] = relay.nn.bias_add %[[D]], %[[B]] : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
-// CHECK-NEXT:     relay.return %[[E]] : tensor<4x16xf32>
+// CHECK-NEXT:     %[[R:.*]] = relay.relu %[[E]] : tensor<4x16xf32>
+// CHECK-NEXT:     relay.return %[[R]] : tensor<4x16xf32>
 // CHECK-NEXT:   }
 // CHECK-NEXT:   %[[C:.*]] = relay.call_indirect %[[F]](%x, %w, %b) : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
-// CHECK-NEXT:   %r = relay.relu %[[C]] : tensor<4x16xf32>
-// CHECK-NEXT:   relay.return %r : tensor<4x16xf32>
+// CHECK-NEXT:   relay.return %[[C]] : tensor<4x16xf32>
 
 // -----
 
