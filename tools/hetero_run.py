@@ -68,7 +68,7 @@ def load_inputs(path: str, func: FuncOp) -> list[np.ndarray]:
 def _flatten(result: object) -> list[np.ndarray]:
     if isinstance(result, tuple):
         return [leaf for item in result for leaf in _flatten(item)]
-    return _flatten(result)
+    return [np.asarray(result)]
 
 
 def _arguments() -> argparse.ArgumentParser:
