@@ -1,0 +1,137 @@
+"""`bind-target{target=...}`: give every prim_func a `target` (spec §7.1).
+
+The `target` attribute is the single source of truth for where a function
+runs (spec §7.8), so this pass only *fills in* a missing one and never
+overwrites it (TVM #14942).  Which target a function gets depends on how it
+is reached:
+
+* a function marked `tir.is_host_func` runs on the host: it gets the host
+  target (the option's `host`, else `llvm`) with that same host;
+* a public function (TVM: has a `global_symbol`) is exposed through the
+  host-side API, so it gets the target *with* its host;
+* a private function is an internal subroutine, callable only from other
+  prim_funcs (possibly device code): it gets the target *without* a host.
+
+A public function that already has a target without a host only gains the
+option's host.  `tir.is_host_func` is removed everywhere: afterwards the
+target alone says where each function runs.
+
+One addition to TVM: a public function marked `tir.is_global_func = true`
+(a kernel `lower-device-kernel-launch` launches or extern-calls) is reached by
+its symbol, not through the host API, so it counts as internal.  In TVM's
+flow BindTarget never sees such functions (it runs first); here it makes the
+whole pipeline idempotent instead of re-outlining lowered kernels.
+
+The options use TVM's target-string syntax: `bind-target{target="cuda
+-arch=sm_80 -host=llvm"}` (kind name, then `-option=value` flags checked
+against the kind's schema; `-host=` names the host kind); a host with
+options goes in its own option, `host="llvm -opt_level=0"`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp
+from xdsl.ir import Attribute
+from xdsl.passes import ModulePass
+from xdsl.utils.exceptions import VerifyException
+
+from hetero.dialects.target import TargetAttr
+from hetero.dialects.tir import PrimFuncOp
+from hetero.targets.kind import lookup_target_kind
+from hetero.utils.diagnostics import HeteroError
+
+IS_HOST_FUNC = "tir.is_host_func"
+IS_GLOBAL_FUNC = "tir.is_global_func"
+DEFAULT_HOST = "llvm"
+
+
+def parse_target_string(text: str) -> TargetAttr:
+    """`"cuda -arch=sm_80 -host=llvm"` → the target attribute (TVM's syntax).
+
+    Raises `ValueError` with the reason when the text is not a valid target.
+    """
+    kind_name, *flags = text.split()
+    kind = lookup_target_kind(kind_name)
+    if kind is None:
+        raise ValueError(f"unknown target kind '{kind_name}'")
+    options: dict[str, Any] = {}
+    host = None
+    for flag in flags:
+        key, eq, value = flag.removeprefix("-").partition("=")
+        if not flag.startswith("-") or not eq:
+            raise ValueError(f"expected '-option=value', got '{flag}'")
+        if key == "host":
+            host = parse_target_string(value)
+            continue
+        spec = kind.options.get(key)
+        try:
+            options[key] = _option_value(value, spec.type if spec else str)
+        except ValueError:
+            raise ValueError(
+                f"option '{key}' takes an integer, not '{value}'"
+            ) from None
+    try:
+        return TargetAttr(kind_name, options, host)
+    except VerifyException as e:
+        raise ValueError(str(e)) from e
+
+
+def _option_value(text: str, type: type) -> Any:
+    if type is bool:
+        return text in ("1", "true")
+    if type is list:
+        return text.split(",")
+    return int(text) if type is int else text
+
+
+def _is_true(flag: Attribute | None) -> bool:
+    return isinstance(flag, IntegerAttr) and flag.value.data != 0
+
+
+def bound_target(func: PrimFuncOp, target: TargetAttr) -> TargetAttr | None:
+    """The target §7.1 gives `func`, or None to leave its attribute as is."""
+    exposed = not func.is_private and not _is_true(func.attributes.get(IS_GLOBAL_FUNC))
+    if (existing := func.target) is not None:
+        if target.host is not None and existing.host is None and exposed:
+            return existing.with_host(target.host)
+        return None
+    if _is_true(func.attributes.get(IS_HOST_FUNC)):
+        host = target.host or TargetAttr(DEFAULT_HOST)
+        return host.with_host(host)
+    return target if exposed else target.without_host()
+
+
+@dataclass(frozen=True)
+class BindTargetPass(ModulePass):
+    """Fill in each prim_func's missing `target` from the `target` option."""
+
+    name = "bind-target"
+    target: str = ""
+    host: str = ""
+    """The host target, in the same syntax; overrides a `-host=` in `target`."""
+
+    def _parse(self, text: str, op: ModuleOp) -> TargetAttr:
+        try:
+            return parse_target_string(text)
+        except ValueError as e:
+            raise HeteroError(f"{self.name}: bad target '{text}': {e}", op) from e
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        if not self.target.strip():
+            raise HeteroError(
+                f'{self.name} needs a target, e.g. {self.name}{{target="cuda -host=llvm"}}',
+                op,
+            )
+        target = self._parse(self.target, op)
+        if self.host.strip():
+            target = target.with_host(self._parse(self.host, op))
+        for func in op.walk():
+            if not isinstance(func, PrimFuncOp):
+                continue
+            if (new := bound_target(func, target)) is not None:
+                func.target = new
+            func.attributes.pop(IS_HOST_FUNC, None)

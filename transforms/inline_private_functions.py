@@ -1,0 +1,136 @@
+"""`inline-private-functions`: inline subroutines where codegen cannot call (spec §7.7).
+
+Some code generators cannot emit calls between functions (TVM #16184: "PrimFunc
+to PrimFunc calls broke some codegens"); rather than teaching each one, the
+calls are inlined in TIR.  Whether a target can call is a capability of its
+kind (`TargetKind.supports_calls`; `cuda` cannot).  A `tir.call` is inlined
+when
+
+* the code around it runs on a target whose kind cannot call (the innermost
+  device region or thread-bound loop decides, else the caller's target —
+  its host when it has one), and the callee runs on that same target (equal
+  as strings) or has no target: **cross-target calls are kept** for
+  `lower-device-kernel-launch`; or the code around the call has no target
+  at all (no code generator is known, so TVM's rule applies: inline);
+* the callee is private (TVM: no `global_symbol`), so nothing outside needs
+  it as a function;
+* the callee is not recursive, directly or through other functions.
+
+The callee's body replaces the call with its parameters bound to the
+arguments; calls in the inlined body are considered in turn, so chains of
+private helpers disappear.  Unlike TVM, which only inlines calls in statement
+position (`Evaluate(f(args))`), calls with results are inlined too: in SSA
+form the returned values simply replace the call's results.  A callee whose
+calls were all inlined is removed; one still called or launched elsewhere is
+kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from hetero.analysis.execution_targets import (
+    execution_target,
+    function_execution_target,
+)
+from hetero.dialects.tir import CallOp, LaunchOp, PrimFuncOp
+
+
+def callees(op: Operation) -> Iterable[str]:
+    """Names of the functions `op` calls or launches."""
+    for call in op.walk():
+        if isinstance(call, CallOp):
+            yield call.callee.string_value()
+        elif isinstance(call, LaunchOp):
+            yield call.kernel.string_value()
+
+
+def recursive_functions(functions: dict[str, PrimFuncOp]) -> set[str]:
+    """Functions that can reach themselves through calls."""
+    graph = {name: set(callees(f)) for name, f in functions.items()}
+
+    def reaches_itself(start: str) -> bool:
+        seen: set[str] = set()
+        stack = list(graph[start])
+        while stack:
+            name = stack.pop()
+            if name == start:
+                return True
+            if name not in seen and name in graph:
+                seen.add(name)
+                stack.extend(graph[name])
+        return False
+
+    return {name for name in graph if reaches_itself(name)}
+
+
+def inline_call(call: CallOp, callee: PrimFuncOp) -> list[Operation]:
+    """Replace `call` by a copy of `callee`'s body; returns the copied ops."""
+    mapping: dict[SSAValue, SSAValue] = dict(zip(callee.args, call.args))
+    block = callee.body.block
+    copied = [op.clone(mapping) for op in list(block.ops)[:-1]]
+    Rewriter.insert_op(copied, InsertPoint.before(call))
+    returned = block.last_op
+    assert returned is not None
+    Rewriter.replace_op(call, [], [mapping.get(v, v) for v in returned.operands])
+    return copied
+
+
+class PrivateFunctionInliner:
+    """Inlines the calls `inlinable` accepts, then removes dead callees."""
+
+    def __init__(self, module: ModuleOp):
+        self.functions = {
+            f.sym_name.data: f for f in module.ops if isinstance(f, PrimFuncOp)
+        }
+        self.recursive = recursive_functions(self.functions)
+        self.inlined: set[str] = set()
+
+    def inlinable(self, call: CallOp) -> PrimFuncOp | None:
+        callee = self.functions.get(call.callee.string_value())
+        if (
+            callee is None
+            or not callee.is_private
+            or callee.sym_name.data in self.recursive
+        ):
+            return None
+        here = execution_target(call)
+        if here is None:
+            return callee
+        there = function_execution_target(callee)
+        if here.kind.supports_calls or (there is not None and str(there) != str(here)):
+            return None
+        return callee
+
+    def run(self, module: ModuleOp) -> None:
+        worklist = [op for op in module.walk() if isinstance(op, CallOp)]
+        while worklist:
+            call = worklist.pop()
+            if (callee := self.inlinable(call)) is None:
+                continue
+            self.inlined.add(callee.sym_name.data)
+            for op in inline_call(call, callee):
+                worklist.extend(c for c in op.walk() if isinstance(c, CallOp))
+        self.remove_unused(module)
+
+    def remove_unused(self, module: ModuleOp) -> None:
+        """Erase inlined callees nothing calls any more (erasing one may free another)."""
+        while unused := self.inlined - set(callees(module)):
+            for name in unused:
+                Rewriter.erase_op(self.functions[name])
+            self.inlined -= unused
+
+
+class InlinePrivateFunctionsPass(ModulePass):
+    """Inline private same-target callees into callers that cannot call."""
+
+    name = "inline-private-functions"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PrivateFunctionInliner(op).run(op)
