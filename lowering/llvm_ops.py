@@ -4,7 +4,8 @@ They carry MLIR's op names and print in MLIR's syntax, so the IR that hetero's
 lowering emits stays valid upstream MLIR; `hetero.runtime.llvmir` translates
 them to LLVM IR next to xDSL's own ops.
 
-* `llvm.fptosi`, `llvm.fptoui`, `llvm.uitofp`, `llvm.extractelement`: absent.
+* `llvm.fptosi`, `llvm.fptoui`, `llvm.uitofp`, `llvm.extractelement`,
+  `llvm.addrspacecast`: absent.
 * `llvm.fcmp`: xDSL's accepts scalars only (MLIR's also takes vectors).
 * `llvm.select`: xDSL's wants an `i1` condition (MLIR's also `vector<Nxi1>`).
 """
@@ -60,6 +61,13 @@ class UIToFPOp(GenericCastOp):
     """`llvm.uitofp`: unsigned integer to float."""
 
     name = "llvm.uitofp"
+
+
+@irdl_op_definition
+class AddrSpaceCastOp(GenericCastOp):
+    """`llvm.addrspacecast`: a pointer into another address space (GPU shared memory)."""
+
+    name = "llvm.addrspacecast"
 
 
 @irdl_op_definition

@@ -7,7 +7,7 @@ phis for block arguments) with xDSL's own `convert_op` for every op it knows,
 and adds:
 
 * the ops of `hetero.lowering.llvm_ops` (`fptosi`, `fptoui`, `uitofp`,
-  `extractelement`, vector `fcmp` and `select`);
+  `addrspacecast`, `extractelement`, vector `fcmp` and `select`);
 * `llvm.fcmp` with the `_false`/`_true` predicates (xDSL passes the
   underscored name on to LLVM);
 * function linkage (`internal`, `private`, ...), calling convention and the
@@ -53,10 +53,24 @@ def _cast(method: str) -> Handler:
     return handler
 
 
+def _alloca(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
+    """An `alloca` whose result is an opaque `ptr`, like a function's pointer
+    arguments: llvmlite types it `float*`, and its GEPs and stores then reject
+    a vector stored through it (a register tile's accumulators)."""
+    assert isinstance(op, llvm.AllocaOp)
+    alloca = builder.alloca(convert_type(op.elem_type), size=values[op.size])
+    if op.alignment:
+        alloca.align = op.alignment.value.data
+    alloca.type = ir.PointerType()
+    return alloca
+
+
 EXTRA_OPS: dict[type[Operation], Handler] = {
+    llvm.AllocaOp: _alloca,
     llvm_ops.FPToSIOp: _cast("fptosi"),
     llvm_ops.FPToUIOp: _cast("fptoui"),
     llvm_ops.UIToFPOp: _cast("uitofp"),
+    llvm_ops.AddrSpaceCastOp: _cast("addrspacecast"),
     llvm_ops.ExtractElementOp: lambda op, b, v: b.extract_element(
         v[op.operands[0]], v[op.operands[1]]
     ),

@@ -1,0 +1,144 @@
+"""`compile_gpu`: the GPU kernels of a module to PTX, one `PtxModule` per `gpu.module`.
+
+    for ptx in compile_gpu(parse_module(text)):
+        print(ptx.arch, [k.name for k in ptx.kernels])
+        open(f"{ptx.name}.ptx", "w").write(ptx.ptx)
+
+Runs `convert-tir-to-gpu` (GPU `tir.prim_func`s → `gpu.module`s) and
+`convert-gpu-to-nvvm`, then, per `gpu.module` (what MLIR's
+`gpu-module-to-binary` does with `format=isa`): translates its `llvm` ops
+with `hetero.runtime.llvmir`, makes the functions marked `nvvm.kernel` PTX
+kernels (the `ptx_kernel` calling convention: `.entry`; with `tir.noalias`
+their pointers are `noalias`, so loads may use the read-only cache), optimises them with
+LLVM's `default<O3>` for the NVPTX target of the module's `arch` (default
+`sm_90`) and emits PTX.  No GPU is needed: the result is text, which `ptxas`
+assembles and `hetero.runtime.cuda` loads.  The host functions of the module
+are left as they are (lowered to `gpu.launch_func`s).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import llvmlite.binding as llvm_binding
+from hetero.dialects.target import TargetAttr
+from hetero.lowering.convert_gpu_to_nvvm import ConvertGpuToNVVMPass
+from hetero.lowering.convert_tir_to_gpu import NOALIAS, TARGET, ConvertTirToGpuPass
+from hetero.runtime.llvmir import to_llvmlite
+from hetero.utils.diagnostics import HeteroError
+from llvmlite import ir
+from xdsl.context import Context
+from xdsl.dialects import gpu, llvm
+from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, FunctionType, ModuleOp
+
+TRIPLE = "nvptx64-nvidia-cuda"
+
+DEFAULT_ARCH = "sm_90"
+"""The `arch` of a `cuda` target that names none (the kind's default)."""
+
+KERNEL_CONVENTION = "ptx_kernel"
+"""LLVM's calling convention of a PTX `.entry` (xDSL's `llvm.cconv` lacks it)."""
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """What launching a kernel needs: its parameters and launch sizes."""
+
+    name: str
+    signature: FunctionType
+    """The parameters before lowering (memrefs and scalars), as `hetero.signature`."""
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class PtxModule:
+    """The PTX of one `gpu.module` and its kernels."""
+
+    name: str
+    arch: str
+    ptx: str
+    kernels: tuple[KernelInfo, ...]
+
+    def kernel(self, name: str) -> KernelInfo:
+        for info in self.kernels:
+            if info.name == name:
+                return info
+        raise KeyError(f"no kernel @{name} in the GPU module @{self.name}")
+
+
+@cache
+def _initialize() -> None:
+    llvm_binding.initialize_all_targets()
+    llvm_binding.initialize_all_asmprinters()
+
+
+def _machine(arch: str) -> llvm_binding.TargetMachine:
+    _initialize()
+    target = llvm_binding.Target.from_triple(TRIPLE)
+    return target.create_target_machine(cpu=arch, opt=3)
+
+
+def _sizes(op: llvm.FuncOp, key: str) -> tuple[int, int, int]:
+    attr = op.attributes.get(key)
+    if not isinstance(attr, DenseArrayBase):
+        return (1, 1, 1)
+    x, y, z = attr.get_values()
+    return (int(x), int(y), int(z))
+
+
+def _kernel_info(op: llvm.FuncOp) -> KernelInfo:
+    signature = op.attributes.get("hetero.signature")
+    if not isinstance(signature, FunctionType):  # no memref parameter
+        signature = FunctionType.from_lists(op.function_type.inputs.data, [])
+    return KernelInfo(
+        op.sym_name.data,
+        signature,
+        _sizes(op, "gpu.known_grid_size"),
+        _sizes(op, "gpu.known_block_size"),
+    )
+
+
+def emit_ptx(device: gpu.ModuleOp) -> PtxModule:
+    """The PTX of a `gpu.module` lowered by `convert-gpu-to-nvvm`."""
+    target = device.attributes.get(TARGET)
+    arch = (
+        target.option("arch") if isinstance(target, TargetAttr) else None
+    ) or DEFAULT_ARCH
+    ops = [op.clone() for op in device.body.block.ops]
+    functions = [op for op in ops if isinstance(op, llvm.FuncOp)]
+    kernels = [op for op in functions if "nvvm.kernel" in op.attributes]
+    machine = _machine(arch)
+    translated = to_llvmlite(
+        ModuleOp(ops), triple=TRIPLE, data_layout=str(machine.target_data)
+    )
+    for op in kernels:
+        function = translated.get_global(op.sym_name.data)
+        function.calling_convention = KERNEL_CONVENTION
+        if op.attributes.get(NOALIAS) == BoolAttr.from_bool(True):
+            for arg in function.args:
+                if isinstance(arg.type, ir.PointerType):
+                    arg.add_attribute("noalias")
+    try:
+        parsed = llvm_binding.parse_assembly(str(translated))
+        parsed.verify()
+    except RuntimeError as e:
+        raise HeteroError(f"LLVM rejected the GPU module: {e}", device) from e
+    options = llvm_binding.create_pipeline_tuning_options(speed_level=3)
+    builder = llvm_binding.create_pass_builder(machine, options)
+    builder.getModulePassManager().run(parsed, builder)
+    return PtxModule(
+        device.sym_name.data,
+        arch,
+        machine.emit_assembly(parsed),
+        tuple(_kernel_info(op) for op in kernels),
+    )
+
+
+def compile_gpu(module: ModuleOp, ctx: Context | None = None) -> list[PtxModule]:
+    """Lower the GPU kernels of `module` in place and emit PTX for each."""
+    ctx = ctx or Context()
+    ConvertTirToGpuPass().apply(ctx, module)
+    ConvertGpuToNVVMPass().apply(ctx, module)
+    return [emit_ptx(op) for op in module.ops if isinstance(op, gpu.ModuleOp)]

@@ -1,0 +1,555 @@
+"""The CUDA runtime: PTX from `hetero.lowering.gpu_codegen` run on a GPU, via cuda-python.
+
+    modules = compile_gpu(module)               # PTX, no GPU needed
+    gpu = CudaModule(modules[0])                # loads it (cuModuleLoadData)
+    gpu.call("k", x, w, out)                    # NumPy in; `out` is written back
+
+`compile_cuda(module)` is `compile_cpu` for modules with GPU kernels: it
+returns a `GpuProgram`, host code JIT-compiled for the CPU that launches the
+kernels itself (`cuLaunchKernel` from native code, no Python in the loop).
+
+The CUDA driver is initialised lazily, on first use (`device()`): `cuInit`,
+the first device's primary context.  A machine without the NVIDIA driver or
+without a GPU gets a `CudaUnavailable` (a `HeteroError`) saying so, never a
+traceback from deep inside cuda-python; `unavailable_reason()` asks without
+raising (tests skip with it).
+
+* `DeviceArray` — device memory (`cuMemAlloc`) with a shape and dtype:
+  `from_numpy`, `to_numpy`, host↔device and device↔device copies
+  (`cuMemcpyHtoD`/`DtoH`/`DtoD`; the driver's copies are synchronous with
+  respect to the host).
+* `CudaModule` — a loaded `PtxModule`; `kernel(name)` launches with the
+  launch sizes the compiler recorded (`cuLaunchKernel` on the default
+  stream, then `cuCtxSynchronize`) and passes arguments by the kernel ABI of
+  `convert-memref-to-llvm`: a memref is its device pointer followed by its
+  dynamic sizes, scalars by value.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import numpy as np
+from hetero.dialects import tir
+from hetero.lowering.convert_tir_to_gpu import is_gpu
+from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
+from hetero.lowering.cpu_codegen import codegen_options
+from hetero.lowering.gpu_codegen import KernelInfo, PtxModule, compile_gpu
+from hetero.lowering.lower_gpu_launch import (
+    LAUNCH_STUB,
+    LAUNCH_SUFFIX,
+    LAUNCHES,
+    LowerGpuLaunchPass,
+)
+from hetero.lowering.pipeline import lower_to_llvm
+from hetero.runtime.cpu import CpuModule
+from hetero.runtime.parallel import PARALLEL_FOR_IR, define_launchers
+from hetero.transforms.annotate_device_regions import AnnotateDeviceRegionsPass
+from hetero.transforms.lower_device_kernel_launch import LowerDeviceKernelLaunchPass
+from hetero.transforms.split_host_device import SplitHostDevicePass
+from hetero.utils.diagnostics import HeteroError
+from xdsl.backend.llvm.convert_type import convert_type
+from xdsl.context import Context
+from xdsl.dialects import llvm as llvm_dialect
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    SymbolRefAttr,
+)
+from xdsl.ir import Attribute
+from xdsl.traits import SymbolTable
+
+
+class CudaUnavailable(HeteroError):
+    """No CUDA driver or no GPU on this machine."""
+
+
+class CudaError(HeteroError):
+    """A CUDA driver call failed."""
+
+
+def _driver() -> Any:
+    from cuda.bindings import driver  # imported on use: cuda-python is optional
+
+    return driver
+
+
+def _check(result: tuple[Any, ...], call: str) -> Any:
+    """The values a driver call returned after its status; `CudaError` if it failed."""
+    status, *values = result
+    driver = _driver()
+    if status != driver.CUresult.CUDA_SUCCESS:
+        _, name = driver.cuGetErrorName(status)
+        raise CudaError(f"{call} failed: {name.decode() if name else status}")
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+@dataclass(frozen=True)
+class Device:
+    """The initialised driver's device and its (primary, current) context."""
+
+    handle: Any
+    context: Any
+    name: str
+
+    def synchronize(self) -> None:
+        _check(_driver().cuCtxSynchronize(), "cuCtxSynchronize")
+
+
+@cache
+def _device() -> Device:
+    try:
+        driver = _driver()
+        _check(driver.cuInit(0), "cuInit")
+        count = _check(driver.cuDeviceGetCount(), "cuDeviceGetCount")
+    except (ImportError, CudaError, RuntimeError, OSError) as e:
+        raise CudaUnavailable(f"no CUDA driver/GPU: {e}") from e
+    except Exception as e:  # cuda-python's DynamicLibNotFoundError and kin
+        raise CudaUnavailable(f"no CUDA driver/GPU: {type(e).__name__}: {e}") from e
+    if count < 1:
+        raise CudaUnavailable("no CUDA driver/GPU: the driver reports no device")
+    handle = _check(driver.cuDeviceGet(0), "cuDeviceGet")
+    context = _check(
+        driver.cuDevicePrimaryCtxRetain(handle), "cuDevicePrimaryCtxRetain"
+    )
+    _check(driver.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+    name = _check(driver.cuDeviceGetName(256, handle), "cuDeviceGetName")
+    return Device(handle, context, name.split(b"\0")[0].decode())
+
+
+def device() -> Device:
+    """The GPU, initialising the driver on first use; `CudaUnavailable` if none."""
+    return _device()
+
+
+def unavailable_reason() -> str | None:
+    """Why no GPU can be used here, or None when one can."""
+    try:
+        device()
+    except CudaUnavailable as e:
+        return e.message
+    return None
+
+
+class DeviceArray:
+    """An array in GPU memory: a device pointer, a shape and a dtype."""
+
+    def __init__(self, shape: Sequence[int], dtype: np.dtype[Any] | type):
+        device()
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.nbytes = int(np.prod(self.shape)) * self.dtype.itemsize
+        self.pointer = _check(_driver().cuMemAlloc(max(self.nbytes, 1)), "cuMemAlloc")
+
+    @staticmethod
+    def from_numpy(array: np.ndarray) -> DeviceArray:
+        result = DeviceArray(array.shape, array.dtype)
+        result.copy_from_host(array)
+        return result
+
+    def copy_from_host(self, array: np.ndarray) -> None:
+        """Host → device; `array` must match in shape and dtype."""
+        self._check_like(array.shape, array.dtype)
+        source = np.ascontiguousarray(array)
+        _check(
+            _driver().cuMemcpyHtoD(self.pointer, source.ctypes.data, self.nbytes),
+            "cuMemcpyHtoD",
+        )
+
+    def copy_to_host(self, array: np.ndarray) -> None:
+        """Device → host, into a C-contiguous `array` of the same shape and dtype."""
+        self._check_like(array.shape, array.dtype)
+        if not array.flags.c_contiguous:
+            raise ValueError("copy_to_host needs a C-contiguous array")
+        _check(
+            _driver().cuMemcpyDtoH(array.ctypes.data, self.pointer, self.nbytes),
+            "cuMemcpyDtoH",
+        )
+
+    def copy_from(self, other: DeviceArray) -> None:
+        """Device → device."""
+        self._check_like(other.shape, other.dtype)
+        _check(
+            _driver().cuMemcpyDtoD(self.pointer, other.pointer, self.nbytes),
+            "cuMemcpyDtoD",
+        )
+
+    def to_numpy(self) -> np.ndarray:
+        result = np.empty(self.shape, self.dtype)
+        self.copy_to_host(result)
+        return result
+
+    def _check_like(self, shape: tuple[int, ...], dtype: np.dtype[Any]) -> None:
+        if tuple(shape) != self.shape or np.dtype(dtype) != self.dtype:
+            raise ValueError(
+                f"device array {self.shape} {self.dtype} cannot be copied "
+                f"to or from {tuple(shape)} {np.dtype(dtype)}"
+            )
+
+    def __del__(self) -> None:
+        pointer = getattr(self, "pointer", None)
+        if pointer is not None:
+            _driver().cuMemFree(pointer)
+
+
+_SCALARS: dict[type[Attribute] | int, np.dtype[Any]] = {
+    Float32Type: np.dtype(np.float32),
+    Float64Type: np.dtype(np.float64),
+    8: np.dtype(np.int8),
+    16: np.dtype(np.int16),
+    32: np.dtype(np.int32),
+    64: np.dtype(np.int64),
+}
+"""Scalar parameter type → the dtype its value is passed as (`index` is i64)."""
+
+
+def _scalar_dtype(t: Attribute) -> np.dtype[Any]:
+    if isinstance(t, IndexType):
+        return _SCALARS[64]
+    key = t.width.data if isinstance(t, IntegerType) else type(t)
+    if key not in _SCALARS:
+        raise HeteroError(f"kernel parameters of type {t} are not supported")
+    return _SCALARS[key]
+
+
+def kernel_arguments(info: KernelInfo, args: Sequence[object]) -> list[np.ndarray]:
+    """One one-element array per lowered kernel parameter (what `cuLaunchKernel`
+    points at): a memref's device pointer then its dynamic sizes, scalars."""
+    inputs = info.signature.inputs.data
+    if len(args) != len(inputs):
+        raise ValueError(
+            f"@{info.name} takes {len(inputs)} argument(s), {len(args)} given"
+        )
+    values: list[np.ndarray] = []
+    for i, (t, arg) in enumerate(zip(inputs, args)):
+        if isinstance(t, MemRefType):
+            if not isinstance(arg, DeviceArray):
+                raise TypeError(f"@{info.name}: argument #{i} must be a DeviceArray")
+            shape = t.get_shape()
+            if len(shape) != len(arg.shape) or any(
+                d != DYNAMIC_INDEX and d != a for d, a in zip(shape, arg.shape)
+            ):
+                raise ValueError(
+                    f"@{info.name}: argument #{i} has shape {arg.shape}, not {t}"
+                )
+            values.append(np.array([int(arg.pointer)], np.uint64))
+            values += [
+                np.array([a], np.int64)
+                for d, a in zip(shape, arg.shape)
+                if d == DYNAMIC_INDEX
+            ]
+        else:
+            values.append(np.array([arg], _scalar_dtype(t)))
+    return values
+
+
+class CudaKernel:
+    """A kernel of a loaded module, launched with its recorded sizes."""
+
+    def __init__(self, function: Any, info: KernelInfo):
+        self.function = function
+        self.info = info
+
+    def __call__(self, *args: object) -> None:
+        values = kernel_arguments(self.info, args)
+        pointers = np.array([v.ctypes.data for v in values], np.uint64)
+        (gx, gy, gz), (bx, by, bz) = self.info.grid, self.info.block
+        _check(
+            _driver().cuLaunchKernel(
+                self.function, gx, gy, gz, bx, by, bz, 0, 0, pointers.ctypes.data, 0
+            ),
+            f"cuLaunchKernel(@{self.info.name})",
+        )
+        device().synchronize()
+
+
+class CudaModule:
+    """A `PtxModule` loaded on the GPU (`cuModuleLoadData`)."""
+
+    def __init__(self, ptx: PtxModule):
+        device()
+        self.ptx = ptx
+        image = ctypes.create_string_buffer(ptx.ptx.encode())  # NUL-terminated
+        self.handle = _check(
+            _driver().cuModuleLoadData(ctypes.addressof(image)), "cuModuleLoadData"
+        )
+        self._kernels: dict[str, CudaKernel] = {}
+
+    def kernel(self, name: str) -> CudaKernel:
+        if name not in self._kernels:
+            info = self.ptx.kernel(name)
+            function = _check(
+                _driver().cuModuleGetFunction(self.handle, name.encode()),
+                "cuModuleGetFunction",
+            )
+            self._kernels[name] = CudaKernel(function, info)
+        return self._kernels[name]
+
+    def call(self, name: str, *args: object) -> None:
+        """Run kernel `name` on NumPy arrays (copied in, and back out, as the
+        CPU runtime shares them) and scalars."""
+        device_args = [
+            DeviceArray.from_numpy(a) if isinstance(a, np.ndarray) else a for a in args
+        ]
+        self.kernel(name)(*device_args)
+        for host, on_device in zip(args, device_args):
+            if isinstance(host, np.ndarray):
+                assert isinstance(on_device, DeviceArray)
+                on_device.copy_to_host(host)
+
+
+# ----------------------------------------------------------------------------
+# Host programs: JIT-compiled host code launching PTX kernels
+# ----------------------------------------------------------------------------
+
+DRIVER_FUNCTIONS = (
+    "cuLaunchKernel",
+    "cuCtxSynchronize",
+    "cuMemAllocManaged",
+    "cuMemFree_v2",
+)
+"""Driver entry points the JIT-compiled host code calls (through pointers that
+`GpuProgram` fills in, so host code compiles on machines without a driver)."""
+
+STATUS = "hetero.cuda.status"
+"""Global of the host code: the first failing `CUresult` since it was cleared."""
+
+MANAGED_ALLOCATION = {"aligned_alloc": "hetero_cuda_alloc", "free": "hetero_cuda_free"}
+"""Allocation functions of a launching host function → their managed-memory stubs."""
+
+_SHIM_IR = """
+@hetero.cuda.cuLaunchKernel = global ptr null
+@hetero.cuda.cuCtxSynchronize = global ptr null
+@hetero.cuda.cuMemAllocManaged = global ptr null
+@hetero.cuda.cuMemFree_v2 = global ptr null
+@hetero.cuda.status = global i32 0
+
+define internal void @hetero.cuda.check(i32 %rc) {
+  %failed = icmp ne i32 %rc, 0
+  %old = load i32, ptr @hetero.cuda.status
+  %first = icmp eq i32 %old, 0
+  %record = and i1 %failed, %first
+  %new = select i1 %record, i32 %rc, i32 %old
+  store i32 %new, ptr @hetero.cuda.status
+  ret void
+}
+
+define ptr @hetero_cuda_alloc(i64 %alignment, i64 %size) {
+  %slot = alloca i64
+  %alloc = load ptr, ptr @hetero.cuda.cuMemAllocManaged
+  %rc = call i32 %alloc(ptr %slot, i64 %size, i32 1)
+  call void @hetero.cuda.check(i32 %rc)
+  %address = load i64, ptr %slot
+  %pointer = inttoptr i64 %address to ptr
+  ret ptr %pointer
+}
+
+define void @hetero_cuda_free(ptr %pointer) {
+  %free = load ptr, ptr @hetero.cuda.cuMemFree_v2
+  %address = ptrtoint ptr %pointer to i64
+  %rc = call i32 %free(i64 %address)
+  call void @hetero.cuda.check(i32 %rc)
+  ret void
+}
+"""
+"""Driver function pointers, the status, managed allocation (LLVM IR, linked in)."""
+
+
+def _launch_stub(declaration: llvm_dialect.FuncOp) -> str:
+    """The definition of `@k.launch(gx, gy, gz, bx, by, bz, params...)`: the
+    parameters stored to stack slots, `cuLaunchKernel` of `@k.function`'s
+    handle on the default stream, then `cuCtxSynchronize` (the host may read
+    the kernel's managed buffers next)."""
+    name = declaration.sym_name.data
+    kernel = name.removesuffix(LAUNCH_SUFFIX)
+    types = [str(convert_type(t)) for t in declaration.function_type.inputs.data]
+    sizes, params = types[:6], types[6:]
+    args = ", ".join(f"{t} %a{i}" for i, t in enumerate(types))
+    lines = [
+        f'@"{kernel}.function" = global ptr null',
+        f'define void @"{name}"({args}) {{',
+        f"  %params = alloca [{len(params)} x ptr]",
+    ]
+    for i, t in enumerate(params):
+        lines += [
+            f"  %s{i} = alloca {t}",
+            f"  store {t} %a{i + 6}, ptr %s{i}",
+            f"  %p{i} = getelementptr [{len(params)} x ptr], ptr %params, i64 0, i64 {i}",
+            f"  store ptr %s{i}, ptr %p{i}",
+        ]
+    lines += [f"  %n{i} = trunc {t} %a{i} to i32" for i, t in enumerate(sizes)]
+    dims = ", ".join(f"i32 %n{i}" for i in range(6))
+    lines += [
+        f'  %function = load ptr, ptr @"{kernel}.function"',
+        "  %launch = load ptr, ptr @hetero.cuda.cuLaunchKernel",
+        (
+            f"  %rc = call i32 %launch(ptr %function, {dims}, i32 0, ptr null, "
+            "ptr %params, ptr null)"
+        ),
+        "  call void @hetero.cuda.check(i32 %rc)",
+        "  %synchronize = load ptr, ptr @hetero.cuda.cuCtxSynchronize",
+        "  %rc2 = call i32 %synchronize()",
+        "  call void @hetero.cuda.check(i32 %rc2)",
+        "  ret void",
+        "}",
+    ]
+    return "\n".join(lines)
+
+
+def launch_stubs(module: ModuleOp) -> str:
+    """LLVM IR defining the launch stubs `lower-gpu-launch` declared in the
+    (`llvm`-dialect) host `module`, and the driver shim; the allocations of
+    launching functions are switched to managed memory here."""
+    stubs = [
+        op
+        for op in module.ops
+        if isinstance(op, llvm_dialect.FuncOp) and LAUNCH_STUB in op.attributes
+    ]
+    for function in module.ops:
+        if (
+            isinstance(function, llvm_dialect.FuncOp)
+            and LAUNCHES in function.attributes
+        ):
+            _use_managed_memory(module, function)
+    return "\n\n".join([_SHIM_IR, *(_launch_stub(op) for op in stubs)])
+
+
+def _use_managed_memory(module: ModuleOp, function: llvm_dialect.FuncOp) -> None:
+    """Calls of `aligned_alloc`/`free` in `function` → their managed stubs."""
+    for op in function.walk():
+        if not isinstance(op, llvm_dialect.CallOp) or op.callee is None:
+            continue
+        if (
+            replacement := MANAGED_ALLOCATION.get(op.callee.string_value())
+        ) is not None:
+            declaration = SymbolTable.lookup_symbol(module, op.callee)
+            assert isinstance(declaration, llvm_dialect.FuncOp)
+            if SymbolTable.lookup_symbol(module, replacement) is None:
+                module.body.block.add_op(
+                    llvm_dialect.FuncOp(
+                        replacement,
+                        declaration.function_type,
+                        linkage=llvm_dialect.LinkageAttr("external"),
+                    )
+                )
+            op.callee = SymbolRefAttr(replacement)
+
+
+class ManagedArray:
+    """A NumPy array in CUDA managed memory: the host and the GPU both see it."""
+
+    def __init__(self, array: np.ndarray):
+        device()
+        self.nbytes = max(array.nbytes, 1)
+        self.pointer = _check(
+            _driver().cuMemAllocManaged(self.nbytes, 1), "cuMemAllocManaged"
+        )
+        raw = (ctypes.c_byte * self.nbytes).from_address(int(self.pointer))
+        self.array = np.frombuffer(raw, array.dtype, array.size).reshape(array.shape)
+        self.array[...] = array
+
+    def __del__(self) -> None:
+        pointer = getattr(self, "pointer", None)
+        if pointer is not None:
+            _driver().cuMemFree(pointer)
+
+
+class GpuProgram:
+    """Host code (a `CpuModule`) that launches the kernels of its `PtxModule`s.
+
+    The GPU is touched on the first call only: the PTX is loaded, each
+    kernel's handle stored in the host code's `@k.function`, and the driver
+    entry points in its function pointers.  A call copies NumPy arguments into
+    managed memory, runs the host function, reports the first failed driver
+    call (`CudaError`) and copies the arrays back (they are shared, as on the
+    CPU)."""
+
+    def __init__(self, host: CpuModule, kernels: Sequence[PtxModule]):
+        self.host = host
+        self.kernels = tuple(kernels)
+        self._modules: list[CudaModule] | None = None
+
+    def _load(self) -> None:
+        if self._modules is not None:
+            return
+        device()
+        library = ctypes.CDLL("libcuda.so.1")
+        for name in DRIVER_FUNCTIONS:
+            address = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
+            self._store(f"hetero.cuda.{name}", address)
+        self._modules = [CudaModule(ptx) for ptx in self.kernels]
+        for module in self._modules:
+            for info in module.ptx.kernels:
+                self._store(
+                    f"{info.name}.function", int(module.kernel(info.name).function)
+                )
+
+    def _store(self, global_name: str, value: int | None) -> None:
+        ctypes.c_void_p.from_address(
+            self.host.global_address(global_name)
+        ).value = value
+
+    def function(self, name: str) -> Callable[..., None]:
+        host_function = self.host.function(name)
+
+        def call(*args: object) -> None:
+            self._load()
+            status = ctypes.c_int32.from_address(self.host.global_address(STATUS))
+            status.value = 0
+            managed = [
+                ManagedArray(a) if isinstance(a, np.ndarray) else a for a in args
+            ]
+            host_function(
+                *(m.array if isinstance(m, ManagedArray) else m for m in managed)
+            )
+            device().synchronize()
+            if status.value:
+                _check((_driver().CUresult(status.value),), f"a driver call of @{name}")
+            for arg, copy in zip(args, managed):
+                if isinstance(copy, ManagedArray):
+                    assert isinstance(arg, np.ndarray)
+                    arg[...] = copy.array
+
+        return call
+
+
+def has_gpu_functions(module: ModuleOp) -> bool:
+    """Whether `module` has functions for a GPU target (then `compile_cuda`)."""
+    return any(
+        isinstance(op, tir.PrimFuncOp) and is_gpu(op.target) for op in module.ops
+    )
+
+
+SPLIT_PASSES = (
+    AnnotateDeviceRegionsPass(),
+    SplitHostDevicePass(),
+    LowerDeviceKernelLaunchPass(),
+)
+"""Spec §7.3–7.6: each thread-bound nest of a GPU function with a host becomes
+a kernel of its own, launched by what is left of the function."""
+
+
+def compile_cuda(module: ModuleOp, ctx: Context | None = None) -> GpuProgram:
+    """`compile_cpu` for modules with GPU kernels: the GPU functions split into
+    kernels (`SPLIT_PASSES`), the kernels to PTX, the host functions (their
+    calls of kernels become launches) to a `CpuModule`."""
+    ctx = ctx or Context()
+    options = codegen_options(module)
+    for split in SPLIT_PASSES:
+        split.apply(ctx, module)
+    kernels = compile_gpu(module, ctx)
+    ConvertTirToScfPass().apply(ctx, module)
+    LowerGpuLaunchPass().apply(ctx, module)
+    lower_to_llvm(module, ctx=ctx)
+    link = [PARALLEL_FOR_IR] if define_launchers(module) else []
+    link.append(launch_stubs(module))
+    return GpuProgram(CpuModule(module, link=link, **options), kernels)

@@ -1,0 +1,480 @@
+"""The GPU path: lower-te's GPU schedules, convert-tir-to-gpu, convert-gpu-to-nvvm,
+PTX from llvmlite, and (where a GPU is present) the cuda-python runtime.
+
+Without a GPU every kernel is still compiled to PTX and assembled by `ptxas`
+for its `arch`; the scheduled TIR is checked against the relay reference
+interpreter with the TIR interpreter: thread-bound loops run serially, which
+is exact for schedules without barriers; the tiled matmul also runs with the
+threads of a block as concurrent Python threads meeting at each barrier
+(`_Lockstep`).  Execution tests skip, saying why, where no GPU is found.
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from math import prod as math_prod
+from pathlib import Path
+
+import hetero.interpreter.tir as tir_interpreter
+import numpy as np
+import pytest
+from hetero.context import parse_module
+from hetero.dialects import relay, tir
+from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
+from hetero.interpreter.relay import evaluate_function
+from hetero.lowering import gpu_schedules
+from hetero.lowering.gpu_codegen import PtxModule, compile_gpu
+from hetero.runtime import cuda
+from hetero.transforms.lower_te import LowerTEPass
+from hetero.utils.diagnostics import HeteroError
+from xdsl.context import Context
+from xdsl.dialects import arith, gpu, math
+from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType, UnitAttr, f32
+from xdsl.interpreter import (
+    Interpreter,
+    InterpreterFunctions,
+    PythonValues,
+    impl,
+    register_impls,
+)
+from xdsl.interpreters.builtin import xtype_for_el_type
+from xdsl.interpreters.shaped_array import ShapedArray
+from xdsl.interpreters.utils.ptr import TypedPtr
+from xdsl.ir import Operation, SSAValue
+from xdsl.utils.scoped_dict import ScopedDict
+
+RNG = np.random.default_rng(0)
+PTXAS = shutil.which("ptxas")
+NO_GPU = cuda.unavailable_reason()
+
+needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=f"needs a GPU: {NO_GPU}")
+
+Build = Callable[[Sequence[SSAValue]], Operation]
+
+
+def assemble(ptx: PtxModule, tmp_path: Path) -> None:
+    """`ptxas` accepts the PTX for its arch (skipped where ptxas is absent)."""
+    if PTXAS is None:
+        pytest.skip("ptxas is not installed")
+    source = tmp_path / f"{ptx.name}.ptx"
+    source.write_text(ptx.ptx)
+    result = subprocess.run(
+        [PTXAS, f"-arch={ptx.arch}", str(source), "-o", str(tmp_path / "out.cubin")],
+        capture_output=True,
+        check=False,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+
+
+def kernel_module(
+    shapes: Sequence[Sequence[int]], build: Build, arch: str = "sm_90"
+) -> ModuleOp:
+    """A module with one Primitive function `@k` computing `build(params)` on a GPU."""
+    device = VirtualDeviceAttr.for_target(TargetAttr("cuda", {"arch": arch}))
+    types = [TensorType(f32, s) for s in shapes]
+    result = build(relay.FuncOp("probe", types, types[0]).args).results[0].type
+    func = relay.FuncOp(
+        "k",
+        types,
+        result,
+        param_vdevices=[device] * len(types),
+        result_vdevice=device,
+        attributes={"Primitive": UnitAttr()},
+    )
+    op = build(func.args)
+    func.body.block.add_ops([op, relay.ReturnOp(op)])
+    return ModuleOp([func])
+
+
+@register_impls
+class _GpuInterpreterFunctions(InterpreterFunctions):
+    """What scheduled GPU TIR uses beyond the TIR interpreter's functions."""
+
+    @impl(gpu.BarrierOp)
+    def run_barrier(
+        self, interpreter: Interpreter, op: gpu.BarrierOp, args: PythonValues
+    ) -> PythonValues:
+        return ()  # threads run one after the other: every barrier holds
+
+    @impl(math.FmaOp)
+    def run_fma(
+        self, interpreter: Interpreter, op: math.FmaOp, args: PythonValues
+    ) -> PythonValues:
+        return (args[0] * args[1] + args[2],)
+
+    @impl(arith.DivfOp)
+    def run_divf(
+        self, interpreter: Interpreter, op: arith.DivfOp, args: PythonValues
+    ) -> PythonValues:
+        return (args[0] / args[1],)
+
+    @impl(arith.NegfOp)
+    def run_negf(
+        self, interpreter: Interpreter, op: arith.NegfOp, args: PythonValues
+    ) -> PythonValues:
+        return (-args[0],)
+
+
+def run_scheduled(
+    module: ModuleOp, inputs: Sequence[np.ndarray], shape: tuple[int, ...]
+) -> np.ndarray:
+    """`@k_tir` of a lowered module run by the TIR interpreter."""
+    out = np.zeros(shape, np.float32)
+    original = tir_interpreter.make_interpreter
+
+    def make(module: ModuleOp, functions=None) -> Interpreter:  # type: ignore[no-untyped-def]
+        interpreter = original(module, functions)
+        interpreter.register_implementations(_GpuInterpreterFunctions())
+        return interpreter
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tir_interpreter, "make_interpreter", make)
+        tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
+    return out
+
+
+def lower_and_check(
+    shapes: Sequence[Sequence[int]], build: Build, positive: bool = False
+) -> tuple[ModuleOp, list[np.ndarray], np.ndarray]:
+    """Lower `@k` with the GPU schedule; its TIR must compute what relay says."""
+    module = kernel_module(shapes, build)
+    inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    if positive:
+        inputs = [np.abs(x) + np.float32(0.5) for x in inputs]
+    expected = evaluate_function(module, "k", inputs)
+    LowerTEPass().apply(Context(), module)
+    module.verify()
+    kernel = next(op for op in module.ops if isinstance(op, tir.PrimFuncOp))
+    assert any(
+        isinstance(op, tir.ForOp) and op.thread_tag is not None for op in kernel.walk()
+    ), "a GPU function gets thread-bound loops"
+    np.testing.assert_allclose(
+        run_scheduled(module, inputs, expected.shape), expected, rtol=1e-5, atol=1e-5
+    )
+    return module, inputs, expected
+
+
+def ptx_of(module: ModuleOp) -> list[PtxModule]:
+    kernels = ModuleOp(
+        [op.clone() for op in module.ops if isinstance(op, tir.PrimFuncOp)]
+    )
+    return compile_gpu(kernels)
+
+
+OPS: dict[str, tuple[list[list[int]], Build]] = {
+    "add-broadcast": ([[3, 1, 5], [4, 1]], lambda p: relay.AddOp(p[0], p[1])),
+    "tanh": ([[7, 9]], lambda p: relay.TanhOp(p[0])),
+    "sigmoid": ([[300]], lambda p: relay.SigmoidOp(p[0])),
+    "exp": ([[2, 3, 4]], lambda p: relay.ExpOp(p[0])),
+    "transpose": ([[2, 3, 4]], lambda p: relay.TransposeOp(p[0], axes=(1, 2, 0))),
+    "softmax": ([[3, 17]], lambda p: relay.SoftmaxOp(p[0])),
+    "softmax-axis": ([[2, 5, 3]], lambda p: relay.SoftmaxOp(p[0], axis=1)),
+    "max-pool": (
+        [[1, 2, 7, 7]],
+        lambda p: relay.MaxPool2DOp(
+            p[0], pool_size=(3, 3), strides=(2, 2), padding=(1, 1, 1, 1)
+        ),
+    ),
+    "avg-pool": ([[1, 2, 5, 5]], lambda p: relay.AvgPool2DOp(p[0], pool_size=(2, 2))),
+    "global-avg-pool": ([[1, 3, 4, 5]], lambda p: relay.GlobalAvgPool2DOp(p[0])),
+    "conv2d": (
+        [[1, 3, 6, 6], [4, 3, 3, 3]],
+        lambda p: relay.Conv2DOp(p[0], p[1], padding=(1, 1, 1, 1)),
+    ),
+}
+"""Ops with flat (one thread per output element) schedules."""
+
+
+@pytest.mark.parametrize("name", OPS)
+def test_flat_schedules_compute_and_assemble(name: str, tmp_path: Path) -> None:
+    shapes, build = OPS[name]
+    module, _, _ = lower_and_check(shapes, build)
+    [ptx] = ptx_of(module)
+    [info] = ptx.kernels
+    assert ".visible .entry k_tir(" in ptx.ptx
+    assert info.grid[1:] == info.block[1:] == (1, 1)  # a flat launch
+    assemble(ptx, tmp_path)
+
+
+def test_flat_schedule_layout() -> None:
+    """blockIdx.x × threadIdx.x over the flattened output, the tail guarded."""
+    module, _, _ = lower_and_check([[1000]], lambda p: relay.ExpOp(p[0]))
+    loops = [op for op in module.walk() if isinstance(op, tir.ForOp) and op.thread_tag]
+    assert [op.thread_tag.data for op in loops] == ["blockIdx.x", "threadIdx.x"]  # type: ignore[union-attr]
+    [ptx] = ptx_of(module)
+    assert ptx.kernels[0].grid == (4, 1, 1) and ptx.kernels[0].block == (256, 1, 1)
+    assert "ex2.approx.f32" in ptx.ptx  # exp without libdevice
+
+
+GEMMS: dict[str, tuple[list[list[int]], Build]] = {
+    "dense-odd": ([[5, 7], [6, 7]], lambda p: relay.DenseOp(p[0], p[1])),
+    "matmul-odd": ([[9, 4], [4, 3]], lambda p: relay.MatmulOp(p[0], p[1])),
+    "matmul-batched": ([[2, 3, 5], [5, 4]], lambda p: relay.MatmulOp(p[0], p[1])),
+}
+
+
+@pytest.mark.parametrize("name", GEMMS)
+def test_tiled_gemm_index_math(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With one-thread blocks (4×4 tiles, K steps of 3) the serial interpreter
+    runs the tiled schedule exactly: tiling, staging and guards are right."""
+    monkeypatch.setattr(gpu_schedules, "SMALL", (4, 4))
+    monkeypatch.setattr(gpu_schedules, "STEP", 3)
+    lower_and_check(*GEMMS[name])
+
+
+@register_impls
+class _Lockstep(InterpreterFunctions):
+    """The threads of a block as Python threads, so that `gpu.barrier` waits
+    for all of them and `shared` buffers are one per block, as on a GPU."""
+
+    def __init__(self) -> None:
+        self.barrier: threading.Barrier | None = None
+        self.shared: dict[Operation, object] = {}
+        self.lock = threading.Lock()
+
+    @impl(tir.ForOp)
+    def run_for(
+        self, interpreter: Interpreter, op: tir.ForOp, args: PythonValues
+    ) -> PythonValues:
+        lb, ub, step = args
+        tag = op.thread_tag.data if op.thread_tag is not None else ""
+        if not tag.startswith("threadIdx"):
+            for i in range(lb, ub, step):
+                interpreter.run_ssacfg_region(op.body, (i,), "tir.for")
+            return ()
+        outermost = self.barrier is None
+        if outermost:  # a new block: all its threads meet at each barrier
+            nested = [o for o in op.walk() if isinstance(o, tir.ForOp) and o.thread_tag]
+            extents = {o.thread_tag.data: len(range(lb, ub, step)) for o in nested}  # type: ignore[union-attr]
+            self.barrier = threading.Barrier(math_prod(extents.values()))
+            self.shared = {}
+        barrier, errors = self.barrier, []
+
+        def thread(i: int) -> None:
+            clone = copy.copy(interpreter)
+            clone._ctx = ScopedDict(parent=interpreter._ctx)
+            try:
+                clone.run_ssacfg_region(op.body, (i,), "thread")
+            except BaseException as e:  # noqa: BLE001
+                errors.append(e)
+                barrier.abort()
+
+        threads = [
+            threading.Thread(target=thread, args=(i,)) for i in range(lb, ub, step)
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if outermost:
+            self.barrier = None
+        if errors:
+            raise errors[0]
+        return ()
+
+    @impl(tir.AllocOp)
+    def run_alloc(
+        self, interpreter: Interpreter, op: tir.AllocOp, args: PythonValues
+    ) -> PythonValues:
+        t = op.buffer.type
+        assert isinstance(t, MemRefType) and t.has_static_shape()
+        xtype = xtype_for_el_type(t.element_type, interpreter.index_bitwidth)
+        fresh = lambda: ShapedArray(
+            TypedPtr.zeros(math_prod(t.get_shape()), xtype=xtype), list(t.get_shape())
+        )
+        if op.scope != "shared":
+            return (fresh(),)
+        with self.lock:
+            if op not in self.shared:
+                self.shared[op] = fresh()
+            return (self.shared[op],)
+
+    @impl(gpu.BarrierOp)
+    def run_barrier(
+        self, interpreter: Interpreter, op: gpu.BarrierOp, args: PythonValues
+    ) -> PythonValues:
+        assert self.barrier is not None, "a barrier outside the threads of a block"
+        self.barrier.wait()
+        return ()
+
+
+@pytest.mark.parametrize("name", GEMMS)
+def test_tiled_gemm_with_many_threads_and_barriers(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """8×8 tiles of 4×4 threads with 2×2 each, K steps of 4, the threads run
+    concurrently: staging by all threads, barriers and the thread mapping."""
+    monkeypatch.setattr(gpu_schedules, "SMALL", (8, 2))
+    monkeypatch.setattr(gpu_schedules, "STEP", 4)
+    shapes, build = GEMMS[name]
+    module = kernel_module(shapes, build)
+    inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    expected = evaluate_function(module, "k", inputs)
+    LowerTEPass().apply(Context(), module)
+    out = np.zeros(expected.shape, np.float32)
+    original = tir_interpreter.make_interpreter
+
+    def make(module: ModuleOp, functions=None) -> Interpreter:  # type: ignore[no-untyped-def]
+        interpreter = original(module, functions)
+        interpreter.register_implementations(_GpuInterpreterFunctions())
+        interpreter.register_implementations(_Lockstep(), override=True)
+        return interpreter
+
+    monkeypatch.setattr(tir_interpreter, "make_interpreter", make)
+    tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("name", GEMMS)
+def test_tiled_gemm_assembles(name: str, tmp_path: Path) -> None:
+    shapes, build = GEMMS[name]
+    module = kernel_module(shapes, build)
+    LowerTEPass().apply(Context(), module)
+    kernel = next(op for op in module.ops if isinstance(op, tir.PrimFuncOp))
+    scopes = {op.scope for op in kernel.walk() if isinstance(op, tir.AllocOp)}
+    assert scopes == {"shared", "local"}
+    assert sum(isinstance(op, gpu.BarrierOp) for op in kernel.walk()) == 2
+    [ptx] = ptx_of(module)
+    block, per_thread = gpu_schedules.SMALL
+    assert ptx.kernels[0].block == (block // per_thread, block // per_thread, 1)
+    assert "bar.sync" in ptx.ptx and ".shared" in ptx.ptx and "fma.rn.f32" in ptx.ptx
+    assemble(ptx, tmp_path)
+
+
+def test_large_matmul_keeps_accumulators_in_registers(tmp_path: Path) -> None:
+    """The benchmark's kernel (large tiles): no local memory, the grid covers
+    the output."""
+    module = kernel_module(
+        [[256, 256], [256, 256]], lambda p: relay.MatmulOp(p[0], p[1])
+    )
+    LowerTEPass().apply(Context(), module)
+    [ptx] = ptx_of(module)
+    block, per_thread = gpu_schedules.LARGE
+    assert ptx.kernels[0].grid == (256 // block, 256 // block, 1)
+    assert ptx.kernels[0].block == (block // per_thread, block // per_thread, 1)
+    assert "ld.local" not in ptx.ptx and "st.local" not in ptx.ptx
+    assert "ld.global.nc" in ptx.ptx  # tir.noalias: the read-only cache
+    assemble(ptx, tmp_path)
+
+
+HANDWRITTEN = """
+tir.prim_func @k(%a: memref<70xf32>, %n: f32) target #target.target<"cuda", {arch = "ARCH"}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c64 = arith.constant 64 : index
+  %c70 = arith.constant 70 : index
+  tir.for %bx = %c0 to %c2 step %c1 thread_binding "blockIdx.x" {
+    %tile = tir.alloc : memref<64xf32, "shared">
+    tir.for %tx = %c0 to %c64 step %c1 thread_binding "threadIdx.x" {
+      %i0 = arith.muli %bx, %c64 : index
+      %i = arith.addi %i0, %tx : index
+      %in = arith.cmpi slt, %i, %c70 : index
+      scf.if %in {
+        %v = memref.load %a[%i] : memref<70xf32>
+        %l = math.log %v : f32
+        %s = arith.mulf %l, %n : f32
+        memref.store %s, %tile[%tx] : memref<64xf32, "shared">
+      }
+      "gpu.barrier"() : () -> ()
+      scf.if %in {
+        %w = memref.load %tile[%tx] : memref<64xf32, "shared">
+        memref.store %w, %a[%i] : memref<70xf32>
+      }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("arch", ["sm_90", "sm_80", "sm_75"])
+def test_handwritten_kernel_for_each_arch(arch: str, tmp_path: Path) -> None:
+    [ptx] = compile_gpu(parse_module(HANDWRITTEN.replace("ARCH", arch)))
+    assert ptx.arch == arch and f".target {arch}" in ptx.ptx
+    assert ".entry k(" in ptx.ptx and ".shared" in ptx.ptx and "bar.sync" in ptx.ptx
+    assert "lg2.approx" in ptx.ptx
+    assert ptx.kernels[0].grid == (2, 1, 1) and ptx.kernels[0].block == (64, 1, 1)
+    assemble(ptx, tmp_path)
+
+
+def test_unsupported_math_is_a_diagnostic() -> None:
+    """Not an LLVM abort: a located error naming the op."""
+    text = HANDWRITTEN.replace("ARCH", "sm_90").replace("math.log", "math.erf")
+    with pytest.raises(HeteroError, match="'math.erf' is a C library function"):
+        compile_gpu(parse_module(text))
+
+
+# ----------------------------------------------------------------------------
+# Runtime
+# ----------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="a GPU is present")
+def test_no_gpu_is_a_clear_error() -> None:
+    with pytest.raises(cuda.CudaUnavailable, match="^no CUDA driver/GPU: "):
+        cuda.DeviceArray((4,), np.float32)
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", [*OPS, *GEMMS])
+def test_runs_on_the_gpu(name: str) -> None:
+    shapes, build = {**OPS, **GEMMS}[name]
+    module = kernel_module(shapes, build)
+    inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    expected = evaluate_function(module, "k", inputs)
+    LowerTEPass().apply(Context(), module)
+    [ptx] = ptx_of(module)
+    out = np.zeros(expected.shape, np.float32)
+    cuda.CudaModule(ptx).call("k_tir", *inputs, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
+
+
+@needs_gpu
+def test_device_copies() -> None:
+    host = RNG.standard_normal((3, 5)).astype(np.float32)
+    a = cuda.DeviceArray.from_numpy(host)
+    b = cuda.DeviceArray(host.shape, host.dtype)
+    b.copy_from(a)
+    np.testing.assert_array_equal(b.to_numpy(), host)
+    with pytest.raises(ValueError, match="cannot be copied"):
+        b.copy_from(cuda.DeviceArray((5, 3), np.float32))
+
+
+MATH = """
+tir.prim_func @k(%a: memref<64xf32>) target #target.target<"cuda"> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tir.for %tx = %c0 to %c64 step %c1 thread_binding "threadIdx.x" {
+    %v = memref.load %a[%tx] : memref<64xf32>
+    %r = OP %v : f32
+    memref.store %r, %a[%tx] : memref<64xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "op, ptx_instruction",
+    [
+        ("math.exp", "ex2.approx"),
+        ("math.log", "lg2.approx"),
+        ("math.log2", "lg2.approx"),
+        ("math.log10", "lg2.approx"),
+        ("math.sin", "sin.approx"),
+        ("math.cos", "cos.approx"),
+        ("math.tanh", "ex2.approx"),
+        ("math.sqrt", "sqrt.rn"),
+        ("math.absf", "abs.f32"),
+        ("math.floor", "cvt.rmi"),
+    ],
+)
+def test_math_without_libdevice(op: str, ptx_instruction: str, tmp_path: Path) -> None:
+    [ptx] = compile_gpu(parse_module(MATH.replace("OP", op)))
+    assert ptx_instruction in ptx.ptx
+    assemble(ptx, tmp_path)

@@ -1,0 +1,141 @@
+"""Whole programs on the GPU: `hetero.compile` with `cuda` devices.
+
+The host function is JIT-compiled for the CPU and launches the kernels itself
+(`cuLaunchKernel` through pointers the runtime fills in), so everything up to
+loading the PTX happens, and is checked, without a GPU; running the programs
+and comparing with the relay reference interpreter needs one (skipped here,
+saying why).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import hetero
+import numpy as np
+import pytest
+from hetero.context import parse_module
+from hetero.interpreter.relay import run
+from hetero.runtime import cuda
+from test_relay_to_native import PROGRAMS
+
+NO_GPU = cuda.unavailable_reason()
+needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=f"needs a GPU: {NO_GPU}")
+RNG = np.random.default_rng(1)
+
+CONFIG = '#target.config<[#target.target<"llvm">, #target.target<"cuda">]>'
+
+
+def on_gpu(params: str, result: str, body: str) -> str:
+    """A corpus program whose result (and so, by planning, its ops) is on the GPU."""
+    return f"""builtin.module attributes {{target.config = {CONFIG}}} {{
+  relay.func @main({params}) -> {result} {{
+    {body}
+    %h = relay.on_device %r to #target.vdevice<cuda> : {result}
+    relay.return %h : {result}
+  }}
+}}"""
+
+
+BOTH_WAYS = f"""builtin.module attributes {{target.config = {CONFIG}}} {{
+  relay.func @main(%a: tensor<6x33xf32>, %b: tensor<6x33xf32>) -> tensor<6x33xf32> {{
+    %0 = relay.exp %a : tensor<6x33xf32>
+    %1 = relay.on_device %0 to #target.vdevice<cpu> : tensor<6x33xf32>
+    %2 = relay.add %1, %b : tensor<6x33xf32>
+    %3 = relay.on_device %2 to #target.vdevice<cuda> : tensor<6x33xf32>
+    %4 = relay.multiply %3, %3 : tensor<6x33xf32>
+    %5 = relay.on_device %4 to #target.vdevice<cpu> : tensor<6x33xf32>
+    relay.return %5 : tensor<6x33xf32>
+  }}
+}}"""
+"""CPU → GPU → CPU: a device_copy each way."""
+
+
+def inputs_of(text: str) -> list[np.ndarray]:
+    module = parse_module(text)
+    main = next(
+        op
+        for op in module.ops
+        if getattr(op, "sym_name", None) and op.sym_name.data == "main"
+    )
+    return [
+        RNG.standard_normal(a.type.get_shape()).astype(np.float32)  # type: ignore[attr-defined]
+        for a in main.args  # type: ignore[attr-defined]
+    ]
+
+
+def test_both_ways_compiles_to_a_gpu_program(tmp_path: Path) -> None:
+    compiled = hetero.compile(BOTH_WAYS)
+    program = compiled.native
+    assert isinstance(program, cuda.GpuProgram)
+    [ptx] = program.kernels
+    [kernel] = ptx.kernels
+    # The host launches through the driver's cuLaunchKernel, then synchronises,
+    # and its buffers are managed memory.
+    host = program.host.llvm_ir()
+    assert "@hetero.cuda.cuLaunchKernel" in host and f"@{kernel.name}.function" in host
+    assert "@hetero.cuda.cuMemAllocManaged" in host
+    assert program.host.global_address(f"{kernel.name}.function") != 0
+    if (ptxas := shutil.which("ptxas")) is not None:
+        (tmp_path / "k.ptx").write_text(ptx.ptx)
+        result = subprocess.run(
+            [
+                ptxas,
+                f"-arch={ptx.arch}",
+                str(tmp_path / "k.ptx"),
+                "-o",
+                str(tmp_path / "k.cubin"),
+            ],
+            capture_output=True,
+            check=False,
+            text=True,
+        )
+        assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_corpus_compiles_for_the_gpu(name: str) -> None:
+    compiled = hetero.compile(on_gpu(*PROGRAMS[name]))
+    assert isinstance(compiled.native, cuda.GpuProgram)
+    assert compiled.native.kernels
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="a GPU is present")
+def test_calling_without_a_gpu_says_so() -> None:
+    compiled = hetero.compile(BOTH_WAYS)
+    with pytest.raises(cuda.CudaUnavailable, match="^no CUDA driver/GPU: "):
+        compiled(*inputs_of(BOTH_WAYS))
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_corpus_runs_on_the_gpu_like_the_reference(name: str) -> None:
+    text = on_gpu(*PROGRAMS[name])
+    inputs = inputs_of(text)
+    expected = run(parse_module(text), *inputs)
+    np.testing.assert_allclose(
+        hetero.compile(text)(*inputs), expected, rtol=1e-4, atol=1e-4
+    )
+
+
+@needs_gpu
+def test_device_copies_both_ways_run() -> None:
+    inputs = inputs_of(BOTH_WAYS)
+    expected = run(parse_module(BOTH_WAYS), *inputs)
+    np.testing.assert_allclose(hetero.compile(BOTH_WAYS)(*inputs), expected, rtol=1e-5)
+
+
+@pytest.mark.skipif(NO_GPU is None, reason="a GPU is present")
+def test_gpu_matmul_bench_skips_without_a_gpu() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "bench", "gpu-matmul"],
+        cwd=Path(__file__).parent.parent,
+        capture_output=True,
+        check=False,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("gpu-matmul: skipped: no GPU")
