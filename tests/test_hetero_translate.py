@@ -57,3 +57,32 @@ def test_errors_are_located_and_write_nothing(tmp_path: Path, capsys):
     assert main([_file(tmp_path, bad), "--emit=llvm-ir", "-o", str(out)]) == 1
     assert "in.mlir:" in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.glob(".hetero-*"))
+
+
+GPU = """
+builtin.module attributes {target.config = #target.config<[#target.target<"cuda">, #target.target<"llvm">], fallback = cuda>} {
+  relay.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+    %0 = relay.nn.softmax %x : tensor<4x8xf32>
+    relay.return %0 : tensor<4x8xf32>
+  }
+}
+"""
+
+
+def test_gpu_program_kernels_as_ptx_and_host_as_llvm_ir(tmp_path: Path, capsys):
+    assert main([_file(tmp_path, GPU), "--emit=ptx"]) == 0
+    ptx = capsys.readouterr().out
+    assert ".target sm_90" in ptx and ".visible .entry fused_nn_softmax_tir_kernel(" in ptx
+    assert main([_file(tmp_path, GPU), "--emit=llvm-ir"]) == 0
+    assert "define void @main_host(" in capsys.readouterr().out
+
+
+def test_ptx_of_a_cpu_only_module_is_an_error(tmp_path: Path, capsys):
+    assert main([_file(tmp_path, VADD), "--emit=ptx"]) == 1
+    assert "no GPU functions" in capsys.readouterr().err
+
+
+def test_dynamic_shapes_ask_for_specialization(tmp_path: Path, capsys):
+    text = RELAY.replace("4x8", "?x8")
+    assert main([_file(tmp_path, text), "--emit=llvm-ir"]) == 1
+    assert "specialize-shapes" in capsys.readouterr().err

@@ -3,13 +3,17 @@
     hetero-translate model.mlir --emit=llvm-ir [-o model.ll]
     hetero-translate model.mlir --emit=asm [--entry main] [--targets llvm]
     hetero-translate kernels.mlir --emit=obj -o kernels.o
+    hetero-translate gpu.mlir --emit=ptx -o kernels.ptx
 
 A module with a relay entry function (`--entry`, default `main`) goes through
 the whole `hetero.compile` pipeline (the host function and its kernels); a
 module of `tir.prim_func`s (or of already lowered `func`/`llvm` functions)
-through `compile_cpu`.  The text or object is what the JIT would run, for the
-functions' own `mcpu`/`mattr` (default: this host's CPU).  Errors are located
-diagnostics and exit status 1; the output file is written only on success.
+through `compile_cpu` (`compile_cuda` where some are for a GPU).  The text or
+object is what the JIT would run, for the functions' own `mcpu`/`mattr`
+(default: this host's CPU); for a program with GPU kernels, `llvm-ir`, `asm`
+and `obj` are its host code and `ptx` its kernels (one PTX module per GPU
+target, concatenated).  Errors are located diagnostics and exit status 1; the
+output file is written only on success.
 """
 
 from __future__ import annotations
@@ -24,26 +28,48 @@ from xdsl.traits import SymbolTable
 from hetero.context import parse_module
 from hetero.dialects.relay import FuncOp
 from hetero.runtime.cpu import CpuModule
+from hetero.runtime.cuda import GpuProgram
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.files import write_output
 
-EMITTERS: dict[str, Callable[[CpuModule], str | bytes]] = {
-    "llvm-ir": CpuModule.llvm_ir,
-    "asm": CpuModule.assembly,
-    "obj": CpuModule.emit_object,
+Native = CpuModule | GpuProgram
+
+
+def _host(native: Native) -> CpuModule:
+    return native.host if isinstance(native, GpuProgram) else native
+
+
+def _ptx(native: Native) -> str:
+    if not isinstance(native, GpuProgram):
+        raise ValueError("--emit=ptx: the module has no GPU functions")
+    return "\n".join(kernels.ptx for kernels in native.kernels)
+
+
+EMITTERS: dict[str, Callable[[Native], str | bytes]] = {
+    "llvm-ir": lambda native: _host(native).llvm_ir(),
+    "asm": lambda native: _host(native).assembly(),
+    "obj": lambda native: _host(native).emit_object(),
+    "ptx": _ptx,
 }
 """`--emit` value → what is written."""
 
 
-def native_module(module: ModuleOp, entry: str, targets: Sequence[str]) -> CpuModule:
+def native_module(module: ModuleOp, entry: str, targets: Sequence[str]) -> Native:
     """The module compiled the way `hetero.compile` or `compile_cpu` would."""
     if isinstance(SymbolTable.lookup_symbol(module, entry), FuncOp):
         import hetero
 
-        return hetero.compile(module, targets=targets, entry=entry).native
+        compiled = hetero.compile(module, targets=targets, entry=entry)
+        if not isinstance(compiled, hetero.CompiledFunction):
+            raise ValueError(
+                f"@{entry} has dynamic input shapes; give them sizes first "
+                "(hetero-opt -p 'specialize-shapes{shapes=...}')"
+            )
+        return compiled.native
     from hetero.lowering.cpu_codegen import compile_cpu
+    from hetero.runtime.cuda import compile_cuda, has_gpu_functions
 
-    return compile_cpu(module)
+    return compile_cuda(module) if has_gpu_functions(module) else compile_cpu(module)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
