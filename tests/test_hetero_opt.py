@@ -69,6 +69,11 @@ def test_unknown_pass_is_a_clean_error(good: Path, capsys):
     assert "invalid pass pipeline 'no-such-pass'" in capsys.readouterr().err
 
 
+def test_malformed_pass_options_are_a_clean_error(good: Path, capsys):
+    assert main([str(good), "-p", "specialize-shapes{shapes=-1x7}"]) == 1
+    assert "Malformed pass arguments" in capsys.readouterr().err
+
+
 def test_split_input_file_reports_every_chunk(tmp_path: Path, capsys):
     path = tmp_path / "split.mlir"
     path.write_text(BAD + "// -----\n" + GOOD + "// -----\n" + BAD)

@@ -74,14 +74,39 @@ def test_check_compares_with_the_reference(tmp_path: Path, capsys):
 
 
 def test_compile_errors_are_located(tmp_path: Path, capsys):
-    path = tmp_path / "tuple.mlir"
+    path = tmp_path / "if.mlir"
     path.write_text(
         """
-relay.func @main(%x: tensor<2xf32>) -> tuple<tensor<2xf32>, tensor<2xf32>> {
-  %t = relay.tuple(%x, %x) : tuple<tensor<2xf32>, tensor<2xf32>>
-  relay.return %t : tuple<tensor<2xf32>, tensor<2xf32>>
+relay.func @main(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2xf32> {
+  %r = relay.if %c : tensor<i1> -> tensor<2xf32> {
+    relay.yield %x : tensor<2xf32>
+  } else {
+    relay.yield %x : tensor<2xf32>
+  }
+  relay.return %r : tensor<2xf32>
 }
 """
     )
     assert main([str(path), "--random", "--compile"]) == 1
-    assert f"{path}:2:" in capsys.readouterr().err
+    assert f"{path}:3:" in capsys.readouterr().err
+
+
+def test_compile_with_dynamic_shapes_specializes_for_the_inputs(tmp_path: Path, capsys):
+    path = tmp_path / "dyn.mlir"
+    path.write_text(
+        """
+relay.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = relay.nn.softmax %x : tensor<?x4xf32>
+  relay.return %0 : tensor<?x4xf32>
+}
+"""
+    )
+    np.savez(tmp_path / "in.npz", x=np.ones((3, 4), np.float32))
+    assert main([str(path), "--inputs", str(tmp_path / "in.npz"), "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "check result 0: ok" in out and "result 0: float32[3, 4]" in out
+
+
+def test_unwritable_output_is_a_clean_error(tmp_path: Path, capsys):
+    assert main([str(EXAMPLE), "--random", "--output", str(tmp_path / "no" / "o.npz")]) == 1
+    assert "hetero-run: error:" in capsys.readouterr().err

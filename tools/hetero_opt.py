@@ -29,7 +29,12 @@ from typing import IO
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
-from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+    VerifyException,
+)
 from xdsl.xdsl_opt_main import xDSLOptMain
 
 from hetero.utils.diagnostics import (
@@ -65,6 +70,9 @@ class HeteroOptMain(xDSLOptMain):
     def __init__(self, args: Sequence[str] | None = None):
         self.timings: dict[str, float] = {}
         super().__init__(description="hetero modular optimizer driver", args=args)
+        # Loaded up front: a pass may create `dense_resource` blobs in an input
+        # that never named a builtin op, and printing them needs the dialect.
+        self.ctx.get_optional_dialect("builtin")
 
     # -- arguments -------------------------------------------------------------
 
@@ -88,7 +96,8 @@ class HeteroOptMain(xDSLOptMain):
             self.pipeline = PassPipeline.parse_spec(
                 self.available_passes, self.args.passes, self._between_passes
             )
-        except Exception as e:  # unknown pass, bad option, ...
+        # xDSL's ArgSpecParseError (malformed options) is a BaseException.
+        except (Exception, ArgSpecParseError) as e:  # unknown pass, bad option, ...
             raise ToolError(f"invalid pass pipeline '{self.args.passes}': {e}") from e
 
     def _between_passes(

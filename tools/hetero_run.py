@@ -15,6 +15,7 @@ shape, dtype and a checksum, and the times.
 from __future__ import annotations
 
 import argparse
+import io
 import statistics
 import sys
 import time
@@ -27,6 +28,7 @@ from hetero.context import parse_module
 from hetero.dialects.relay import FuncOp
 from hetero.interpreter.relay import InterpreterError, element_dtype, run
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.files import write_output
 
 
 class RunError(Exception):
@@ -97,6 +99,10 @@ def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace
 
     start = time.perf_counter()
     compiled = hetero.compile(module, targets=args.targets.split(","), entry=args.entry)
+    if not isinstance(compiled, hetero.CompiledFunction):
+        # Dynamic input shapes: compiled for these inputs at the first call.
+        compiled(*inputs)
+        compiled = compiled.compiled[tuple(x.shape for x in inputs)]
     compile_seconds = time.perf_counter() - start
     times, result = [], None
     for _ in range(max(1, args.repeat)):
@@ -112,17 +118,25 @@ def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace
 
 def _compare(native: list[np.ndarray], reference: list[np.ndarray], args: argparse.Namespace) -> bool:
     """Print the largest errors; True where every result is within tolerance."""
+    if len(native) != len(reference):
+        print(f"check: MISMATCH ({len(native)} results, the reference has {len(reference)})")
+        return False
     ok = True
     for i, (got, want) in enumerate(zip(native, reference)):
+        if got.shape != want.shape:
+            print(f"check result {i}: MISMATCH (shape {got.shape}, the reference's {want.shape})")
+            ok = False
+            continue
+        close = np.allclose(got, want, rtol=args.rtol, atol=args.atol)
         error = np.abs(got.astype(np.float64) - want.astype(np.float64))
-        close = got.shape == want.shape and np.allclose(got, want, rtol=args.rtol, atol=args.atol)
-        ok &= close
         worst = float(error.max()) if error.size else 0.0
+        ok &= close
         print(f"check result {i}: {'ok' if close else 'MISMATCH'} (max abs error {worst:.3g})")
     return ok
 
 
-def _execute(args: argparse.Namespace) -> tuple[list[np.ndarray], bool]:
+def _execute(args: argparse.Namespace) -> bool:
+    """Run as the arguments say, print the results; True where they check out."""
     with open(args.file, encoding="utf-8") as f:
         module = parse_module(f.read(), args.file)
     func = entry_function(module, args.entry)
@@ -135,23 +149,26 @@ def _execute(args: argparse.Namespace) -> tuple[list[np.ndarray], bool]:
         reference = _flatten(run(module, *inputs, entry=args.entry))
         print(f"reference interpreter: {(time.perf_counter() - start) * 1e3:.3f} ms")
     ok = _compare(results, reference, args) if results and reference else True
-    return results or reference or [], ok
+    results = results or reference or []
+    for i, value in enumerate(results):
+        print(f"result {i}: {value.dtype}{list(value.shape)} sum={float(np.sum(value)):.6g}")
+    if args.output:
+        buffer = io.BytesIO()
+        np.savez(buffer, **{f"result{i}": v for i, v in enumerate(results)})
+        write_output(args.output, buffer.getvalue())
+    return ok
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments().parse_args(argv)
     try:
-        results, ok = _execute(args)
+        ok = _execute(args)
     except HeteroError as e:
         print(f"{e.location or args.file}: error: {e.message}", file=sys.stderr)
         return 1
     except (RunError, InterpreterError, OSError, ValueError) as e:
         print(f"hetero-run: error: {e}", file=sys.stderr)
         return 1
-    for i, value in enumerate(results):
-        print(f"result {i}: {value.dtype}{list(value.shape)} sum={float(np.sum(value)):.6g}")
-    if args.output:
-        np.savez(args.output, **{f"result{i}": v for i, v in enumerate(results)})
     return 0 if ok else 1
 
 

@@ -21,6 +21,10 @@ def write_output(path: str | None, data: str | bytes) -> None:
     try:
         with os.fdopen(fd, "wb" if isinstance(data, bytes) else "w") as f:
             f.write(data)
+        # mkstemp makes the file owner-only; give it the mode `open` would.
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
