@@ -46,6 +46,7 @@ from hetero.lowering.lower_gpu_launch import (
     LowerGpuLaunchPass,
 )
 from hetero.lowering.pipeline import lower_to_llvm
+from hetero.runtime import cublas
 from hetero.runtime.cpu import CpuModule
 from hetero.runtime.parallel import PARALLEL_FOR_IR, define_launchers
 from hetero.transforms.annotate_device_regions import AnnotateDeviceRegionsPass
@@ -54,6 +55,8 @@ from hetero.transforms.split_host_device import SplitHostDevicePass
 from hetero.utils.diagnostics import HeteroError
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.context import Context
+from xdsl.dialects import func as func_dialect
+from xdsl.dialects import gpu
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
@@ -64,6 +67,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     SymbolRefAttr,
+    UnitAttr,
 )
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
@@ -420,7 +424,9 @@ def launch_stubs(module: ModuleOp) -> str:
             and LAUNCHES in function.attributes
         ):
             _use_managed_memory(module, function)
-    return "\n\n".join([_SHIM_IR, *(_launch_stub(op) for op in stubs)])
+    return "\n\n".join(
+        [_SHIM_IR, *(_launch_stub(op) for op in stubs), *cublas.stubs_ir(module)]
+    )
 
 
 def _use_managed_memory(module: ModuleOp, function: llvm_dialect.FuncOp) -> None:
@@ -463,20 +469,38 @@ class ManagedArray:
             _driver().cuMemFree(pointer)
 
 
+class ResidentArray:
+    """A read-only argument (a constant of the program) that stays in managed
+    memory: uploaded at its first use, then passed as it is to every call."""
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+        self._managed: ManagedArray | None = None
+
+    def on_device(self) -> np.ndarray:
+        if self._managed is None:
+            self._managed = ManagedArray(self.array)
+        return self._managed.array
+
+
 class GpuProgram:
     """Host code (a `CpuModule`) that launches the kernels of its `PtxModule`s.
 
     The GPU is touched on the first call only: the PTX is loaded, each
     kernel's handle stored in the host code's `@k.function`, and the driver
-    entry points in its function pointers.  A call copies NumPy arguments into
-    managed memory, runs the host function, reports the first failed driver
-    call (`CudaError`) and copies the arrays back (they are shared, as on the
+    entry points in its function pointers, and cuBLAS is bound when the host
+    code calls it (`hetero.runtime.cublas.CublasBinding`: one handle per
+    program).  A call copies NumPy arguments into managed memory (a
+    `ResidentArray` is uploaded once and reused), runs the host function,
+    reports the first failed driver or cuBLAS call (`CudaError`,
+    `CublasError`) and copies the arrays back (they are shared, as on the
     CPU)."""
 
     def __init__(self, host: CpuModule, kernels: Sequence[PtxModule]):
         self.host = host
         self.kernels = tuple(kernels)
         self._modules: list[CudaModule] | None = None
+        self._cublas: cublas.CublasBinding | None = None
 
     def _load(self) -> None:
         if self._modules is not None:
@@ -486,12 +510,15 @@ class GpuProgram:
         for name in DRIVER_FUNCTIONS:
             address = ctypes.cast(getattr(library, name), ctypes.c_void_p).value
             self._store(f"hetero.cuda.{name}", address)
-        self._modules = [CudaModule(ptx) for ptx in self.kernels]
-        for module in self._modules:
+        modules = [CudaModule(ptx) for ptx in self.kernels]
+        for module in modules:
             for info in module.ptx.kernels:
                 self._store(
                     f"{info.name}.function", int(module.kernel(info.name).function)
                 )
+        if cublas.uses_cublas(self.host):
+            self._cublas = cublas.CublasBinding(self.host, self)
+        self._modules = modules  # loaded: only now may the host code run
 
     def _store(self, global_name: str, value: int | None) -> None:
         ctypes.c_void_p.from_address(
@@ -505,15 +532,17 @@ class GpuProgram:
             self._load()
             status = ctypes.c_int32.from_address(self.host.global_address(STATUS))
             status.value = 0
+            if self._cublas is not None:
+                self._cublas.reset()
             managed = [
                 ManagedArray(a) if isinstance(a, np.ndarray) else a for a in args
             ]
-            host_function(
-                *(m.array if isinstance(m, ManagedArray) else m for m in managed)
-            )
+            host_function(*map(_host_argument, managed))
             device().synchronize()
             if status.value:
                 _check((_driver().CUresult(status.value),), f"a driver call of @{name}")
+            if self._cublas is not None:
+                self._cublas.check(name)
             for arg, copy in zip(args, managed):
                 if isinstance(copy, ManagedArray):
                     assert isinstance(arg, np.ndarray)
@@ -522,11 +551,61 @@ class GpuProgram:
         return call
 
 
-def has_gpu_functions(module: ModuleOp) -> bool:
-    """Whether `module` has functions for a GPU target (then `compile_cuda`)."""
+def _host_argument(arg: object) -> object:
+    """What the host function gets for an argument of a `GpuProgram` call."""
+    if isinstance(arg, ManagedArray):
+        return arg.array
+    if isinstance(arg, ResidentArray):
+        return arg.on_device()
+    return arg
+
+
+def _calls_cublas(function: tir.PrimFuncOp) -> bool:
     return any(
-        isinstance(op, tir.PrimFuncOp) and is_gpu(op.target) for op in module.ops
+        isinstance(op, tir.CallExternOp) and cublas.is_stub(op.callee.data)
+        for op in function.walk()
     )
+
+
+def has_gpu_functions(module: ModuleOp) -> bool:
+    """Whether `module` has functions for a GPU target, or host functions
+    calling cuBLAS on managed buffers (then `compile_cuda`)."""
+    return any(
+        isinstance(op, tir.PrimFuncOp) and (is_gpu(op.target) or _calls_cublas(op))
+        for op in module.ops
+    )
+
+
+def mark_device_callers(module: ModuleOp) -> None:
+    """Mark `LAUNCHES` every host `func.func` whose buffers may reach the GPU:
+    those launching kernels or calling cuBLAS, and their callers, transitively
+    (an intermediate of `main_host` is a kernel's argument).  `lower-gpu-launch`
+    then moves their stack buffers to the heap and `launch_stubs` their heap
+    to managed memory."""
+    functions = [op for op in module.ops if isinstance(op, func_dialect.FuncOp)]
+    callees = {
+        f: {
+            op.callee.string_value()
+            for op in f.walk()
+            if isinstance(op, func_dialect.CallOp)
+        }
+        for f in functions
+    }
+    marked = {
+        f.sym_name.data
+        for f in functions
+        if any(isinstance(op, gpu.LaunchFuncOp) for op in f.walk())
+        or any(cublas.is_stub(name) for name in callees[f])
+    }
+    while grown := {
+        f.sym_name.data
+        for f in functions
+        if f.sym_name.data not in marked and callees[f] & marked
+    }:
+        marked |= grown
+    for f in functions:
+        if f.sym_name.data in marked:
+            f.attributes[LAUNCHES] = UnitAttr()
 
 
 SPLIT_PASSES = (
@@ -548,6 +627,7 @@ def compile_cuda(module: ModuleOp, ctx: Context | None = None) -> GpuProgram:
         split.apply(ctx, module)
     kernels = compile_gpu(module, ctx)
     ConvertTirToScfPass().apply(ctx, module)
+    mark_device_callers(module)
     LowerGpuLaunchPass().apply(ctx, module)
     lower_to_llvm(module, ctx=ctx)
     link = [PARALLEL_FOR_IR] if define_launchers(module) else []

@@ -1,118 +1,218 @@
 """The `cublas` external codegen: GPU dense/matmul partitions as cuBLAS calls from host code.
 
-Every `Compiler = "cublas"` global becomes a public host `tir.prim_func` of
-the same name (target: the configuration's host target) whose memref
-arguments are *device* buffers, as the host function passes them for values
-on the GPU.  Its GEMM (`blas.GEMMS`: dense, matmul, batched matmul) is one
-`tir.call_extern` of `cublasSgemm_v2`/`cublasDgemm_v2`
-(`cublas?gemmStridedBatched` for a batch) on those pointers, with the
-process's handle (`hetero.runtime.cublas`) as a constant and `alpha`/`beta`
-in host memory (cuBLAS' default pointer mode).  cuBLAS is column-major, so
-the row-major `C = A · op(B)` is computed as `Cᵀ = op(B)ᵀ · Aᵀ`: the operands
-swap, the dimensions become `(N, M, K)`, no data moves.
+Every `Compiler = "cublas"` global becomes a public `tir.prim_func` of the
+same name (one memref per parameter, then the output) whose buffers are CUDA
+managed memory, as a `GpuProgram`'s host code passes them
+(`hetero.runtime.cuda`).  The partition's composites are inlined and its ops
+lowered in order:
 
-Not yet: epilogues (a bias or relu after the GEMM needs a device kernel or
-cuBLASLt's epilogues), several GEMMs in one partition (their intermediates
-need device memory), `f16` (`cublasGemmEx`).  Each is a located diagnostic.
-Without a GPU or the library the kind is not offered (`available`).
+* GEMM ops (`blas.GEMMS`: dense, matmul, batched matmul) → one
+  `tir.call_extern` of the runtime's stub of `cublasSgemm_v2`/`cublasDgemm_v2`
+  (`cublas?gemmStridedBatched` for a batch; `cublasGemmEx` for f16) on the
+  buffers' pointers.  cuBLAS is column-major, so the row-major
+  `C = A · op(B)` is computed as `Cᵀ = op(B)ᵀ · Aᵀ`: the operands swap, the
+  dimensions become `(N, M, K)`, no data moves.  A GEMM writes the output
+  itself when its result is returned, directly or through elementwise ops
+  (which then run in place), else a fresh buffer (several GEMMs may share a
+  partition);
+* the bias of the table's `dense_bias` (and any elementwise op) →
+  lower-te's lazy templates, materialised by the GPU emitter of lower-te
+  (`EMITTERS`): a thread-bound nest, one thread per output element, which
+  `split-host-device` turns into a kernel launched after the GEMM;
+* other ops a pattern table gives `cublas` → lower-te's nest templates on
+  the same emitter.
+
+The function's target is the device's (`cuda` with its host) when it has
+such nests, else the host target: a function of host code only must not be
+taken for a kernel.  A relu after the bias is not in `cublas`' pattern table:
+fuse-ops makes it a hetero GPU kernel of its own after the partition.
+
+`f16` GEMMs are `cublasGemmEx` (f16 data, f32 accumulation); dynamic shapes
+are diagnostics.  Without the library the kind is not offered (`available`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from hetero.dialects import relay, tir
 from hetero.dialects.target import TargetAttr
-from hetero.lowering.te_emit import Emitter
+from hetero.lowering.convert_tir_to_gpu import is_thread_bound
+from hetero.lowering.te_emit import Emitter, Tensor, store_all
+from hetero.lowering.te_templates import LAZY_TEMPLATES, NEST_TEMPLATES
 from hetero.runtime import cublas as cublas_runtime
 from hetero.targets.codegen import ExternalCodegen
 from hetero.targets.config import module_config
-from hetero.targets.external.blas import GEMMS, Gemm, buffer_type, flattened
+from hetero.targets.external.blas import GEMMS, IN_PLACE, Gemm, buffer_type, flattened
+from hetero.transforms.lower_te import EMITTERS, function_target
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import Float32Type, Float64Type, ModuleOp, i32, i64
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    ModuleOp,
+    f32,
+    f64,
+    i32,
+    i64,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 OP_N, OP_T = 0, 1
 """`CUBLAS_OP_N`, `CUBLAS_OP_T`."""
 
-PRECISION: dict[type[Attribute], str] = {Float32Type: "S", Float64Type: "D"}
+CUDA_R_16F, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT = 2, 68, -1
+"""`cudaDataType`, `cublasComputeType_t`, `cublasGemmAlgo_t` of the f16 GEMM."""
 
 
-def _gemm_op(func: relay.FuncOp) -> Operation:
-    """The partition's one GEMM, whose result is returned."""
-    *ops, returned = func.body.block.ops
-    if len(ops) != 1 or type(ops[0]) not in GEMMS or returned.operands[0] is not ops[0].results[0]:
-        culprit = next((op for op in ops if type(op) not in GEMMS), ops[-1] if ops else func)
-        raise HeteroError(
-            f"cublas: {culprit.name} in a cuBLAS partition: only one dense/matmul whose "
-            "result is returned is supported yet (epilogues and intermediates need "
-            "device kernels and device memory)",
-            culprit,
-        )
-    return ops[0]
+@dataclass(frozen=True)
+class Precision:
+    """How cuBLAS multiplies one element type: the functions, the type of
+    `alpha`/`beta`, and what `cublasGemmEx` adds after each matrix (its data
+    type) and at the end (compute type, algorithm)."""
+
+    gemm: str
+    batched: str
+    scalar: Attribute
+    matrix: tuple[int, ...] = ()
+    tail: tuple[int, ...] = ()
 
 
-def _emit_call(
-    e: Emitter, gemm: Gemm, element: Attribute, handle: int, buffers: Sequence[SSAValue], op: Operation
-) -> None:
+PRECISIONS: dict[type[Attribute], Precision] = {
+    Float32Type: Precision("cublasSgemm_v2", "cublasSgemmStridedBatched", f32),
+    Float64Type: Precision("cublasDgemm_v2", "cublasDgemmStridedBatched", f64),
+    Float16Type: Precision("cublasGemmEx", "cublasGemmStridedBatchedEx", f32,
+                           (CUDA_R_16F,), (CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)),
+}  # fmt: skip
+"""Element type → its GEMM: f16 data is multiplied with f32 accumulation."""
+
+
+def _emit_call(e: Emitter, gemm: Gemm, buffers: Sequence[SSAValue], op: Operation) -> None:
     """`C = A · op(B)` row-major, as the column-major `Cᵀ = op(B)ᵀ · Aᵀ`."""
-    precision = PRECISION.get(type(element))
+    element = op.result_types[0].element_type  # type: ignore[attr-defined]
+    precision = PRECISIONS.get(type(element))
     if precision is None:
-        raise HeteroError(f"cublas: no GEMM for {element} elements here (f32 and f64)", op)
+        raise HeteroError(f"cublas: no GEMM for {element} elements (f16, f32, f64)", op)
     a, b, c = (e.op(memref.ExtractAlignedPointerAsIndexOp.get(v)) for v in buffers)
-    scalars = []
-    for value in (1.0, 0.0):
-        cell = e.alloc([1], element, "local")
-        e.store(e.constant(value, element), cell, [0])
-        scalars.append(e.op(memref.ExtractAlignedPointerAsIndexOp.get(cell)))
-    alpha, beta = scalars
+    alpha, beta = e.constant(1.0, precision.scalar), e.constant(0.0, precision.scalar)
 
     def ints(*values: int) -> list[SSAValue]:
         return [e.constant(v, i32) for v in values]
 
     m, n, k = gemm.m, gemm.n, gemm.k
     ldb = k if gemm.trans_b else n
-    head = [e.constant(handle, i64), *ints(OP_T if gemm.trans_b else OP_N, OP_N, n, m, k), alpha]
+    typed = ints(*precision.matrix)
+    head = [*ints(OP_T if gemm.trans_b else OP_N, OP_N, n, m, k), alpha]
     if gemm.batch == 1:
-        name = f"cublas{precision}gemm_v2"
-        args = [*head, b, *ints(ldb), a, *ints(k), beta, c, *ints(n)]
+        name = precision.gemm
+        args = [*head, b, *typed, *ints(ldb), a, *typed, *ints(k), beta, c, *typed, *ints(n)]
     else:
-        name = f"cublas{precision}gemmStridedBatched"
-        args = [*head, b, *ints(ldb), e.constant(k * n, i64), a, *ints(k),
-                e.constant(m * k, i64), beta, c, *ints(n), e.constant(m * n, i64),
+        name = precision.batched
+        args = [*head, b, *typed, *ints(ldb), e.constant(k * n, i64), a, *typed, *ints(k),
+                e.constant(m * k, i64), beta, c, *typed, *ints(n), e.constant(m * n, i64),
                 *ints(gemm.batch)]  # fmt: skip
-    e.op(tir.CallExternOp(name, args, [i32]))
+    e.op(tir.CallExternOp(cublas_runtime.stub_name(name), [*args, *ints(*precision.tail)]))
 
 
-def lower_partition(func: relay.FuncOp, handle: int, host: TargetAttr) -> tir.PrimFuncOp:
-    """The host prim_func running the `cublas` partition `func` on device buffers."""
+@dataclass
+class _Builder:
+    """Lowers one flattened partition into its prim_func's entry block."""
+
+    emitter: Emitter
+    out: SSAValue
+    values: dict[SSAValue, Tensor] = field(default_factory=dict)
+    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+
+    def lower(self, func: relay.FuncOp, params: Sequence[SSAValue]) -> None:
+        for arg, buffer in zip(func.args, params):
+            self._hold(arg, buffer)
+        *ops, returned = func.body.block.ops
+        for op in ops:
+            self._lower_op(op)
+        value = returned.operands[0]
+        if self.buffers.get(value) is not self.out:
+            store_all(self.emitter, self.values[value], self.out)
+
+    def _hold(self, value: SSAValue, buffer: SSAValue) -> None:
+        self.values[value] = Tensor.of_buffer(buffer)
+        self.buffers[value] = buffer
+
+    def _lower_op(self, op: Operation) -> None:
+        result = op.results[0]
+        if (gemm := GEMMS.get(type(op))) is not None:
+            destination = self._destination(result)
+            operands = [self._buffer(v) for v in op.operands]
+            _emit_call(self.emitter, gemm(op), [*operands, destination], op)
+            self._hold(result, destination)
+        elif (lazy := LAZY_TEMPLATES.get(type(op))) is not None:
+            self.values[result] = lazy(op, [self.values[v] for v in op.operands])
+        elif (nest := NEST_TEMPLATES.get(type(op))) is not None:
+            destination = self._destination(result)
+            nest(self.emitter, op, [self.values[v] for v in op.operands], destination)
+            self._hold(result, destination)
+        else:
+            raise HeteroError(f"cublas: {op.name} cannot be compiled by the cuBLAS codegen", op)
+
+    def _destination(self, value: SSAValue) -> SSAValue:
+        """The output when `value` is returned, as it is or through a chain of
+        elementwise ops that may run in place (`blas.IN_PLACE`: the kernel's
+        thread for an element reads only that element), else a fresh buffer."""
+        start = value
+        while len(uses := list(value.uses)) == 1:
+            user = uses[0].operation
+            if isinstance(user, relay.ReturnOp):
+                return self.out
+            if type(user) not in IN_PLACE or user.results[0].type != value.type:
+                break
+            value = user.results[0]
+        buffer = buffer_type(start.type, "an intermediate", start.owner, "cublas")  # type: ignore[arg-type]
+        return self.emitter.alloc(buffer.get_shape(), buffer.element_type)
+
+    def _buffer(self, value: SSAValue) -> SSAValue:
+        """`value` in a buffer, materialising a lazy value first."""
+        if value not in self.buffers:
+            tensor = self.values[value]
+            buffer = self.emitter.alloc(tensor.shape, tensor.element_type)
+            store_all(self.emitter, tensor, buffer)
+            self._hold(value, buffer)
+        return self.buffers[value]
+
+
+def lower_partition(func: relay.FuncOp, host: TargetAttr) -> tir.PrimFuncOp:
+    """The prim_func running the `cublas` partition `func` on managed buffers."""
     inputs = [
         buffer_type(t, f"parameter #{i}", func, "cublas")
         for i, t in enumerate(func.function_type.inputs.data)
     ]
     output = buffer_type(func.result_type, "the result", func, "cublas")
-    prim = tir.PrimFuncOp(func.sym_name.data, ([*inputs, output], []), target=host)
+    device = function_target(func)
+    prim = tir.PrimFuncOp(func.sym_name.data, ([*inputs, output], []), target=device)
     entry = prim.body.block
     *params, out = entry.args
-    flat = flattened(func)
-    op = _gemm_op(flat)
-    buffers = [params[flat.args.index(v)] for v in op.operands]  # type: ignore[arg-type]
-    element = op.result_types[0].element_type  # type: ignore[attr-defined]
-    _emit_call(Emitter(entry, entry, {}), GEMMS[type(op)](op), element, handle, [*buffers, out], op)
+    emitter = EMITTERS.get(device.device_type, Emitter)(entry, entry, {})
+    _Builder(emitter, out).lower(flattened(func), params)
+    if not any(is_thread_bound(op) for op in prim.walk()):
+        prim.target = host
     return prim
 
 
 def generate(module: ModuleOp, functions: Sequence[relay.FuncOp]) -> list[tir.PrimFuncOp]:
     """The hook: every `cublas` partition of the module, in one go."""
     host = module_config(module, None, "external-codegen").host_target
-    handle = cublas_runtime.handle()
-    return [lower_partition(func, handle, host) for func in functions]
+    return [lower_partition(func, host) for func in functions]
+
+
+def available() -> str | None:
+    """The library's presence decides (looked up at each call, so that a test
+    can stand in for it); a GPU is only needed to run the program."""
+    return cublas_runtime.unavailable_reason()
 
 
 CODEGEN = ExternalCodegen(
     "cublas",
     generate,
-    cublas_runtime.unavailable_reason,
-    doc="cublasSgemm/cublasDgemm calls from host code on device buffers",
+    available,
+    doc="cublasSgemm/cublasDgemm calls from host code on managed buffers",
 )
