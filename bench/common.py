@@ -14,3 +14,17 @@ def median_time(fn: Callable[[], object], rounds: int = 5, setup: Callable[[], o
         fn() if state is None else fn(state)  # type: ignore[call-arg]
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def interleaved(fns: list[Callable[[], object]], rounds: int = 5) -> list[float]:
+    """Median wall time of each of `fns`, timed in alternation (one warm-up
+    call each first), so that machine noise hits them alike."""
+    for fn in fns:
+        fn()
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for fn, samples in zip(fns, times):
+            start = time.perf_counter()
+            fn()
+            samples.append(time.perf_counter() - start)
+    return [statistics.median(samples) for samples in times]

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
+    ArrayAttr,
     BFloat16Type,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -31,7 +34,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
@@ -178,3 +181,34 @@ def reject_leftovers(module: ModuleOp, dialect: str, pass_name: str) -> None:
     for op in module.walk():
         if op.dialect_name() == dialect:
             raise HeteroError(f"{pass_name}: no lowering for '{op.name}'", op)
+
+
+@cache
+def contains(attr: Attribute, test: Callable[[Attribute], bool]) -> bool:
+    """Whether `attr` or an attribute nested in it passes `test` (memoised:
+    attributes are immutable, and few distinct ones occur)."""
+    if test(attr):
+        return True
+    if isinstance(attr, ArrayAttr):
+        return any(contains(a, test) for a in attr.data)
+    if isinstance(attr, DictionaryAttr):
+        return any(contains(a, test) for a in attr.data.values())
+    return isinstance(attr, ParametrizedAttribute) and any(
+        isinstance(p, Attribute) and contains(p, test) for p in attr.parameters
+    )
+
+
+def mentions(op: Operation, test: Callable[[Attribute], bool]) -> bool:
+    """Whether a type or attribute of `op` (results, block arguments,
+    properties, attributes) contains one passing `test`.  A type-conversion
+    pattern checks it first: xDSL's generic recursive conversion costs about
+    a millisecond an op even when there is nothing to convert."""
+    return any(
+        contains(a, test)
+        for a in (
+            *op.result_types,
+            *(arg.type for region in op.regions for b in region.blocks for arg in b.args),
+            *op.properties.values(),
+            *op.attributes.values(),
+        )
+    )

@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     VectorType,
 )
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -43,7 +43,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 
-from hetero.lowering.conversion import llvm_type
+from hetero.lowering.conversion import llvm_type, mentions
 from hetero.utils.diagnostics import HeteroError
 
 
@@ -89,12 +89,21 @@ class IndexCastLowering(RewritePattern):
             rewriter.replace(op, arith.TruncIOp(op.input, target))
 
 
+def _is_index(attr: Attribute) -> bool:
+    return isinstance(attr, IndexType)
+
+
 @dataclass
 class IndexTypeConversion(TypeConversionPattern):
-    """Replaces `index` by `iN` in all types and attributes."""
+    """Replaces `index` by `iN` in all types and attributes (ops that mention
+    no `index` are skipped before xDSL's costly generic conversion)."""
 
     index_bitwidth: int = 64
     recursive: bool = True
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if mentions(op, _is_index):
+            super().match_and_rewrite(op, rewriter)
 
     @attr_type_rewrite_pattern
     def convert_type(self, typ: IndexType, /) -> Attribute:

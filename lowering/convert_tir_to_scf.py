@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from math import prod
 
 import llvmlite.binding as llvm
 from hetero.dialects import tir
 from hetero.dialects.target import TargetAttr
+from hetero.lowering.conversion import mentions
 from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
@@ -110,6 +111,9 @@ ELEMENTWISE: tuple[type[Operation], ...] = (
 )
 """Ops the vectorizer applies lane-wise: same-typed operands and result."""
 
+AFFINE = object()
+"""`Vectorizer` kind of an index that is the induction variable plus a uniform."""
+
 
 def is_cpu(target: TargetAttr | None) -> bool:
     """No target means the host, which is a CPU."""
@@ -176,24 +180,32 @@ class Vectorizer:
 
     Every value is *uniform* (the same in all lanes: defined outside, a
     constant, or computed from uniform values only; it stays scalar and is
-    broadcast where a vector is needed) or *varying* (a vector).  Loads whose
-    last index is the induction variable and whose others are uniform become
-    `vector.load`, loads at uniform indices stay scalar; stores need the same
-    unit-stride form.  Any other use of the induction variable, other ops,
-    `index`/`i1` elements or stores to uniform addresses: not vectorizable.
+    broadcast where a vector is needed) or *varying* (a vector).  *Affine*
+    indices are the induction variable plus a uniform offset (`arith.addi`),
+    kept as the scalar index of lane 0: a schedule addresses a tile at
+    `base + iv`.  Loads whose last index is affine and whose others are
+    uniform become `vector.load`, loads at uniform indices stay scalar; stores
+    need the same unit-stride form.  Any other use of an affine index, other
+    ops, `index`/`i1` elements or stores to uniform addresses: not
+    vectorizable.
     """
 
     loop: tir.ForOp
     bits: int
+    affine: set[SSAValue] = field(default_factory=set[SSAValue])
+    """The induction variable and `iv + uniform` indices (found by `plan`)."""
 
     def plan(self) -> int | None:
         """The number of lanes, or None when the body is not vectorizable."""
-        iv, varying, widths = self.loop.induction_var, set[SSAValue](), [0]
+        self.affine = {self.loop.induction_var}
+        varying, widths = set[SSAValue](), [0]
         for op in self.loop.body.block.ops:
-            kind = self._kind(op, iv, varying)
+            kind = self._kind(op, varying)
             if kind is None:
                 return None
-            if kind:
+            if kind is AFFINE:
+                self.affine.update(op.results)
+            elif kind:
                 element = (
                     op.value.type
                     if isinstance(op, memref.StoreOp)
@@ -205,31 +217,40 @@ class Vectorizer:
                 varying.update(op.results)
         return self.bits // max(widths) if max(widths) else None
 
-    def _kind(self, op: Operation, iv: SSAValue, varying: set[SSAValue]) -> bool | None:
-        """True: varying, False: uniform, None: not vectorizable."""
+    def _kind(self, op: Operation, varying: set[SSAValue]) -> bool | object | None:
+        """True: varying, False: uniform, AFFINE: a lane-0 index, None: not
+        vectorizable."""
 
         def uniform(values: Iterable[SSAValue]) -> bool:
-            return all(v is not iv and v not in varying for v in values)
+            return all(v not in self.affine and v not in varying for v in values)
 
         match op:
             case tir.YieldOp() | arith.ConstantOp():
                 return False
+            case arith.AddiOp() if any(
+                v in self.affine for v in op.operands
+            ) and not all(v in self.affine for v in op.operands) and uniform(
+                v for v in op.operands if v not in self.affine
+            ):
+                return AFFINE
             case memref.LoadOp() | memref.StoreOp() if not uniform(op.indices[:-1]):
                 return None
             case memref.LoadOp() | memref.StoreOp() if (
-                op.indices and op.indices[-1] is iv
+                op.indices and op.indices[-1] in self.affine
             ):
                 return True
             case memref.LoadOp() if uniform(op.indices):
                 return False
-            case _ if isinstance(op, ELEMENTWISE) and iv not in op.operands:
+            case _ if isinstance(op, ELEMENTWISE) and not any(
+                v in self.affine for v in op.operands
+            ):
                 return not uniform(op.operands)
         return None
 
     def build(self, lanes: int) -> Block:
         """The vector body: one block taking the index of the first lane."""
         block = Block(arg_types=[IndexType()])
-        iv, mapping = self.loop.induction_var, {self.loop.induction_var: block.args[0]}
+        mapping = {self.loop.induction_var: block.args[0]}
         varying: set[SSAValue] = set()
         broadcasts: dict[SSAValue, SSAValue] = {}
 
@@ -247,7 +268,7 @@ class Vectorizer:
             match op:
                 case tir.YieldOp():
                     pass
-                case memref.LoadOp() if op.indices and op.indices[-1] is iv:
+                case memref.LoadOp() if op.indices and op.indices[-1] in self.affine:
                     new = vector.LoadOp(
                         op.memref,
                         [mapping.get(i, i) for i in op.indices],
@@ -320,7 +341,10 @@ def lower_unrolled(op: tir.ForOp, rewriter: PatternRewriter) -> None:
 
 
 def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
-    """A vector loop over whole vectors, then a scalar loop over the rest."""
+    """Whole vectors, then a scalar loop over the rest.  With a constant trip
+    count of at most `MAX_UNROLL` vectors the vector bodies are repeated at
+    constant offsets rather than looped: a register tile's accumulators are
+    then addressed by constants only, which LLVM's SROA keeps in registers."""
     vectorizer = Vectorizer(op, simd_bits(function_of(op).target))
     lanes = vectorizer.plan() if const_evaluate_operand(op.step) == 1 else None
     if lanes is None:
@@ -341,10 +365,21 @@ def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
             whole := arith.SubiOp(trips, whole),
             split := arith.AddiOp(op.lb, whole),
         ]
-    ops.append(scf.ForOp(op.lb, split, width, [], vectorizer.build(lanes)))
+    unrolled = extent is not None and extent // lanes <= MAX_UNROLL
+    if not unrolled:
+        ops.append(scf.ForOp(op.lb, split, width, [], vectorizer.build(lanes)))
+    rewriter.insert(ops, InsertPoint.before(op))
+    if unrolled:
+        for start in range(lb, lb + extent // lanes * lanes, lanes):  # type: ignore[operator]
+            first = rewriter.insert(index(start), InsertPoint.before(op)).result
+            block = vectorizer.build(lanes)
+            assert block.last_op is not None
+            block.erase_op(block.last_op)
+            rewriter.inline_block(block, InsertPoint.before(op), [first])
     if extent is None or extent % lanes:
-        ops.append(scf_loop(split.results[0], op.ub, op.step, op.body.clone()))
-    rewriter.replace(op, ops, [])
+        rest = scf_loop(split.results[0], op.ub, op.step, op.body.clone())
+        rewriter.insert(rest, InsertPoint.before(op))
+    rewriter.erase(op)
 
 
 def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
@@ -497,14 +532,8 @@ class AllocLowering(RewritePattern):
         t = op.buffer.type
         assert isinstance(t, MemRefType)
         size = prod(t.get_shape()) * (_bits(t.element_type) // 8)
-        # Vector accesses to an `llvm.alloca` fail in the llvmlite translation
-        # (typed pointers), so vector-accessed buffers go on the heap for now.
-        vector_use = any(
-            isinstance(use.operation, vector.LoadOp | vector.StoreOp)
-            for use in op.buffer.uses
-        )
         small = op.scope == "local" or size <= STACK_BYTES
-        if t.has_static_shape() and small and not vector_use:
+        if t.has_static_shape() and small:
             alloca = memref.AllocaOp.get(
                 t.element_type, shape=t.get_shape(), memory_space=t.memory_space
             )
@@ -547,8 +576,16 @@ class TargetRegionInlining(RewritePattern):
         rewriter.erase(op)
 
 
+def _scoped(attr: Attribute) -> bool:
+    return isinstance(attr, MemRefType) and not isinstance(attr.memory_space, NoneAttr)
+
+
 class ScopeErasure(TypeConversionPattern):
     """Drops the storage scope of memref types: on a CPU it is all one memory."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        if mentions(op, _scoped):
+            super().match_and_rewrite(op, rewriter)
 
     @attr_type_rewrite_pattern
     def convert_type(self, typ: MemRefType, /) -> MemRefType | None:

@@ -13,6 +13,7 @@ agree on these options; functions without a target get the host's.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from hetero.dialects import tir
@@ -48,10 +49,20 @@ def codegen_options(module: ModuleOp) -> dict[str, Any]:
     return options
 
 
-def compile_cpu(module: ModuleOp, ctx: Context | None = None) -> CpuModule:
-    """Lower the CPU `tir` functions of `module` (in place) and JIT-compile them."""
+def compile_cpu(
+    module: ModuleOp,
+    ctx: Context | None = None,
+    timings: dict[str, float] | None = None,
+) -> CpuModule:
+    """Lower the CPU `tir` functions of `module` (in place) and JIT-compile
+    them; `timings` receives the seconds of each pass and of LLVM's stages."""
+    timings = {} if timings is None else timings
     options = codegen_options(module)
+    start = time.perf_counter()
     ConvertTirToScfPass().apply(ctx or Context(), module)
-    lower_to_llvm(module, ctx=ctx)
+    timings[ConvertTirToScfPass.name] = time.perf_counter() - start
+    lower_to_llvm(module, ctx=ctx, timings=timings)
     link = [PARALLEL_FOR_IR] if define_launchers(module) else []
-    return CpuModule(module, link=link, **options)
+    native = CpuModule(module, link=link, **options)
+    timings.update(native.timings)
+    return native

@@ -9,6 +9,7 @@ func, and finally xDSL's `reconcile-unrealized-casts`.  What is left is
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -43,14 +44,21 @@ def lower_to_llvm_passes(index_bitwidth: int = 64) -> tuple[ModulePass, ...]:
 
 
 def lower_to_llvm(
-    module: ModuleOp, index_bitwidth: int = 64, ctx: Context | None = None
+    module: ModuleOp,
+    index_bitwidth: int = 64,
+    ctx: Context | None = None,
+    timings: dict[str, float] | None = None,
 ) -> ModuleOp:
-    """Lower `module` in place to the `llvm` dialect; return it.
+    """Lower `module` in place to the `llvm` dialect; return it.  `timings`
+    receives the seconds each pass took, by pass name.
 
     Raises `HeteroError` at the first op no pass lowers."""
     ctx = ctx or Context()
     for p in lower_to_llvm_passes(index_bitwidth):
+        start = time.perf_counter()
         p.apply(ctx, module)
+        if timings is not None:
+            timings[p.name] = time.perf_counter() - start
     for op in module.walk():
         if op is not module and op.dialect_name() != "llvm":
             raise HeteroError(f"lower-to-llvm: '{op.name}' is left after lowering", op)

@@ -21,7 +21,8 @@ from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType, MemRefType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
-from hetero.dialects.tir import AllocOp, ForKind, ForOp, scoped_memref
+from hetero.dialects.target import TargetAttr
+from hetero.dialects.tir import AllocOp, ForKind, ForOp, PrimFuncOp, scoped_memref
 
 Index = int | SSAValue
 """An index expression: a Python int (folded) or an SSA `index` value."""
@@ -52,6 +53,13 @@ class Emitter:
             InsertPoint.at_end(self.block) if at_end else InsertPoint.before(last)
         ).insert(op)
         return op.results[0] if op.results else None  # type: ignore[return-value]
+
+    @property
+    def target(self) -> TargetAttr | None:
+        """The target of the function being emitted (None: the host)."""
+        function = self.entry.parent_op()
+        assert isinstance(function, PrimFuncOp)
+        return function.target
 
     def at(self, block: Block) -> Emitter:
         """An emitter for a nested block of the same function."""
@@ -112,6 +120,17 @@ class Emitter:
             return a % b
         return 0 if b == 1 else self.op(arith.RemSIOp(a, self.index(b)))
 
+    def min(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return min(a, b)
+        return self.op(arith.MinSIOp(self.index(a), self.index(b)))
+
+    def less(self, a: Index, b: Index) -> SSAValue | bool:
+        """`a < b` (a Python bool when it folds)."""
+        if isinstance(a, int) and isinstance(b, int):
+            return a < b
+        return self.op(arith.CmpiOp(self.index(a), self.index(b), "slt"))
+
     def in_range(self, value: Index, lo: int, hi: int) -> SSAValue | bool:
         """`lo <= value < hi` (a Python bool when it folds)."""
         if isinstance(value, int):
@@ -139,6 +158,14 @@ class Emitter:
     ) -> tuple[Emitter, SSAValue]:
         """`tir.for %i = 0 to extent`; the emitter of its body and `%i`."""
         loop = ForOp(self.index(0), self.index(extent), self.index(1), kind=kind)
+        self.op(loop)
+        return self.at(loop.body.block), loop.induction_var
+
+    def range(
+        self, start: Index, stop: Index, step: int = 1, kind: ForKind = ForKind.SERIAL
+    ) -> tuple[Emitter, SSAValue]:
+        """`tir.for %i = start to stop step step`: a loop over a computed range."""
+        loop = ForOp(self.index(start), self.index(stop), self.index(step), kind=kind)
         self.op(loop)
         return self.at(loop.body.block), loop.induction_var
 

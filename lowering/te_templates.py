@@ -29,6 +29,8 @@ from xdsl.dialects.builtin import AnyFloat, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay
+from hetero.lowering.schedules import problem_schedule
+from hetero.lowering.schedules.problems import Conv2D, Gemm, Store
 from hetero.lowering.te_emit import Emitter, Index, Tensor
 from hetero.utils.diagnostics import HeteroError
 
@@ -305,22 +307,96 @@ def _accumulate(
     e.store(e.op(combine(e.load(out, idx), value)), out, idx)
 
 
-def _dense(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
+Epilogue = Callable[[Emitter, Sequence[Index], SSAValue], SSAValue]
+"""A fused elementwise tail of an anchor: (indices, computed element) → the
+element to store (see `lower-te`: bias_add, relu, ... after dense/conv2d)."""
+
+
+def _store_into(out: SSAValue, epilogue: Epilogue | None) -> Store:
+    """The schedules' output writer: the epilogue, then a store into `out`."""
+    if epilogue is None:
+        return lambda e, idx, value: e.store(value, out, idx)
+    return lambda e, idx, value: e.store(epilogue(e, idx, value), out, idx)
+
+
+def _finish(
+    e: Emitter, out: SSAValue, shape: Sequence[int], epilogue: Epilogue | None
+) -> None:
+    """Without a schedule, the epilogue runs over the finished output, in place."""
+    if epilogue is not None:
+        body, idx = e.nest(shape, parallel=True)
+        body.store(epilogue(body, idx, body.load(out, idx)), out, idx)
+
+
+def _dense(
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
+) -> None:
     """out[m, n] = sum_k x[m, k] * w[n, k]."""
     x, w = inputs
     _require_float(op, x.element_type)
+    (m, n), k = result_shape(op), x.shape[1]
+    if (schedule := problem_schedule(e.target, Gemm)) is not None:
+        problem = Gemm(
+            1,
+            m,
+            n,
+            k,
+            x.element_type,
+            lambda e, _, i, kk: x.load(e, [i, kk]),
+            lambda e, _, kk, j: w.load(e, [j, kk]),
+            lambda e, idx, value: _store_into(out, epilogue)(e, idx[1:], value),
+            b_along_k=True,
+        )
+        return schedule(e, problem, e.target)
     body, (m, n) = e.nest(result_shape(op), parallel=True)
     body.store(body.constant(0.0, x.element_type), out, [m, n])
     inner, k = body.loop(x.shape[1])
     product = inner.op(arith.MulfOp(x.load(inner, [m, k]), w.load(inner, [n, k])))
     _accumulate(inner, out, [m, n], product, arith.AddfOp)
+    _finish(e, out, result_shape(op), epilogue)
 
 
-def _matmul(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
+def _unflatten(e: Emitter, flat: Index, shape: Sequence[int]) -> list[Index]:
+    """The row-major multi-index of element `flat` of `shape`."""
+    return [e.rem(e.div(flat, s), d) for s, d in zip(_strides(shape), shape)]
+
+
+def _matmul(
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
+) -> None:
     """out[..., m, n] = sum_k a[..., m, k] * b[..., k, n], batch dims broadcast."""
     a, b = inputs
     _require_float(op, a.element_type)
     shape = result_shape(op)
+    batch_shape = shape[:-2]
+    if (schedule := problem_schedule(e.target, Gemm)) is not None:
+
+        def operand(x: Tensor, e: Emitter, flat: Index) -> list[Index]:
+            return broadcast_indices(
+                _unflatten(e, flat, batch_shape), batch_shape, x.shape[:-2]
+            )
+
+        problem = Gemm(
+            math.prod(batch_shape),
+            shape[-2],
+            shape[-1],
+            a.shape[-1],
+            a.element_type,
+            lambda e, t, i, k: a.load(e, [*operand(a, e, t), i, k]),
+            lambda e, t, k, j: b.load(e, [*operand(b, e, t), k, j]),
+            lambda e, idx, value: _store_into(out, epilogue)(
+                e, [*_unflatten(e, idx[0], batch_shape), *idx[1:]], value
+            ),
+        )
+        return schedule(e, problem, e.target)
     body, idx = e.nest(shape, parallel=True)
     body.store(body.constant(0.0, a.element_type), out, idx)
     inner, k = body.loop(a.shape[-1])
@@ -329,6 +405,7 @@ def _matmul(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) 
     b_idx = broadcast_indices(batch, shape[:-2], b.shape[:-2]) + [k, n]
     product = inner.op(arith.MulfOp(a.load(inner, a_idx), b.load(inner, b_idx)))
     _accumulate(inner, out, idx, product, arith.AddfOp)
+    _finish(e, out, shape, epilogue)
 
 
 def _window_tap(
@@ -338,12 +415,30 @@ def _window_tap(
     return e.sub(e.add(e.mul(out_pos, stride), e.mul(tap, dilation)), pad)
 
 
-def _conv2d(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
+def _conv2d(
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
+) -> None:
     """out[n, o, y, x] = sum_{c, ky, kx} in[n, g*C/G + c, row, col] * w[o, c, ky, kx]
     over the taps inside the input (padding reads as 0), g = o // (O/G)."""
     assert isinstance(op, relay.Conv2DOp)
     data, weight = inputs
     _require_float(op, data.element_type)
+    if (schedule := problem_schedule(e.target, Conv2D)) is not None:
+        problem = Conv2D(
+            data,
+            weight,
+            result_shape(op),
+            op.strides,
+            op.dilation,
+            op.padding,
+            op.groups,
+            _store_into(out, epilogue),
+        )
+        return schedule(e, problem, e.target)
     (sh, sw), (dh, dw), (pt, pl, _, _) = op.strides, op.dilation, op.padding
     out_channels, group_channels, kh, kw = weight.shape
     height, width = data.shape[2:]
@@ -357,11 +452,11 @@ def _conv2d(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) 
     inside = c_body.all_of(
         [c_body.in_range(row, 0, height), c_body.in_range(col, 0, width)]
     )
-    if (tap := c_body.when(inside)) is None:
-        return
-    pixel = data.load(tap, [n, tap.add(base, c), row, col])
-    product = tap.op(arith.MulfOp(pixel, weight.load(tap, [o, c, ky, kx])))
-    _accumulate(tap, out, [n, o, y, x], product, arith.AddfOp)
+    if (tap := c_body.when(inside)) is not None:
+        pixel = data.load(tap, [n, tap.add(base, c), row, col])
+        product = tap.op(arith.MulfOp(pixel, weight.load(tap, [o, c, ky, kx])))
+        _accumulate(tap, out, [n, o, y, x], product, arith.AddfOp)
+    _finish(e, out, result_shape(op), epilogue)
 
 
 def _pool_window(
@@ -483,6 +578,19 @@ def _softmax(
     norm.store(ratio, out, along(k))
 
 
+def is_epilogue(op: Operation) -> bool:
+    """An elementwise op that an anchor can apply to each computed element."""
+    return type(op) in UNARY or type(op) in BINARY or isinstance(
+        op, relay.BiasAddOp | relay.BatchNormOp
+    )
+
+
+EPILOGUE_ANCHORS: frozenset[type[Operation]] = frozenset(
+    {relay.DenseOp, relay.MatmulOp, relay.Conv2DOp}
+)
+"""Nest templates taking `epilogue=`: they apply it once per output element,
+where the element is computed (a schedule: per register tile)."""
+
 NEST_TEMPLATES: dict[type[Operation], NestTemplate] = {
     relay.DenseOp: _dense,
     relay.MatmulOp: _matmul,
@@ -493,3 +601,151 @@ NEST_TEMPLATES: dict[type[Operation], NestTemplate] = {
     relay.SoftmaxOp: _softmax,
 }
 """Reduction/anchor op → template writing its result into a buffer."""
+
+
+# ----------------------------------------------------------------------------
+# Operators added for the ONNX frontend (pad, lrn, strided_slice, log, ...)
+# ----------------------------------------------------------------------------
+
+UNARY.update(
+    {
+        relay.LogOp: lambda e, x, op: e.op(math_dialect.LogOp(x)),
+        relay.SqrtOp: lambda e, x, op: e.op(math_dialect.SqrtOp(x)),
+        relay.AbsOp: lambda e, x, op: e.op(math_dialect.AbsFOp(x)),
+    }
+)
+BINARY[relay.PowerOp] = math_dialect.PowFOp
+
+
+def _edge_index(e: Emitter, i: Index, size: int) -> Index:
+    """`clamp(i, 0, size - 1)`: the `edge` mode of pad."""
+    low = e.op(arith.MaxSIOp(e.index(i), e.index(0)))
+    return e.op(arith.MinSIOp(low, e.index(size - 1)))
+
+
+def _abs_index(e: Emitter, i: Index) -> Index:
+    return e.op(arith.MaxSIOp(e.index(i), e.index(e.sub(0, i))))
+
+
+def _reflect_index(e: Emitter, i: Index, size: int) -> Index:
+    """`(size-1) - |(size-1) - |i||`: mirror without repeating the edge, for
+    -size < i < 2*size - 1 (the verifier keeps pads below the size)."""
+    return e.sub(size - 1, _abs_index(e, e.sub(size - 1, _abs_index(e, i))))
+
+
+_PAD_SOURCE: dict[str, Callable[[Emitter, Index, int], Index]] = {
+    "edge": _edge_index,
+    "reflect": _reflect_index,
+}
+
+
+def _pad(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    """`constant`: the input element when every index is inside it (an
+    `scf.if`, so nothing is read out of bounds), else `pad_value`; `edge`
+    and `reflect`: the input element at a remapped index."""
+    assert isinstance(op, relay.PadOp)
+    (x,) = inputs
+    before = op.pad_width[::2]
+    mode = op.pad_mode
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        local = [e.sub(i, b) for i, b in zip(idx, before)]
+        if mode in _PAD_SOURCE:
+            remap = _PAD_SOURCE[mode]
+            return x.load(e, [remap(e, i, n) for i, n in zip(local, x.shape)])
+        inside = e.all_of([e.in_range(i, 0, n) for i, n in zip(local, x.shape)])
+        if isinstance(inside, bool):
+            if inside:
+                return x.load(e, local)
+            return e.constant(op.pad_value, x.element_type)
+        return e.choose(
+            inside,
+            x.element_type,
+            lambda t: x.load(t, local),
+            lambda f: f.constant(op.pad_value, x.element_type),
+        )
+
+    return Tensor(result_shape(op), x.element_type, load)
+
+
+def _strided_slice(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    """Output index i reads input index begin + i * stride."""
+    assert isinstance(op, relay.StridedSliceOp)
+    (x,) = inputs
+    strides = op.strides or (1,) * len(x.shape)
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        return x.load(
+            e, [e.add(b, e.mul(i, s)) for i, b, s in zip(idx, op.begin, strides)]
+        )
+
+    return Tensor(result_shape(op), x.element_type, load)
+
+
+def _lrn(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
+    """out = x / (bias + alpha / size * sum of x² over the channel window) ** beta,
+    the window spanning (size-1)//2 channels before and size//2 after."""
+    assert isinstance(op, relay.LRNOp)
+    (x,) = inputs
+    element = x.element_type
+    _require_float(op, element)
+    axis = _channel_axis(op, len(x.shape))
+    body, idx = e.nest(result_shape(op), parallel=True)
+    body.store(body.constant(0.0, element), out, idx)
+    window, k = body.loop(op.size)
+    channel = window.sub(window.add(idx[axis], k), (op.size - 1) // 2)
+    at = [channel if i == axis else v for i, v in enumerate(idx)]
+    if (tap := window.when(window.in_range(channel, 0, x.shape[axis]))) is not None:
+        value = x.load(tap, at)
+        _accumulate(tap, out, idx, tap.op(arith.MulfOp(value, value)), arith.AddfOp)
+    scale = body.constant(op.alpha / op.size, element)
+    base = body.op(
+        arith.AddfOp(
+            body.constant(op.bias, element),
+            body.op(arith.MulfOp(scale, body.load(out, idx))),
+        )
+    )
+    power = body.op(math_dialect.PowFOp(base, body.constant(op.beta, element)))
+    body.store(body.op(arith.DivfOp(x.load(body, idx), power)), out, idx)
+
+
+def _reduce(
+    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
+) -> None:
+    """out[kept] = sum (or mean) of x over the reduced dimensions: a parallel
+    nest over the output, an inner serial nest over the reduced extents."""
+    assert isinstance(op, relay.ReduceOp)
+    (x,) = inputs
+    element = x.element_type
+    _require_float(op, element)
+    rank = len(x.shape)
+    reduced = set(range(rank)) if op.axis is None else {a % rank for a in op.axis}
+    kept = [i for i in range(rank) if i not in reduced]
+    body, idx = e.nest(result_shape(op), parallel=True)
+    kept_idx = [idx[i] for i in kept] if op.keepdims else idx
+    body.store(body.constant(0.0, element), out, idx)
+    inner, taps = body.nest([x.shape[i] for i in sorted(reduced)])
+    source: list[Index] = [0] * rank
+    for i, v in zip(kept, kept_idx):
+        source[i] = v
+    for i, v in zip(sorted(reduced), taps):
+        source[i] = v
+    _accumulate(inner, out, idx, x.load(inner, source), arith.AddfOp)
+    if isinstance(op, relay.MeanOp):
+        count = body.constant(float(math.prod(x.shape[i] for i in reduced)), element)
+        body.store(body.op(arith.DivfOp(body.load(out, idx), count)), out, idx)
+
+
+LAZY_TEMPLATES.update(
+    {
+        relay.LogOp: _unary,
+        relay.SqrtOp: _unary,
+        relay.AbsOp: _unary,
+        relay.PowerOp: _binary,
+        relay.PadOp: _pad,
+        relay.StridedSliceOp: _strided_slice,
+    }
+)
+NEST_TEMPLATES.update(
+    {relay.LRNOp: _lrn, relay.SumOp: _reduce, relay.MeanOp: _reduce}
+)

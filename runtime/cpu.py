@@ -19,6 +19,7 @@ before any native code runs.
 from __future__ import annotations
 
 import ctypes
+import time
 from collections.abc import Iterator, Sequence
 from functools import cache
 from typing import Any
@@ -323,6 +324,9 @@ class CpuModule:
             for op in module.ops
             if isinstance(op, llvm_dialect.FuncOp)
         }
+        self.timings: dict[str, float] = {}
+        """Seconds of each stage: translation to LLVM IR, optimisation, machine code."""
+        start = time.perf_counter()
         translated = to_llvmlite(
             module,
             triple=self._machine.triple,
@@ -342,10 +346,15 @@ class CpuModule:
             parsed.verify()
         except RuntimeError as e:
             raise HeteroError(f"LLVM rejected the translated module: {e}") from e
+        self.timings["llvm-translate"] = time.perf_counter() - start
+        start = time.perf_counter()
         self._optimize(parsed)
         self._llvm_ir = str(parsed)
+        self.timings["llvm-optimize"] = time.perf_counter() - start
+        start = time.perf_counter()
         self._engine = llvm.create_mcjit_compiler(parsed, self._machine)
         self._engine.finalize_object()
+        self.timings["llvm-codegen"] = time.perf_counter() - start
         self._compiled: dict[str, CpuFunction] = {}
 
     def _optimize(self, module: llvm.ModuleRef) -> None:
@@ -375,6 +384,10 @@ class CpuModule:
         address = self._engine.get_function_address(self._entry_points[name])
         self._compiled[name] = CpuFunction(op, address, self)
         return self._compiled[name]
+
+    def global_address(self, name: str) -> int:
+        """The address of the global variable `name` (a runtime fills some in)."""
+        return self._engine.get_global_value_address(name)
 
     def llvm_ir(self) -> str:
         """The optimised LLVM IR, as text."""

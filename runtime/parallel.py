@@ -11,9 +11,11 @@ the declaration `@f.launch(threads, trips, captures...)`.  After `lower-to-llvm`
 
 `PARALLEL_FOR_IR` is `hetero_parallel_for` itself, in LLVM IR so that no C
 compiler is needed; `CpuModule(..., link=[PARALLEL_FOR_IR])` links it in.  It
-splits `[0, trips)` into `min(threads, trips)` contiguous chunks, runs chunk 0
-on the calling thread and the others on fresh POSIX threads, and joins them; a
-thread that cannot be created runs its chunk inline.  Captured memrefs are
+starts `min(threads, trips) - 1` POSIX threads and works itself too; each
+takes the next chunk of iterations from a shared atomic counter until none is
+left, so a thread that starts late or runs on a busy core does less (the cores
+are shared: a static split waits for the slowest).  A thread that cannot be
+created is simply not there.  Captured memrefs are
 passed as their lowered pointer and sizes, so this works at the LLVM level
 only, after the memref ABI is fixed.
 """
@@ -33,20 +35,38 @@ PARALLEL_FOR = "hetero_parallel_for"
 TASK_SUFFIX = ".task"
 
 PARALLEL_FOR_IR = r"""
-%chunk = type { ptr, ptr, i64, i64 }
+%pool = type { ptr, ptr, i64, i64, i64 }
 
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
 declare i32 @pthread_join(i64, ptr)
 
-define internal ptr @hetero_parallel_worker(ptr %c) {
-  %task = load ptr, ptr %c
-  %ctxp = getelementptr %chunk, ptr %c, i32 0, i32 1
+define internal void @hetero_parallel_run(ptr %s) {
+entry:
+  %task = load ptr, ptr %s
+  %ctxp = getelementptr %pool, ptr %s, i32 0, i32 1
   %ctx = load ptr, ptr %ctxp
-  %bp = getelementptr %chunk, ptr %c, i32 0, i32 2
-  %b = load i64, ptr %bp
-  %ep = getelementptr %chunk, ptr %c, i32 0, i32 3
-  %e = load i64, ptr %ep
+  %np = getelementptr %pool, ptr %s, i32 0, i32 2
+  %n = load i64, ptr %np
+  %cp = getelementptr %pool, ptr %s, i32 0, i32 3
+  %chunk = load i64, ptr %cp
+  %nextp = getelementptr %pool, ptr %s, i32 0, i32 4
+  br label %grab
+grab:
+  %b = atomicrmw add ptr %nextp, i64 %chunk monotonic
+  %more = icmp slt i64 %b, %n
+  br i1 %more, label %work, label %done
+work:
+  %e0 = add i64 %b, %chunk
+  %over = icmp sgt i64 %e0, %n
+  %e = select i1 %over, i64 %n, i64 %e0
   call void %task(ptr %ctx, i64 %b, i64 %e)
+  br label %grab
+done:
+  ret void
+}
+
+define internal ptr @hetero_parallel_worker(ptr %s) {
+  call void @hetero_parallel_run(ptr %s)
   ret ptr null
 }
 
@@ -61,38 +81,37 @@ serial:
   call void %task(ptr %ctx, i64 0, i64 %n)
   ret void
 spawn:
-  %chunks = alloca %chunk, i64 %t
+  %s = alloca %pool
   %tids = alloca i64, i64 %t
+  store ptr %task, ptr %s
+  %ctxp = getelementptr %pool, ptr %s, i32 0, i32 1
+  store ptr %ctx, ptr %ctxp
+  %np = getelementptr %pool, ptr %s, i32 0, i32 2
+  store i64 %n, ptr %np
+  %grains = mul i64 %t, 8
+  %c0 = sdiv i64 %n, %grains
+  %tiny = icmp slt i64 %c0, 1
+  %c = select i1 %tiny, i64 1, i64 %c0
+  %cp = getelementptr %pool, ptr %s, i32 0, i32 3
+  store i64 %c, ptr %cp
+  %nextp = getelementptr %pool, ptr %s, i32 0, i32 4
+  store i64 0, ptr %nextp
   br label %create
 create:
   %i = phi i64 [ 1, %spawn ], [ %next, %created ]
   %next = add i64 %i, 1
-  %ni = mul i64 %n, %i
-  %b = sdiv i64 %ni, %t
-  %nn = mul i64 %n, %next
-  %e = sdiv i64 %nn, %t
-  %c = getelementptr %chunk, ptr %chunks, i64 %i
-  store ptr %task, ptr %c
-  %ctxp = getelementptr %chunk, ptr %c, i32 0, i32 1
-  store ptr %ctx, ptr %ctxp
-  %bp = getelementptr %chunk, ptr %c, i32 0, i32 2
-  store i64 %b, ptr %bp
-  %ep = getelementptr %chunk, ptr %c, i32 0, i32 3
-  store i64 %e, ptr %ep
   %tid = getelementptr i64, ptr %tids, i64 %i
-  %rc = call i32 @pthread_create(ptr %tid, ptr null, ptr @hetero_parallel_worker, ptr %c)
+  %rc = call i32 @pthread_create(ptr %tid, ptr null, ptr @hetero_parallel_worker, ptr %s)
   %failed = icmp ne i32 %rc, 0
-  br i1 %failed, label %inline, label %created
-inline:
+  br i1 %failed, label %none, label %created
+none:
   store i64 0, ptr %tid
-  call ptr @hetero_parallel_worker(ptr %c)
   br label %created
 created:
   %more = icmp slt i64 %next, %t
   br i1 %more, label %create, label %first
 first:
-  %e0 = sdiv i64 %n, %t
-  call void %task(ptr %ctx, i64 0, i64 %e0)
+  call void @hetero_parallel_run(ptr %s)
   br label %join
 join:
   %j = phi i64 [ 1, %first ], [ %jnext, %joined ]
@@ -111,7 +130,8 @@ done:
   ret void
 }
 """
-"""The runtime's parallel-for, in LLVM IR (chunk i is `[n*i/t, n*(i+1)/t)`)."""
+"""The runtime's parallel-for, in LLVM IR: the threads take chunks of
+`max(1, n / (8 t))` iterations from a shared atomic counter until none is left."""
 
 
 def define_launchers(module: ModuleOp) -> bool:

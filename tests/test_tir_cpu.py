@@ -260,9 +260,10 @@ tir.prim_func @who(%ids: memref<?xi64>) target #target.target<"llvm", {{num_thre
 def test_parallel_loop_splits_work_over_threads(threads, n, distinct):
     ids = np.zeros(n, np.int64)
     compile_cpu(parse_module(THREAD_IDS.format(threads=threads))).function("who")(ids)
-    # One contiguous chunk per thread: the id changes distinct - 1 times.
-    assert len(set(ids.tolist())) == distinct
-    assert np.count_nonzero(ids[1:] != ids[:-1]) == distinct - 1
+    # The threads take chunks from a shared counter: every iteration ran, on
+    # at most `distinct` threads (a thread that starts late may find none left).
+    assert np.all(ids != 0)
+    assert 1 <= len(set(ids.tolist())) <= distinct
 
 
 def test_gpu_functions_are_rejected():

@@ -52,17 +52,19 @@ tir.prim_func @unrolled(%a: memref<100xf32>, %x: f32) {
 // -----
 
 // Vectorized: whole vectors of the target's width (AVX2: 8 x f32), uniform
-// values broadcast, then a scalar loop over the remainder.
+// values broadcast, then a scalar loop over the remainder.  A constant trip
+// count repeats the vector body at constant offsets instead of looping.
 // CHECK-LABEL: func.func @vectorized
-// CHECK:         %[[W:.*]] = arith.constant 8 : index
-// CHECK-NEXT:    %[[SPLIT:.*]] = arith.constant 16 : index
-// CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %[[SPLIT]] step %[[W]] {
-// CHECK-NEXT:      %[[X:.*]] = vector.load %a[%[[I]]] : memref<19xf32>, vector<8xf32>
-// CHECK-NEXT:      %[[S:.*]] = vector.broadcast %s : f32 to vector<8xf32>
-// CHECK-NEXT:      %[[Y:.*]] = arith.mulf %[[X]], %[[S]] : vector<8xf32>
-// CHECK-NEXT:      %[[E:.*]] = math.exp %[[Y]] : vector<8xf32>
-// CHECK-NEXT:      vector.store %[[E]], %b[%[[I]]] : memref<19xf32>, vector<8xf32>
-// CHECK-NEXT:    }
+// CHECK:         %[[SPLIT:.*]] = arith.constant 16 : index
+// CHECK-NEXT:    %[[I:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[X:.*]] = vector.load %a[%[[I]]] : memref<19xf32>, vector<8xf32>
+// CHECK-NEXT:    %[[S:.*]] = vector.broadcast %s : f32 to vector<8xf32>
+// CHECK-NEXT:    %[[Y:.*]] = arith.mulf %[[X]], %[[S]] : vector<8xf32>
+// CHECK-NEXT:    %[[E:.*]] = math.exp %[[Y]] : vector<8xf32>
+// CHECK-NEXT:    vector.store %[[E]], %b[%[[I]]] : memref<19xf32>, vector<8xf32>
+// CHECK-NEXT:    %[[I8:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %[[X8:.*]] = vector.load %a[%[[I8]]] : memref<19xf32>, vector<8xf32>
+// CHECK:         vector.store %{{.*}}, %b[%[[I8]]] : memref<19xf32>, vector<8xf32>
 // CHECK-NEXT:    scf.for %i = %[[SPLIT]] to %c19 step %c1 {
 // CHECK-NEXT:      %x = memref.load %a[%i] : memref<19xf32>
 tir.prim_func @vectorized(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
@@ -118,6 +120,48 @@ tir.prim_func @reduction(%a: memref<64xf32>, %s: memref<1xf32>) {
     %t = memref.load %s[%c0] : memref<1xf32>
     %u = arith.addf %t, %x : f32
     memref.store %u, %s[%c0] : memref<1xf32>
+  }
+}
+
+// -----
+
+// A register tile: indices `base + j` are unit-stride (`base` is computed
+// once, at lane 0), the `local` accumulator stays an alloca (LLVM keeps it in
+// registers) and every access to it is at constant indices.
+// CHECK-LABEL: func.func @tile
+// CHECK-NEXT:    %acc = memref.alloca() : memref<2x8xf32>
+// CHECK:         scf.for %k = %c0 to %c4 step %c1 {
+// CHECK-NEXT:      %i = arith.constant 0 : index
+// CHECK-NEXT:      %[[J:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %at = arith.addi %base, %[[J]] : index
+// CHECK-NEXT:      %[[B:.*]] = vector.load %b[%k, %at] : memref<4x32xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[A:.*]] = vector.broadcast %x : f32 to vector<8xf32>
+// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[A]], %[[B]] fastmath<contract> : vector<8xf32>
+// CHECK-NEXT:      %[[C:.*]] = vector.load %acc[%i, %[[J]]] : memref<2x8xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[C]], %[[P]] fastmath<contract> : vector<8xf32>
+// CHECK-NEXT:      vector.store %[[S]], %acc[%i, %[[J]]] : memref<2x8xf32>, vector<8xf32>
+// CHECK-NEXT:      %i_1 = arith.constant 1 : index
+// CHECK:           vector.store %{{.*}}, %acc[%i_1, %{{.*}}] : memref<2x8xf32>, vector<8xf32>
+// CHECK-NEXT:    }
+tir.prim_func @tile(%b: memref<4x32xf32>, %base: index, %x: f32)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %acc = tir.alloc : memref<2x8xf32, "local">
+  tir.for %k = %c0 to %c4 step %c1 {
+    tir.for %i = %c0 to %c2 step %c1 unrolled {
+      tir.for %j = %c0 to %c8 step %c1 vectorized {
+        %at = arith.addi %base, %j : index
+        %v = memref.load %b[%k, %at] : memref<4x32xf32>
+        %p = arith.mulf %x, %v fastmath<contract> : f32
+        %a = memref.load %acc[%i, %j] : memref<2x8xf32, "local">
+        %s = arith.addf %a, %p fastmath<contract> : f32
+        memref.store %s, %acc[%i, %j] : memref<2x8xf32, "local">
+      }
+    }
   }
 }
 

@@ -1,9 +1,11 @@
 // RUN: hetero-opt %s -p lower-te | filecheck %s
 
-// dense + bias_add + relu: the dense accumulates in an intermediate, the
-// elementwise epilogue is inlined into the one output nest; the prim_func's
-// target is the kernel's device's; calls are marked with the lowered symbol,
-// calls of Extern functions with the external symbol.
+// dense + bias_add + relu: on a CPU target the dense runs the CPU schedule
+// (lowering/schedules/cpu.py, tested in lower-te-cpu-schedule.mlir) and
+// applies the elementwise epilogue as it stores each element of a register
+// tile: no intermediate buffer; the prim_func's target is the kernel's
+// device's; calls are marked with the lowered symbol, calls of Extern
+// functions with the external symbol.
 builtin.module {
   relay.func private @k(%x: tensor<2x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}, %w: tensor<4x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}, %b: tensor<4xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) -> (tensor<2x4xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) attributes {Primitive} {
     %0 = relay.nn.dense %x, %w : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
@@ -23,21 +25,18 @@ builtin.module {
 
 // CHECK:      relay.func private @k({{.*}} attributes {Primitive, lowered = @k_tir} {
 // CHECK:      tir.prim_func @k_tir(%0: memref<2x3xf32>, %1: memref<4x3xf32>, %2: memref<4xf32>, %3: memref<2x4xf32>) target #target.target<"llvm"> attributes {tir.noalias = true} {
-// CHECK:        %[[ACC:.*]] = tir.alloc : memref<2x4xf32>
-// CHECK-NEXT:   tir.for %[[M:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK-NEXT:     tir.for %[[N:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-NEXT:       memref.store %{{.*}}, %[[ACC]][%[[M]], %[[N]]]
-// CHECK-NEXT:       tir.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-NEXT:         %[[X:.*]] = memref.load %0[%[[M]], %[[K]]]
-// CHECK-NEXT:         %[[W:.*]] = memref.load %1[%[[N]], %[[K]]]
-// CHECK-NEXT:         %[[P:.*]] = arith.mulf %[[X]], %[[W]] : f32
-// CHECK:      tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK-NEXT:   tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
-// CHECK-NEXT:     %[[D:.*]] = memref.load %[[ACC]][%[[I]], %[[J]]]
-// CHECK-NEXT:     %[[B:.*]] = memref.load %2[%[[J]]]
-// CHECK-NEXT:     %[[S:.*]] = arith.addf %[[D]], %[[B]] : f32
-// CHECK-NEXT:     %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : f32
-// CHECK-NEXT:     memref.store %[[R]], %3[%[[I]], %[[J]]]
+// CHECK-NOT:    tir.alloc : memref<2x4xf32>
+// CHECK:        %[[ACC:.*]] = tir.alloc : memref<12x32xf32, "local">
+// CHECK:        arith.addf %{{.*}}, %{{.*}} fastmath<contract> : f32
+// CHECK:        tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
+// CHECK-NEXT:     tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
+// CHECK-NEXT:       %[[D:.*]] = memref.load %[[ACC]][%[[I]], %[[J]]]
+// CHECK-NEXT:       %[[M:.*]] = arith.addi %{{.*}}, %[[I]] : index
+// CHECK-NEXT:       %[[N:.*]] = arith.addi %{{.*}}, %[[J]] : index
+// CHECK-NEXT:       %[[B:.*]] = memref.load %2[%[[N]]]
+// CHECK-NEXT:       %[[S:.*]] = arith.addf %[[D]], %[[B]] : f32
+// CHECK-NEXT:       %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : f32
+// CHECK-NEXT:       memref.store %[[R]], %3[%[[M]], %[[N]]]
 // CHECK:      relay.func @main
 // CHECK-NEXT:   %0 = relay.call @k(%x, %w, %b) {lowered = @k_tir}
 // CHECK-NEXT:   %1 = relay.call @ext(%0) {lowered = @ext}

@@ -1,0 +1,36 @@
+"""Schedules of the heavy ops (dense/matmul, conv2d), per device type.
+
+`lower-te`'s templates describe such an op as a problem
+(`hetero.lowering.schedules.problems`) and look the schedule up here by the
+device type of the function's target; a device type without an entry gets
+the templates' plain loop nests.  Another target registers its own schedules
+by adding entries to `SCHEDULES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from hetero.dialects.target import TargetAttr
+from hetero.lowering import gpu_schedules
+from hetero.lowering.schedules import cpu
+from hetero.lowering.schedules.problems import Conv2D, Gemm
+from hetero.lowering.te_emit import Emitter
+from hetero.targets.kind import DeviceType
+
+Schedule = Callable[[Emitter, Gemm | Conv2D, TargetAttr | None], None]
+
+SCHEDULES: dict[tuple[DeviceType, type[Gemm | Conv2D]], Schedule] = {
+    (DeviceType.cpu, Gemm): cpu.gemm,  # type: ignore[dict-item]
+    (DeviceType.cpu, Conv2D): cpu.conv2d,  # type: ignore[dict-item]
+    (DeviceType.cuda, Gemm): gpu_schedules.gemm,  # type: ignore[dict-item]
+}
+"""(device type, problem) → the schedule emitting its TIR."""
+
+
+def problem_schedule(
+    target: TargetAttr | None, problem: type[Gemm | Conv2D]
+) -> Schedule | None:
+    """The schedule for `problem` on `target` (no target: the host CPU)."""
+    device = DeviceType.cpu if target is None else target.device_type
+    return SCHEDULES.get((device, problem))

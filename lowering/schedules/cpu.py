@@ -1,0 +1,422 @@
+"""CPU schedules: a register-blocked FMA micro-kernel for GEMM and direct conv2d.
+
+Both ops are computed one *register tile* at a time: `rows × nr` output
+elements (`nr` = `VECTORS` SIMD registers wide) accumulate in a `local`
+buffer while a reduction loop adds `a[i] * b[j]`, `a` broadcast from one
+scalar per row, `b` loaded as vectors (`_accumulate_tile`).  In TIR the
+rows are an `unrolled` loop and the columns a `vectorized` one, so after
+`convert-tir-to-scf` every access to the tile is at constant indices and
+LLVM keeps it in registers (SROA); the multiply-add carries the `contract`
+flag and becomes one `vfmadd231ps`.  The output tile is written once, at
+the end, through the problem's `store` (which applies a fused epilogue).
+
+* `gemm` packs `b` into zero-padded panels `[batch, panel, k, nr]`
+  (contiguous per `k`, in one parallel loop), then runs a parallel loop
+  over blocks of row tiles (at most `L2_BLOCK_BYTES` of packed `a`) × panels.
+  A task goes over `k` in blocks of `K_BLOCK` (BLIS's `kc`): it packs its
+  rows of `a` for the block (zero rows past `m`), then for each panel (its
+  `K_BLOCK × nr` part stays in L1) runs every row tile, carrying partial
+  sums from block to block in a per-task buffer; after the last block the
+  tile is stored, the last row tile with `m % mr` rows, the last panel with
+  `n % nr` columns.
+* `conv2d` is a direct convolution: a zero-padded copy of the input (wide
+  enough for whole panels) removes the bounds checks, then for each output
+  row in parallel, each panel of `nr` output columns and each tile of `mr`
+  output channels, the reduction over `(c, ky, kx)` broadcasts weights and
+  loads input rows as vectors at `x0 + kx + j`.  With a column stride `s`
+  the padded copy keeps the columns of each phase `x % s` together, so a
+  strided window row is a contiguous run too.  No im2col buffer.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from hetero.dialects.target import TargetAttr
+from hetero.dialects.tir import ForKind
+from hetero.lowering.convert_tir_to_scf import num_threads, simd_bits
+from hetero.lowering.schedules.problems import Conv2D, Gemm
+from hetero.lowering.te_emit import Emitter, Index
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import AnyFloat
+from xdsl.ir import Attribute, SSAValue
+
+VECTORS = 2
+"""SIMD registers per tile row: the tile is `VECTORS * lanes` columns wide."""
+
+MAX_ROWS = 12
+"""Most rows of a register tile (`mr`), within what the registers hold."""
+
+L2_BLOCK_BYTES = 256 * 1024
+"""The part of a core's L2 a cache block of `a` rows may take."""
+
+K_BLOCK = 256
+"""Depth of a block of `k` (BLIS's `kc`): a panel's `K_BLOCK × nr` part
+(32 KiB with AVX-512) stays in L1 while the row tiles of a block use it."""
+
+TASKS_PER_THREAD = 4
+"""Parallel tasks per thread, so that uneven tasks still balance."""
+
+CONTRACT = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
+"""`a * b + c` may become one fused multiply-add."""
+
+Reader = Callable[[Emitter, Index, Sequence[Index]], SSAValue]
+"""Reads an operand of a tile: (emitter, row or column, reduction indices)."""
+
+
+@dataclass(frozen=True)
+class Tiles:
+    """Register tile of a target: `mr` rows × `nr` columns (`lanes` per vector)."""
+
+    lanes: int
+    mr: int
+    nr: int
+
+
+def tiles(target: TargetAttr | None, element_type: Attribute) -> Tiles:
+    """The largest tile whose accumulators, `b` vectors and broadcast `a`
+    fit in the vector registers (32 with AVX-512, else 16)."""
+    assert isinstance(element_type, AnyFloat)
+    bits = simd_bits(target)
+    registers = 32 if bits >= 512 else 16
+    lanes = bits // element_type.bitwidth
+    mr = min(MAX_ROWS, (registers - VECTORS - 1) // VECTORS)
+    return Tiles(lanes, mr, VECTORS * lanes)
+
+
+def _zero_tile(e: Emitter, t: Tiles, acc: SSAValue, rows: int) -> None:
+    """`acc[i, j] = 0` over a `rows × nr` tile."""
+    init, i = e.loop(rows, ForKind.UNROLLED)
+    lane, j = init.loop(t.nr, ForKind.VECTORIZED)
+    element = acc.type.element_type  # type: ignore[attr-defined]
+    lane.store(lane.constant(0.0, element), acc, [i, j])
+
+
+Loops = Callable[[Emitter], tuple[Emitter, Sequence[Index]]]
+"""Emits the reduction loops: their body and indices."""
+
+
+def _accumulate_tile(
+    e: Emitter, t: Tiles, acc: SSAValue, rows: int, loops: Loops, a: Reader, b: Reader
+) -> None:
+    """`acc[i, j] += a(i) * b(j)` over the reduction `loops`, as fused
+    multiply-adds on the `local` `rows × nr` tile."""
+    body, ks = loops(e)
+    row, i = body.loop(rows, ForKind.UNROLLED)
+    x = a(row, i, ks)
+    lane, j = row.loop(t.nr, ForKind.VECTORIZED)
+    product = lane.op(arith.MulfOp(x, b(lane, j, ks), CONTRACT))
+    total = lane.op(arith.AddfOp(lane.load(acc, [i, j]), product, CONTRACT))
+    lane.store(total, acc, [i, j])
+
+
+def _register_tile(
+    e: Emitter, t: Tiles, rows: int, loops: Loops, a: Reader, b: Reader, element: Attribute
+) -> SSAValue:
+    """A zeroed `local` tile, accumulated over `loops`."""
+    acc = e.alloc([rows, t.nr], element, "local")
+    _zero_tile(e, t, acc, rows)
+    _accumulate_tile(e, t, acc, rows, loops, a, b)
+    return acc
+
+
+def _store_tile(
+    e: Emitter,
+    acc: SSAValue,
+    rows: int,
+    cols: int,
+    store: Callable[[Emitter, Index, Index, SSAValue], None],
+) -> None:
+    """Hands the first `cols` columns of each row of the tile to `store`."""
+    row, i = e.loop(rows, ForKind.UNROLLED)
+    lane, j = row.loop(cols, ForKind.VECTORIZED)
+    store(lane, i, j, lane.load(acc, [i, j]))
+
+
+def _split(count: int, parts: int) -> tuple[int, int]:
+    """`count` items in at most `parts` even blocks: (items per block, blocks)."""
+    per = math.ceil(count / max(1, min(parts, count)))
+    return per, math.ceil(count / per)
+
+
+# ----------------------------------------------------------------------------
+# GEMM
+# ----------------------------------------------------------------------------
+
+
+def _cache_rows(t: Tiles, depth: int, element_bytes: int) -> int:
+    """Rows of `a` per cache block: as many whole tiles of `depth` elements
+    as fit `L2_BLOCK_BYTES`."""
+    return t.mr * max(1, L2_BLOCK_BYTES // (depth * element_bytes * t.mr))
+
+
+def _pack_panel(
+    e: Emitter, g: Gemm, t: Tiles, packed: SSAValue, batch: Index, p: Index, cols: int
+) -> None:
+    """`packed[batch, p, k, j] = b(batch, k, p * nr + j)`, zero for `j >= cols`."""
+    n0 = e.mul(p, t.nr)
+    if g.b_along_k:
+        lane, j = e.loop(cols)
+        body, k = lane.loop(g.k)
+    else:
+        row, k = e.loop(g.k)
+        body, j = row.loop(cols, ForKind.VECTORIZED)
+    body.store(g.b(body, batch, k, body.add(n0, j)), packed, [batch, p, k, j])
+    if cols < t.nr:
+        row, k = e.loop(g.k)
+        lane, j = row.range(cols, t.nr, kind=ForKind.VECTORIZED)
+        lane.store(lane.constant(0.0, g.element_type), packed, [batch, p, k, j])
+
+
+def _each_panel(
+    e: Emitter, t: Tiles, n: int, p: Index, emit: Callable[[Emitter, int], None]
+) -> None:
+    """`emit(e, cols)` for panel `p`: all `nr` columns, or the last panel's rest."""
+    whole, rest = divmod(n, t.nr)
+    if not rest or not whole:
+        return emit(e, rest or t.nr)
+    if (full := e.when(e.less(p, whole))) is not None:
+        emit(full, t.nr)
+    if (last := e.when(e.less(whole - 1, p))) is not None:
+        emit(last, rest)
+
+
+def _pack_rows(
+    e: Emitter,
+    g: Gemm,
+    t: Tiles,
+    packed: SSAValue,
+    batch: Index,
+    m0: Index,
+    tile: Index,
+    k0: Index,
+    depth: Index,
+) -> None:
+    """`packed[tile, kk, i] = a(batch, m0 + i, k0 + kk)` for `kk < depth`,
+    zero for rows past `m`."""
+    row, i = e.loop(t.mr)
+    m = row.add(m0, i)
+    if (inside := row.when(row.less(m, g.m))) is not None:
+        lane, kk = inside.range(0, depth)
+        lane.store(g.a(lane, batch, m, lane.add(k0, kk)), packed, [tile, kk, i])
+    if (outside := row.when(row.less(g.m - 1, m))) is not None:
+        lane, kk = outside.range(0, depth)
+        lane.store(lane.constant(0.0, g.element_type), packed, [tile, kk, i])
+
+
+def _copy_tile(
+    e: Emitter,
+    t: Tiles,
+    rows: int,
+    source: SSAValue,
+    source_at: Sequence[Index],
+    to: SSAValue,
+    to_at: Sequence[Index],
+) -> None:
+    """`to[*to_at, i, j] = source[*source_at, i, j]` over a `rows × nr` tile."""
+    row, i = e.loop(rows, ForKind.UNROLLED)
+    lane, j = row.loop(t.nr, ForKind.VECTORIZED)
+    lane.store(lane.load(source, [*source_at, i, j]), to, [*to_at, i, j])
+
+
+def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
+    """Packed-panel GEMM with register tiles (see the module docstring)."""
+    t = tiles(target, g.element_type)
+    panels = math.ceil(g.n / t.nr)
+    packed_b = e.alloc([g.batch, panels, g.k, t.nr], g.element_type)
+    pack, flat = e.loop(g.batch * panels, ForKind.PARALLEL)
+    batch, p = pack.div(flat, panels), pack.rem(flat, panels)
+    _each_panel(
+        pack, t, g.n, p, lambda at, cols: _pack_panel(at, g, t, packed_b, batch, p, cols)
+    )
+
+    depth = min(K_BLOCK, g.k)
+    k_blocks = math.ceil(g.k / depth)
+    tasks = TASKS_PER_THREAD * num_threads(target)
+    row_tiles = math.ceil(g.m / t.mr)
+    cache_tiles = _cache_rows(t, depth, g.element_type.bitwidth // 8) // t.mr  # type: ignore[attr-defined]
+    tiles_per_block, row_blocks = _split(
+        row_tiles,
+        max(math.ceil(row_tiles / cache_tiles), math.ceil(tasks / g.batch)),
+    )
+    per_block, blocks = _split(panels, math.ceil(tasks / (g.batch * row_blocks)))
+    task, flat = e.loop(g.batch * row_blocks * blocks, ForKind.PARALLEL)
+    batch = task.div(flat, row_blocks * blocks)
+    within = task.rem(flat, row_blocks * blocks)
+    rb, pb = task.div(within, blocks), task.rem(within, blocks)
+    first_tile = task.mul(rb, tiles_per_block)
+    count = task.sub(task.min(task.add(first_tile, tiles_per_block), row_tiles), first_tile)
+    p_lo = task.mul(pb, per_block)
+    p_hi = task.min(task.add(p_lo, per_block), panels)
+    packed_a = task.alloc([tiles_per_block, depth, t.mr], g.element_type)
+    partial = None
+    if k_blocks > 1:
+        shape = [tiles_per_block, per_block, t.mr, t.nr]
+        partial = task.alloc(shape, g.element_type)
+
+    block, (kb,) = task.nest([k_blocks])
+    k0 = block.mul(kb, depth)
+    k_len = block.min(depth, block.sub(g.k, k0))
+    packing, tt = block.range(0, count)
+    m0 = packing.mul(packing.add(first_tile, tt), t.mr)
+    _pack_rows(packing, g, t, packed_a, batch, m0, tt, k0, k_len)
+
+    panel, p = block.range(p_lo, p_hi)
+    row, tt = panel.range(0, count)
+    m0 = row.mul(row.add(first_tile, tt), t.mr)
+    acc = row.alloc([t.mr, t.nr], g.element_type, "local")
+    at = [tt, row.sub(p, p_lo)] if partial is not None else []
+    if (first := _at_block(row, kb, 0, k_blocks)) is not None:
+        _zero_tile(first, t, acc, t.mr)
+    if partial is not None and (later := row.when(row.less(0, kb))) is not None:
+        _copy_tile(later, t, t.mr, partial, at, acc, [])
+    _accumulate_tile(
+        row,
+        t,
+        acc,
+        t.mr,
+        lambda r: _one_loop(r, k_len),
+        lambda r, i, ks: r.load(packed_a, [tt, ks[0], i]),
+        lambda r, j, ks: r.load(packed_b, [batch, p, r.add(k0, ks[0]), j]),
+    )
+    if partial is not None and (more := row.when(row.less(kb, k_blocks - 1))) is not None:
+        _copy_tile(more, t, t.mr, acc, [], partial, at)
+    if (last := _at_block(row, kb, k_blocks - 1, k_blocks)) is None:
+        return
+    n0 = last.mul(p, t.nr)
+
+    def store(at: Emitter, rows: int) -> None:
+        _each_panel(
+            at,
+            t,
+            g.n,
+            p,
+            lambda s, cols: _store_tile(
+                s,
+                acc,
+                rows,
+                cols,
+                lambda w, i, j, v: g.store(w, [batch, w.add(m0, i), w.add(n0, j)], v),
+            ),
+        )
+
+    whole_rows = g.m - g.m % t.mr
+    if not g.m % t.mr or not whole_rows:
+        return store(last, g.m % t.mr or t.mr)
+    if (full := last.when(last.less(m0, whole_rows))) is not None:
+        store(full, t.mr)
+    if (edge := last.when(last.less(whole_rows - 1, m0))) is not None:
+        store(edge, g.m % t.mr)
+
+
+def _one_loop(e: Emitter, extent: Index) -> tuple[Emitter, Sequence[Index]]:
+    """A reduction over `0 ≤ k < extent` (`extent` computed: a last block of `k`)."""
+    body, k = e.range(0, extent)
+    return body, [k]
+
+
+def _at_block(e: Emitter, kb: Index, which: int, k_blocks: int) -> Emitter | None:
+    """An emitter for what runs only at block `which` (the first or the last)
+    of the `k_blocks` blocks of `k`."""
+    if k_blocks == 1:
+        return e
+    return e.when(e.less(kb, 1) if which == 0 else e.less(which - 1, kb))
+
+
+# ----------------------------------------------------------------------------
+# conv2d
+# ----------------------------------------------------------------------------
+
+
+def _pad_input(e: Emitter, c: Conv2D, shape: Sequence[int]) -> SSAValue:
+    """A zero-padded copy of the input, `shape` = [N, C, rows, stride, columns
+    / stride]: padded column `x` at `[x % stride, x // stride]`, so that the
+    columns a strided window row reads are contiguous (one run per phase)."""
+    batch, channels, height, width = c.data.shape
+    top, left = c.padding[0], c.padding[1]
+    stride = c.strides[1]
+    padded = e.alloc(shape, c.data.element_type)
+    body, flat = e.loop(batch * channels, ForKind.PARALLEL)
+    n, ch = body.div(flat, channels), body.rem(flat, channels)
+    rows, (y, phase) = body.nest(shape[2:4])
+    lane, x = rows.loop(shape[4], ForKind.VECTORIZED)
+    lane.store(lane.constant(0.0, c.data.element_type), padded, [n, ch, y, phase, x])
+    rows, y = body.loop(height)
+    row = rows.add(y, top)
+    lane, x = rows.loop(width, ForKind.VECTORIZED)
+    value = c.data.load(lane, [n, ch, y, x])
+    column = lane.add(left, x)
+    at = [n, ch, row, lane.rem(column, stride), lane.div(column, stride)]
+    lane.store(value, padded, at)
+    return padded
+
+
+def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
+    """Direct NCHW conv2d on register tiles (see the module docstring)."""
+    element = c.data.element_type
+    t = tiles(target, element)
+    batch, _, height, width = c.data.shape
+    out_channels, group_channels, kh, kw = c.weight.shape
+    _, _, out_h, out_w = c.out_shape
+    (sh, sw), (dh, dw) = c.strides, c.dilation
+    whole_panels, rest = divmod(out_w, t.nr)
+    panels = whole_panels + (rest > 0)
+    columns = max((panels * t.nr - 1) * sw + (kw - 1) * dw + 1, c.padding[1] + width)
+    shape = [
+        batch,
+        c.data.shape[1],
+        max((out_h - 1) * sh + (kh - 1) * dh + 1, c.padding[0] + height),
+        sw,
+        math.ceil(columns / sw),
+    ]
+    padded = _pad_input(e, c, shape)
+    per_group = out_channels // c.groups
+    body, flat = e.loop(batch * out_h, ForKind.PARALLEL)
+    n, y = body.div(flat, out_h), body.rem(flat, out_h)
+    group_body, (g,) = body.nest([c.groups])
+
+    def tile(at: Emitter, rows: int, o0: Index, x0: Index, cols: int) -> None:
+        first = at.add(at.mul(g, per_group), o0)
+        base = at.mul(g, group_channels)
+
+        def b(r: Emitter, j: Index, ks: Sequence[Index]) -> SSAValue:
+            """Padded column (x0 + j) * sw + kx * dw: phase (kx * dw) % sw,
+            x0 + (kx * dw) // sw + j in it (unit stride in j)."""
+            ch, ky, kx = ks
+            tap = r.mul(kx, dw)
+            column = r.add(r.add(x0, r.div(tap, sw)), j)
+            row = r.add(r.mul(y, sh), r.mul(ky, dh))
+            return r.load(padded, [n, r.add(base, ch), row, r.rem(tap, sw), column])
+
+        acc = _register_tile(
+            at,
+            t,
+            rows,
+            lambda r: r.nest([group_channels, kh, kw]),
+            lambda r, i, ks: c.weight.load(r, [r.add(first, i), *ks]),
+            b,
+            element,
+        )
+        _store_tile(
+            at,
+            acc,
+            rows,
+            cols,
+            lambda w, i, j, v: c.store(w, [n, w.add(first, i), y, w.add(x0, j)], v),
+        )
+
+    def channel_tiles(at: Emitter, x0: Index, cols: int) -> None:
+        whole = per_group - per_group % t.mr
+        if whole:
+            tiles_body, o0 = at.range(0, whole, t.mr)
+            tile(tiles_body, t.mr, o0, x0, cols)
+        if per_group % t.mr:
+            tile(at, per_group % t.mr, whole, x0, cols)
+
+    if whole_panels:
+        panel, xp = group_body.loop(whole_panels)
+        channel_tiles(panel, panel.mul(xp, t.nr), t.nr)
+    if rest:
+        channel_tiles(group_body, whole_panels * t.nr, rest)

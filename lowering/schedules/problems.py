@@ -1,0 +1,55 @@
+"""What a schedule is asked to compute: target-independent problem descriptions.
+
+The compute templates of `lower-te` (`lowering/te_templates.py`) describe a
+heavy op as one of these and hand it to the schedule registered for the
+function's device type (`hetero.lowering.schedules.SCHEDULES`).  A problem
+says *what* to compute through loaders (functions emitting the IR that reads
+an operand element or writes an output element), so a schedule decides only
+*how*: the loop order, tiling, packing, vectorization and parallelism.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hetero.lowering.te_emit import Emitter, Index, Tensor
+from xdsl.ir import Attribute, SSAValue
+
+Store = Callable[[Emitter, list[Index], SSAValue], None]
+"""Writes one output element (at the given indices) — with any fused epilogue."""
+
+
+@dataclass(frozen=True)
+class Gemm:
+    """`out(b, m, n) = sum_k a(b, m, k) * b(b, k, n)` for each batch `b < batch`.
+
+    `a` and `b` read one element at (batch, row, column); `store` writes
+    output element `[b, m, n]`.  `b_along_k` says `b` is contiguous along
+    `k` (dense's weight `[n, k]`), so packing reads it along `k`.
+    """
+
+    batch: int
+    m: int
+    n: int
+    k: int
+    element_type: Attribute
+    a: Callable[[Emitter, Index, Index, Index], SSAValue]
+    b: Callable[[Emitter, Index, Index, Index], SSAValue]
+    store: Store
+    b_along_k: bool = False
+
+
+@dataclass(frozen=True)
+class Conv2D:
+    """NCHW `conv2d`: `data [N, C, H, W]`, `weight [O, C/groups, KH, KW]`,
+    output `[N, O, OH, OW]` written through `store` at `[n, o, y, x]`."""
+
+    data: Tensor
+    weight: Tensor
+    out_shape: tuple[int, ...]
+    strides: tuple[int, int]
+    dilation: tuple[int, int]
+    padding: tuple[int, int, int, int]
+    groups: int
+    store: Store

@@ -1,0 +1,139 @@
+// RUN: hetero-opt %s --split-input-file -p lower-te | filecheck %s
+
+// The CPU schedule of matmul (lowering/schedules/cpu.py) for an AVX2 target
+// (8 lanes, 16 registers: 6 x 16 register tiles) on 2 threads; 13 x 33 is a
+// multiple of neither.  B is packed into zero-padded 16-wide panels by one
+// parallel loop (the last panel holds 1 column), then a parallel loop over
+// blocks of row tiles packs its rows of A (zero rows past 13) and runs the
+// register tile over each (panel, row tile): zeroed, one fused multiply-add
+// per k (A broadcast, B a vector), then stored whole or, at the edges, 1 row
+// and/or 1 column.
+// CHECK-LABEL: tir.prim_func @mm_tir
+// CHECK:         %[[PB:.*]] = tir.alloc : memref<1x3x5x16xf32>
+// CHECK-NEXT:    tir.for %[[P:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           tir.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:        tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
+// CHECK-NEXT:          %[[N:.*]] = arith.addi %{{.*}}, %[[J]] : index
+// CHECK-NEXT:          %[[V:.*]] = memref.load %1[%[[K]], %[[N]]] : memref<5x33xf32>
+// CHECK-NEXT:          memref.store %[[V]], %[[PB]][%{{.*}}, %{{.*}}, %[[K]], %[[J]]]
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           %[[PA:.*]] = tir.alloc : memref<1x5x6xf32>
+// CHECK:           memref.store %{{.*}}, %[[PA]]
+// CHECK:           %[[ACC:.*]] = tir.alloc : memref<6x16xf32, "local">
+// CHECK-NEXT:      tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
+// CHECK-NEXT:        tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
+// CHECK-NEXT:          memref.store %{{.*}}, %[[ACC]]
+// CHECK:           tir.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:        tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
+// CHECK-NEXT:          %[[A:.*]] = memref.load %[[PA]][%{{.*}}, %[[K]], %[[I]]]
+// CHECK-NEXT:          tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
+// CHECK-NEXT:            %[[B:.*]] = memref.load %[[PB]][%{{.*}}, %{{.*}}, %[[K]], %[[J]]]
+// CHECK-NEXT:            %[[AB:.*]] = arith.mulf %[[A]], %[[B]] fastmath<contract> : f32
+// CHECK-NEXT:            %[[C:.*]] = memref.load %[[ACC]][%[[I]], %[[J]]]
+// CHECK-NEXT:            %[[S:.*]] = arith.addf %[[C]], %[[AB]] fastmath<contract> : f32
+// CHECK-NEXT:            memref.store %[[S]], %[[ACC]][%[[I]], %[[J]]]
+// CHECK:           memref.store %{{.*}}, %2[%{{.*}}, %{{.*}}] : memref<13x33xf32>
+// CHECK:           memref.store %{{.*}}, %2[%{{.*}}, %{{.*}}] : memref<13x33xf32>
+// CHECK:           memref.store %{{.*}}, %2[%{{.*}}, %{{.*}}] : memref<13x33xf32>
+// CHECK:           memref.store %{{.*}}, %2[%{{.*}}, %{{.*}}] : memref<13x33xf32>
+// CHECK-NOT:       memref.store %{{.*}}, %2
+builtin.module {
+  relay.func private @mm(%a: tensor<13x5xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}, %b: tensor<5x33xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}) -> (tensor<13x33xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}) attributes {Primitive} {
+    %0 = relay.matmul %a, %b : (tensor<13x5xf32>, tensor<5x33xf32>) -> tensor<13x33xf32>
+    relay.return %0 : tensor<13x33xf32>
+  }
+}
+
+// -----
+
+// conv2d: a direct convolution.  A zero-padded copy of the input (7 rows;
+// 34 columns so that two whole 16-wide panels can be read; one phase of
+// columns, the stride being 1), then in
+// parallel over output rows, for each panel of output columns, register
+// tiles of 6 output channels (and one of the 1 left): the reduction over
+// (c, ky, kx) broadcasts a weight and loads the padded input as a vector
+// at column x0 + kx + j; no bounds checks.
+// CHECK-LABEL: tir.prim_func @conv_tir
+// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x2x7x1x34xf32>
+// CHECK-NEXT:    tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:             %[[V:.*]] = memref.load %0[%{{.*}}, %{{.*}}, %{{.*}}, %[[X:.*]]] : memref<1x2x5x20xf32>
+// CHECK-NEXT:        %[[C:.*]] = arith.addi %{{.*}}, %[[X]] : index
+// CHECK-NEXT:        memref.store %[[V]], %[[PAD]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C]]]
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           %[[ACC:.*]] = tir.alloc : memref<6x16xf32, "local">
+// CHECK:           tir.for %[[CH:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:        tir.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:          tir.for %[[KX:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:            tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
+// CHECK-NEXT:              %[[O:.*]] = arith.addi %{{.*}}, %[[I]] : index
+// CHECK-NEXT:              %[[W:.*]] = memref.load %1[%[[O]], %[[CH]], %[[KY]], %[[KX]]]
+// CHECK-NEXT:              tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
+// CHECK-NEXT:                %[[X0:.*]] = arith.addi %{{.*}}, %[[KX]] : index
+// CHECK-NEXT:                %[[COL:.*]] = arith.addi %[[X0]], %[[J]] : index
+// CHECK-NEXT:                %[[ROW:.*]] = arith.addi %{{.*}}, %[[KY]] : index
+// CHECK-NEXT:                %[[IN:.*]] = memref.load %[[PAD]][%{{.*}}, %[[CH]], %[[ROW]], %{{.*}}, %[[COL]]]
+// CHECK-NEXT:                arith.mulf %[[W]], %[[IN]] fastmath<contract> : f32
+// CHECK:           %{{.*}} = tir.alloc : memref<1x16xf32, "local">
+builtin.module {
+  relay.func private @conv(%x: tensor<1x2x5x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}, %w: tensor<7x2x3x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) -> (tensor<1x7x5x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x20xf32>, tensor<7x2x3x3xf32>) -> tensor<1x7x5x20xf32>
+    relay.return %0 : tensor<1x7x5x20xf32>
+  }
+}
+
+// -----
+
+// k = 300 goes in blocks of 256 (BLIS's kc): `a` is packed per block, each
+// tile starts from zeros in the first block and from its partial sums (a
+// per-task buffer) in the others, saves them unless it is the last block, and
+// is stored to the output (with the epilogue) only after the last.
+// CHECK-LABEL: tir.prim_func @mk_tir
+// CHECK:         %[[PA:.*]] = tir.alloc : memref<1x256x6xf32>
+// CHECK-NEXT:    %[[PART:.*]] = tir.alloc : memref<1x1x6x16xf32>
+// CHECK-NEXT:    tir.for %[[KB:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK:           %[[ACC:.*]] = tir.alloc : memref<6x16xf32, "local">
+// CHECK-NEXT:      %[[FIRST:.*]] = arith.cmpi slt, %[[KB]], %{{.*}} : index
+// CHECK-NEXT:      scf.if %[[FIRST]] {
+// CHECK:             memref.store %{{.*}}, %[[ACC]]
+// CHECK:           %[[LATER:.*]] = arith.cmpi slt, %{{.*}}, %[[KB]] : index
+// CHECK-NEXT:      scf.if %[[LATER]] {
+// CHECK:             %[[S:.*]] = memref.load %[[PART]]
+// CHECK-NEXT:        memref.store %[[S]], %[[ACC]]
+// CHECK:           arith.addf %{{.*}} fastmath<contract>
+// CHECK:           %[[MORE:.*]] = arith.cmpi slt, %[[KB]], %{{.*}} : index
+// CHECK-NEXT:      scf.if %[[MORE]] {
+// CHECK:             %[[V:.*]] = memref.load %[[ACC]]
+// CHECK-NEXT:        memref.store %[[V]], %[[PART]]
+// CHECK:           %[[LAST:.*]] = arith.cmpi slt, %{{.*}}, %[[KB]] : index
+// CHECK-NEXT:      scf.if %[[LAST]] {
+// CHECK:             memref.store %{{.*}}, %2[%{{.*}}, %{{.*}}] : memref<13x16xf32>
+builtin.module {
+  relay.func private @mk(%a: tensor<13x300xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}, %b: tensor<300x16xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}) -> (tensor<13x16xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}) attributes {Primitive} {
+    %0 = relay.matmul %a, %b : (tensor<13x300xf32>, tensor<300x16xf32>) -> tensor<13x16xf32>
+    relay.return %0 : tensor<13x16xf32>
+  }
+}
+
+// -----
+
+// A column stride of 2: the padded copy keeps even and odd columns apart
+// (`[.., row, x % 2, x // 2]`), so tap kx of output columns x0 + j reads
+// phase kx % 2 at x0 + kx // 2 + j: unit stride, still a vector load.
+// CHECK-LABEL: tir.prim_func @strided_tir
+// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x1x11x2x17xf32>
+// CHECK:         tir.alloc : memref<2x16xf32, "local">
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:      tir.for %[[KX:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:      tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
+// CHECK-NEXT:        memref.load %1
+// CHECK-NEXT:        tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
+// CHECK-NEXT:          %[[Q:.*]] = arith.divsi %[[KX]], %{{.*}} : index
+// CHECK-NEXT:          %[[COL:.*]] = arith.addi %[[Q]], %[[J]] : index
+// CHECK:               %[[PHASE:.*]] = arith.remsi %[[KX]], %{{.*}} : index
+// CHECK-NEXT:          memref.load %[[PAD]][%{{.*}}, %{{.*}}, %{{.*}}, %[[PHASE]], %[[COL]]]
+builtin.module {
+  relay.func private @strided(%x: tensor<1x1x9x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}, %w: tensor<2x1x3x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) -> (tensor<1x2x5x10xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x1x9x20xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x5x10xf32>
+    relay.return %0 : tensor<1x2x5x10xf32>
+  }
+}

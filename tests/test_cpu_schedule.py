@@ -1,0 +1,211 @@
+"""The CPU schedules of dense/matmul/conv2d (`lowering/schedules/cpu.py`),
+compiled with `hetero.compile` and compared to the relay reference
+interpreter, over shapes that are and are not multiples of the register tile
+(`mr` rows × `nr` columns) and of the vector width, with fused epilogues, on
+one and on two threads; plus the machine code of the micro-kernel."""
+
+from __future__ import annotations
+
+import re
+
+import hetero
+import numpy as np
+import pytest
+from hetero.context import parse_module
+from hetero.dialects.target import TargetAttr
+from hetero.interpreter.relay import run
+from hetero.lowering.convert_tir_to_scf import simd_bits
+from hetero.lowering.schedules.cpu import tiles
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from xdsl.dialects.builtin import f32
+
+RNG = np.random.default_rng(0)
+
+
+def _program(params: str, result: str, body: str, threads: int | None = None) -> str:
+    options = f", {{num_threads = {threads}}}" if threads else ""
+    target = f'#target.target<"llvm"{options}>'
+    return (
+        f"builtin.module attributes {{target.config = #target.config<[{target}]>}} {{\n"
+        f"  relay.func @main({params}) -> {result} {{\n    {body}\n"
+        f"    relay.return %r : {result}\n  }}\n}}\n"
+    )
+
+
+def _t(shape: tuple[int, ...]) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}xf32>"
+
+
+def _check(text: str, *shapes: tuple[int, ...]) -> None:
+    inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    expected = run(parse_module(text), *inputs)
+    np.testing.assert_allclose(
+        hetero.compile(text)(*inputs), expected, rtol=1e-4, atol=1e-4
+    )
+
+
+def _dense(m: int, n: int, k: int, threads: int | None = None, epilogue: bool = False) -> None:
+    x, w, out = (m, k), (n, k), (m, n)
+    body = f"%r = relay.nn.dense %x, %w : ({_t(x)}, {_t(w)}) -> {_t(out)}"
+    params = f"%x: {_t(x)}, %w: {_t(w)}"
+    shapes = [x, w]
+    if epilogue:
+        body = (
+            body.replace("%r =", "%0 =")
+            + f"\n    %1 = relay.nn.bias_add %0, %b : ({_t(out)}, {_t((n,))}) -> {_t(out)}"
+            + f"\n    %r = relay.relu %1 : {_t(out)}"
+        )
+        params += f", %b: {_t((n,))}"
+        shapes.append((n,))
+    _check(_program(params, _t(out), body, threads), *shapes)
+
+
+# An avx512 tile is 12 × 32, an avx2 one 6 × 16, k goes in blocks of 256:
+# sizes around all three.
+ODD = [
+    (1, 1, 1),
+    (7, 13, 5),
+    (12, 32, 8),
+    (13, 33, 17),
+    (129, 257, 33),
+    (25, 64, 100),
+    (13, 40, 300),
+    (5, 70, 513),
+]
+
+
+@pytest.mark.parametrize("m, n, k", ODD)
+def test_dense_odd_sizes(m: int, n: int, k: int) -> None:
+    _dense(m, n, k)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_dense_bias_relu_any_thread_count(threads: int) -> None:
+    _dense(37, 70, 19, threads, epilogue=True)
+
+
+def test_dense_epilogue_after_the_last_block_of_k() -> None:
+    """Partial sums of k blocks go through a buffer; the epilogue (relu, which
+    is not additive) runs once, after the last block."""
+    _dense(14, 35, 600, epilogue=True)
+
+
+@settings(max_examples=8, deadline=None)
+@given(m=st.integers(1, 40), n=st.integers(1, 80), k=st.integers(1, 40))
+def test_dense_random_sizes(m: int, n: int, k: int) -> None:
+    _dense(m, n, k)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ((7, 13), (13, 5)),
+        ((65, 3), (3, 97)),
+        ((2, 13, 9), (2, 9, 35)),  # batch matmul
+        ((3, 1, 14, 6), (2, 6, 33)),  # broadcast batch dimensions
+        ((5, 4), (3, 4, 17)),
+    ],
+)
+def test_matmul_and_batch_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None:
+    out = (*np.broadcast_shapes(a[:-2], b[:-2]), a[-2], b[-1])
+    body = f"%r = relay.matmul %a, %b : ({_t(a)}, {_t(b)}) -> {_t(out)}"
+    _check(_program(f"%a: {_t(a)}, %b: {_t(b)}", _t(out), body), a, b)
+
+
+def _conv(
+    x: tuple[int, ...], w: tuple[int, ...], attrs: dict[str, tuple[int, ...]], groups: int = 1
+) -> None:
+    h = [(x[2 + i] + attrs["padding"][i] + attrs["padding"][2 + i]
+          - attrs.get("dilation", (1, 1))[i] * (w[2 + i] - 1) - 1)
+         // attrs.get("strides", (1, 1))[i] + 1 for i in range(2)]
+    out = (x[0], w[0], *h)
+    spec = ", ".join(f"{k} = array<i64: {', '.join(map(str, v))}>" for k, v in attrs.items())
+    if groups > 1:
+        spec += f", groups = {groups} : i64"
+    body = (
+        f"%0 = relay.nn.conv2d %x, %w {{{spec}}} : ({_t(x)}, {_t(w)}) -> {_t(out)}"
+        f"\n    %1 = relay.nn.bias_add %0, %b : ({_t(out)}, {_t((w[0],))}) -> {_t(out)}"
+        f"\n    %r = relay.relu %1 : {_t(out)}"
+    )
+    params = f"%x: {_t(x)}, %w: {_t(w)}, %b: {_t((w[0],))}"
+    _check(_program(params, _t(out), body), x, w, (w[0],))
+
+
+@pytest.mark.parametrize(
+    "x, w, attrs, groups",
+    [
+        ((1, 3, 9, 9), (5, 3, 3, 3), {"padding": (1, 1, 1, 1)}, 1),
+        ((2, 4, 7, 40), (13, 4, 3, 3), {"padding": (1, 1, 1, 1)}, 1),
+        ((1, 3, 9, 9), (5, 3, 3, 3), {"strides": (2, 2), "padding": (1, 1, 1, 1)}, 1),
+        ((1, 2, 8, 7), (3, 2, 2, 3), {"dilation": (2, 1), "padding": (0, 1, 1, 0)}, 1),
+        # a column stride: the padded copy is split in 3 phases
+        ((1, 3, 11, 40), (4, 3, 3, 3), {"strides": (2, 3), "dilation": (1, 2), "padding": (1, 2, 0, 1)}, 1),
+        ((1, 4, 6, 6), (6, 2, 3, 3), {"padding": (1, 1, 1, 1)}, 2),
+        ((1, 8, 5, 5), (8, 1, 3, 3), {"padding": (1, 1, 1, 1)}, 8),  # depthwise
+        ((1, 16, 14, 14), (24, 16, 1, 1), {"padding": (0, 0, 0, 0)}, 1),
+        # 1×1 convolutions, a batch of 2, a stride
+        ((2, 5, 7, 9), (11, 5, 1, 1), {"padding": (0, 0, 0, 0)}, 1),
+        ((1, 4, 9, 9), (6, 4, 1, 1), {"strides": (2, 2), "padding": (0, 0, 0, 0)}, 1),
+    ],
+)
+def test_conv2d_with_epilogue(
+    x: tuple[int, ...], w: tuple[int, ...], attrs: dict[str, tuple[int, ...]], groups: int
+) -> None:
+    _conv(x, w, attrs, groups)
+
+
+def test_micro_kernel_assembly() -> None:
+    """The GEMM inner loop is FMAs on zmm registers with a broadcast operand,
+    and no whole register goes to or comes from the stack (a spill; packed
+    `a` may live on the stack, but it is read by `vbroadcastss`)."""
+    if simd_bits(None) < 512:
+        pytest.skip("the register budget checked is AVX-512's")
+    t = tiles(TargetAttr("llvm"), f32)
+    n = 4 * t.nr
+    text = _program(f"%a: {_t((64, 64))}, %b: {_t((64, n))}", _t((64, n)),
+                    f"%r = relay.matmul %a, %b : ({_t((64, 64))}, {_t((64, n))}) -> {_t((64, n))}")
+    assembly = hetero.compile(text).native.assembly()
+    loops = re.split(r"\n\.LBB\S*:", assembly)
+    inner = max(loops, key=lambda body: body.count("vfmadd231ps"))
+    inner = inner.split("\n\tj")[0] if "\n\tj" in inner else inner
+    assert inner.count("vfmadd231ps") >= t.mr * t.nr // t.lanes
+    assert "vbroadcastss" in inner or "{1to" in inner
+    assert not re.search(r"vmov\w*\t[^\n]*\(%rsp", inner)
+
+
+def test_epilogue_chain_is_fused_into_the_tile_store() -> None:
+    """dense → bias_add → add(residual) → tanh is applied as the tiles are
+    stored: no buffer of the dense's shape in its kernel (the transpose after
+    it, not elementwise, ends the chain)."""
+    from hetero.dialects import tir
+    from hetero.transforms.fuse_ops import FuseOpsPass
+    from hetero.transforms.lower_te import LowerTEPass
+    from hetero.transforms.plan_devices import PlanDevicesPass
+    from xdsl.context import Context
+
+    m, n, k = 9, 40, 7
+    out, t = _t((m, n)), _t((n, m))
+    body = (
+        f"%0 = relay.nn.dense %x, %w : ({_t((m, k))}, {_t((n, k))}) -> {out}"
+        f"\n    %1 = relay.nn.bias_add %0, %b : ({out}, {_t((n,))}) -> {out}"
+        f"\n    %2 = relay.add %1, %y : ({out}, {out}) -> {out}"
+        f"\n    %3 = relay.tanh %2 : {out}"
+        f"\n    %r = relay.transpose %3 {{axes = array<i64: 1, 0>}} : ({out}) -> {t}"
+    )
+    params = f"%x: {_t((m, k))}, %w: {_t((n, k))}, %b: {_t((n,))}, %y: {out}"
+    text = _program(params, t, body)
+    _check(text, (m, k), (n, k), (n,), (m, n))
+    module = parse_module(text)
+    for p in (PlanDevicesPass(), FuseOpsPass(), LowerTEPass()):
+        p.apply(Context(), module)
+    kernel = next(
+        op
+        for op in module.ops
+        if isinstance(op, tir.PrimFuncOp) and "fastmath<contract>" in str(op)
+    )
+    shapes = [
+        op.buffer.type.get_shape() for op in kernel.walk() if isinstance(op, tir.AllocOp)
+    ]
+    assert (m, n) not in shapes
+    assert "math.exp" in str(kernel)  # tanh, in the tile store
