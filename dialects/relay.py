@@ -29,6 +29,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     DictionaryAttr,
     FlatSymbolRefAttrConstr,
     FloatAttr,
@@ -389,6 +390,61 @@ def expand_dims_shape(data: Shape, axis: int, num_newaxis: int) -> Shape:
     return data[:at] + (1,) * num_newaxis + data[at:]
 
 
+def pad_shape(data: Shape, pad_width: Sequence[int], pad_mode: str) -> Shape:
+    """Each dimension grows by its (before, after) pair of `pad_width`.
+
+    `reflect` mirrors the data without repeating the edge, so a pad must stay
+    below the dimension's size (NumPy's and TVM's rule)."""
+    if len(pad_width) != 2 * len(data):
+        raise VerifyException(
+            f"'pad_width' must have 2 values per dimension ({2 * len(data)}), "
+            f"got {len(pad_width)}"
+        )
+    out: list[int] = []
+    for dim, before, after in zip(data, pad_width[::2], pad_width[1::2]):
+        if pad_mode == "reflect" and dim != DYNAMIC and max(before, after) >= dim:
+            raise VerifyException(
+                f"reflect padding ({before}, {after}) must be smaller than the "
+                f"dimension ({dim})"
+            )
+        out.append(DYNAMIC if dim == DYNAMIC else dim + before + after)
+    return tuple(out)
+
+
+def strided_slice_shape(
+    data: Shape, begin: Sequence[int], end: Sequence[int], strides: Sequence[int]
+) -> Shape:
+    """`data[b0:e0:s0, b1:e1:s1, ...]` with NumPy's clamping of `end` (begin
+    and end are non-negative; a `?` dimension gives `?`)."""
+    for name, values in (("begin", begin), ("end", end), ("strides", strides)):
+        if len(values) != len(data):
+            raise VerifyException(
+                f"'{name}' must have one value per dimension ({len(data)}), "
+                f"got {len(values)}"
+            )
+    out: list[int] = []
+    for dim, b, e, s in zip(data, begin, end, strides):
+        if dim == DYNAMIC:
+            out.append(DYNAMIC)
+        else:
+            out.append(len(range(min(b, dim), min(e, dim), s)))
+    return tuple(out)
+
+
+def reduce_shape(data: Shape, axes: Sequence[int] | None, keepdims: bool) -> Shape:
+    """The shape after reducing `axes` (None: all), kept as size 1 or dropped."""
+    reduced = (
+        set(range(len(data)))
+        if axes is None
+        else {normalize_axis(a, len(data)) for a in axes}
+    )
+    if axes is not None and len(reduced) != len(axes):
+        raise VerifyException(f"axis {list(axes)} names a dimension twice")
+    if keepdims:
+        return tuple(1 if i in reduced else d for i, d in enumerate(data))
+    return tuple(d for i, d in enumerate(data) if i not in reduced)
+
+
 # ----------------------------------------------------------------------------
 # Params: op attributes as Python values
 # ----------------------------------------------------------------------------
@@ -541,6 +597,24 @@ class BoolParam(Param[bool]):
 
     def to_attr(self, value: bool) -> Attribute:
         return IntegerAttr.from_bool(value)
+
+
+class StrParam(Param[str]):
+    """One of a fixed set of words, stored as a string (`pad_mode = "edge"`)."""
+
+    def __init__(self, default: str = _REQUIRED, *, choices: Sequence[str]) -> None:
+        super().__init__(default)
+        self.choices = tuple(choices)
+
+    def from_attr(self, attr: Attribute) -> str:
+        if not isinstance(attr, StringAttr) or attr.data not in self.choices:
+            raise self._wrong_kind(
+                "one of " + ", ".join(f'"{c}"' for c in self.choices), attr
+            )
+        return attr.data
+
+    def to_attr(self, value: str) -> Attribute:
+        return StringAttr(value)
 
 
 # ----------------------------------------------------------------------------
@@ -1691,16 +1765,20 @@ class DeviceCopyOp(ValueOp):
 
 @irdl_op_definition
 class ConstantOp(ValueOp):
-    """A tensor constant; the value's type is the result type."""
+    """A tensor constant; the value's type is the result type.
+
+    The value is a `dense<...>` literal or, for large weights, a
+    `dense_resource<name>` whose bytes live in the file's
+    `{-# dialect_resources #-}` section (`hetero.utils.dense_resources`)."""
 
     name = "relay.constant"
 
-    value = prop_def(DenseIntOrFPElementsAttr)
+    value = prop_def(DenseIntOrFPElementsAttr | DenseResourceAttr)
     result = result_def(TensorType)
 
     def __init__(
         self,
-        value: DenseIntOrFPElementsAttr,
+        value: DenseIntOrFPElementsAttr | DenseResourceAttr,
         *,
         vdevice: VirtualDeviceAttr | None = None,
     ) -> None:
@@ -1722,9 +1800,9 @@ class ConstantOp(ValueOp):
         properties, attributes = parse_attr_dict(parser, cls, reserved=("value",))
         pos = parser.pos
         value = parser.parse_attribute()
-        if not isinstance(value, DenseIntOrFPElementsAttr) or not isinstance(
-            value.type, TensorType
-        ):
+        if not isinstance(
+            value, DenseIntOrFPElementsAttr | DenseResourceAttr
+        ) or not isinstance(value.type, TensorType):
             parser.raise_error(
                 f"expected a dense tensor attribute (dense<...> : tensor<...>), got {value}",
                 pos,
@@ -2000,6 +2078,13 @@ class MinimumOp(ElementwiseBinaryOp):
 
 
 @irdl_op_definition
+class PowerOp(ElementwiseBinaryOp):
+    """`lhs ** rhs`."""
+
+    name = "relay.power"
+
+
+@irdl_op_definition
 class NegativeOp(ElementwiseUnaryOp):
     """`-x`."""
 
@@ -2032,6 +2117,27 @@ class ReluOp(ElementwiseUnaryOp):
     """`max(x, 0)`."""
 
     name = "relay.relu"
+
+
+@irdl_op_definition
+class LogOp(ElementwiseUnaryOp):
+    """Natural logarithm."""
+
+    name = "relay.log"
+
+
+@irdl_op_definition
+class SqrtOp(ElementwiseUnaryOp):
+    """Square root."""
+
+    name = "relay.sqrt"
+
+
+@irdl_op_definition
+class AbsOp(ElementwiseUnaryOp):
+    """`|x|`."""
+
+    name = "relay.abs"
 
 
 @irdl_op_definition
@@ -2232,6 +2338,49 @@ class SoftmaxOp(TensorOp):
         return shapes[0]
 
 
+@irdl_op_definition
+class PadOp(TensorOp):
+    """Grow each dimension by a (before, after) pair: with `pad_value`
+    (`constant`), the edge element (`edge`) or the mirrored data (`reflect`)."""
+
+    name = "relay.nn.pad"
+
+    x = operand_def(TensorType)
+    pad_width = IntsParam(minimum=0)
+    pad_value = FloatParam(0.0)
+    pad_mode = StrParam("constant", choices=("constant", "edge", "reflect"))
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return pad_shape(
+            shapes[0], cls.pad_width.read(attributes), cls.pad_mode.read(attributes)
+        )
+
+
+@irdl_op_definition
+class LRNOp(TensorOp):
+    """Local response normalisation across `axis` (AlexNet, GoogLeNet):
+    `x / (bias + alpha / size * sum of x² over size neighbours) ** beta`."""
+
+    name = "relay.nn.lrn"
+
+    x = operand_def(TensorType)
+    size = IntParam(5, minimum=1)
+    axis = IntParam(1)
+    alpha = FloatParam(1e-5)
+    beta = FloatParam(0.75)
+    bias = FloatParam(2.0)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        normalize_axis(cls.axis.read(attributes), len(shapes[0]))
+        return shapes[0]
+
+
 # -- shape manipulation ----------------------------------------------------------
 
 
@@ -2350,6 +2499,58 @@ class ExpandDimsOp(TensorOp):
         )
 
 
+@irdl_op_definition
+class StridedSliceOp(TensorOp):
+    """`x[b0:e0:s0, ...]`: one begin, end and positive stride per dimension."""
+
+    name = "relay.strided_slice"
+
+    x = operand_def(TensorType)
+    begin = IntsParam(minimum=0)
+    end = IntsParam(minimum=0)
+    strides = OptionalIntsParam()
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        strides = cls.strides.read(attributes) or (1,) * len(shapes[0])
+        _check_minimum("strides", strides, 1)
+        return strided_slice_shape(
+            shapes[0], cls.begin.read(attributes), cls.end.read(attributes), strides
+        )
+
+
+class ReduceOp(TensorOp):
+    """Base of the reductions over `axis` (default: every dimension)."""
+
+    x = operand_def(TensorType)
+    axis = OptionalIntsParam()
+    keepdims = BoolParam(False)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return reduce_shape(
+            shapes[0], cls.axis.read(attributes), cls.keepdims.read(attributes)
+        )
+
+
+@irdl_op_definition
+class SumOp(ReduceOp):
+    """Sum over `axis`."""
+
+    name = "relay.sum"
+
+
+@irdl_op_definition
+class MeanOp(ReduceOp):
+    """Mean over `axis`."""
+
+    name = "relay.mean"
+
+
 TENSOR_OPS: tuple[type[TensorOp], ...] = (
     AddOp,
     SubtractOp,
@@ -2357,11 +2558,15 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     DivideOp,
     MaximumOp,
     MinimumOp,
+    PowerOp,
     NegativeOp,
     ExpOp,
     TanhOp,
     SigmoidOp,
     ReluOp,
+    LogOp,
+    SqrtOp,
+    AbsOp,
     ClipOp,
     DenseOp,
     MatmulOp,
@@ -2372,12 +2577,17 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     AvgPool2DOp,
     GlobalAvgPool2DOp,
     SoftmaxOp,
+    PadOp,
+    LRNOp,
     ReshapeOp,
     TransposeOp,
     FlattenOp,
     ConcatenateOp,
     SqueezeOp,
     ExpandDimsOp,
+    StridedSliceOp,
+    SumOp,
+    MeanOp,
 )
 """The tensor operators, whose result types `infer_result_type` computes."""
 

@@ -30,6 +30,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
+    DenseResourceAttr,
     Float16Type,
     Float32Type,
     Float64Type,
@@ -46,6 +47,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from hetero.context import parse_module
+from hetero.utils.dense_resources import resource_bytes
 from hetero.dialects.relay import (
     CallOp,
     ConstantOp,
@@ -369,14 +371,57 @@ def _expand_dims(op: Operation, x: np.ndarray) -> np.ndarray:
     return x.reshape(x.shape[:at] + (1,) * count + x.shape[at:])
 
 
+def _pad(op: Operation, x: np.ndarray) -> np.ndarray:
+    """NumPy's `constant`, `edge` and `reflect` modes are relay's."""
+    widths = _attr(op, "pad_width")
+    pairs = list(zip(widths[::2], widths[1::2]))
+    mode = _attr(op, "pad_mode", "constant")
+    if mode == "constant":
+        return np.pad(x, pairs, constant_values=_attr(op, "pad_value", 0.0))
+    return np.pad(x, pairs, mode=mode)
+
+
+def _lrn(op: Operation, x: np.ndarray) -> np.ndarray:
+    """x / (bias + alpha / size * window sum of x²) ** beta; the window along
+    `axis` spans (size - 1) // 2 channels before and size // 2 after."""
+    size, axis = _attr(op, "size", 5), _attr(op, "axis", 1)
+    alpha, beta, bias = (_attr(op, n) for n in ("alpha", "beta", "bias"))
+    x = _wide(x)
+    axis = axis % x.ndim
+    before, after = (size - 1) // 2, size // 2
+    pads = [(0, 0)] * x.ndim
+    pads[axis] = (before, after)
+    squares = np.pad(x * x, pads)
+    window = sliding_window_view(squares, size, axis=axis).sum(axis=-1)
+    return x / (bias + alpha / size * window) ** beta
+
+
+def _strided_slice(op: Operation, x: np.ndarray) -> np.ndarray:
+    begin, end = _attr(op, "begin"), _attr(op, "end")
+    strides = _attr(op, "strides", None) or (1,) * x.ndim
+    return x[tuple(slice(b, e, s) for b, e, s in zip(begin, end, strides))]
+
+
+def _reduce(op: Operation, x: np.ndarray, mean: bool) -> np.ndarray:
+    """Sum or mean over `axis` (all dims when absent); float16 accumulates
+    in float32."""
+    axis, keepdims = _attr(op, "axis", None), _attr(op, "keepdims", False)
+    return (np.mean if mean else np.sum)(_wide(x), axis=axis, keepdims=keepdims)
+
+
 def constant_value(op: ConstantOp) -> np.ndarray:
-    """Decoded straight from the attribute's bytes; a splat is broadcast."""
+    """Decoded straight from the attribute's bytes (a `dense_resource`'s blob);
+    a splat is broadcast."""
     attr = op.value
-    element_type = attr.get_element_type()
+    type_ = cast(TensorType[Attribute], attr.type)
+    element_type = type_.element_type
     dtype = element_dtype(element_type)  # first: it rejects types NumPy lacks
-    raw = np.frombuffer(attr.data.data, dtype=np.dtype(element_type.format))
+    data = (
+        resource_bytes(attr) if isinstance(attr, DenseResourceAttr) else attr.data.data
+    )
+    raw = np.frombuffer(data, dtype=np.dtype(element_type.format).newbyteorder("<"))
     flat = raw.astype(dtype)  # i1 is stored as 0 / -1
-    shape = attr.get_shape()
+    shape = type_.get_shape()
     return np.full(shape, flat[0]) if flat.size == 1 else flat.reshape(shape)
 
 
@@ -505,6 +550,10 @@ _PLAIN: dict[str, Callable[..., Any]] = {
     "tanh": np.tanh,
     "sigmoid": _sigmoid,
     "relu": _relu,
+    "log": np.log,
+    "sqrt": np.sqrt,
+    "abs": np.abs,
+    "power": np.power,
     "nn.dense": _dense,
     "matmul": _matmul,
     "nn.global_avg_pool2d": _global_avg_pool2d,
@@ -521,6 +570,11 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "nn.max_pool2d": lambda op, x: _pool2d(op, x, average=False),
     "nn.avg_pool2d": lambda op, x: _pool2d(op, x, average=True),
     "nn.softmax": _softmax,
+    "nn.pad": _pad,
+    "nn.lrn": _lrn,
+    "strided_slice": _strided_slice,
+    "sum": lambda op, x: _reduce(op, x, mean=False),
+    "mean": lambda op, x: _reduce(op, x, mean=True),
     "reshape": _reshape,
     "transpose": _transpose,
     "flatten": _flatten,
@@ -577,6 +631,14 @@ def evaluate_function(
         return machine.invoke(func_op, args, {})
     except RecursionError as e:
         raise InterpreterError("calls nest too deeply for the interpreter") from e
+
+
+def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray:
+    """The value of one tensor operator on `args` (for compile-time folding)."""
+    handler = _OPS.get(op.name)
+    if handler is None or op.name.removeprefix("relay.") in _STRUCTURAL:
+        raise InterpreterError(f"'{op.name}' is not a tensor operator")
+    return np.asarray(_checked_result(op, _apply(handler, None, op, list(args), {})))  # type: ignore[arg-type]
 
 
 def run(module: ModuleOp, *inputs: np.ndarray, entry: str = "main") -> Value:

@@ -1,0 +1,170 @@
+"""Whole ONNX networks: hetero vs onnxruntime, 1 and 2 threads.
+
+    python -m bench onnx [MODEL ...]     # default: squeezenet resnet50
+
+Each model of the `onnx` wheel's light zoo gets seeded random weights
+(`hetero.frontends.onnx_models.randomized`), is imported with
+`hetero.frontends.onnx.from_onnx` and compiled by `hetero.compile` once per
+thread count (the `llvm` target's `num_threads`); onnxruntime runs the same
+model with `intra_op_num_threads` set to the same count (spinning off, so
+its idle threads do not steal the other implementation's core).  The two
+run in interleaved rounds in this process (medians).  The results are
+checked against each other (relative error of the logits) before timing.
+
+A per-kernel table follows for each model at the highest thread count:
+each `tir.prim_func` of the compiled module timed on its own with random
+buffers, the slowest first, then summed per kind of kernel (the fused op
+names without their numbering).
+
+The last line is `onnx: X.XX× onnxruntime (...)`, X = onnxruntime time /
+hetero time, the worst over models and thread counts.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from functools import partial
+from typing import Any
+
+import hetero
+import numpy as np
+
+from bench.common import interleaved
+
+MODELS = ("squeezenet", "resnet50")
+THREADS = (1, 2)
+ROUNDS = 7
+KERNEL_ROUNDS = 5
+TOP_KERNELS = 12
+
+
+def _with_threads(module: Any, threads: int) -> Any:
+    """A copy of the module whose configuration is `llvm` with `num_threads`."""
+    from hetero.dialects.target import (
+        CONFIG_ATTR_NAME,
+        CompilationConfigAttr,
+        TargetAttr,
+    )
+
+    module = module.clone()
+    module.attributes[CONFIG_ATTR_NAME] = CompilationConfigAttr(
+        [TargetAttr("llvm", {"num_threads": threads})]
+    )
+    return module
+
+
+def _onnxruntime(model: Any, threads: int) -> Any:
+    import onnxruntime
+
+    onnxruntime.set_default_logger_severity(3)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+    name = session.get_inputs()[0].name
+    return lambda x: session.run(None, {name: x})[0]
+
+
+def _kernel_names(module: Any) -> list[str]:
+    """The kernels `hetero.compile` builds for `module` (the host function excluded)."""
+    from hetero.dialects import tir
+    from hetero.driver import _lower
+
+    lowered = module.clone()
+    _lower(lowered, "main", {})
+    return [
+        op.sym_name.data
+        for op in lowered.ops
+        if isinstance(op, tir.PrimFuncOp) and not op.sym_name.data.endswith("_host")
+    ]
+
+
+def _random_arguments(function: Any, rng: np.random.Generator) -> list[np.ndarray]:
+    from hetero.interpreter.relay import element_dtype
+
+    return [
+        rng.standard_normal(tuple(t.get_shape())).astype(element_dtype(t.element_type))
+        for t in function.signature.inputs.data
+    ]
+
+
+def kernel_table(name: str, module: Any, compiled: Any) -> None:
+    """Each kernel timed alone (median of a few calls), slowest first, and
+    the time per kind of kernel (the fused ops, numbering dropped)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for kernel in _kernel_names(module):
+        function = compiled.native.function(kernel)
+        args = _random_arguments(function, rng)
+        function(*args)
+        samples = []
+        for _ in range(KERNEL_ROUNDS):
+            start = time.perf_counter()
+            function(*args)
+            samples.append(time.perf_counter() - start)
+        rows.append((statistics.median(samples), kernel))
+    rows.sort(reverse=True)
+    total = sum(t for t, _ in rows)
+    kinds: dict[str, float] = {}
+    for seconds, kernel in rows:
+        kind = re.sub(r"(_\d+)?_tir$", "", kernel)
+        kinds[kind] = kinds.get(kind, 0.0) + seconds
+    print(
+        f"\n{name}: {len(rows)} kernels, {1e3 * total:.1f} ms in all, each timed alone"
+    )
+    print(f"{'ms':>9} {'share':>6}  kernel (slowest {TOP_KERNELS})")
+    for seconds, kernel in rows[:TOP_KERNELS]:
+        print(f"{1e3 * seconds:>9.3f} {100 * seconds / total:>5.1f}%  {kernel}")
+    print(f"{'ms':>9} {'share':>6}  kind of kernel")
+    for kind, seconds in sorted(kinds.items(), key=lambda item: -item[1]):
+        print(f"{1e3 * seconds:>9.3f} {100 * seconds / total:>5.1f}%  {kind}")
+
+
+def main(argv: list[str]) -> None:
+    import onnx
+    from hetero.frontends.onnx import from_onnx
+    from hetero.frontends.onnx_models import light_model_path, logits, randomized
+
+    models = tuple(argv) or MODELS
+    x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
+    print(
+        f"{'model':>12} {'threads':>7} {'hetero ms':>10} {'ort ms':>9} {'ort/hetero':>10} "
+        f"{'import s':>9} {'compile s':>10} {'rel err':>9}"
+    )
+    ratios: list[float] = []
+    tables: list[tuple[str, Any, Any]] = []
+    for name in models:
+        model = logits(randomized(onnx.load(light_model_path(name)), seed=0))
+        start = time.perf_counter()
+        module = from_onnx(model)
+        import_s = time.perf_counter() - start
+        for threads in THREADS:
+            configured = _with_threads(module, threads)
+            start = time.perf_counter()
+            compiled = hetero.compile(configured)
+            compile_s = time.perf_counter() - start
+            ort = _onnxruntime(model, threads)
+            reference = ort(x)
+            error = float(
+                np.abs(compiled(x) - reference).max() / np.abs(reference).max()
+            )
+            ours, theirs = interleaved([partial(compiled, x), partial(ort, x)], ROUNDS)
+            ratios.append(theirs / ours)
+            print(
+                f"{name:>12} {threads:>7} {1e3 * ours:>10.2f} {1e3 * theirs:>9.2f} "
+                f"{theirs / ours:>10.3f} {import_s:>9.2f} {compile_s:>10.1f} {error:>9.1e}",
+                flush=True,
+            )
+        tables.append((name, configured, compiled))
+    for table in tables:
+        kernel_table(*table)
+    print(
+        f"onnx: {min(ratios):.3f}× onnxruntime (worst of {', '.join(models)} at "
+        f"{'/'.join(map(str, THREADS))} threads; random weights, batch 1, median of "
+        f"{ROUNDS} interleaved rounds)"
+    )

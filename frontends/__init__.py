@@ -1,0 +1,1 @@
+"""Frontends: models from other frameworks as relay modules (`onnx`)."""

@@ -1,0 +1,112 @@
+"""Whole networks: the light model zoo the `onnx` wheel ships.
+
+The shipped weights are one repeated value, so the shipped outputs are
+uniform; the real check replaces every weight by seeded random values
+(`randomized`) and compares the logits (the final Softmax removed) with
+onnxruntime's: relative error (max |a - b| / max |b|) at most 1e-4.
+
+By default the interpreter runs the two smallest models; compiling a whole
+network (minutes of LLVM time today) and the larger models run with
+`HETERO_SLOW=1`.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+import hetero
+from hetero.frontends.onnx import from_onnx
+from hetero.frontends.onnx_models import (
+    DATA,
+    LIGHT_MODELS,
+    light_model_path,
+    logits,
+    randomized,
+)
+from hetero.interpreter.relay import run
+from onnx import numpy_helper
+
+SLOW = os.environ.get("HETERO_SLOW") == "1"
+slow = pytest.mark.skipif(not SLOW, reason="set HETERO_SLOW=1 to run")
+
+DEFAULT_MODELS = ("squeezenet", "shufflenet")
+"""Interpreted in the default suite: a second or less each."""
+
+MAX_RELATIVE_ERROR = 1e-4
+
+
+def _models(default: tuple[str, ...]) -> list[object]:
+    return [
+        pytest.param(name, marks=[] if name in default else [slow])
+        for name in LIGHT_MODELS
+    ]
+
+
+def _input() -> np.ndarray:
+    return np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
+
+
+def _onnxruntime(model: onnx.ModelProto, x: np.ndarray) -> np.ndarray:
+    ort = pytest.importorskip("onnxruntime")
+    ort.set_default_logger_severity(3)
+    session = ort.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    return session.run(None, {session.get_inputs()[0].name: x})[0]
+
+
+def _relative_error(value: np.ndarray, reference: np.ndarray) -> float:
+    assert value.shape == reference.shape
+    return float(np.abs(value - reference).max() / np.abs(reference).max())
+
+
+def _shipped_output(name: str) -> np.ndarray:
+    path = os.path.join(DATA, "light", f"light_{name}_output_0.pb")
+    return numpy_helper.to_array(onnx.load_tensor(path))
+
+
+@pytest.mark.parametrize("name", _models(DEFAULT_MODELS))
+def test_random_weights_interpreted_match_onnxruntime(name: str) -> None:
+    model = logits(randomized(onnx.load(light_model_path(name)), seed=0))
+    x = _input()
+    reference = _onnxruntime(model, x)
+    assert _relative_error(run(from_onnx(model), x), reference) <= MAX_RELATIVE_ERROR
+
+
+@pytest.mark.parametrize("name", _models(()))
+def test_random_weights_compiled_match_onnxruntime(name: str) -> None:
+    model = logits(randomized(onnx.load(light_model_path(name)), seed=0))
+    x = _input()
+    reference = _onnxruntime(model, x)
+    compiled = hetero.compile(from_onnx(model))
+    assert _relative_error(compiled(x), reference) <= MAX_RELATIVE_ERROR
+
+
+@pytest.mark.parametrize("name", _models(DEFAULT_MODELS))
+def test_shipped_model_interpreted(name: str) -> None:
+    """The shipped weights and expected output, as they come."""
+    result = run(from_onnx(light_model_path(name)), _input())
+    np.testing.assert_allclose(result, _shipped_output(name), rtol=1e-4, atol=1e-6)
+
+
+@slow
+@pytest.mark.parametrize("name", LIGHT_MODELS)
+def test_shipped_model_compiled(name: str) -> None:
+    result = hetero.compile(from_onnx(light_model_path(name)))(_input())
+    np.testing.assert_allclose(result, _shipped_output(name), rtol=1e-4, atol=1e-6)
+
+
+def test_dynamic_batch_squeezenet() -> None:
+    """One import, several batch sizes: each sample as the static model gives it."""
+    model = randomized(onnx.load(light_model_path("squeezenet")), seed=0)
+    dynamic, static = from_onnx(model, batch="dynamic"), from_onnx(model)
+    x = np.random.default_rng(2).standard_normal((2, 3, 224, 224)).astype(np.float32)
+    batched = run(dynamic, x)
+    for i in range(2):
+        np.testing.assert_allclose(
+            batched[i : i + 1], run(static, x[i : i + 1]), rtol=1e-5, atol=1e-7
+        )

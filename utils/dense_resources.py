@@ -1,0 +1,73 @@
+"""Large constants outside the printed IR: MLIR's `dense_resource` form.
+
+    %w = relay.constant dense_resource<conv1_w> : tensor<64x3x7x7xf32>
+    ...
+    {-# dialect_resources: {builtin: {conv1_w: "0x04000000CDCCCC3D..."}} #-}
+
+xDSL 0.74 has the attribute (`DenseResourceAttr`), parses and prints the
+file-level `{-# ... #-}` section, and keeps the blobs in the builtin
+dialect's `OpAsmDialectInterface` -- one process-wide table of hex strings,
+keyed by handle.  The blob format is MLIR's: `0x`, the alignment as a
+little-endian `u32`, then the raw little-endian element bytes.  This module
+writes and reads that table; `hetero.utils.xdsl_fixes` makes re-parsing a
+printed module in the same process keep its keys straight.
+"""
+
+from __future__ import annotations
+
+import re
+from io import StringIO
+
+import numpy as np
+from hetero.utils.diagnostics import HeteroError
+from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
+from xdsl.dialects.builtin import Builtin, DenseResourceAttr, ModuleOp, TensorType
+from xdsl.printer import Printer
+
+
+def _blobs() -> OpAsmDialectInterface:
+    interface = Builtin.get_interface(OpAsmDialectInterface)
+    assert interface is not None  # xDSL's builtin dialect always has one
+    return interface
+
+
+def handle_name(hint: str) -> str:
+    """A valid resource handle or SSA name hint derived from `hint`: letters,
+    digits and underscores, starting with a letter (xDSL drops a `_N` suffix
+    from name hints, which would leave `_0` empty)."""
+    name = re.sub(r"[^A-Za-z0-9_]", "_", hint)
+    return name if re.match(r"[A-Za-z]", name) else f"v{name}"
+
+
+def dense_resource(array: np.ndarray, type: TensorType, hint: str) -> DenseResourceAttr:
+    """Store `array`'s bytes as a blob; the attribute referring to it.  The
+    handle is `hint` made unique within the process."""
+    data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    key = _blobs().declare_resource(handle_name(hint))
+    alignment = data.dtype.alignment.to_bytes(4, "little")
+    _blobs().parse_resource(key, "0x" + alignment.hex() + data.tobytes().hex())
+    return DenseResourceAttr.from_params(key, type)
+
+
+def resource_bytes(attr: DenseResourceAttr) -> bytes:
+    """The element bytes of a `dense_resource`; an error when the file did not
+    provide its blob."""
+    key = attr.resource_handle.data
+    blob = _blobs().lookup(key)
+    if not blob:
+        raise HeteroError(
+            f"dense_resource<{key}> has no data: the file's "
+            "{-# dialect_resources: {builtin: {...}} #-} section lacks it"
+        )
+    return bytes.fromhex(blob[10:])  # "0x" and the 4-byte alignment
+
+
+def print_with_resources(module: ModuleOp) -> str:
+    """`module` as text followed by the blobs of the resources it uses, as
+    `hetero-opt` prints it."""
+    text = StringIO()
+    printer = Printer(stream=text)
+    printer.print_op(module)
+    printer.print_metadata([Builtin])
+    text.write("\n\n")  # as xDSL's MLIR target (hetero-opt) ends a module
+    return text.getvalue()
