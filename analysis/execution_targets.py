@@ -16,8 +16,7 @@ from __future__ import annotations
 from xdsl.ir import Operation
 
 from hetero.dialects.target import TargetAttr
-from hetero.dialects.tir import ForOp, PrimFuncOp, TargetRegionOp
-from hetero.lowering.convert_tir_to_scf import function_of
+from hetero.dialects.tir import ForOp, PrimFuncOp, TargetRegionOp, function_of
 
 
 def function_execution_target(func: PrimFuncOp) -> TargetAttr | None:
@@ -40,7 +39,7 @@ def execution_target(op: Operation) -> TargetAttr | None:
         match parent:
             case TargetRegionOp(target=target):
                 return target.without_host()
-            case ForOp(thread_tag=tag) if tag is not None:
+            case ForOp() if parent.is_thread_bound:
                 func = function_of(parent)
                 return None if func.target is None else func.target.without_host()
             case PrimFuncOp():

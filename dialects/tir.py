@@ -94,6 +94,7 @@ from xdsl.utils.str_enum import StrEnum
 
 from hetero.dialects.target import TargetAttr
 from hetero.targets.kind import HOST_DEVICE_TYPES
+from hetero.utils.symbols import enclosing
 
 # ----------------------------------------------------------------------------
 # Tables: loop kinds, thread axes, storage scopes, function attributes
@@ -509,6 +510,11 @@ class ForOp(IRDLOperation):
     def induction_var(self) -> BlockArgument:
         return self.body.block.args[0]
 
+    @property
+    def is_thread_bound(self) -> bool:
+        """Bound to a thread axis: its iterations are threads (or vthreads)."""
+        return self.thread_tag is not None
+
     def verify_(self) -> None:
         if self.body.block.arg_types != (IndexType(),):
             raise VerifyException(
@@ -903,6 +909,30 @@ class CallExternOp(_NamedCallOp):
     CALLS: ClassVar[str] = "extern calls"
 
     traits = traits_def(HasAncestor(PrimFuncOp))
+
+
+# ----------------------------------------------------------------------------
+# Queries the TIR passes share
+# ----------------------------------------------------------------------------
+
+
+def function_of(op: Operation) -> PrimFuncOp:
+    """The prim_func around `op`."""
+    found = enclosing(op, PrimFuncOp)
+    assert found is not None, "tir ops live in prim_funcs (verified)"
+    return found
+
+
+def prim_funcs(module: Operation) -> list[PrimFuncOp]:
+    """The functions every TIR pass processes: each prim_func of `module` and
+    of the modules nested in it (external codegens nest `builtin.module`s)."""
+    return [op for op in module.walk() if isinstance(op, PrimFuncOp)]
+
+
+def called_function(call: CallOp | LaunchOp) -> PrimFuncOp:
+    """The prim_func `call` calls or launches, looked up in its own symbol
+    table (the verifier checked that it exists)."""
+    return _callee(call, call.callee if isinstance(call, CallOp) else call.kernel)
 
 
 TIR = Dialect(

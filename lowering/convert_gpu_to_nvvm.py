@@ -42,6 +42,7 @@ from hetero.lowering.convert_memref_to_llvm import materialize
 from hetero.lowering.convert_tir_to_gpu import NOALIAS, SHARED_MEMORY_SPACE
 from hetero.lowering.pipeline import lower_to_llvm_passes
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import enclosing, fresh_symbol
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, llvm, memref
 from xdsl.dialects.builtin import (
@@ -122,9 +123,16 @@ class SharedAllocLowering(RewritePattern):
         assert isinstance(t, MemRefType)
         if t.memory_space != SHARED_MEMORY_SPACE:
             return
-        module = _module(op)
+        if not t.has_static_shape():
+            raise HeteroError(
+                f"{PASS}: a shared buffer of dynamic size ({t}); shared memory is "
+                "a global of the module, its size must be static",
+                op,
+            )
+        module = enclosing(op, gpu.ModuleOp)
+        assert module is not None, "lowered inside gpu.modules only"
         count = math.prod(t.get_shape())
-        name = _fresh(module, "__shared")
+        name = fresh_symbol(module, "__shared", bare=False, separator="")
         space = SHARED_MEMORY_SPACE.value.data
         storage = llvm.GlobalOp(
             llvm.LLVMArrayType(count, t.element_type),
@@ -265,21 +273,29 @@ def math_problem(op: Operation) -> str | None:
     return None
 
 
-def reject_unsupported(module: ModuleOp) -> None:
-    """A located error at an op that would need a library on the GPU."""
-    for op in module.walk():
+def call_problem(op: Operation) -> str | None:
+    """Why a call in GPU code cannot be linked: its callee has no body here."""
+    if not isinstance(op, func.CallOp | llvm.CallOp):
+        return None
+    callee = SymbolTable.lookup_symbol(op, op.callee)
+    if callee is None or not callee.regions or not callee.regions[0].blocks:
+        return f"call of the external function @{op.callee.string_value()} in GPU code"
+    return None
+
+
+def reject_unsupported(device: gpu.ModuleOp) -> None:
+    """A located error at an op of the lowered module that would need a
+    library on the GPU (e.g. `malloc` for a `memref.alloc`) or that no
+    conversion handled."""
+    for op in device.walk():
         if isinstance(op, llvm.CallIntrinsicOp) and not _supported(op.intrin.data):
             raise HeteroError(
                 f"{PASS}: '{op.intrin.data}' has no GPU lowering (no libdevice)", op
             )
-        if isinstance(op, llvm.CallOp):
-            callee = SymbolTable.lookup_symbol(module, op.callee)
-            if not isinstance(callee, llvm.FuncOp) or not callee.body.blocks:
-                raise HeteroError(
-                    f"{PASS}: call of the external function "
-                    f"@{op.callee.string_value()} in GPU code",
-                    op,
-                )
+        if (why := call_problem(op)) is not None:
+            raise HeteroError(f"{PASS}: {why}", op)
+        if op is not device and op.dialect_name() != "llvm":
+            raise HeteroError(f"{PASS}: '{op.name}' is left after lowering", op)
 
 
 # ----------------------------------------------------------------------------
@@ -287,25 +303,10 @@ def reject_unsupported(module: ModuleOp) -> None:
 # ----------------------------------------------------------------------------
 
 
-def _module(op: Operation) -> gpu.ModuleOp:
-    found = op.parent_op()
-    while not isinstance(found, gpu.ModuleOp):
-        assert found is not None
-        found = found.parent_op()
-    return found
-
-
-def _fresh(module: gpu.ModuleOp, stem: str) -> str:
-    n = 0
-    while SymbolTable.lookup_symbol(module, f"{stem}{n}") is not None:
-        n += 1
-    return f"{stem}{n}"
-
-
 def lower_device_module(device: gpu.ModuleOp, ctx: Context) -> None:
     """Lower the contents of one `gpu.module` in place to the `llvm` dialect."""
     for op in device.walk():
-        if (why := math_problem(op)) is not None:
+        if (why := math_problem(op) or call_problem(op)) is not None:
             raise HeteroError(f"{PASS}: {why}", op)
     PatternRewriteWalker(
         GreedyRewritePatternApplier(
@@ -325,12 +326,9 @@ def lower_device_module(device: gpu.ModuleOp, ctx: Context) -> None:
     for conversion in lower_to_llvm_passes():
         conversion.apply(ctx, scratch)
     PatternRewriteWalker(MathIntrinsicLowering()).rewrite_module(scratch)
-    reject_unsupported(scratch)
-    for op in scratch.walk():
-        if op is not scratch and op.dialect_name() != "llvm":
-            raise HeteroError(f"{PASS}: '{op.name}' is left after lowering", op)
     for op in list(scratch.ops):
         block.add_op(scratch.body.block.detach_op(op))
+    reject_unsupported(device)  # back in place: errors are located
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ and kernels returning values.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from hetero.dialects import tir
@@ -46,6 +46,8 @@ from hetero.dialects.target import TargetAttr
 from hetero.lowering.convert_tir_to_scf import lower_serial, lower_unrolled
 from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.launch_axes import BLOCK_AXES, GRID_AXES, launch_loops
+from hetero.utils.symbols import enclosing
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu, memref, scf
 from xdsl.dialects.builtin import (
@@ -58,7 +60,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -86,12 +88,8 @@ SHARED_MEMORY_SPACE = IntegerAttr(3, i64)
 """NVVM's shared (workgroup) address space, the memory space of `shared` buffers."""
 
 THREAD_AXES: dict[str, tuple[type[Operation], str]] = {
-    "blockIdx.x": (gpu.BlockIdOp, "x"),
-    "blockIdx.y": (gpu.BlockIdOp, "y"),
-    "blockIdx.z": (gpu.BlockIdOp, "z"),
-    "threadIdx.x": (gpu.ThreadIdOp, "x"),
-    "threadIdx.y": (gpu.ThreadIdOp, "y"),
-    "threadIdx.z": (gpu.ThreadIdOp, "z"),
+    **{axis: (gpu.BlockIdOp, axis[-1]) for axis in GRID_AXES},
+    **{axis: (gpu.ThreadIdOp, axis[-1]) for axis in BLOCK_AXES},
 }
 """Thread axis → the `gpu` op reading it and its dimension (no `vthread`s)."""
 
@@ -101,7 +99,8 @@ def is_gpu(target: TargetAttr | None) -> bool:
 
 
 def is_thread_bound(op: Operation) -> bool:
-    return isinstance(op, tir.ForOp) and op.thread_tag is not None
+    """A thread-bound `tir.for` (any op may be asked)."""
+    return isinstance(op, tir.ForOp) and op.is_thread_bound
 
 
 def is_host_part(function: tir.PrimFuncOp) -> bool:
@@ -116,33 +115,41 @@ def is_host_part(function: tir.PrimFuncOp) -> bool:
 
 
 def launch_extents(kernel: tir.PrimFuncOp) -> dict[str, int]:
-    """Thread axis → launch extent: the largest constant extent bound to it."""
+    """Thread axis → launch extent (`launch_loops`' rule; `check_kernel` made
+    every extent a positive constant)."""
     extents: dict[str, int] = {}
-    for op in kernel.walk():
-        if not isinstance(op, tir.ForOp) or op.thread_tag is None:
-            continue
-        tag = op.thread_tag.data
-        if tag not in THREAD_AXES:
-            raise HeteroError(f"{PASS}: the thread axis '{tag}' is not supported", op)
-        extent = const_evaluate_operand(op.ub)
-        if extent is None or extent < 1:
-            raise HeteroError(
-                f"{PASS}: a loop bound to '{tag}' needs a constant positive extent "
-                "(it is the launch size)",
-                op,
-            )
-        extents[tag] = max(extents.get(tag, 1), extent)
+    for tag, loop in launch_loops(kernel).items():
+        extent = const_evaluate_operand(loop.ub)
+        assert extent is not None
+        extents[tag] = extent
     return extents
 
 
-def dims(extents: dict[str, int], axis: str) -> list[int]:
-    """The (x, y, z) launch sizes of `blockIdx` or `threadIdx`."""
-    return [extents.get(f"{axis}.{d}", 1) for d in "xyz"]
+def dims(extents: dict[str, int], axes: tuple[str, ...]) -> list[int]:
+    """The (x, y, z) launch sizes of `GRID_AXES` or `BLOCK_AXES`."""
+    return [extents.get(axis, 1) for axis in axes]
 
 
-def kernel_problem(op: Operation, kernel: tir.PrimFuncOp) -> str | None:
-    """Why `op`, inside `kernel`, cannot be compiled for the GPU, or None."""
+def thread_loop_problem(loop: tir.ForOp) -> str | None:
+    """Why a thread-bound loop is no launch dimension of a kernel, or None."""
+    assert loop.thread_tag is not None
+    tag = loop.thread_tag.data
+    if tag not in THREAD_AXES:
+        return f"the thread axis '{tag}' is not supported"
+    extent = const_evaluate_operand(loop.ub)
+    if extent is None or extent < 1:
+        return (
+            f"a loop bound to '{tag}' needs a constant positive extent "
+            "(it is the launch size)"
+        )
+    return None
+
+
+def kernel_problem(op: Operation) -> str | None:
+    """Why `op`, inside a kernel, cannot be compiled for the GPU, or None."""
     match op:
+        case tir.ForOp() if op.is_thread_bound:
+            return thread_loop_problem(op)
         case tir.AllocOp(scope=scope) if scope not in ALLOC_SCOPES:
             return (
                 f"a '{scope}' buffer inside a kernel (kernels allocate 'local' and "
@@ -171,14 +178,14 @@ def check_kernel(kernel: tir.PrimFuncOp) -> None:
             kernel,
         )
     for op in kernel.walk():
-        if op is not kernel and (why := kernel_problem(op, kernel)) is not None:
+        if op is not kernel and (why := kernel_problem(op)) is not None:
             raise HeteroError(f"{PASS}: {why}", op)
     grids = [
         op
         for op in kernel.body.block.ops
         if isinstance(op, tir.ForOp)
         and op.thread_tag is not None
-        and op.thread_tag.data.startswith("blockIdx")
+        and op.thread_tag.data in GRID_AXES
     ]
     if len(grids) > 1:
         raise HeteroError(
@@ -199,14 +206,12 @@ def lower_thread_bound(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     id_op, dim = THREAD_AXES[op.thread_tag.data]
     ident = id_op(gpu.DimensionAttr(gpu.DimensionEnum(dim)))  # type: ignore[call-arg]
     rewriter.insert(ident, InsertPoint.before(op))
-    kernel = op.parent_op()
-    while not isinstance(kernel, gpu.FuncOp):
-        assert kernel is not None
-        kernel = kernel.parent_op()
-    axis, _, d = op.thread_tag.data.partition(".")
-    known = kernel.known_grid_size if axis == "blockIdx" else kernel.known_block_size
+    kernel = enclosing(op, gpu.FuncOp)
+    assert kernel is not None
+    grid = op.thread_tag.data in GRID_AXES
+    known = kernel.known_grid_size if grid else kernel.known_block_size
     assert known is not None
-    launched = known.get_values()["xyz".index(d)]
+    launched = known.get_values()["xyz".index(dim)]
     block = op.body.block
     assert block.last_op is not None
     rewriter.erase(block.last_op)
@@ -259,19 +264,14 @@ class KernelAllocLowering(RewritePattern):
         alloca = memref.AllocaOp.get(
             t.element_type, shape=t.get_shape(), memory_space=ALLOC_SCOPES[op.scope]
         )
-        kernel = op.parent_op()
-        while not isinstance(kernel, gpu.FuncOp):
-            assert kernel is not None
-            kernel = kernel.parent_op()
+        kernel = enclosing(op, gpu.FuncOp)
+        assert kernel is not None
         rewriter.insert(alloca, InsertPoint.at_start(kernel.body.block))
         rewriter.replace(op, [], alloca.results)
 
 
 def _in_kernel(op: Operation) -> bool:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, gpu.FuncOp):
-        parent = parent.parent_op()
-    return parent is not None
+    return enclosing(op, gpu.FuncOp) is not None
 
 
 # ----------------------------------------------------------------------------
@@ -295,8 +295,8 @@ def outline_kernel(kernel: tir.PrimFuncOp) -> gpu.ModuleOp:
         kernel.function_type,
         body,
         kernel=True,
-        known_block_size=dims(extents, "threadIdx"),
-        known_grid_size=dims(extents, "blockIdx"),
+        known_block_size=dims(extents, BLOCK_AXES),
+        known_grid_size=dims(extents, GRID_AXES),
     )
     if NOALIAS in kernel.attributes:
         function.attributes[NOALIAS] = kernel.attributes[NOALIAS]
@@ -312,9 +312,17 @@ class LaunchLowering(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: tir.LaunchOp, rewriter: PatternRewriter, /):
-        one = arith.ConstantOp(IntegerAttr.from_index_int_value(1))
-        grid = [*op.grid_size, *[one.result] * (3 - len(op.grid_size))]
-        block = [*op.block_size, *[one.result] * (3 - len(op.block_size))]
+        if op.dynamic_shared_memory is not None:
+            raise HeteroError(f"{PASS}: dynamic shared memory is not supported", op)
+        ones: list[arith.ConstantOp] = []
+
+        def padded(sizes: Sequence[SSAValue]) -> list[SSAValue]:
+            """`sizes` with missing dimensions 1 (one constant made if needed)."""
+            if len(sizes) < 3 and not ones:
+                ones.append(arith.ConstantOp(IntegerAttr.from_index_int_value(1)))
+            return [*sizes, *[ones[0].result] * (3 - len(sizes))] if ones else [*sizes]
+
+        grid, block = padded(op.grid_size), padded(op.block_size)
         name = op.kernel.string_value()
         launch = gpu.LaunchFuncOp(
             SymbolRefAttr(name, [StringAttr(name)]),
@@ -322,9 +330,7 @@ class LaunchLowering(RewritePattern):
             block,
             kernelOperands=list(op.args),
         )
-        if op.dynamic_shared_memory is not None:
-            raise HeteroError(f"{PASS}: dynamic shared memory is not supported", op)
-        rewriter.replace(op, [one, launch], [])
+        rewriter.replace(op, [*ones, launch], [])
 
 
 class KernelCallLowering(RewritePattern):

@@ -71,10 +71,12 @@ class GpuEmitter(Emitter):
     def nest(
         self, shape: Sequence[int], parallel: bool = False
     ) -> tuple[Emitter, list[Index]]:
-        """A parallel nest is one thread per element of `shape` (row-major)."""
-        if not parallel:
-            return super().nest(shape)
+        """A parallel nest is one thread per element of `shape` (row-major);
+        an empty one is the CPU's loops, which run zero times (a launch of
+        zero threads is an error)."""
         total = math.prod(shape)
+        if not parallel or total == 0:
+            return super().nest(shape)
         threads = min(THREADS, total)
         blocks, body = math.ceil(total / threads), self
         grid, bx = body.bind(blocks, "blockIdx.x")
@@ -146,6 +148,10 @@ def tiled_product(
     BLOCK, PER_THREAD = LARGE if large else SMALL
     side = BLOCK // PER_THREAD
     threads = side * side
+    assert BLOCK * STEP % threads == 0, (
+        f"a {BLOCK}x{STEP} tile is not staged by {threads} threads equally: "
+        "elements would be skipped"
+    )
     by_e, by = e.bind(math.ceil(rows / BLOCK), "blockIdx.y")
     bx_e, bx = by_e.bind(math.ceil(cols / BLOCK), "blockIdx.x")
     ty_e, ty = bx_e.bind(side, "threadIdx.y")

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import enclosing
 from xdsl.context import Context
 from xdsl.dialects import func, gpu, memref
 from xdsl.dialects.builtin import IndexType, ModuleOp, UnitAttr
@@ -59,6 +60,13 @@ class LaunchLowering(RewritePattern):
                 "are not supported",
                 op,
             )
+        caller = enclosing(op, func.FuncOp)
+        if caller is None:
+            raise HeteroError(
+                "lower-gpu-launch: 'gpu.launch_func' outside a 'func.func'; "
+                "run convert-tir-to-scf first",
+                op,
+            )
         kernel = op.kernel.nested_references.data[-1].data
         sizes = [
             op.gridSizeX,
@@ -79,10 +87,6 @@ class LaunchLowering(RewritePattern):
             declaration = func.FuncOp.external(name, inputs, [])
             declaration.attributes[LAUNCH_STUB] = UnitAttr()
             rewriter.insert(declaration, InsertPoint.at_end(module.body.block))
-        caller = op.parent_op()
-        while not isinstance(caller, func.FuncOp):
-            assert caller is not None
-            caller = caller.parent_op()
         caller.attributes[LAUNCHES] = UnitAttr()
         rewriter.replace(op, func.CallOp(name, [*sizes, *operands], []))
 
@@ -92,9 +96,7 @@ class StackBufferToHeap(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: memref.AllocaOp, rewriter: PatternRewriter, /):
-        function = op.parent_op()
-        while function is not None and not isinstance(function, func.FuncOp):
-            function = function.parent_op()
+        function = enclosing(op, func.FuncOp)
         if function is None or LAUNCHES not in function.attributes:
             return
         heap = memref.AllocOp(op.dynamic_sizes, op.symbol_operands, op.memref.type)

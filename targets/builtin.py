@@ -16,7 +16,8 @@ _LLVM_OPTIONS = {
 }
 
 _CUDA_OPTIONS = {
-    "arch": OptionSpec(str, default="sm_90", doc="SM architecture, e.g. sm_80, sm_90"),
+    "arch": OptionSpec(str, default="sm_90", pattern="sm_[0-9]+a?",
+                       doc="SM architecture, e.g. sm_80, sm_90, sm_90a"),
     "max_threads_per_block": OptionSpec(int, default=1024),
     "max_shared_memory_per_block": OptionSpec(int, default=49152),
 }

@@ -15,6 +15,7 @@ Kinds live in one process-wide registry.  hetero registers its built-in kinds
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+import re
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -57,6 +58,8 @@ class OptionSpec:
     default: Any = None
     choices: tuple[Any, ...] = ()
     doc: str = ""
+    pattern: str = ""
+    """A regular expression a `str` value must match in full (e.g. `sm_[0-9]+a?`)."""
 
     def check(self, value: Any) -> str | None:
         """Return why `value` is not acceptable, or None if it is."""
@@ -74,6 +77,8 @@ class OptionSpec:
         if self.choices and value not in self.choices:
             allowed = ", ".join(repr(c) for c in self.choices)
             return f"expected one of {allowed}"
+        if self.pattern and not re.fullmatch(self.pattern, value):
+            return f"expected a value matching '{self.pattern}'"
         return None
 
 

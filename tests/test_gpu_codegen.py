@@ -478,3 +478,23 @@ def test_math_without_libdevice(op: str, ptx_instruction: str, tmp_path: Path) -
     [ptx] = compile_gpu(parse_module(MATH.replace("OP", op)))
     assert ptx_instruction in ptx.ptx
     assemble(ptx, tmp_path)
+
+
+def test_zero_size_output_launches_no_threads(tmp_path: Path) -> None:
+    """An empty output gets the CPU's zero-trip loops, not a zero-sized
+    launch (the flat schedule used to divide by the thread count 0)."""
+    module = kernel_module([[0, 7]], lambda p: relay.ExpOp(p[0]))
+    LowerTEPass().apply(Context(), module)
+    module.verify()
+    loops = [op for op in module.walk() if isinstance(op, tir.ForOp)]
+    assert loops and not any(op.is_thread_bound for op in loops)
+    [ptx] = ptx_of(module)
+    assert ptx.kernels[0].grid == ptx.kernels[0].block == (1, 1, 1)
+    assemble(ptx, tmp_path)
+
+
+def test_tiled_gemm_rejects_uneven_staging(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tiles the block's threads cannot stage equally would skip elements."""
+    monkeypatch.setattr(gpu_schedules, "SMALL", (24, 2))  # 144 threads, 192 elements
+    with pytest.raises(AssertionError, match="not staged by 144 threads equally"):
+        lower_and_check(*GEMMS["dense-odd"])

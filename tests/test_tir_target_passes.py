@@ -9,13 +9,15 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pytest
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 
 from hetero.context import make_context, parse_module
 from hetero.interpreter.tir import run_prim_func
 from hetero.lowering.cpu_codegen import compile_cpu
-from hetero.targets.kind import DeviceType, TargetKind, register_target_kind
+from hetero.targets.kind import DeviceType, OptionSpec, TargetKind, register_target_kind
+from hetero.transforms.bind_target import parse_target_string
 from hetero.universe import HETERO_UNIVERSE
 
 DOC = Path(__file__).parent.parent / "docs" / "passes" / "tir-target-passes.md"
@@ -123,3 +125,16 @@ def test_cpu_calls_ext_dev_by_symbol():
     text = str(run_pipeline(module, "lower-device-kernel-launch"))
     assert 'tir.call_extern "accel"(%a)' in text
     assert "tir.prim_func @accel" in text and "tir.launch" not in text
+
+
+def test_bind_target_bool_options_are_spelled_out():
+    """A bool option is `true`/`false`/`1`/`0`; anything else is an error, not
+    a silent false (no built-in kind has a bool option, so one is made)."""
+    register_target_kind(
+        TargetKind("test_bool_kind", DeviceType.cpu, {"fast": OptionSpec(bool)})
+    )
+    for text, value in (("true", True), ("1", True), ("false", False), ("0", False)):
+        target = parse_target_string(f"test_bool_kind -fast={text}")
+        assert target.options["fast"] is value  # type: ignore[index]
+    with pytest.raises(ValueError, match="option 'fast' takes true, false, 1 or 0, not 'yes'"):
+        parse_target_string("test_bool_kind -fast=yes")

@@ -45,7 +45,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import IsTerminator
 
 from hetero.dialects.target import TargetAttr
-from hetero.dialects.tir import ForOp, HostOnly, PrimFuncOp, TargetRegionOp
+from hetero.dialects.tir import (
+    ForOp,
+    HostOnly,
+    PrimFuncOp,
+    TargetRegionOp,
+    prim_funcs,
+)
 from hetero.utils.diagnostics import HeteroError
 
 
@@ -60,7 +66,7 @@ class Place(Enum):
 def is_device_construct(op: Operation) -> bool:
     """A thread-bound loop or a target region: only meaningful on a device."""
     return isinstance(op, TargetRegionOp) or (
-        isinstance(op, ForOp) and op.thread_tag is not None
+        isinstance(op, ForOp) and op.is_thread_bound
     )
 
 
@@ -151,7 +157,7 @@ class DeviceRegionAnnotator:
             self.split_block(statements, on_host)
             return
         for op in statements:
-            if isinstance(op, ForOp) and op.thread_tag is not None:
+            if isinstance(op, ForOp) and op.is_thread_bound:
                 self.wrap([op])
             elif not isinstance(op, TargetRegionOp):
                 self.annotate_nested(op)
@@ -175,7 +181,7 @@ class AnnotateDeviceRegionsPass(ModulePass):
     name = "annotate-device-regions"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for func in [f for f in op.walk() if isinstance(f, PrimFuncOp)]:
+        for func in prim_funcs(op):
             target = func.target
             if target is None:
                 raise HeteroError(

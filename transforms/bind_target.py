@@ -40,7 +40,7 @@ from xdsl.passes import ModulePass
 from xdsl.utils.exceptions import VerifyException
 
 from hetero.dialects.target import TargetAttr
-from hetero.dialects.tir import PrimFuncOp
+from hetero.dialects.tir import PrimFuncOp, prim_funcs
 from hetero.targets.kind import lookup_target_kind
 from hetero.utils.diagnostics import HeteroError
 
@@ -54,38 +54,52 @@ def parse_target_string(text: str) -> TargetAttr:
 
     Raises `ValueError` with the reason when the text is not a valid target.
     """
+    if not text.split():
+        raise ValueError("expected a target kind name")
     kind_name, *flags = text.split()
     kind = lookup_target_kind(kind_name)
     if kind is None:
         raise ValueError(f"unknown target kind '{kind_name}'")
     options: dict[str, Any] = {}
     host = None
+    seen: set[str] = set()
     for flag in flags:
         key, eq, value = flag.removeprefix("-").partition("=")
-        if not flag.startswith("-") or not eq:
+        if not flag.startswith("-") or not eq or not key or not value:
             raise ValueError(f"expected '-option=value', got '{flag}'")
+        if key in seen:
+            raise ValueError(f"option '-{key}' is given twice")
+        seen.add(key)
         if key == "host":
             host = parse_target_string(value)
             continue
         spec = kind.options.get(key)
-        try:
-            options[key] = _option_value(value, spec.type if spec else str)
-        except ValueError:
-            raise ValueError(
-                f"option '{key}' takes an integer, not '{value}'"
-            ) from None
+        options[key] = _option_value(key, value, spec.type if spec else str)
     try:
         return TargetAttr(kind_name, options, host)
     except VerifyException as e:
         raise ValueError(str(e)) from e
 
 
-def _option_value(text: str, type: type) -> Any:
+BOOL_SPELLINGS = {"1": True, "true": True, "0": False, "false": False}
+"""How a bool option is written (TVM accepts these four)."""
+
+
+def _option_value(key: str, text: str, type: type) -> Any:
     if type is bool:
-        return text in ("1", "true")
+        if text not in BOOL_SPELLINGS:
+            raise ValueError(
+                f"option '{key}' takes true, false, 1 or 0, not '{text}'"
+            )
+        return BOOL_SPELLINGS[text]
     if type is list:
         return text.split(",")
-    return int(text) if type is int else text
+    if type is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"option '{key}' takes an integer, not '{text}'") from None
+    return text
 
 
 def _is_true(flag: Attribute | None) -> bool:
@@ -129,9 +143,7 @@ class BindTargetPass(ModulePass):
         target = self._parse(self.target, op)
         if self.host.strip():
             target = target.with_host(self._parse(self.host, op))
-        for func in op.walk():
-            if not isinstance(func, PrimFuncOp):
-                continue
+        for func in prim_funcs(op):
             if (new := bound_target(func, target)) is not None:
                 func.target = new
             func.attributes.pop(IS_HOST_FUNC, None)

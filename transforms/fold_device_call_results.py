@@ -16,50 +16,75 @@ removed, and so are the private functions nothing calls any more.
 This is the "host-side conditional on the known output of a device-side
 internal subroutine" the single-module flow (TVM PR #14985) was meant to
 enable; TVM itself has no pass for it.  Same-target calls are left alone
-(ordinary inlining and constant folding handle them), and so is a call
-whose evaluation fails (e.g. divides by zero): that happens at run time.
+(ordinary inlining and constant folding handle them).
+
+Only callees computing on integers (`index`, `iN`, `i1`) are evaluated: the
+interpreter computes floats in double precision, and the device's own float
+arithmetic (approximate `exp`, contracted `fma`s) differs again, so a
+folded float would not be what the device computes.  A call whose
+evaluation fails in any way (a division by zero, an op the interpreter does
+not know) or takes more than `STEP_BUDGET` ops (a long loop must not stall
+compilation) is left for run time.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from xdsl.context import Context
 from xdsl.dialects import arith, scf
-from xdsl.dialects.builtin import AnyFloat, FloatAttr, IntegerAttr, ModuleOp
-from xdsl.interpreter import Interpreter
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, ModuleOp
+from xdsl.interpreter import Interpreter, PythonValues
 from xdsl.interpreters import register_implementations
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import Rewriter
 from xdsl.traits import ConstantLike, IsTerminator, is_side_effect_free
 from xdsl.transforms.canonicalization_patterns.scf import IfPropagateConstantCondition
 from xdsl.transforms.constant_fold_interp import ConstantFoldInterpPattern
-from xdsl.utils.exceptions import InterpretationError
 
 from hetero.analysis.execution_targets import (
     execution_target,
     function_execution_target,
 )
-from hetero.dialects.tir import CallOp, PrimFuncOp
-from hetero.interpreter.tir import run_prim_func
-from hetero.transforms.inline_private_functions import callees
+from hetero.dialects.tir import CallOp, PrimFuncOp, called_function
+from hetero.interpreter.tir import make_interpreter
+from hetero.transforms.inline_private_functions import called_functions
+
+STEP_BUDGET = 100_000
+"""Ops one evaluation may run before it is abandoned (left for run time)."""
+
+FOLDABLE_TYPES = (IntegerType, IndexType)
+"""The value types a folded callee may compute with (see the module docstring)."""
+
+
+class BudgetExceeded(Exception):
+    """An evaluation ran more than `STEP_BUDGET` ops."""
+
+
+class StepBudget(Interpreter.Listener):
+    """Stops an evaluation after `STEP_BUDGET` ops."""
+
+    def __init__(self) -> None:
+        self.left = STEP_BUDGET
+
+    def will_interpret_op(self, op: Operation, args: PythonValues) -> None:
+        self.left -= 1
+        if self.left < 0:
+            raise BudgetExceeded()
 
 
 def constant_value(value: SSAValue) -> Any | None:
     """The Python value of a value defined by `arith.constant`, else None."""
     op = value.owner
-    if isinstance(op, arith.ConstantOp) and isinstance(
-        op.value, IntegerAttr | FloatAttr
-    ):
+    if isinstance(op, arith.ConstantOp) and isinstance(op.value, IntegerAttr):
         return op.value.value.data
     return None
 
 
 def constant_op(value: Any, type: Attribute) -> arith.ConstantOp:
-    if isinstance(type, AnyFloat):
-        return arith.ConstantOp(FloatAttr(float(value), type))
     return arith.ConstantOp(IntegerAttr(int(value), type))  # type: ignore[arg-type]
 
 
@@ -68,6 +93,31 @@ def has_no_effects(func: PrimFuncOp) -> bool:
         op.has_trait(IsTerminator) or is_side_effect_free(op)
         for op in func.body.block.ops
     )
+
+
+def computes_on_integers(func: PrimFuncOp) -> bool:
+    """Every value `func` defines (arguments, results, loop indices) is an
+    integer: its interpreted results are exactly the device's."""
+    values = [
+        *(arg for block in _blocks(func) for arg in block.args),
+        *(result for op in func.walk() for result in op.results),
+    ]
+    return all(isinstance(v.type, FOLDABLE_TYPES) for v in values)
+
+
+def _blocks(func: PrimFuncOp) -> Iterator[Block]:
+    return (block for op in func.walk() for region in op.regions for block in region.blocks)
+
+
+def evaluate(module: ModuleOp, callee: PrimFuncOp, args: list[Any]) -> list[Any] | None:
+    """`callee(*args)` by the TIR interpreter, or None when that fails or
+    exceeds the step budget: the call then happens at run time."""
+    interpreter = make_interpreter(module)
+    interpreter.listeners = (StepBudget(),)
+    try:
+        return list(interpreter.call_op(callee, tuple(args)))
+    except Exception:  # noqa: BLE001 (any failure: xDSL asserts, too)
+        return None
 
 
 def crosses_targets(call: CallOp, callee: PrimFuncOp) -> bool:
@@ -80,26 +130,24 @@ class HostFolder:
 
     def __init__(self, ctx: Context, module: ModuleOp):
         self.module = module
-        self.functions = {
-            f.sym_name.data: f for f in module.ops if isinstance(f, PrimFuncOp)
-        }
         interpreter = Interpreter(module)
         register_implementations(interpreter, ctx)
         self.fold_op = ConstantFoldInterpPattern(ctx, interpreter)
-        self.called_before = set(callees(module))
+        self.called_before = called_functions(module)
         self.maybe_dead: list[Operation] = []
 
     def known_results(self, call: CallOp) -> list[Any] | None:
-        callee = self.functions.get(call.callee.string_value())
-        if callee is None or not call.res or not crosses_targets(call, callee):
+        callee = called_function(call)
+        if not call.res or not crosses_targets(call, callee):
             return None
         args = [constant_value(a) for a in call.args]
-        if any(a is None for a in args) or not has_no_effects(callee):
+        if (
+            any(a is None for a in args)
+            or not has_no_effects(callee)
+            or not computes_on_integers(callee)
+        ):
             return None
-        try:
-            return list(run_prim_func(self.module, callee.sym_name.data, *args))
-        except (InterpretationError, ArithmeticError):
-            return None  # e.g. a division by zero: left for run time
+        return evaluate(self.module, callee, args)
 
     def fold_call(self, call: CallOp, results: list[Any]) -> None:
         constants = [constant_op(v, r.type) for v, r in zip(results, call.res)]
@@ -107,7 +155,7 @@ class HostFolder:
             constant.result.name_hint = result.name_hint
         users = [u.operation for r in call.res for u in r.uses]
         self.note_operands(call)
-        Rewriter.replace_op(call, constants)
+        Rewriter.replace_op(call, constants, [c.result for c in constants])
         self.fold_users(users)
 
     def fold_users(self, worklist: list[Operation]) -> None:
@@ -142,8 +190,8 @@ class HostFolder:
     def remove_unused_callees(self) -> None:
         """Private functions only the evaluated calls or the branches not taken
         called are dead now."""
-        for name in self.called_before - set(callees(self.module)):
-            if (func := self.functions.get(name)) is not None and func.is_private:
+        for func in self.called_before - called_functions(self.module):
+            if func.is_private:
                 Rewriter.erase_op(func)
 
 

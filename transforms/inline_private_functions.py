@@ -39,35 +39,41 @@ from hetero.analysis.execution_targets import (
     execution_target,
     function_execution_target,
 )
-from hetero.dialects.tir import CallOp, LaunchOp, PrimFuncOp
+from hetero.dialects.tir import (
+    CallOp,
+    LaunchOp,
+    PrimFuncOp,
+    called_function,
+    prim_funcs,
+)
 
 
-def callees(op: Operation) -> Iterable[str]:
-    """Names of the functions `op` calls or launches."""
-    for call in op.walk():
-        if isinstance(call, CallOp):
-            yield call.callee.string_value()
-        elif isinstance(call, LaunchOp):
-            yield call.kernel.string_value()
+def called_functions(op: Operation) -> set[PrimFuncOp]:
+    """The functions `op` calls or launches."""
+    return {
+        called_function(call)
+        for call in op.walk()
+        if isinstance(call, CallOp | LaunchOp)
+    }
 
 
-def recursive_functions(functions: dict[str, PrimFuncOp]) -> set[str]:
+def recursive_functions(functions: Iterable[PrimFuncOp]) -> set[PrimFuncOp]:
     """Functions that can reach themselves through calls."""
-    graph = {name: set(callees(f)) for name, f in functions.items()}
+    graph = {f: called_functions(f) for f in functions}
 
-    def reaches_itself(start: str) -> bool:
-        seen: set[str] = set()
+    def reaches_itself(start: PrimFuncOp) -> bool:
+        seen: set[PrimFuncOp] = set()
         stack = list(graph[start])
         while stack:
-            name = stack.pop()
-            if name == start:
+            func = stack.pop()
+            if func is start:
                 return True
-            if name not in seen and name in graph:
-                seen.add(name)
-                stack.extend(graph[name])
+            if func not in seen:
+                seen.add(func)
+                stack.extend(graph.get(func, ()))
         return False
 
-    return {name for name in graph if reaches_itself(name)}
+    return {func for func in graph if reaches_itself(func)}
 
 
 def inline_call(call: CallOp, callee: PrimFuncOp) -> list[Operation]:
@@ -86,19 +92,12 @@ class PrivateFunctionInliner:
     """Inlines the calls `inlinable` accepts, then removes dead callees."""
 
     def __init__(self, module: ModuleOp):
-        self.functions = {
-            f.sym_name.data: f for f in module.ops if isinstance(f, PrimFuncOp)
-        }
-        self.recursive = recursive_functions(self.functions)
-        self.inlined: set[str] = set()
+        self.recursive = recursive_functions(prim_funcs(module))
+        self.inlined: set[PrimFuncOp] = set()
 
     def inlinable(self, call: CallOp) -> PrimFuncOp | None:
-        callee = self.functions.get(call.callee.string_value())
-        if (
-            callee is None
-            or not callee.is_private
-            or callee.sym_name.data in self.recursive
-        ):
+        callee = called_function(call)
+        if not callee.is_private or callee in self.recursive:
             return None
         here = execution_target(call)
         if here is None:
@@ -114,16 +113,16 @@ class PrivateFunctionInliner:
             call = worklist.pop()
             if (callee := self.inlinable(call)) is None:
                 continue
-            self.inlined.add(callee.sym_name.data)
+            self.inlined.add(callee)
             for op in inline_call(call, callee):
                 worklist.extend(c for c in op.walk() if isinstance(c, CallOp))
         self.remove_unused(module)
 
     def remove_unused(self, module: ModuleOp) -> None:
         """Erase inlined callees nothing calls any more (erasing one may free another)."""
-        while unused := self.inlined - set(callees(module)):
-            for name in unused:
-                Rewriter.erase_op(self.functions[name])
+        while unused := self.inlined - called_functions(module):
+            for func in unused:
+                Rewriter.erase_op(func)
             self.inlined -= unused
 
 

@@ -23,7 +23,8 @@ or its host when it has one — such a function is exposed through host code):
   shorter ones), up to the highest axis used, missing ones `1`
   (`grid(1)`/`block(1)` when none is bound).  The extents are computed on the
   host from the call's arguments: kernel parameters are replaced by the
-  arguments, constants and pure ops on them are cloned.  A `shared.dyn`
+  arguments, constants (wherever they stand in the kernel) and pure
+  top-level ops on them are cloned.  A `shared.dyn`
   `tir.alloc` (at most one) gives `dynamic_shared_memory`, its size in bytes.
   The launched kernel becomes public (its symbol is the PTX entry) with
   `calling_conv = 2`, `tir.is_global_func = true` and
@@ -62,7 +63,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import is_side_effect_free
+from xdsl.traits import ConstantLike, is_side_effect_free
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
 from hetero.analysis.execution_targets import (
@@ -74,16 +75,15 @@ from hetero.dialects.tir import (
     AllocOp,
     CallExternOp,
     CallOp,
-    ForOp,
     LaunchOp,
     PrimFuncOp,
     ReturnOp,
+    called_function,
 )
 from hetero.targets.kind import HOST_DEVICE_TYPES, DeviceType
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.launch_axes import BLOCK_AXES, GRID_AXES, launch_loops
 
-GRID_AXES = ("blockIdx.x", "blockIdx.y", "blockIdx.z")
-BLOCK_AXES = ("threadIdx.x", "threadIdx.y", "threadIdx.z")
 DYNAMIC_SHARED_MEMORY = "tir.use_dyn_shared_memory"
 KERNEL_LAUNCH_CALLING_CONV = 2
 """TVM's `CallingConv::kDeviceKernelLaunch`."""
@@ -93,7 +93,7 @@ EXTERN_CALLABLE = {(DeviceType.cpu, DeviceType.ext_dev)}
 
 
 @dataclass
-class KernelInfo:
+class LaunchInfo:
     """What launching a kernel needs: its launch axes and their extents."""
 
     func: PrimFuncOp
@@ -107,14 +107,11 @@ class KernelInfo:
         return params + [DYNAMIC_SHARED_MEMORY] if self.dynamic_shared else params
 
 
-def kernel_info(func: PrimFuncOp) -> KernelInfo:
-    info = KernelInfo(func)
+def launch_info(func: PrimFuncOp) -> LaunchInfo:
+    info = LaunchInfo(func)
+    info.extents = {tag: loop.ub for tag, loop in launch_loops(func).items()}
     for op in func.walk():
-        if isinstance(op, ForOp) and op.thread_tag is not None:
-            tag = op.thread_tag.data
-            if tag in GRID_AXES + BLOCK_AXES:
-                _record_extent(info, tag, op)
-        elif isinstance(op, AllocOp) and op.scope == "shared.dyn":
+        if isinstance(op, AllocOp) and op.scope == "shared.dyn":
             if info.dynamic_shared is not None:
                 raise HeteroError(
                     f"@{func.sym_name.data} allocates 'shared.dyn' memory twice; "
@@ -138,24 +135,6 @@ def _check_error_code(kernel: PrimFuncOp) -> None:
             "the error code 0",
             ret,
         )
-
-
-def _record_extent(info: KernelInfo, tag: str, loop: ForOp) -> None:
-    """The launch extent of an axis: the largest of its loops' constant
-    extents (shorter loops are guarded in the kernel), else the one value
-    all its loops share."""
-    known = info.extents.setdefault(tag, loop.ub)
-    if known is loop.ub:
-        return
-    first, this = const_evaluate_operand(known), const_evaluate_operand(loop.ub)
-    if first is None or this is None:
-        raise HeteroError(
-            f"@{info.func.sym_name.data} binds '{tag}' again with another extent, "
-            "not both constant; the launch extent of an axis is the largest one",
-            loop,
-        )
-    if this > first:
-        info.extents[tag] = loop.ub
 
 
 class HostExpressions:
@@ -193,11 +172,15 @@ class HostExpressions:
         return result
 
     def _movable(self, op: Operation) -> bool:
+        """A constant anywhere in the kernel, or pure arithmetic at its top
+        level (deeper, its operands may be loop indices)."""
+        if op.has_trait(ConstantLike) and not op.operands and not op.regions:
+            return True
         return (
             op.parent_op() is self.kernel and not op.regions and is_side_effect_free(op)
         )
 
-    def sizes(self, info: KernelInfo, axes: Sequence[str]) -> list[SSAValue]:
+    def sizes(self, info: LaunchInfo, axes: Sequence[str]) -> list[SSAValue]:
         used = [i for i, axis in enumerate(axes) if axis in info.extents]
         count = used[-1] + 1 if used else 1
         return [
@@ -226,7 +209,7 @@ def _byte_width(type: Attribute) -> int:
     return (type.bitwidth + 7) // 8  # type: ignore[attr-defined]
 
 
-def launch(call: CallOp, info: KernelInfo) -> None:
+def launch(call: CallOp, info: LaunchInfo) -> None:
     """Replace `call` by a `tir.launch` of `info.func`."""
     host = HostExpressions(call, info.func)
     grid = host.sizes(info, GRID_AXES)
@@ -247,7 +230,7 @@ def drop_error_code(kernel: PrimFuncOp) -> None:
     kernel.function_type = FunctionType.from_lists(kernel.function_type.inputs.data, [])
 
 
-def mark_launched(info: KernelInfo) -> None:
+def mark_launched(info: LaunchInfo) -> None:
     kernel = info.func
     drop_error_code(kernel)
     kernel.sym_visibility = None
@@ -313,29 +296,25 @@ class LowerDeviceKernelLaunchPass(ModulePass):
     name = "lower-device-kernel-launch"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        launched: dict[str, KernelInfo] = {}
-        externs: dict[str, PrimFuncOp] = {}
-        functions = {f.sym_name.data: f for f in op.ops if isinstance(f, PrimFuncOp)}
+        launched: dict[PrimFuncOp, LaunchInfo] = {}
+        externs: dict[PrimFuncOp, None] = {}
         for call in [c for c in op.walk() if isinstance(c, CallOp)]:
-            callee = functions[call.callee.string_value()]
-            name = callee.sym_name.data
+            callee = called_function(call)
             match classify(call, callee):
                 case "launch":
-                    info = launched.get(name) or launched.setdefault(
-                        name, kernel_info(callee)
-                    )
-                    launch(call, info)
+                    if callee not in launched:
+                        launched[callee] = launch_info(callee)
+                    launch(call, launched[callee])
                 case "extern":
-                    externs[name] = callee
+                    externs[callee] = None
                     call_extern(call)
-                case _:
-                    pass
-        for name in launched.keys() & externs.keys():
+        for callee in launched.keys() & externs.keys():
             raise HeteroError(
-                f"@{name} is both launched and called by symbol; that is not supported",
-                externs[name],
+                f"@{callee.sym_name.data} is both launched and called by symbol; "
+                "that is not supported",
+                callee,
             )
         for info in launched.values():
             mark_launched(info)
-        for callee in externs.values():
+        for callee in externs:
             mark_extern(callee)

@@ -36,6 +36,7 @@ from hetero.dialects.relay import CallIndirectOp, CallOp, FnOp, FuncOp
 from hetero.transforms.byoc import check_compiler, compiler_names, free_values, open_blocks
 from hetero.transforms.plan_devices import is_optimizable
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import fresh_name
 
 GLOBAL_SYMBOL = "global_symbol"
 
@@ -97,10 +98,9 @@ class GlobalSymbolCache:
         return name
 
     def _fresh(self, prefix: str) -> str:
-        n = 0
-        while f"{prefix}_{n}" in self.taken or f"{prefix}_{n}" in self.assigned:
-            n += 1
-        return f"{prefix}_{n}"
+        return fresh_name(
+            prefix, lambda name: name in self.taken or name in self.assigned, bare=False
+        )
 
 
 class _Outliner:

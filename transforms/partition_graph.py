@@ -48,6 +48,7 @@ from hetero.dialects.relay import (
     TupleOp,
 )
 from hetero.dialects.target import VirtualDeviceAttr
+from hetero.utils.symbols import fresh_name
 from hetero.targets.config import module_config
 from hetero.transforms.annotate_target import annotation
 from hetero.transforms.byoc import (
@@ -116,13 +117,9 @@ class _Namer:
             for name in (op.global_symbol, op.sym_name.data if isinstance(op, FuncOp) else None)
             if name is not None
         }
-        self.next: dict[tuple[str, str], int] = {}
 
     def fresh(self, kind: str, function: str) -> str:
-        n = self.next.get((kind, function), 0)
-        while (name := f"{kind}_{function}_{n}") in self.taken:
-            n += 1
-        self.next[(kind, function)] = n + 1
+        name = fresh_name(f"{kind}_{function}", self.taken, bare=False)
         self.taken.add(name)
         return name
 

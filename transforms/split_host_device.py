@@ -13,7 +13,7 @@ prim_func, and the region is replaced by a call of it:
   `tir.noalias = true`, `tir.is_global_func = true`, `tir.is_entry_func =
   false`; it is private (no `global_symbol`);
 * its **name** is the host function's name + `_kernel`, made unique in the
-  module with `_1`, `_2`, ...; kernels follow their host function in order;
+  function's symbol table (its module, perhaps a nested one) with `_1`, `_2`, ...; kernels follow their host function in order;
 * a kernel for a CPU device type (`cpu`, `ext_dev`, `hexagon`) returns an
   `i32` error code, `0` at its end, and the call site checks it:
   `%rc = tir.call @k(...) -> i32` then `cf.assert (%rc == 0), "Error
@@ -36,10 +36,17 @@ from xdsl.dialects.builtin import BoolAttr, IntegerAttr, MemRefType, ModuleOp, i
 from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import ConstantLike, SymbolOpInterface
+from xdsl.traits import ConstantLike
 
-from hetero.dialects.tir import CallOp, PrimFuncOp, ReturnOp, TargetRegionOp
+from hetero.dialects.tir import (
+    CallOp,
+    PrimFuncOp,
+    ReturnOp,
+    TargetRegionOp,
+    prim_funcs,
+)
 from hetero.targets.kind import DeviceType
+from hetero.utils.symbols import fresh_symbol
 
 ERROR_CODE_DEVICE_TYPES = (DeviceType.cpu, DeviceType.ext_dev, DeviceType.hexagon)
 """Kernels for these device types return an `i32` error code (spec §7.4)."""
@@ -84,16 +91,6 @@ def kernel_parameters(captured: Iterable[SSAValue]) -> list[SSAValue]:
         captured,
         key=lambda v: (not isinstance(v.type, MemRefType), v.name_hint or ""),
     )
-
-
-def fresh_name(base: str, taken: set[str]) -> str:
-    """`base`, else `base_1`, `base_2`, ... — the first not in `taken`."""
-    name, n = base, 0
-    while name in taken:
-        n += 1
-        name = f"{base}_{n}"
-    taken.add(name)
-    return name
 
 
 def outline(region_op: TargetRegionOp, name: str) -> PrimFuncOp:
@@ -186,28 +183,19 @@ def outermost_regions(op: Operation) -> Iterator[TargetRegionOp]:
                     yield from outermost_regions(child)
 
 
-def symbol_names(module: ModuleOp) -> Iterator[str]:
-    for op in module.ops:
-        trait = op.get_trait(SymbolOpInterface)
-        if trait is not None and (name := trait.get_sym_attr_name(op)) is not None:
-            yield name.data
-
-
 class SplitHostDevicePass(ModulePass):
     """Outline target regions into private kernels called from the host."""
 
     name = "split-host-device"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        taken = set(symbol_names(op))
-        worklist = [f for f in op.ops if isinstance(f, PrimFuncOp)]
+        worklist = prim_funcs(op)
         while worklist:
             func = worklist.pop(0)
             after = func
             for region in list(outermost_regions(func)):
-                kernel = outline(
-                    region, fresh_name(func.sym_name.data + "_kernel", taken)
-                )
+                name = fresh_symbol(func, func.sym_name.data + "_kernel")
+                kernel = outline(region, name)
                 Rewriter.insert_op(kernel, InsertPoint.after(after))
                 after = kernel
                 worklist.append(kernel)

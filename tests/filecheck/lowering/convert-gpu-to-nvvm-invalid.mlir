@@ -44,3 +44,45 @@ builtin.module attributes {gpu.container_module} {
     }) {sym_name = "k"} : () -> ()
   }) : () -> ()
 }
+
+// -----
+
+// Shared memory is a global of the module: its size must be static.
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "k"}> ({
+    "gpu.func"() <{function_type = (index) -> (), kernel}> ({
+    ^bb0(%n: index):
+      // expected-error@+1 {{convert-gpu-to-nvvm: a shared buffer of dynamic size (memref<?xf32, 3 : i64>); shared memory is a global of the module, its size must be static}}
+      %t = memref.alloca(%n) : memref<?xf32, 3 : i64>
+      "gpu.return"() : () -> ()
+    }) {sym_name = "k"} : () -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// GPU code cannot call functions defined elsewhere (there is no linker step).
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "k"}> ({
+    func.func private @ext(f32) -> f32
+    "gpu.func"() <{function_type = (f32) -> (), kernel}> ({
+    ^bb0(%x: f32):
+      // expected-error@+1 {{convert-gpu-to-nvvm: call of the external function @ext in GPU code}}
+      %y = func.call @ext(%x) : (f32) -> f32
+      "gpu.return"() : () -> ()
+    }) {sym_name = "k"} : () -> ()
+  }) : () -> ()
+}
+
+// -----
+
+// An op no conversion handles is an error at the op, not bad PTX later.
+builtin.module attributes {gpu.container_module} {
+  "gpu.module"() <{sym_name = "k"}> ({
+    "gpu.func"() <{function_type = () -> (), kernel}> ({
+      // expected-error@+1 {{convert-gpu-to-nvvm: 'test.op' is left after lowering}}
+      "test.op"() : () -> ()
+      "gpu.return"() : () -> ()
+    }) {sym_name = "k"} : () -> ()
+  }) : () -> ()
+}

@@ -3,24 +3,49 @@
 
 // The example where this removes a launch: fold-device-call-results-launch.mlir.
 
-// Results of every scalar type are folded; a public subroutine stays (the
-// outside may call it); what uses a result but is not foldable (a store)
-// gets the constant.
-// CHECK:      tir.prim_func @main(%out: memref<1xf32>) target #target.target<"llvm"> {
+// Integer results (index, iN, i1) are folded; a public subroutine stays
+// (the outside may call it); what uses a result but is not foldable (a
+// store) gets the constant.
+// CHECK:      tir.prim_func @main(%out: memref<1xi32>) -> i1 target #target.target<"llvm"> {
 // CHECK-NEXT:   %c0 = arith.constant 0 : index
-// CHECK-NEXT:   %s = arith.constant 6.250000e+00 : f32
-// CHECK-NEXT:   memref.store %s, %out[%c0] : memref<1xf32>
+// CHECK-NEXT:   %s = arith.constant 25 : i32
+// CHECK-NEXT:   %big = arith.constant true
+// CHECK-NEXT:   memref.store %s, %out[%c0] : memref<1xi32>
+// CHECK-NEXT:   tir.return %big : i1
 // CHECK-NEXT: }
-// CHECK:      tir.prim_func @scale(%x: f32) -> f32 target #target.target<"cuda"> {
-tir.prim_func @main(%out: memref<1xf32>) target #target.target<"llvm"> {
+// CHECK:      tir.prim_func @scale(%x: i32) -> (i32, i1) target #target.target<"cuda"> {
+tir.prim_func @main(%out: memref<1xi32>) -> i1 target #target.target<"llvm"> {
   %c0 = arith.constant 0 : index
-  %x = arith.constant 2.5 : f32
-  %s = tir.call @scale(%x) : (f32) -> f32
-  memref.store %s, %out[%c0] : memref<1xf32>
+  %x = arith.constant 5 : i32
+  %s, %big = tir.call @scale(%x) : (i32) -> (i32, i1)
+  memref.store %s, %out[%c0] : memref<1xi32>
+  tir.return %big : i1
 }
-tir.prim_func @scale(%x: f32) -> f32 target #target.target<"cuda"> {
-  %y = arith.mulf %x, %x : f32
-  tir.return %y : f32
+tir.prim_func @scale(%x: i32) -> (i32, i1) target #target.target<"cuda"> {
+  %y = arith.muli %x, %x : i32
+  %c9 = arith.constant 9 : i32
+  %big = arith.cmpi sgt, %y, %c9 : i32
+  tir.return %y, %big : i32, i1
+}
+
+// -----
+
+// Float arithmetic is never folded: the interpreter computes in double
+// precision ((1e8 + 1) - 1e8 would fold to 1.0, where f32 gives 0.0) and
+// the device's approximate math differs again.
+// CHECK:      tir.prim_func @main() -> f32 target #target.target<"llvm"> {
+// CHECK-NEXT:   %x = arith.constant 1.000000e+08 : f32
+// CHECK-NEXT:   %r = tir.call @cancel(%x) : (f32) -> f32
+tir.prim_func @main() -> f32 target #target.target<"llvm"> {
+  %x = arith.constant 1.0e8 : f32
+  %r = tir.call @cancel(%x) : (f32) -> f32
+  tir.return %r : f32
+}
+tir.prim_func private @cancel(%x: f32) -> f32 target #target.target<"cuda"> {
+  %one = arith.constant 1.0 : f32
+  %y = arith.addf %x, %one : f32
+  %z = arith.subf %y, %x : f32
+  tir.return %z : f32
 }
 
 // -----
@@ -73,4 +98,43 @@ tir.prim_func private @divide(%d: index) -> index target #target.target<"cuda"> 
   %c8 = arith.constant 8 : index
   %q = arith.divui %c8, %d : index
   tir.return %q : index
+}
+
+// -----
+
+// Any failure of the evaluation is left for run time, even where xDSL's
+// interpreter asserts (a signed division by zero) ...
+// CHECK:      tir.prim_func @main() -> i32 target #target.target<"llvm"> {
+// CHECK-NEXT:   %c0 = arith.constant 0 : i32
+// CHECK-NEXT:   %q = tir.call @divide(%c0) : (i32) -> i32
+tir.prim_func @main() -> i32 target #target.target<"llvm"> {
+  %c0 = arith.constant 0 : i32
+  %q = tir.call @divide(%c0) : (i32) -> i32
+  tir.return %q : i32
+}
+tir.prim_func private @divide(%d: i32) -> i32 target #target.target<"cuda"> {
+  %c8 = arith.constant 8 : i32
+  %q = arith.divsi %c8, %d : i32
+  tir.return %q : i32
+}
+
+// -----
+
+// ... and so is an evaluation running past the step budget (a long loop
+// must not stall compilation).
+// CHECK:      tir.prim_func @main() -> index target #target.target<"llvm"> {
+// CHECK-NEXT:   %n = arith.constant 1000000000 : index
+// CHECK-NEXT:   %r = tir.call @spin(%n) : (index) -> index
+tir.prim_func @main() -> index target #target.target<"llvm"> {
+  %n = arith.constant 1000000000 : index
+  %r = tir.call @spin(%n) : (index) -> index
+  tir.return %r : index
+}
+tir.prim_func private @spin(%n: index) -> index target #target.target<"cuda"> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tir.for %i = %c0 to %n step %c1 {
+    %j = arith.addi %i, %c1 : index
+  }
+  tir.return %n : index
 }

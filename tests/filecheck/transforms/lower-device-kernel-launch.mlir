@@ -171,3 +171,29 @@ tir.prim_func private @kernel() -> i32 target #target.target<"cuda"> {
   %zero = arith.constant 0 : i32
   tir.return %zero : i32
 }
+
+// -----
+
+// A constant extent may be defined anywhere in the kernel (here inside the
+// blockIdx loop): it is cloned to the host like one at the top level.
+// CHECK:      tir.prim_func @main(%A: memref<256xf32>) target #target.target<"llvm"> {
+// CHECK-NEXT:   %c4 = arith.constant 4 : index
+// CHECK-NEXT:   %c64 = arith.constant 64 : index
+// CHECK-NEXT:   tir.launch @kernel(%A) grid(%c4) block(%c64) : (memref<256xf32>)
+tir.prim_func @main(%A: memref<256xf32>) target #target.target<"llvm"> {
+  tir.call @kernel(%A) : (memref<256xf32>) -> ()
+}
+tir.prim_func private @kernel(%A: memref<256xf32>) target #target.target<"cuda"> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  tir.for %bx = %c0 to %c4 step %c1 thread_binding "blockIdx.x" {
+    %c64 = arith.constant 64 : index
+    tir.for %tx = %c0 to %c64 step %c1 thread_binding "threadIdx.x" {
+      %i0 = arith.muli %bx, %c64 : index
+      %i = arith.addi %i0, %tx : index
+      %x = memref.load %A[%i] : memref<256xf32>
+      memref.store %x, %A[%i] : memref<256xf32>
+    }
+  }
+}

@@ -1,0 +1,63 @@
+"""Small IR helpers the passes share: fresh symbol names, enclosing ops.
+
+Every pass that adds functions or globals needs a name nothing else has, and
+many rewrites need "the function (module, kernel) around this op"; one
+definition each keeps the naming schemes and the walk-up loops consistent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Iterator
+from itertools import count
+from typing import TypeVar
+
+from xdsl.ir import Operation
+from xdsl.traits import SymbolTable
+
+OpT = TypeVar("OpT", bound=Operation)
+
+
+def candidate_names(stem: str, *, bare: bool = True, separator: str = "_") -> Iterator[str]:
+    """`stem`, `stem_1`, `stem_2`, ... (`bare`), else `stem_0`, `stem_1`, ...;
+    `separator=""` gives `stem0`, `stem1`, ..."""
+    if bare:
+        yield stem
+    for n in count(1 if bare else 0):
+        yield f"{stem}{separator}{n}"
+
+
+def fresh_name(
+    stem: str,
+    taken: Container[str] | Callable[[str], bool],
+    *,
+    bare: bool = True,
+    separator: str = "_",
+) -> str:
+    """The first of `candidate_names(stem, ...)` that is not `taken` (a set of
+    names or a predicate)."""
+    is_taken = taken if callable(taken) else taken.__contains__
+    return next(
+        name
+        for name in candidate_names(stem, bare=bare, separator=separator)
+        if not is_taken(name)
+    )
+
+
+def fresh_symbol(
+    table: Operation, stem: str, *, bare: bool = True, separator: str = "_"
+) -> str:
+    """A name no symbol of `table`'s symbol table (its nearest one) has."""
+    return fresh_name(
+        stem,
+        lambda name: SymbolTable.lookup_symbol(table, name) is not None,
+        bare=bare,
+        separator=separator,
+    )
+
+
+def enclosing(op: Operation, kind: type[OpT]) -> OpT | None:
+    """The innermost op of type `kind` strictly around `op`, or None."""
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, kind):
+        parent = parent.parent_op()
+    return parent
