@@ -3,13 +3,19 @@
     f = hetero.compile(text)          # or a parsed ModuleOp
     y = f(x, w)                       # NumPy in, NumPy out
 
-Runs `plan-devices`, `fuse-ops`, `lower-te`, `lower-aot-main` and
+Runs the graph simplifications (`simplify-inference`, `fold-constant`,
+`fold-scale-axis`), `plan-devices`, the BYOC passes and `external-codegen` when the
+configuration has external kinds whose codegen can run here
+(docs/external-codegens.md: `targets=("llvm", "blas")` gives dense/matmul
+to OpenBLAS), `fuse-ops`, `lower-te`, `lower-aot-main` and
 `plan-memory`, then
 JIT-compiles the `tir.prim_func`s (kernels and the host function
-`@<entry>_host`) with `compile_cpu`.  The returned `CompiledFunction` checks
+`@<entry>_host`) with `compile_cpu`, or, when some are for a GPU, with
+`hetero.runtime.cuda.compile_cuda` (kernels to PTX, launched by the host
+function; docs/gpu.md).  The returned `CompiledFunction` checks
 the inputs against the relay signature, allocates the output, passes the
-constants (decoded once, here) and calls the host function.  CPU targets only
-for now.
+constants (decoded once, here; for a GPU program uploaded to managed memory
+at the first call and kept there) and calls the host function.
 
 The compiler modules are imported when `compile` runs, not when this module
 is, so that `import hetero` (which exports `compile`) stays cheap for tools.
@@ -18,17 +24,20 @@ is, so that `import hetero` (which exports `compile`) stays cheap for tools.
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.dialects.builtin import ArrayAttr, DictionaryAttr, ModuleOp, TensorType, TupleType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
 if TYPE_CHECKING:
     from hetero.runtime.cpu import CpuModule
+    from hetero.runtime.cuda import ResidentArray
 
 
 class CompiledFunctionError(ValueError):
@@ -59,28 +68,50 @@ class Signature:
 
 @dataclass
 class CompiledFunction:
-    """The native entry function: `f(*inputs) -> output` in NumPy."""
+    """The native entry function: `f(*inputs) -> output` in NumPy; a tuple
+    result is returned as a (nested) tuple of arrays."""
 
     native: CpuModule
     symbol: str
     inputs: tuple[Signature, ...]
-    output: Signature
-    constants: tuple[np.ndarray, ...]
+    outputs: tuple[Signature, ...]
+    """The result's tensors, a tuple result flattened in order."""
+    structure: Structure
+    """Where each output goes: its index, or a tuple of structures."""
+    constants: tuple[np.ndarray | ResidentArray, ...]
+    """Decoded once; for a `GpuProgram`, uploaded to managed memory once."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent in each compilation stage."""
     memory: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Per device, the intermediates' planned bytes and the bytes they would
     take without reuse (`plan-memory`)."""
 
-    def __call__(self, *inputs: object) -> np.ndarray:
+    def __call__(self, *inputs: object) -> Any:
         if len(inputs) != len(self.inputs):
             raise CompiledFunctionError(
                 f"{self.symbol} takes {len(self.inputs)} input(s), {len(inputs)} given"
             )
         arrays = [s.check(v) for s, v in zip(self.inputs, inputs)]
-        out = np.empty(self.output.shape, self.output.dtype)
-        self.native.function(self.symbol)(*arrays, *self.constants, out)
-        return out
+        outs = [np.empty(o.shape, o.dtype) for o in self.outputs]
+        self.native.function(self.symbol)(*arrays, *self.constants, *outs)
+        return _regroup(self.structure, outs)
+
+
+Structure = int | tuple["Structure", ...]
+
+
+def _structure(type: Attribute, counter: list[int]) -> Structure:
+    """The nesting of a result type, leaves numbered in order."""
+    if isinstance(type, TupleType):
+        return tuple(_structure(t, counter) for t in type.types.data)
+    counter[0] += 1
+    return counter[0] - 1
+
+
+def _regroup(structure: Structure, outs: list[np.ndarray]) -> Any:
+    if isinstance(structure, int):
+        return outs[structure]
+    return tuple(_regroup(s, outs) for s in structure)
 
 
 def _signature(type: object, label: str) -> Signature:
@@ -95,7 +126,8 @@ def _decode_constants(values: ArrayAttr) -> tuple[np.ndarray, ...]:
     from hetero.dialects.relay import ConstantOp
     from hetero.interpreter.relay import constant_value
 
-    return tuple(np.ascontiguousarray(constant_value(ConstantOp(v))) for v in values)
+    # np.require, not np.ascontiguousarray: that one turns rank 0 into shape (1,)
+    return tuple(np.require(constant_value(ConstantOp(v)), requirements="C") for v in values)
 
 
 def _lower(module: ModuleOp, entry: str, timings: dict[str, float]) -> None:
@@ -104,11 +136,19 @@ def _lower(module: ModuleOp, entry: str, timings: dict[str, float]) -> None:
     from hetero.transforms.lower_aot_main import LowerAotMainPass
     from hetero.transforms.lower_te import LowerTEPass
     from hetero.transforms.plan_devices import PlanDevicesPass
+    from hetero.transforms.fold_constant import FoldConstantPass
+    from hetero.transforms.fold_scale_axis import FoldScaleAxisPass
     from hetero.transforms.plan_memory import PlanMemoryPass
+    from hetero.transforms.simplify_inference import SimplifyInferencePass
     from xdsl.context import Context
 
     for stage in (
+        SimplifyInferencePass(),
+        FoldConstantPass(),
+        FoldScaleAxisPass(),
+        FoldConstantPass(),
         PlanDevicesPass(),
+        *_partition_stages(module),
         FuseOpsPass(),
         LowerTEPass(),
         LowerAotMainPass(entry),
@@ -116,7 +156,48 @@ def _lower(module: ModuleOp, entry: str, timings: dict[str, float]) -> None:
     ):
         start = time.perf_counter()
         stage.apply(Context(), module)
-        timings[stage.name] = time.perf_counter() - start
+        timings[stage.name] = timings.get(stage.name, 0.0) + time.perf_counter() - start
+
+
+def _partition_stages(module: ModuleOp) -> list[ModulePass]:
+    """The BYOC passes (docs/external-codegens.md) for the configured external
+    kinds whose codegen can run here; a kind that cannot (its library is
+    missing) is not offered, with a warning saying what to install."""
+    from hetero.targets.codegen import unavailable_reason
+    from hetero.targets.config import module_config
+    from hetero.transforms.annotate_target import AnnotateTargetPass
+    from hetero.transforms.external_codegen import ExternalCodegenPass
+    from hetero.transforms.mark_compiler_functions_as_extern import (
+        MarkCompilerFunctionsAsExternPass,
+    )
+    from hetero.transforms.merge_compiler_regions import MergeCompilerRegionsPass
+    from hetero.transforms.merge_composite import MergeCompositePass
+    from hetero.transforms.outline_compiler_functions import (
+        OutlineCompilerFunctionsPass,
+    )
+    from hetero.transforms.partition_graph import PartitionGraphPass
+
+    config = module_config(module, None, "hetero.compile")
+    offered: list[str] = []
+    for target in config.primitive_targets:
+        if not target.is_external_codegen():
+            continue
+        kind = target.kind_name.data
+        if (why := unavailable_reason(kind)) is None:
+            offered.append(kind)
+        else:
+            warnings.warn(f"hetero.compile: '{kind}' is not offered: {why}", stacklevel=4)
+    if not offered:
+        return []
+    return [
+        MergeCompositePass(tuple(offered)),
+        AnnotateTargetPass(tuple(offered)),
+        MergeCompilerRegionsPass(),
+        PartitionGraphPass(),
+        OutlineCompilerFunctionsPass(),
+        ExternalCodegenPass(),
+        MarkCompilerFunctionsAsExternPass(),
+    ]
 
 
 def _memory_report(host: Operation) -> dict[str, tuple[int, int]]:
@@ -135,20 +216,79 @@ def _input_label(index: int, arg: SSAValue) -> str:
     return f"input #{index}" + (f" (%{arg.name_hint})" if arg.name_hint else "")
 
 
+@dataclass
+class ShapeSpecializedFunction:
+    """`f(*inputs)` for an entry function with dynamic (`?`) input dimensions:
+    each new combination of input shapes is specialized (`specialize-shapes`)
+    and compiled once; later calls with the same shapes reuse it."""
+
+    module: ModuleOp
+    targets: Sequence[str]
+    entry: str
+    ranks: tuple[tuple[str, TensorType[Attribute]], ...]
+    """Per input: its label and declared type."""
+    compiled: dict[tuple[tuple[int, ...], ...], CompiledFunction] = field(default_factory=dict)
+    """The specializations so far, by input shapes."""
+
+    def __call__(self, *inputs: object) -> Any:
+        if len(inputs) != len(self.ranks):
+            raise CompiledFunctionError(
+                f"@{self.entry} takes {len(self.ranks)} input(s), {len(inputs)} given"
+            )
+        shapes = tuple(_dynamic_shape(label, t, v) for (label, t), v in zip(self.ranks, inputs))
+        if shapes not in self.compiled:
+            from hetero.transforms.specialize_shapes import specialize
+
+            module = self.module.clone()
+            main = SymbolTable.lookup_symbol(module, self.entry)
+            specialize(main, shapes)  # type: ignore[arg-type]
+            self.compiled[shapes] = compile(module, self.targets, self.entry)
+        return self.compiled[shapes](*inputs)
+
+
+def _dynamic_shape(label: str, type: TensorType[Attribute], value: object) -> tuple[int, ...]:
+    """The shape of `value`, checked against `type`'s rank and static sizes."""
+    from hetero.interpreter.relay import element_dtype
+
+    dims = type.get_shape()
+    if (
+        not isinstance(value, np.ndarray)
+        or value.ndim != len(dims)
+        or value.dtype != element_dtype(type.element_type)
+        or any(d >= 0 and d != n for d, n in zip(dims, value.shape))
+    ):
+        got = (
+            f"shape {value.shape} and dtype {value.dtype}"
+            if isinstance(value, np.ndarray)
+            else type(value).__name__
+        )
+        raise CompiledFunctionError(f"{label} must be a {type} array, got {got}")
+    return value.shape
+
+
 def compile(
     module_or_text: ModuleOp | str,
     targets: Sequence[str] = ("llvm",),
     entry: str = "main",
-) -> CompiledFunction:
+) -> CompiledFunction | ShapeSpecializedFunction:
     """Compile relay `@entry` to native code; `targets` only fills a missing
     `target.config` (the module's own is never overridden).  A given module
-    is not changed: a clone is compiled."""
+    is not changed: a clone is compiled.  An entry function with dynamic input
+    dimensions gives a `ShapeSpecializedFunction`, compiled per input shapes
+    at the first call with them."""
     from hetero.context import parse_module
     from hetero.dialects import tir
     from hetero.dialects.relay import FuncOp
     from hetero.lowering.cpu_codegen import compile_cpu
+    from hetero.runtime.cuda import (
+        GpuProgram,
+        ResidentArray,
+        compile_cuda,
+        has_gpu_functions,
+    )
     from hetero.targets.config import module_config
-    from hetero.transforms.lower_aot_main import CONSTANTS
+    from hetero.transforms.external_codegen import external_modules
+    from hetero.transforms.lower_aot_main import CONSTANTS, output_types
 
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -158,6 +298,14 @@ def compile(
         module = module_or_text.clone()
     module_config(module, ",".join(targets), "hetero.compile")
     timings["parse"] = time.perf_counter() - start
+    main = SymbolTable.lookup_symbol(module, entry)
+    if isinstance(main, FuncOp) and any(
+        isinstance(a.type, TensorType) and not a.type.has_static_shape() for a in main.args
+    ):
+        labels = (_input_label(i, a) for i, a in enumerate(main.args))
+        return ShapeSpecializedFunction(
+            module, tuple(targets), entry, tuple(zip(labels, (a.type for a in main.args)))
+        )
     _lower(module, entry, timings)
     main = SymbolTable.lookup_symbol(module, entry)
     host = SymbolTable.lookup_symbol(module, f"{entry}_host")
@@ -165,15 +313,31 @@ def compile(
     constants = host.attributes[CONSTANTS]
     assert isinstance(constants, ArrayAttr)
     start = time.perf_counter()
-    prim_funcs = [op.clone() for op in module.ops if isinstance(op, tir.PrimFuncOp)]
-    native = compile_cpu(ModuleOp(prim_funcs))
+    # The external codegens' functions first: convert-tir-to-scf lowers them
+    # before the host function's `tir.call_extern`s of them, which then call
+    # the lowered definitions.
+    sources = [*(m.ops for m in external_modules(module).values()), module.ops]
+    prim_funcs = [
+        op.clone() for ops in sources for op in ops if isinstance(op, tir.PrimFuncOp)
+    ]
+    kernels = ModuleOp(prim_funcs)
+    native = (
+        compile_cuda(kernels)
+        if has_gpu_functions(kernels)
+        else compile_cpu(kernels, timings=timings)
+    )
     timings["compile_cpu"] = time.perf_counter() - start
+    decoded = _decode_constants(constants)
     return CompiledFunction(
         native,
         host.sym_name.data,
         tuple(_signature(a.type, _input_label(i, a)) for i, a in enumerate(main.args)),
-        _signature(main.result_type, "the output"),
-        _decode_constants(constants),
+        tuple(
+            _signature(t, f"output #{i}")
+            for i, t in enumerate(output_types(main.result_type, main))
+        ),
+        _structure(main.result_type, [0]),
+        tuple(map(ResidentArray, decoded)) if isinstance(native, GpuProgram) else decoded,
         timings,
         _memory_report(host),
     )

@@ -322,3 +322,17 @@ def test_builtin_hooks_are_registered_by_name():
     assert codegen.codegen_for("blas") is not None
     assert codegen.codegen_for("cudnn") is None
     assert codegen.unavailable_reason("cudnn") == "no codegen is registered for the external kind 'cudnn'"
+
+
+def test_dynamic_batch_mlp_specializes_and_runs_on_blas():
+    """A `?` batch: each input shape is specialized, partitioned and compiled
+    once (docs/passes/specialize-shapes.md); every layer still goes to BLAS."""
+    text = MLP.replace("tensor<16x", "tensor<?x")
+    compiled = hetero.compile(text, targets=["llvm", "blas"])
+    for batch in (3, 9):
+        inputs = random_inputs(MLP.replace("tensor<16x", f"tensor<{batch}x"), seed=batch)
+        np.testing.assert_allclose(
+            compiled(*inputs), reference(text, inputs), rtol=1e-4, atol=1e-5
+        )
+    assert len(compiled.compiled) == 2
+    assert all(blas_calls(f) == {"scipy_cblas_sgemm"} for f in compiled.compiled.values())

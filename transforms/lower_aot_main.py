@@ -75,9 +75,15 @@ def _buffer_type(type: Attribute, what: str, op: Operation) -> MemRefType:
     return MemRefType(type.element_type, type.get_shape())
 
 
+HOST_ACCESSIBLE = (DeviceType.cpu, DeviceType.cuda)
+"""Devices whose buffers the host function's copy loops can read and write:
+the CPU, and CUDA GPUs, whose buffers in a host function are managed memory
+(`hetero.runtime.cuda`)."""
+
+
 def _check_cpu(device: VirtualDeviceAttr, op: Operation) -> None:
-    """Host-side copies are plain loops, so both ends must be CPU memory."""
-    if device.device_type != DeviceType.cpu:
+    """Host-side copies are plain loops, so both ends must be host-accessible."""
+    if device.device_type not in HOST_ACCESSIBLE:
         raise HeteroError(
             f"{PASS}: a device_copy to or from a non-CPU device ({device}) is not "
             "yet supported",

@@ -13,7 +13,9 @@ belong to an external codegen), a public `tir.prim_func @<name>_tir` is built:
   op, is never stored: it is computed inside its consumer's loop body.  Other
   results are materialised: the returned one into the output buffer, the
   rest into a `tir.alloc` intermediate.  Loops are serial except the
-  outermost loop over output elements of each nest, which is `parallel`.
+  outermost loop over output elements of each nest, which is `parallel`;
+  on a GPU target (`EMITTERS`) that nest is one thread per output element
+  instead (`lowering/gpu_schedules.py`).
 
 Calls keep their relay form, so the module stays verifiable and the relay
 interpreter still runs it: each `relay.call` of a lowered function gets the
@@ -44,14 +46,25 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import SymbolTable
 
 from hetero.dialects import relay
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import PrimFuncOp
-from hetero.lowering.te_emit import Emitter, Tensor, store_all
-from hetero.lowering.te_templates import LAZY_TEMPLATES, NEST_TEMPLATES
+from hetero.lowering.te_emit import Emitter, Index, Tensor, store_all
+from hetero.lowering.gpu_schedules import GpuEmitter
+from hetero.lowering.te_templates import (
+    EPILOGUE_ANCHORS,
+    LAZY_TEMPLATES,
+    NEST_TEMPLATES,
+    Epilogue,
+    is_epilogue,
+)
+from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import fresh_symbol
+
+EMITTERS: dict[DeviceType, type[Emitter]] = {DeviceType.cuda: GpuEmitter}
+"""Device type → the emitter laying out its parallel nests (default: CPU loops)."""
 
 LOWERED = "lowered"
 """Attribute on calls (and lowered functions) naming the symbol to call instead."""
@@ -126,7 +139,8 @@ class _KernelBuilder:
         }
         body = list(self.func.body.block.ops)
         for op in body[:-1]:
-            values[op.results[0]] = self._lower_op(op, values)
+            if op.results[0] not in values:  # else fused into its anchor
+                values[op.results[0]] = self._lower_op(op, values)
         returned = body[-1]
         assert isinstance(returned, relay.ReturnOp)
         if not self._written_by_op(returned.value):
@@ -151,10 +165,40 @@ class _KernelBuilder:
             store_all(self.emitter, tensor, buffer)
             return Tensor.of_buffer(buffer)
         if (nest := NEST_TEMPLATES.get(type(op))) is not None:
-            buffer = self._destination(op)
-            nest(self.emitter, op, inputs, buffer)
+            chain = self._epilogue_chain(op, values)
+            buffer = self._destination(chain[-1] if chain else op)
+            if chain:
+                epilogue = _epilogue(op, chain, values)
+                nest(self.emitter, op, inputs, buffer, epilogue=epilogue)  # type: ignore[call-arg]
+            else:
+                nest(self.emitter, op, inputs, buffer)
+            for fused in chain:
+                values[fused.results[0]] = Tensor.of_buffer(buffer)
             return Tensor.of_buffer(buffer)
         raise HeteroError(f"lower-te: {op.name} cannot be lowered inside a kernel", op)
+
+    def _epilogue_chain(
+        self, anchor: Operation, values: dict[SSAValue, Tensor]
+    ) -> list[Operation]:
+        """The elementwise ops after an anchor that it applies as it stores:
+        each the single use of the previous result, of the anchor's shape,
+        its other operands computed already."""
+        chain: list[Operation] = []
+        if type(anchor) not in EPILOGUE_ANCHORS:
+            return chain
+        value, shape = anchor.results[0], anchor.results[0].type
+        while len(uses := list(value.uses)) == 1:
+            user = uses[0].operation
+            others = [v for v in user.operands if v is not value]
+            if not (
+                is_epilogue(user)
+                and user.results[0].type == shape
+                and all(v in values for v in others)
+            ):
+                break
+            chain.append(user)
+            value = user.results[0]
+        return chain
 
     def _stays_lazy(self, value: SSAValue) -> bool:
         """Inlined into its single consumer when that consumer is lazy too."""
@@ -174,6 +218,27 @@ class _KernelBuilder:
         return self.emitter.alloc(type.get_shape(), type.element_type)
 
 
+def _epilogue(
+    anchor: Operation, chain: Sequence[Operation], values: dict[SSAValue, Tensor]
+) -> Epilogue:
+    """The chain's lazy templates applied to the anchor's computed element
+    (same shape all along, so every op reads it at the stored indices)."""
+    result = anchor.results[0].type
+    assert isinstance(result, TensorType)
+
+    def apply(e: Emitter, idx: Sequence[Index], element: SSAValue) -> SSAValue:
+        previous = anchor.results[0]
+        tensor = Tensor(
+            tuple(result.get_shape()), result.element_type, lambda e, idx: element
+        )
+        for op in chain:
+            inputs = [tensor if v is previous else values[v] for v in op.operands]
+            tensor, previous = LAZY_TEMPLATES[type(op)](op, inputs), op.results[0]
+        return tensor.load(e, idx)
+
+    return apply
+
+
 def lower_function(func: relay.FuncOp, name: str) -> PrimFuncOp:
     """The prim_func computing `func` in destination-passing style."""
     target = function_target(func)
@@ -186,16 +251,9 @@ def lower_function(func: relay.FuncOp, name: str) -> PrimFuncOp:
     prim.attributes["tir.noalias"] = IntegerAttr(1, i1)
     entry = prim.body.block
     *params, out = entry.args
-    _KernelBuilder(func, out, Emitter(entry, entry, {})).lower(params)
+    emitter = EMITTERS.get(target.device_type, Emitter)(entry, entry, {})
+    _KernelBuilder(func, out, emitter).lower(params)
     return prim
-
-
-def _fresh_name(table: ModuleOp, base: str) -> str:
-    name, count = base, 0
-    while SymbolTable.lookup_symbol(table, name) is not None:
-        count += 1
-        name = f"{base}_{count}"
-    return name
 
 
 def _check_no_literals(module: ModuleOp) -> None:
@@ -218,6 +276,30 @@ def _mark_calls(module: ModuleOp, symbols: dict[str, str]) -> None:
                 op.attributes[LOWERED] = SymbolRefAttr(symbols[callee])
 
 
+class KernelCache:
+    """TVM's TECompiler cache: a Primitive function structurally equal to one
+    already lowered for the same target (same signature, same ops, attributes
+    and constants) calls that kernel instead of getting its own — a network
+    with repeated blocks compiles each distinct kernel once."""
+
+    def __init__(self) -> None:
+        self.buckets: dict[tuple[Attribute, Attribute, tuple[str, ...]], list[tuple[relay.FuncOp, str]]] = {}
+
+    @staticmethod
+    def _key(func: relay.FuncOp) -> tuple[Attribute, Attribute, tuple[str, ...]]:
+        ops = tuple(o.name for o in func.body.walk())
+        return func.function_type, function_target(func), ops
+
+    def lookup(self, func: relay.FuncOp) -> str | None:
+        for seen, symbol in self.buckets.get(self._key(func), ()):
+            if seen.body.is_structurally_equivalent(func.body):
+                return symbol
+        return None
+
+    def add(self, func: relay.FuncOp, symbol: str) -> None:
+        self.buckets.setdefault(self._key(func), []).append((func, symbol))
+
+
 @dataclass(frozen=True)
 class LowerTEPass(ModulePass):
     """Lower Primitive relay functions to tir.prim_funcs; mark calls."""
@@ -227,6 +309,7 @@ class LowerTEPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _check_no_literals(op)
         symbols: dict[str, str] = {}
+        cache = KernelCache()
         for func in list(op.ops):
             if not isinstance(func, relay.FuncOp):
                 continue
@@ -236,8 +319,11 @@ class LowerTEPass(ModulePass):
             elif isinstance(done := func.attributes.get(LOWERED), SymbolRefAttr):
                 symbols[name] = done.string_value()
             elif is_lowerable(func) and LOWERED not in func.attributes:
-                prim = lower_function(func, _fresh_name(op, f"{name}_tir"))
-                op.body.block.insert_op_after(prim, func)
-                func.attributes[LOWERED] = SymbolRefAttr(prim.sym_name.data)
-                symbols[name] = prim.sym_name.data
+                if (symbol := cache.lookup(func)) is None:
+                    prim = lower_function(func, fresh_symbol(op, f"{name}_tir"))
+                    op.body.block.insert_op_after(prim, func)
+                    symbol = prim.sym_name.data
+                    cache.add(func, symbol)
+                func.attributes[LOWERED] = SymbolRefAttr(symbol)
+                symbols[name] = symbol
         _mark_calls(op, symbols)

@@ -32,6 +32,7 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     DictionaryAttr,
+    FixedBitwidthType,
     IndexType,
     IntegerAttr,
     MemRefType,
@@ -45,14 +46,13 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from hetero.dialects import tir
 from hetero.dialects.target import VirtualDeviceAttr
+from hetero.lowering.convert_memref_to_llvm import ALIGNMENT
 
 VDEVICE = "vdevice"
 """`tir.alloc` attribute: the virtual device a buffer lives on."""
 
 MEMORY = "hetero.memory"
 """Function attribute: per device, `[planned bytes, requested bytes]`."""
-
-ALIGNMENT = 64
 
 
 @dataclass
@@ -74,7 +74,7 @@ def _round_up(n: int) -> int:
 
 
 def _bytes(t: MemRefType) -> int:
-    return prod(t.get_shape()) * max(1, t.element_type.bitwidth // 8)  # type: ignore[attr-defined]
+    return prod(t.get_shape()) * t.element_type.size  # type: ignore[attr-defined]
 
 
 def _top_level(op: Operation, block: Block) -> Operation:
@@ -89,7 +89,7 @@ def _plannable(alloc: tir.AllocOp) -> bool:
     assert isinstance(t, MemRefType)
     return (
         t.has_static_shape()
-        and hasattr(t.element_type, "bitwidth")
+        and isinstance(t.element_type, FixedBitwidthType)
         and not any(
             isinstance(r.type, MemRefType)
             for use in alloc.buffer.uses

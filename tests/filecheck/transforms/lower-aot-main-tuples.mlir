@@ -18,7 +18,7 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 // CHECK:      tir.prim_func @main_host(%[[X:.*]]: memref<4x2xf32>, %[[O0:.*]]: memref<4x2xf32>, %[[O1:.*]]: memref<4x2xf32>, %[[O2:.*]]: memref<4x2xf32>, %[[O3:.*]]: memref<4x2xf32>)
 // CHECK-NOT:    tir.alloc
 // CHECK:        tir.call @fused_nn_softmax_tir(%[[X]], %[[O2]])
-// CHECK-NEXT:   tir.call @fused_nn_softmax_1_tir(%[[O2]], %[[O0]])
+// CHECK-NEXT:   tir.call @fused_nn_softmax_tir(%[[O2]], %[[O0]])
 // CHECK-NEXT:   tir.for
 // CHECK:          memref.load %[[X]]
 // CHECK-NEXT:     memref.store %{{.*}}, %[[O1]]
