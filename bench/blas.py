@@ -25,41 +25,19 @@ from itertools import pairwise
 
 import hetero
 import numpy as np
+from hetero.utils import programs
 
 SIZES = (1024, 2048)
 MLP_BATCH, MLP_WIDTHS = 256, (1024, 1024, 1024, 10)
 ROUNDS = 11
 
 
-def _tensor(*shape: int) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
-
-
 def matmul_program(n: int) -> str:
-    t = _tensor(n, n)
+    t = programs.tensor(n, n)
     return (
         f"builtin.module {{\n  relay.func @main(%a: {t}, %b: {t}) -> {t} {{\n"
         f"    %c = relay.matmul %a, %b : ({t}, {t}) -> {t}\n"
         f"    relay.return %c : {t}\n  }}\n}}\n"
-    )
-
-
-def mlp_program(batch: int, widths: tuple[int, ...]) -> str:
-    params, lines, value = [f"%x: {_tensor(batch, widths[0])}"], [], "%x"
-    for i, (n_in, n_out) in enumerate(pairwise(widths)):
-        params += [f"%w{i}: {_tensor(n_out, n_in)}", f"%b{i}: {_tensor(n_out)}"]
-        out = _tensor(batch, n_out)
-        lines += [
-            f"%d{i} = relay.nn.dense {value}, %w{i} : ({_tensor(batch, n_in)}, {_tensor(n_out, n_in)}) -> {out}",
-            f"%a{i} = relay.nn.bias_add %d{i}, %b{i} : ({out}, {_tensor(n_out)}) -> {out}",
-            f"%r{i} = relay.relu %a{i} : {out}",
-        ]
-        value = f"%r{i}"
-    out = _tensor(batch, widths[-1])
-    body = "\n    ".join([*lines, f"%s = relay.nn.softmax {value} : {out}"])
-    return (
-        f"builtin.module {{\n  relay.func @main({', '.join(params)}) -> {out} {{\n"
-        f"    {body}\n    relay.return %s : {out}\n  }}\n}}\n"
     )
 
 
@@ -126,7 +104,7 @@ def main(argv: list[str]) -> None:
             ratios.setdefault(count, []).append(t_np / t_ours)
             print(f"{f'matmul {n}':>12} {setting:>12} {1e3 * t_ours:>10.2f} {1e3 * t_np:>9.2f} "
                   f"{2.0 * n**3 / t_ours / 1e9:>12.1f} {t_np / t_ours:>7.3f}")
-    text = mlp_program(MLP_BATCH, MLP_WIDTHS)
+    text = programs.mlp(MLP_BATCH, MLP_WIDTHS)
     compiled = hetero.compile(text, targets=["llvm", "blas"])
     inputs = [rng.standard_normal((MLP_BATCH, MLP_WIDTHS[0])).astype(np.float32)]
     for n_in, n_out in pairwise(MLP_WIDTHS):

@@ -328,6 +328,25 @@ def _finish(
         body.store(epilogue(body, idx, body.load(out, idx)), out, idx)
 
 
+def _plain_gemm(
+    e: Emitter,
+    out: SSAValue,
+    shape: Sequence[int],
+    extent: int,
+    element_type: Attribute,
+    operands: Callable[[Emitter, Sequence[Index], Index], tuple[SSAValue, SSAValue]],
+    epilogue: Epilogue | None,
+) -> None:
+    """Without a schedule: out[idx] = sum_k a·b over `k < extent`, accumulated in
+    `out`, where `operands(e, idx, k)` loads the pair `(a, b)` multiplied."""
+    body, idx = e.nest(shape, parallel=True)
+    body.store(body.constant(0.0, element_type), out, idx)
+    inner, k = body.loop(extent)
+    product = inner.op(arith.MulfOp(*operands(inner, idx, k)))
+    _accumulate(inner, out, idx, product, arith.AddfOp)
+    _finish(e, out, shape, epilogue)
+
+
 def _dense(
     e: Emitter,
     op: Operation,
@@ -352,12 +371,11 @@ def _dense(
             b_along_k=True,
         )
         return schedule(e, problem, e.target)
-    body, (m, n) = e.nest(result_shape(op), parallel=True)
-    body.store(body.constant(0.0, x.element_type), out, [m, n])
-    inner, k = body.loop(x.shape[1])
-    product = inner.op(arith.MulfOp(x.load(inner, [m, k]), w.load(inner, [n, k])))
-    _accumulate(inner, out, [m, n], product, arith.AddfOp)
-    _finish(e, out, result_shape(op), epilogue)
+
+    def operands(e: Emitter, idx: Sequence[Index], kk: Index) -> tuple[SSAValue, SSAValue]:
+        return x.load(e, [idx[0], kk]), w.load(e, [idx[1], kk])
+
+    _plain_gemm(e, out, (m, n), k, x.element_type, operands, epilogue)
 
 
 def _unflatten(e: Emitter, flat: Index, shape: Sequence[int]) -> list[Index]:
@@ -397,15 +415,14 @@ def _matmul(
             ),
         )
         return schedule(e, problem, e.target)
-    body, idx = e.nest(shape, parallel=True)
-    body.store(body.constant(0.0, a.element_type), out, idx)
-    inner, k = body.loop(a.shape[-1])
-    batch, (m, n) = idx[:-2], idx[-2:]
-    a_idx = broadcast_indices(batch, shape[:-2], a.shape[:-2]) + [m, k]
-    b_idx = broadcast_indices(batch, shape[:-2], b.shape[:-2]) + [k, n]
-    product = inner.op(arith.MulfOp(a.load(inner, a_idx), b.load(inner, b_idx)))
-    _accumulate(inner, out, idx, product, arith.AddfOp)
-    _finish(e, out, shape, epilogue)
+
+    def operands(e: Emitter, idx: Sequence[Index], k: Index) -> tuple[SSAValue, SSAValue]:
+        batch, (m, n) = idx[:-2], idx[-2:]
+        a_idx = broadcast_indices(batch, batch_shape, a.shape[:-2]) + [m, k]
+        b_idx = broadcast_indices(batch, batch_shape, b.shape[:-2]) + [k, n]
+        return a.load(e, a_idx), b.load(e, b_idx)
+
+    _plain_gemm(e, out, shape, a.shape[-1], a.element_type, operands, epilogue)
 
 
 def _window_tap(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from itertools import pairwise
 
 import hetero
 import numpy as np
@@ -36,36 +35,11 @@ from hetero.transforms.outline_compiler_functions import OutlineCompilerFunction
 from hetero.transforms.partition_graph import PartitionGraphPass
 from hetero.transforms.plan_devices import PlanDevicesPass
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.programs import mlp
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 pytest.importorskip("scipy_openblas32", reason="the blas kind needs scipy-openblas32 (hetero[blas])")
-
-
-def tensor(*shape: int, dtype: str = "f32") -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
-
-
-def mlp(batch: int, widths: Sequence[int]) -> str:
-    """dense + bias_add + relu per layer, then softmax; weights are inputs."""
-    params = [f"%x: {tensor(batch, widths[0])}"]
-    lines, value = [], "%x"
-    for i, (n_in, n_out) in enumerate(pairwise(widths)):
-        params += [f"%w{i}: {tensor(n_out, n_in)}", f"%b{i}: {tensor(n_out)}"]
-        out = tensor(batch, n_out)
-        lines += [
-            f"%d{i} = relay.nn.dense {value}, %w{i} : ({tensor(batch, n_in)}, {tensor(n_out, n_in)}) -> {out}",
-            f"%a{i} = relay.nn.bias_add %d{i}, %b{i} : ({out}, {tensor(n_out)}) -> {out}",
-            f"%r{i} = relay.relu %a{i} : {out}",
-        ]
-        value = f"%r{i}"
-    out = tensor(batch, widths[-1])
-    lines.append(f"%s = relay.nn.softmax {value} : {out}")
-    body = "\n    ".join(lines)
-    return (
-        f"builtin.module {{\n  relay.func @main({', '.join(params)}) -> {out} {{\n"
-        f"    {body}\n    relay.return %s : {out}\n  }}\n}}\n"
-    )
 
 
 def program(body: str, inputs: Sequence[str], result: str) -> str:
@@ -215,6 +189,36 @@ def test_other_ops_of_a_partition_run_on_hetero_templates():
   relay.func @main(%x: tensor<3x4xf32>, %w: tensor<5x4xf32>) -> tensor<3x5xf32> {{
     %r = relay.call @blas_main_0(%x, %w) : (tensor<3x4xf32>, tensor<5x4xf32>) -> tensor<3x5xf32>
     relay.return %r : tensor<3x5xf32>
+  }}
+}}"""
+    values = random_inputs(text)
+    compiled = hetero.compile(text, targets=["llvm", "blas"])
+    assert blas_calls(compiled) == {"scipy_cblas_sgemm"}
+    np.testing.assert_allclose(compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("tail", ["", "softmax"])
+def test_two_gemms_meeting_in_an_add_keep_their_own_buffers(tail: str):
+    """`d + e` of two GEMMs runs in place in one of them only: were both
+    chains given the buffer of the sum, the second GEMM would overwrite the
+    first (returned, or read by a softmax after)."""
+    device = '{vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}'
+    t, x, w = "tensor<3x5xf32>", "tensor<3x4xf32>", "tensor<5x4xf32>"
+    result = "%s"
+    if tail:
+        result = "%t"
+        tail = f"%t = relay.nn.softmax %s : {t}"
+    text = f"""builtin.module {{
+  relay.func @blas_main_0(%x: {x} {device}, %w: {w} {device}, %v: {w} {device}) -> ({t} {device}) attributes {{Compiler = "blas", global_symbol = "blas_main_0"}} {{
+    %d = relay.nn.dense %x, %w : ({x}, {w}) -> {t}
+    %e = relay.nn.dense %x, %v : ({x}, {w}) -> {t}
+    %s = relay.add %d, %e : ({t}, {t}) -> {t}
+    {tail}
+    relay.return {result} : {t}
+  }}
+  relay.func @main(%x: {x}, %w: {w}, %v: {w}) -> {t} {{
+    %r = relay.call @blas_main_0(%x, %w, %v) : ({x}, {w}, {w}) -> {t}
+    relay.return %r : {t}
   }}
 }}"""
     values = random_inputs(text)

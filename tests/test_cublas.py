@@ -19,8 +19,6 @@ from __future__ import annotations
 import ctypes
 import re
 import warnings
-from collections.abc import Sequence
-from itertools import pairwise
 from pathlib import Path
 
 import hetero
@@ -41,6 +39,7 @@ from hetero.transforms.outline_compiler_functions import OutlineCompilerFunction
 from hetero.transforms.partition_graph import PartitionGraphPass
 from hetero.transforms.plan_devices import PlanDevicesPass
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.programs import mlp
 from test_gpu_codegen import assemble
 from xdsl.context import Context
 
@@ -64,34 +63,7 @@ def with_cublas(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cublas_runtime, "unavailable_reason", lambda: None)
 
 
-def tensor(*shape: int) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
-
-
-def mlp(batch: int, widths: Sequence[int], config: str = CONFIG) -> str:
-    """dense + bias_add + relu per layer, then softmax; weights are inputs."""
-    params = [f"%x: {tensor(batch, widths[0])}"]
-    lines, value = [], "%x"
-    for i, (n_in, n_out) in enumerate(pairwise(widths)):
-        params += [f"%w{i}: {tensor(n_out, n_in)}", f"%b{i}: {tensor(n_out)}"]
-        out = tensor(batch, n_out)
-        lines += [
-            f"%d{i} = relay.nn.dense {value}, %w{i} : ({tensor(batch, n_in)}, {tensor(n_out, n_in)}) -> {out}",
-            f"%a{i} = relay.nn.bias_add %d{i}, %b{i} : ({out}, {tensor(n_out)}) -> {out}",
-            f"%r{i} = relay.relu %a{i} : {out}",
-        ]
-        value = f"%r{i}"
-    out = tensor(batch, widths[-1])
-    lines.append(f"%s = relay.nn.softmax {value} : {out}")
-    body = "\n    ".join(lines)
-    return (
-        f"builtin.module attributes {{target.config = {config}}} {{\n"
-        f"  relay.func @main({', '.join(params)}) -> {out} {{\n"
-        f"    {body}\n    relay.return %s : {out}\n  }}\n}}\n"
-    )
-
-
-MLP = mlp(16, [64, 128, 96, 10])
+MLP = mlp(16, [64, 128, 96, 10], CONFIG)
 MLP_WITHOUT_CUBLAS = mlp(
     16, [64, 128, 96, 10], CONFIG.replace(', #target.target<"cublas">', "")
 )

@@ -15,7 +15,7 @@ import copy
 import shutil
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from math import prod as math_prod
 from pathlib import Path
 
@@ -31,9 +31,10 @@ from hetero.lowering.gpu_codegen import PtxModule, compile_gpu
 from hetero.runtime import cuda
 from hetero.transforms.lower_te import LowerTEPass
 from hetero.utils.diagnostics import HeteroError
+from test_lower_te import Build, check_lowering, complete_interpreter, kernel_module
 from xdsl.context import Context
-from xdsl.dialects import arith, gpu, math
-from xdsl.dialects.builtin import MemRefType, ModuleOp, TensorType, UnitAttr, f32
+from xdsl.dialects import gpu, math
+from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.interpreter import (
     Interpreter,
     InterpreterFunctions,
@@ -44,7 +45,7 @@ from xdsl.interpreter import (
 from xdsl.interpreters.builtin import xtype_for_el_type
 from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.interpreters.utils.ptr import TypedPtr
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import Operation
 from xdsl.utils.scoped_dict import ScopedDict
 
 RNG = np.random.default_rng(0)
@@ -53,7 +54,7 @@ NO_GPU = cuda.unavailable_reason()
 
 needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=f"needs a GPU: {NO_GPU}")
 
-Build = Callable[[Sequence[SSAValue]], Operation]
+GPU = VirtualDeviceAttr.for_target(TargetAttr("cuda", {"arch": "sm_90"}))
 
 
 def assemble(ptx: PtxModule, tmp_path: Path) -> None:
@@ -71,29 +72,10 @@ def assemble(ptx: PtxModule, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
-def kernel_module(
-    shapes: Sequence[Sequence[int]], build: Build, arch: str = "sm_90"
-) -> ModuleOp:
-    """A module with one Primitive function `@k` computing `build(params)` on a GPU."""
-    device = VirtualDeviceAttr.for_target(TargetAttr("cuda", {"arch": arch}))
-    types = [TensorType(f32, s) for s in shapes]
-    result = build(relay.FuncOp("probe", types, types[0]).args).results[0].type
-    func = relay.FuncOp(
-        "k",
-        types,
-        result,
-        param_vdevices=[device] * len(types),
-        result_vdevice=device,
-        attributes={"Primitive": UnitAttr()},
-    )
-    op = build(func.args)
-    func.body.block.add_ops([op, relay.ReturnOp(op)])
-    return ModuleOp([func])
-
-
 @register_impls
 class _GpuInterpreterFunctions(InterpreterFunctions):
-    """What scheduled GPU TIR uses beyond the TIR interpreter's functions."""
+    """What scheduled GPU TIR uses beyond the TIR interpreter's functions and
+    test_lower_te's `MissingArith`."""
 
     @impl(gpu.BarrierOp)
     def run_barrier(
@@ -107,56 +89,17 @@ class _GpuInterpreterFunctions(InterpreterFunctions):
     ) -> PythonValues:
         return (args[0] * args[1] + args[2],)
 
-    @impl(arith.DivfOp)
-    def run_divf(
-        self, interpreter: Interpreter, op: arith.DivfOp, args: PythonValues
-    ) -> PythonValues:
-        return (args[0] / args[1],)
-
-    @impl(arith.NegfOp)
-    def run_negf(
-        self, interpreter: Interpreter, op: arith.NegfOp, args: PythonValues
-    ) -> PythonValues:
-        return (-args[0],)
-
-
-def run_scheduled(
-    module: ModuleOp, inputs: Sequence[np.ndarray], shape: tuple[int, ...]
-) -> np.ndarray:
-    """`@k_tir` of a lowered module run by the TIR interpreter."""
-    out = np.zeros(shape, np.float32)
-    original = tir_interpreter.make_interpreter
-
-    def make(module: ModuleOp, functions=None) -> Interpreter:  # type: ignore[no-untyped-def]
-        interpreter = original(module, functions)
-        interpreter.register_implementations(_GpuInterpreterFunctions())
-        return interpreter
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(tir_interpreter, "make_interpreter", make)
-        tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
-    return out
-
 
 def lower_and_check(
     shapes: Sequence[Sequence[int]], build: Build, positive: bool = False
 ) -> tuple[ModuleOp, list[np.ndarray], np.ndarray]:
     """Lower `@k` with the GPU schedule; its TIR must compute what relay says."""
-    module = kernel_module(shapes, build)
-    inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
-    if positive:
-        inputs = [np.abs(x) + np.float32(0.5) for x in inputs]
-    expected = evaluate_function(module, "k", inputs)
-    LowerTEPass().apply(Context(), module)
-    module.verify()
-    kernel = next(op for op in module.ops if isinstance(op, tir.PrimFuncOp))
+    lowered = check_lowering(shapes, build, positive, GPU, [_GpuInterpreterFunctions()])
+    kernel = next(op for op in lowered[0].ops if isinstance(op, tir.PrimFuncOp))
     assert any(
         isinstance(op, tir.ForOp) and op.thread_tag is not None for op in kernel.walk()
     ), "a GPU function gets thread-bound loops"
-    np.testing.assert_allclose(
-        run_scheduled(module, inputs, expected.shape), expected, rtol=1e-5, atol=1e-5
-    )
-    return module, inputs, expected
+    return lowered
 
 
 def ptx_of(module: ModuleOp) -> list[PtxModule]:
@@ -312,28 +255,20 @@ def test_tiled_gemm_with_many_threads_and_barriers(
     monkeypatch.setattr(gpu_schedules, "SMALL", (8, 2))
     monkeypatch.setattr(gpu_schedules, "STEP", 4)
     shapes, build = GEMMS[name]
-    module = kernel_module(shapes, build)
+    module = kernel_module(shapes, build, GPU)
     inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
     expected = evaluate_function(module, "k", inputs)
     LowerTEPass().apply(Context(), module)
     out = np.zeros(expected.shape, np.float32)
-    original = tir_interpreter.make_interpreter
-
-    def make(module: ModuleOp, functions=None) -> Interpreter:  # type: ignore[no-untyped-def]
-        interpreter = original(module, functions)
-        interpreter.register_implementations(_GpuInterpreterFunctions())
-        interpreter.register_implementations(_Lockstep(), override=True)
-        return interpreter
-
-    monkeypatch.setattr(tir_interpreter, "make_interpreter", make)
-    tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
+    with complete_interpreter(_GpuInterpreterFunctions(), _Lockstep()):
+        tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("name", GEMMS)
 def test_tiled_gemm_assembles(name: str, tmp_path: Path) -> None:
     shapes, build = GEMMS[name]
-    module = kernel_module(shapes, build)
+    module = kernel_module(shapes, build, GPU)
     LowerTEPass().apply(Context(), module)
     kernel = next(op for op in module.ops if isinstance(op, tir.PrimFuncOp))
     scopes = {op.scope for op in kernel.walk() if isinstance(op, tir.AllocOp)}
@@ -349,9 +284,7 @@ def test_tiled_gemm_assembles(name: str, tmp_path: Path) -> None:
 def test_large_matmul_keeps_accumulators_in_registers(tmp_path: Path) -> None:
     """The benchmark's kernel (large tiles): no local memory, the grid covers
     the output."""
-    module = kernel_module(
-        [[256, 256], [256, 256]], lambda p: relay.MatmulOp(p[0], p[1])
-    )
+    module = kernel_module([[256, 256], [256, 256]], lambda p: relay.MatmulOp(p[0], p[1]), GPU)
     LowerTEPass().apply(Context(), module)
     [ptx] = ptx_of(module)
     block, per_thread = gpu_schedules.LARGE
@@ -424,7 +357,7 @@ def test_no_gpu_is_a_clear_error() -> None:
 @pytest.mark.parametrize("name", [*OPS, *GEMMS])
 def test_runs_on_the_gpu(name: str) -> None:
     shapes, build = {**OPS, **GEMMS}[name]
-    module = kernel_module(shapes, build)
+    module = kernel_module(shapes, build, GPU)
     inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
     expected = evaluate_function(module, "k", inputs)
     LowerTEPass().apply(Context(), module)
@@ -483,7 +416,7 @@ def test_math_without_libdevice(op: str, ptx_instruction: str, tmp_path: Path) -
 def test_zero_size_output_launches_no_threads(tmp_path: Path) -> None:
     """An empty output gets the CPU's zero-trip loops, not a zero-sized
     launch (the flat schedule used to divide by the thread count 0)."""
-    module = kernel_module([[0, 7]], lambda p: relay.ExpOp(p[0]))
+    module = kernel_module([[0, 7]], lambda p: relay.ExpOp(p[0]), GPU)
     LowerTEPass().apply(Context(), module)
     module.verify()
     loops = [op for op in module.walk() if isinstance(op, tir.ForOp)]

@@ -39,7 +39,7 @@ RNG = np.random.default_rng(0)
 
 
 @register_impls
-class _MissingArith(InterpreterFunctions):
+class MissingArith(InterpreterFunctions):
     """`arith.divf`/`arith.negf`, which lowered kernels use and the TIR
     interpreter does not implement yet (xDSL has no interpreter for them)."""
 
@@ -57,12 +57,16 @@ class _MissingArith(InterpreterFunctions):
 
 
 @contextmanager
-def _complete_interpreter() -> Iterator[None]:
+def complete_interpreter(*extra: InterpreterFunctions) -> Iterator[None]:
+    """The TIR interpreter with `MissingArith`, then each of `extra` (a test's
+    stand-ins, which may replace what comes before them: test_gpu_codegen)."""
     original = tir_interpreter.make_interpreter
 
     def make(module: ModuleOp, functions=None) -> Interpreter:  # type: ignore[no-untyped-def]
         interpreter = original(module, functions)
-        interpreter.register_implementations(_MissingArith())
+        interpreter.register_implementations(MissingArith())
+        for implementations in extra:
+            interpreter.register_implementations(implementations, override=True)
         return interpreter
 
     with mock.patch.object(tir_interpreter, "make_interpreter", make):
@@ -72,16 +76,19 @@ def _complete_interpreter() -> Iterator[None]:
 Build = Callable[[Sequence[SSAValue]], Operation]
 
 
-def kernel_module(shapes: Sequence[Sequence[int]], build: Build) -> ModuleOp:
-    """A module with one Primitive function `@k` computing `build(params)` on the cpu."""
+def kernel_module(
+    shapes: Sequence[Sequence[int]], build: Build, device: VirtualDeviceAttr = CPU
+) -> ModuleOp:
+    """A module with one Primitive function `@k` computing `build(params)` on `device`
+    (test_gpu_codegen's kernels too)."""
     types = [TensorType(f32, s) for s in shapes]
     result = build(relay.FuncOp("probe", types, types[0]).args).results[0].type
     func = relay.FuncOp(
         "k",
         types,
         result,
-        param_vdevices=[CPU] * len(types),
-        result_vdevice=CPU,
+        param_vdevices=[device] * len(types),
+        result_vdevice=device,
         attributes={"Primitive": UnitAttr()},
     )
     op = build(func.args)
@@ -90,10 +97,15 @@ def kernel_module(shapes: Sequence[Sequence[int]], build: Build) -> ModuleOp:
 
 
 def check_lowering(
-    shapes: Sequence[Sequence[int]], build: Build, positive: bool = False
-) -> ModuleOp:
-    """Lower `@k` and compare the TIR interpreter with the relay interpreter."""
-    module = kernel_module(shapes, build)
+    shapes: Sequence[Sequence[int]],
+    build: Build,
+    positive: bool = False,
+    device: VirtualDeviceAttr = CPU,
+    functions: Sequence[InterpreterFunctions] = (),
+) -> tuple[ModuleOp, list[np.ndarray], np.ndarray]:
+    """Lower `@k` on `device` and compare the TIR interpreter (with `functions`
+    too, see `complete_interpreter`) with the relay interpreter."""
+    module = kernel_module(shapes, build, device)
     inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
     if positive:
         inputs = [np.abs(x) + np.float32(0.5) for x in inputs]
@@ -101,10 +113,10 @@ def check_lowering(
     LowerTEPass().apply(Context(), module)
     module.verify()
     out = np.zeros(expected.shape, np.float32)
-    with _complete_interpreter():
+    with complete_interpreter(*functions):
         tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
-    return module
+    return module, inputs, expected
 
 
 dims = st.integers(1, 4)
@@ -286,7 +298,7 @@ def test_fused_chain_inlines_elementwise() -> None:
     outer = [op for op in prim.body.block.ops if isinstance(op, ForOp)]
     assert all(op.kind.data == ForKind.PARALLEL for op in outer)
     out = np.zeros(expected.shape, np.float32)
-    with _complete_interpreter():
+    with complete_interpreter():
         tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
 

@@ -177,6 +177,15 @@ _X = _RNG.standard_normal((2, 4, 6, 6)).astype(np.float32)
 _W = _RNG.standard_normal((4, 2, 3, 3)).astype(np.float32)
 _M = _RNG.standard_normal((3, 5)).astype(np.float32)
 
+
+def _grouped_conv(
+    weights: dict[str, np.ndarray], **attributes: object
+) -> tuple[onnx.ModelProto, dict[str, np.ndarray]]:
+    """A case: `Conv` (group 2, opset 13) of `_X` with `weights` as initializers."""
+    node = helper.make_node("Conv", ["x", *weights], ["y"], group=2, **attributes)
+    return _model([node], {"x": _X.shape}, "y", 13, weights), {"x": _X}
+
+
 CASES: dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]] = {
     "squeeze_axes_attribute_opset11": (
         _model(
@@ -306,62 +315,16 @@ CASES: dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]] = {
         ),
         {"x": _RNG.standard_normal((2, 3, 5)).astype(np.float32)},
     ),
-    "conv_same_upper_strided": (
-        _model(
-            [
-                helper.make_node(
-                    "Conv",
-                    ["x", "w"],
-                    ["y"],
-                    auto_pad="SAME_UPPER",
-                    strides=[2, 2],
-                    group=2,
-                )
-            ],
-            {"x": _X.shape},
-            "y",
-            13,
-            {"w": _W},
-        ),
-        {"x": _X},
+    "conv_same_upper_strided": _grouped_conv(
+        {"w": _W}, auto_pad="SAME_UPPER", strides=[2, 2]
     ),
-    "conv_same_lower_strided": (
-        _model(
-            [
-                helper.make_node(
-                    "Conv",
-                    ["x", "w"],
-                    ["y"],
-                    auto_pad="SAME_LOWER",
-                    strides=[2, 2],
-                    group=2,
-                )
-            ],
-            {"x": _X.shape},
-            "y",
-            13,
-            {"w": _W},
-        ),
-        {"x": _X},
+    "conv_same_lower_strided": _grouped_conv(
+        {"w": _W}, auto_pad="SAME_LOWER", strides=[2, 2]
     ),
-    "conv_pads_dilated_bias": (
-        _model(
-            [
-                helper.make_node(
-                    "Conv",
-                    ["x", "w", "b"],
-                    ["y"],
-                    pads=[2, 1, 0, 1],
-                    dilations=[2, 1],
-                    group=2,
-                )
-            ],
-            {"x": _X.shape},
-            "y",
-            13,
-            {"w": _W, "b": np.arange(4, dtype=np.float32)},
-        ),
-        {"x": _X},
+    "conv_pads_dilated_bias": _grouped_conv(
+        {"w": _W, "b": np.arange(4, dtype=np.float32)},
+        pads=[2, 1, 0, 1],
+        dilations=[2, 1],
     ),
     "avgpool_count_include_pad": (
         _model(

@@ -6,7 +6,7 @@ managed memory, as a `GpuProgram`'s host code passes them
 (`hetero.runtime.cuda`).  The partition's composites are inlined and its ops
 lowered in order:
 
-* GEMM ops (`blas.GEMMS`: dense, matmul, batched matmul) → one
+* GEMM ops (`gemm.GEMMS`: dense, matmul, batched matmul) → one
   `tir.call_extern` of the runtime's stub of `cublasSgemm_v2`/`cublasDgemm_v2`
   (`cublas?gemmStridedBatched` for a batch; `cublasGemmEx` for f16) on the
   buffers' pointers.  cuBLAS is column-major, so the row-major
@@ -34,18 +34,21 @@ are diagnostics.  Without the library the kind is not offered (`available`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from hetero.dialects import relay, tir
 from hetero.dialects.target import TargetAttr
-from hetero.lowering.convert_tir_to_gpu import is_thread_bound
-from hetero.lowering.te_emit import Emitter, Tensor, store_all
-from hetero.lowering.te_templates import LAZY_TEMPLATES, NEST_TEMPLATES
+from hetero.lowering.te_emit import Emitter
 from hetero.runtime import cublas as cublas_runtime
 from hetero.targets.codegen import ExternalCodegen
 from hetero.targets.config import module_config
-from hetero.targets.external.blas import GEMMS, IN_PLACE, Gemm, buffer_type, flattened
-from hetero.transforms.lower_te import EMITTERS, function_target
+from hetero.targets.external.gemm import (
+    Gemm,
+    PartitionBuilder,
+    flattened,
+    partition_prim_func,
+)
+from hetero.transforms.lower_te import EMITTERS
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
@@ -116,84 +119,17 @@ def _emit_call(e: Emitter, gemm: Gemm, buffers: Sequence[SSAValue], op: Operatio
     e.op(tir.CallExternOp(cublas_runtime.stub_name(name), [*args, *ints(*precision.tail)]))
 
 
-@dataclass
-class _Builder:
-    """Lowers one flattened partition into its prim_func's entry block."""
-
-    emitter: Emitter
-    out: SSAValue
-    values: dict[SSAValue, Tensor] = field(default_factory=dict)
-    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
-
-    def lower(self, func: relay.FuncOp, params: Sequence[SSAValue]) -> None:
-        for arg, buffer in zip(func.args, params):
-            self._hold(arg, buffer)
-        *ops, returned = func.body.block.ops
-        for op in ops:
-            self._lower_op(op)
-        value = returned.operands[0]
-        if self.buffers.get(value) is not self.out:
-            store_all(self.emitter, self.values[value], self.out)
-
-    def _hold(self, value: SSAValue, buffer: SSAValue) -> None:
-        self.values[value] = Tensor.of_buffer(buffer)
-        self.buffers[value] = buffer
-
-    def _lower_op(self, op: Operation) -> None:
-        result = op.results[0]
-        if (gemm := GEMMS.get(type(op))) is not None:
-            destination = self._destination(result)
-            operands = [self._buffer(v) for v in op.operands]
-            _emit_call(self.emitter, gemm(op), [*operands, destination], op)
-            self._hold(result, destination)
-        elif (lazy := LAZY_TEMPLATES.get(type(op))) is not None:
-            self.values[result] = lazy(op, [self.values[v] for v in op.operands])
-        elif (nest := NEST_TEMPLATES.get(type(op))) is not None:
-            destination = self._destination(result)
-            nest(self.emitter, op, [self.values[v] for v in op.operands], destination)
-            self._hold(result, destination)
-        else:
-            raise HeteroError(f"cublas: {op.name} cannot be compiled by the cuBLAS codegen", op)
-
-    def _destination(self, value: SSAValue) -> SSAValue:
-        """The output when `value` is returned, as it is or through a chain of
-        elementwise ops that may run in place (`blas.IN_PLACE`: the kernel's
-        thread for an element reads only that element), else a fresh buffer."""
-        start = value
-        while len(uses := list(value.uses)) == 1:
-            user = uses[0].operation
-            if isinstance(user, relay.ReturnOp):
-                return self.out
-            if type(user) not in IN_PLACE or user.results[0].type != value.type:
-                break
-            value = user.results[0]
-        buffer = buffer_type(start.type, "an intermediate", start.owner, "cublas")  # type: ignore[arg-type]
-        return self.emitter.alloc(buffer.get_shape(), buffer.element_type)
-
-    def _buffer(self, value: SSAValue) -> SSAValue:
-        """`value` in a buffer, materialising a lazy value first."""
-        if value not in self.buffers:
-            tensor = self.values[value]
-            buffer = self.emitter.alloc(tensor.shape, tensor.element_type)
-            store_all(self.emitter, tensor, buffer)
-            self._hold(value, buffer)
-        return self.buffers[value]
-
-
 def lower_partition(func: relay.FuncOp, host: TargetAttr) -> tir.PrimFuncOp:
-    """The prim_func running the `cublas` partition `func` on managed buffers."""
-    inputs = [
-        buffer_type(t, f"parameter #{i}", func, "cublas")
-        for i, t in enumerate(func.function_type.inputs.data)
-    ]
-    output = buffer_type(func.result_type, "the result", func, "cublas")
-    device = function_target(func)
-    prim = tir.PrimFuncOp(func.sym_name.data, ([*inputs, output], []), target=device)
+    """The prim_func running the `cublas` partition `func` on managed buffers;
+    elementwise ops are GPU nests where they are read (lower-te's `EMITTERS`)."""
+    prim = partition_prim_func(func, "cublas")
+    device = prim.target
     entry = prim.body.block
     *params, out = entry.args
     emitter = EMITTERS.get(device.device_type, Emitter)(entry, entry, {})
-    _Builder(emitter, out).lower(flattened(func), params)
-    if not any(is_thread_bound(op) for op in prim.walk()):
+    builder = PartitionBuilder("cublas", "cuBLAS", _emit_call, emitter, out)
+    builder.lower(flattened(func), params)
+    if not any(op.is_thread_bound for op in prim.walk() if isinstance(op, tir.ForOp)):
         prim.target = host
     return prim
 
