@@ -20,7 +20,7 @@ from hetero.dialects import tir
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cpu import CpuModule
-from hetero.runtime.parallel import PARALLEL_FOR_IR, define_launchers
+from hetero.runtime.parallel import define_launchers
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -62,7 +62,7 @@ def compile_cpu(
     ConvertTirToScfPass().apply(ctx or Context(), module)
     timings[ConvertTirToScfPass.name] = time.perf_counter() - start
     lower_to_llvm(module, ctx=ctx, timings=timings)
-    link = [PARALLEL_FOR_IR] if define_launchers(module) else []
-    native = CpuModule(module, link=link, **options)
+    define_launchers(module)
+    native = CpuModule(module, **options)
     timings.update(native.timings)
     return native

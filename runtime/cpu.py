@@ -283,7 +283,7 @@ class CpuModule:
     (an `mcpu` without `mattr` gets that CPU's default features).
     `opt_level` (0-3) picks the `default<On>` pipeline and the code
     generator's level.  `link` is LLVM IR (text) linked in before optimising:
-    runtime support such as `hetero.runtime.parallel.PARALLEL_FOR_IR`."""
+    runtime support such as `hetero.runtime.cuda`'s launch stubs."""
 
     def __init__(
         self,

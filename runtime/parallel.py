@@ -9,22 +9,54 @@ the declaration `@f.launch(threads, trips, captures...)`.  After `lower-to-llvm`
                hetero_parallel_for(@f.task, &context, trips, threads)
     @f.task(ctx, begin, end): load the captures back, call @f(begin, end, ...)
 
-`PARALLEL_FOR_IR` is `hetero_parallel_for` itself, in LLVM IR so that no C
-compiler is needed; `CpuModule(..., link=[PARALLEL_FOR_IR])` links it in.  It
-starts `min(threads, trips) - 1` POSIX threads and works itself too; each
-takes the next chunk of iterations from a shared atomic counter until none is
-left, so a thread that starts late or runs on a busy core does less (the cores
-are shared: a static split waits for the slowest).  A thread that cannot be
-created is simply not there.  Captured memrefs are
-passed as their lowered pointer and sizes, so this works at the LLVM level
-only, after the memref ABI is fixed.
+and declares `hetero_parallel_for`, which resolves to the process's one thread
+pool (`POOL_IR`, in LLVM IR so that no C compiler is needed).  The pool is
+JIT-compiled once per process, on the first `define_launchers` that needs it,
+in an execution engine that is never disposed: its worker threads run its
+code for the life of the process, whereas each `CpuModule` frees its code
+when it is garbage-collected.  Its address is registered with
+`llvm.add_symbol`, so every later module's calls bind to it.  A worker runs
+only the task pointer handed to it during a loop, and the caller returns only
+when every worker is done with it, so the task's code and context are alive
+while it runs.
+
+A loop with `min(threads, trips) > 1` takes the pool (a lock word; if another
+loop holds it, the loop runs serially on its own thread: a parallel loop
+inside a task, or a second Python thread calling compiled code), starts the
+workers it lacks (created once, up to `MAX_THREADS - 1`, then kept parked),
+tells `min(threads, trips) - 1` of them to go and works itself; all take
+chunks of `max(1, trips / (8 threads))` iterations from a shared atomic
+counter until none is left, so a thread on a busy core does less (the cores
+are shared: a static split waits for the slowest).  When the caller finds no
+chunk left it retracts the go of every worker that has not claimed it yet
+and waits only for those that did: a worker that is slow to wake (its core
+is busy) costs the loop nothing.  A parked worker spins `SPINS` pauses
+(~0.1 ms), then sleeps on a futex; the caller waits for the last worker the
+same way.  A worker that cannot be created is simply not there.
+
+Fork: after `os.fork` the child starts with no workers (they are not copied)
+and creates its own on its first parallel loop; a `fork` from C (not
+through `os.fork`) after the first parallel loop leaves a child whose
+parallel loops wait forever for workers that are not there.  Linux only
+(futexes), on the machines of `MACHINES`.  Captured memrefs are passed as
+their lowered pointer and sizes, so this works at the LLVM level only, after
+the memref ABI is fixed.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
+import platform
+import sys
+import threading
 from collections.abc import Sequence
+from typing import NamedTuple
 
+import llvmlite.binding as llvm_binding
 from hetero.lowering.convert_tir_to_scf import LAUNCH_SUFFIX, PARALLEL_BODY
+from hetero.runtime.cpu import _initialize
+from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -34,25 +66,105 @@ PARALLEL_FOR = "hetero_parallel_for"
 
 TASK_SUFFIX = ".task"
 
-PARALLEL_FOR_IR = r"""
-%pool = type { ptr, ptr, i64, i64, i64 }
+MAX_THREADS = 64
+"""Threads of one loop at most, the caller included (more `num_threads` are capped)."""
+
+SPINS = 4096
+"""Pauses a parked thread spins before it sleeps: ~0.1 ms (25 ns a pause on
+the AMD EPYC hetero is developed on), longer than Python takes between two ops of a model,
+so a network's consecutive loops find the workers awake."""
+
+
+class Machine(NamedTuple):
+    """What the pool's IR needs to know of a Linux machine."""
+
+    futex: int
+    """The number of the `futex` system call."""
+    hint: str
+    """The spin-wait hint (`pause`, `yield`): an intrinsic call."""
+    hint_declaration: str
+
+
+MACHINES = {
+    "x86_64": Machine(202, "llvm.x86.sse2.pause()", "llvm.x86.sse2.pause()"),
+    "aarch64": Machine(98, "llvm.aarch64.hint(i32 1)", "llvm.aarch64.hint(i32)"),
+}
+"""`platform.machine()` → its `Machine`; the pool runs on these, Linux only."""
+
+POOL_IR = r"""
+%slot = type { i32, [60 x i8] }
+%loop = type { ptr, ptr, i64, i64 }
+
+@hetero_pool_busy = internal global i32 0, align 64
+@hetero_pool_workers = global i64 0, align 64
+@hetero_pool_limit = internal global i64 {workers}, align 8
+@hetero_pool_loop = internal global %loop zeroinitializer, align 64
+@hetero_pool_next = internal global i64 0, align 64
+@hetero_pool_pending = internal global i32 0, align 64
+@hetero_pool_waiting = internal global i32 0, align 64
+@hetero_pool_go = internal global [{workers} x %slot] zeroinitializer, align 64
 
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
-declare i32 @pthread_join(i64, ptr)
+declare i64 @syscall(i64, ...)
+declare void @{hint_declaration}
+declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 
-define internal void @hetero_parallel_run(ptr %s) {
+define internal void @hetero_pool_futex(ptr %word, i64 %op, i32 %value) {
+  %v = zext i32 %value to i64
+  %r = call i64 (i64, ...) @syscall(i64 {futex}, ptr %word, i64 %op, i64 %v, ptr null, ptr null, i64 0)
+  ret void
+}
+
+; Returns once this worker has claimed a loop: turned its %go from 1 (told to
+; go) to 0 (idle); 2 means asleep on the futex.  The caller may retract a 1.
+define internal void @hetero_pool_park(ptr %go) {
 entry:
-  %task = load ptr, ptr %s
-  %ctxp = getelementptr %pool, ptr %s, i32 0, i32 1
+  br label %spin
+spin:
+  %k = phi i32 [ 0, %entry ], [ %k1, %pause ]
+  %v = load atomic i32, ptr %go monotonic, align 4
+  %set = icmp eq i32 %v, 1
+  br i1 %set, label %claim, label %pause
+claim:
+  %c = cmpxchg ptr %go, i32 1, i32 0 acquire monotonic
+  %claimed = extractvalue { i32, i1 } %c, 1
+  br i1 %claimed, label %done, label %pause
+pause:
+  call void @{hint}
+  %k1 = add i32 %k, 1
+  %more = icmp ult i32 %k1, {spins}
+  br i1 %more, label %spin, label %sleep
+sleep:
+  %s = load atomic i32, ptr %go monotonic, align 4
+  switch i32 %s, label %block [ i32 0, label %announce
+                                i32 1, label %take ]
+announce:
+  %a = cmpxchg ptr %go, i32 0, i32 2 seq_cst seq_cst
+  br label %sleep
+block:
+  call void @hetero_pool_futex(ptr %go, i64 128, i32 2)
+  br label %sleep
+take:
+  %t = cmpxchg ptr %go, i32 1, i32 0 acquire monotonic
+  %taken = extractvalue { i32, i1 } %t, 1
+  br i1 %taken, label %done, label %sleep
+done:
+  ret void
+}
+
+; Takes chunks of the current loop until none is left.
+define internal void @hetero_pool_run() {
+entry:
+  %task = load ptr, ptr @hetero_pool_loop
+  %ctxp = getelementptr %loop, ptr @hetero_pool_loop, i32 0, i32 1
   %ctx = load ptr, ptr %ctxp
-  %np = getelementptr %pool, ptr %s, i32 0, i32 2
+  %np = getelementptr %loop, ptr @hetero_pool_loop, i32 0, i32 2
   %n = load i64, ptr %np
-  %cp = getelementptr %pool, ptr %s, i32 0, i32 3
+  %cp = getelementptr %loop, ptr @hetero_pool_loop, i32 0, i32 3
   %chunk = load i64, ptr %cp
-  %nextp = getelementptr %pool, ptr %s, i32 0, i32 4
   br label %grab
 grab:
-  %b = atomicrmw add ptr %nextp, i64 %chunk monotonic
+  %b = atomicrmw add ptr @hetero_pool_next, i64 %chunk monotonic
   %more = icmp slt i64 %b, %n
   br i1 %more, label %work, label %done
 work:
@@ -65,9 +177,82 @@ done:
   ret void
 }
 
-define internal ptr @hetero_parallel_worker(ptr %s) {
-  call void @hetero_parallel_run(ptr %s)
-  ret ptr null
+; Worker #i: parked on its slot of @hetero_pool_go between loops, forever.
+define internal ptr @hetero_pool_worker(ptr %arg) {
+entry:
+  %i = ptrtoint ptr %arg to i64
+  %go = getelementptr [{workers} x %slot], ptr @hetero_pool_go, i64 0, i64 %i
+  br label %loop
+loop:
+  call void @hetero_pool_park(ptr %go)
+  call void @hetero_pool_run()
+  %left = atomicrmw sub ptr @hetero_pool_pending, i32 1 seq_cst
+  %last = icmp eq i32 %left, 1
+  br i1 %last, label %tell, label %loop
+tell:
+  %waiting = load atomic i32, ptr @hetero_pool_waiting seq_cst, align 4
+  %asleep = icmp ne i32 %waiting, 0
+  br i1 %asleep, label %wake, label %loop
+wake:
+  call void @hetero_pool_futex(ptr @hetero_pool_pending, i64 129, i32 1)
+  br label %loop
+}
+
+; The caller's completion barrier: returns once no worker is in the loop.
+define internal void @hetero_pool_finish() {
+entry:
+  br label %spin
+spin:
+  %k = phi i32 [ 0, %entry ], [ %k1, %pause ]
+  %v = load atomic i32, ptr @hetero_pool_pending acquire, align 4
+  %done = icmp eq i32 %v, 0
+  br i1 %done, label %exit, label %pause
+pause:
+  call void @{hint}
+  %k1 = add i32 %k, 1
+  %more = icmp ult i32 %k1, {spins}
+  br i1 %more, label %spin, label %sleep
+sleep:
+  store atomic i32 1, ptr @hetero_pool_waiting seq_cst, align 4
+  br label %block
+block:
+  %p = load atomic i32, ptr @hetero_pool_pending seq_cst, align 4
+  %none = icmp eq i32 %p, 0
+  br i1 %none, label %awake, label %wait
+wait:
+  call void @hetero_pool_futex(ptr @hetero_pool_pending, i64 128, i32 %p)
+  br label %block
+awake:
+  store atomic i32 0, ptr @hetero_pool_waiting monotonic, align 4
+  br label %exit
+exit:
+  ret void
+}
+
+; Starts workers until there are %want (the pool's lock held); returns how many there are.
+define internal i64 @hetero_pool_grow(i64 %want) {
+entry:
+  %tid = alloca i64
+  %have = load i64, ptr @hetero_pool_workers
+  br label %check
+check:
+  %k = phi i64 [ %have, %entry ], [ %k1, %started ]
+  %enough = icmp sge i64 %k, %want
+  br i1 %enough, label %done, label %start
+start:
+  %arg = inttoptr i64 %k to ptr
+  %rc = call i32 @pthread_create(ptr %tid, ptr null, ptr @hetero_pool_worker, ptr %arg)
+  %failed = icmp ne i32 %rc, 0
+  br i1 %failed, label %give_up, label %started
+started:
+  %k1 = add i64 %k, 1
+  store i64 %k1, ptr @hetero_pool_workers
+  br label %check
+give_up:
+  store i64 %k, ptr @hetero_pool_limit
+  br label %done
+done:
+  ret i64 %k
 }
 
 define void @hetero_parallel_for(ptr %task, ptr %ctx, i64 %n, i32 %threads) {
@@ -76,68 +261,167 @@ entry:
   %fewer = icmp slt i64 %n, %t0
   %t = select i1 %fewer, i64 %n, i64 %t0
   %alone = icmp sle i64 %t, 1
-  br i1 %alone, label %serial, label %spawn
-serial:
-  call void %task(ptr %ctx, i64 0, i64 %n)
-  ret void
-spawn:
-  %s = alloca %pool
-  %tids = alloca i64, i64 %t
-  store ptr %task, ptr %s
-  %ctxp = getelementptr %pool, ptr %s, i32 0, i32 1
+  br i1 %alone, label %serial, label %lock
+lock:
+  %r = cmpxchg ptr @hetero_pool_busy, i32 0, i32 1 acquire monotonic
+  %mine = extractvalue { i32, i1 } %r, 1
+  br i1 %mine, label %grow, label %serial
+grow:
+  %t1 = sub i64 %t, 1
+  %limit = load i64, ptr @hetero_pool_limit
+  %capped = icmp slt i64 %limit, %t1
+  %want = select i1 %capped, i64 %limit, i64 %t1
+  %have = call i64 @hetero_pool_grow(i64 %want)
+  %short = icmp slt i64 %have, %want
+  %helpers = select i1 %short, i64 %have, i64 %want
+  %none = icmp eq i64 %helpers, 0
+  br i1 %none, label %unlock, label %share
+unlock:
+  store atomic i32 0, ptr @hetero_pool_busy release, align 4
+  br label %serial
+share:
+  store ptr %task, ptr @hetero_pool_loop
+  %ctxp = getelementptr %loop, ptr @hetero_pool_loop, i32 0, i32 1
   store ptr %ctx, ptr %ctxp
-  %np = getelementptr %pool, ptr %s, i32 0, i32 2
+  %np = getelementptr %loop, ptr @hetero_pool_loop, i32 0, i32 2
   store i64 %n, ptr %np
-  %grains = mul i64 %t, 8
+  %p = add i64 %helpers, 1
+  %grains = mul i64 %p, 8
   %c0 = sdiv i64 %n, %grains
   %tiny = icmp slt i64 %c0, 1
   %c = select i1 %tiny, i64 1, i64 %c0
-  %cp = getelementptr %pool, ptr %s, i32 0, i32 3
+  %cp = getelementptr %loop, ptr @hetero_pool_loop, i32 0, i32 3
   store i64 %c, ptr %cp
-  %nextp = getelementptr %pool, ptr %s, i32 0, i32 4
-  store i64 0, ptr %nextp
-  br label %create
-create:
-  %i = phi i64 [ 1, %spawn ], [ %next, %created ]
-  %next = add i64 %i, 1
-  %tid = getelementptr i64, ptr %tids, i64 %i
-  %rc = call i32 @pthread_create(ptr %tid, ptr null, ptr @hetero_parallel_worker, ptr %s)
-  %failed = icmp ne i32 %rc, 0
-  br i1 %failed, label %none, label %created
-none:
-  store i64 0, ptr %tid
-  br label %created
-created:
-  %more = icmp slt i64 %next, %t
-  br i1 %more, label %create, label %first
-first:
-  call void @hetero_parallel_run(ptr %s)
-  br label %join
-join:
-  %j = phi i64 [ 1, %first ], [ %jnext, %joined ]
-  %jp = getelementptr i64, ptr %tids, i64 %j
-  %id = load i64, ptr %jp
-  %started = icmp ne i64 %id, 0
-  br i1 %started, label %wait, label %joined
-wait:
-  call i32 @pthread_join(i64 %id, ptr null)
-  br label %joined
-joined:
-  %jnext = add i64 %j, 1
-  %jmore = icmp slt i64 %jnext, %t
-  br i1 %jmore, label %join, label %done
-done:
+  store atomic i64 0, ptr @hetero_pool_next monotonic, align 8
+  %pending = trunc i64 %helpers to i32
+  store atomic i32 %pending, ptr @hetero_pool_pending monotonic, align 4
+  br label %wake
+wake:
+  %i = phi i64 [ 0, %share ], [ %i1, %woken ]
+  %go = getelementptr [{workers} x %slot], ptr @hetero_pool_go, i64 0, i64 %i
+  %old = atomicrmw xchg ptr %go, i32 1 seq_cst
+  %asleep = icmp eq i32 %old, 2
+  br i1 %asleep, label %futex, label %woken
+futex:
+  call void @hetero_pool_futex(ptr %go, i64 129, i32 1)
+  br label %woken
+woken:
+  %i1 = add i64 %i, 1
+  %more = icmp slt i64 %i1, %helpers
+  br i1 %more, label %wake, label %work
+work:
+  call void @hetero_pool_run()
+  br label %retract
+retract:
+  %j = phi i64 [ 0, %work ], [ %j1, %retract ]
+  %late = phi i32 [ 0, %work ], [ %late1, %retract ]
+  %told = getelementptr [{workers} x %slot], ptr @hetero_pool_go, i64 0, i64 %j
+  %rc = cmpxchg ptr %told, i32 1, i32 0 monotonic monotonic
+  %unclaimed = extractvalue { i32, i1 } %rc, 1
+  %count = zext i1 %unclaimed to i32
+  %late1 = add i32 %late, %count
+  %j1 = add i64 %j, 1
+  %again = icmp slt i64 %j1, %helpers
+  br i1 %again, label %retract, label %finish
+finish:
+  %gone = atomicrmw sub ptr @hetero_pool_pending, i32 %late1 monotonic
+  call void @hetero_pool_finish()
+  store atomic i32 0, ptr @hetero_pool_busy release, align 4
+  ret void
+serial:
+  call void %task(ptr %ctx, i64 0, i64 %n)
+  ret void
+}
+
+; A forked child has none of the workers: it starts with an empty, free pool.
+define void @hetero_pool_forked() {
+  store i32 0, ptr @hetero_pool_busy
+  store i64 0, ptr @hetero_pool_workers
+  store i32 0, ptr @hetero_pool_pending
+  store i32 0, ptr @hetero_pool_waiting
+  call void @llvm.memset.p0.i64(ptr @hetero_pool_go, i8 0, i64 {go_bytes}, i1 false)
   ret void
 }
 """
-"""The runtime's parallel-for, in LLVM IR: the threads take chunks of
-`max(1, n / (8 t))` iterations from a shared atomic counter until none is left."""
+"""The thread pool, in LLVM IR (`{...}` filled in by `pool_ir`).  Futex words:
+a worker's slot of `@hetero_pool_go` (0 idle, 1 go, 2 asleep) and
+`@hetero_pool_pending` (workers told to go that have neither finished nor
+been retracted; the caller sleeps on it with `@hetero_pool_waiting` set).
+A loop's state is written before its workers are told to go and read only by
+those that claimed it, and the next loop starts only when `pending` is 0, so
+no thread ever reads a half-written loop."""
+
+PARALLEL_FOR_IR = f"declare void @{PARALLEL_FOR}(ptr, ptr, i64, i32)"
+"""Only the declaration, for callers that still link it (`compile_cuda`):
+`define_launchers` declares `hetero_parallel_for` itself."""
+
+_pool_lock = threading.Lock()
+_pool_workers: ctypes.c_int64 | None = None
+
+
+def pool_ir(machine: str = platform.machine()) -> str:
+    """`POOL_IR` for `machine` (a `platform.machine()` name)."""
+    if sys.platform != "linux" or machine not in MACHINES:
+        raise HeteroError(
+            f"parallel loops need Linux on {' or '.join(MACHINES)}, "
+            f"not {sys.platform} on {machine}"
+        )
+    fields = {
+        "workers": MAX_THREADS - 1,
+        "go_bytes": 64 * (MAX_THREADS - 1),
+        "spins": SPINS,
+        **MACHINES[machine]._asdict(),
+    }
+    text = POOL_IR
+    for key, value in fields.items():
+        text = text.replace("{" + key + "}", str(value))
+    return text
+
+
+def load_pool() -> None:
+    """Compile the pool once per process and bind `hetero_parallel_for` to it.
+
+    Its engine is detached, never disposed: the workers run its code until
+    the process exits.  No thread starts here; the first parallel loop starts
+    them."""
+    global _pool_workers
+    with _pool_lock:
+        if _pool_workers is not None:
+            return
+        _initialize()
+        target = llvm_binding.Target.from_triple(llvm_binding.get_process_triple())
+        machine = target.create_target_machine(
+            cpu=llvm_binding.get_host_cpu_name(),
+            opt=2,
+            codemodel="jitdefault",
+            jit=True,
+        )
+        module = llvm_binding.parse_assembly(pool_ir())
+        module.verify()
+        engine = llvm_binding.create_mcjit_compiler(module, machine)
+        engine.finalize_object()
+        llvm_binding.add_symbol(PARALLEL_FOR, engine.get_function_address(PARALLEL_FOR))
+        forked = ctypes.CFUNCTYPE(None)(
+            engine.get_function_address("hetero_pool_forked")
+        )
+        os.register_at_fork(after_in_child=forked)
+        address = engine.get_global_value_address("hetero_pool_workers")
+        _pool_workers = ctypes.c_int64.from_address(address)
+        engine.detach()
+
+
+def pool_workers() -> int:
+    """How many worker threads the pool has started (0 before the first parallel loop)."""
+    load_pool()
+    assert _pool_workers is not None
+    return _pool_workers.value
 
 
 def define_launchers(module: ModuleOp) -> bool:
     """Define every `@f.launch` of a `hetero.parallel_body` `@f` in `module`.
 
-    Returns whether there was one (then `PARALLEL_FOR_IR` must be linked in)."""
+    Declares `hetero_parallel_for` and loads the process's pool (`load_pool`)
+    when there is one; returns whether there was."""
     functions = {f.sym_name.data: f for f in module.ops if isinstance(f, llvm.FuncOp)}
     bodies = [f for f in functions.values() if PARALLEL_BODY in f.attributes]
     for body in bodies:
@@ -154,6 +438,8 @@ def define_launchers(module: ModuleOp) -> bool:
             PARALLEL_FOR, signature, linkage=llvm.LinkageAttr("external")
         )
         module.body.block.add_op(declaration)
+    if bodies:
+        load_pool()
     return bool(bodies)
 
 

@@ -1,0 +1,204 @@
+"""The process-wide thread pool behind parallel loops (`hetero.runtime.parallel`).
+
+Each scenario runs in a fresh Python process with a timeout, so that a pool
+that deadlocks fails the test instead of hanging the suite, and so that the
+process's thread count is the pool's alone.  Results are compared with NumPy;
+the programs accumulate (`y[i] += x[i]`), so an iteration run twice or not at
+all shows.
+"""
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from hetero.runtime.parallel import MACHINES, MAX_THREADS, pool_ir
+from hetero.utils.diagnostics import HeteroError
+
+ACCUMULATE = """
+tir.prim_func @acc(%x: memref<?xf32>, %y: memref<?xf32>) target #target.target<"llvm", {num_threads = THREADS : i64}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %x, %c0 : memref<?xf32>
+  tir.for %i = %c0 to %n step %c1 parallel {
+    %a = memref.load %x[%i] : memref<?xf32>
+    %b = memref.load %y[%i] : memref<?xf32>
+    %s = arith.addf %a, %b : f32
+    memref.store %s, %y[%i] : memref<?xf32>
+  }
+}
+"""
+
+NESTED = """
+tir.prim_func @inner(%ids: memref<?x?xi64>, %i: index) target #target.target<"llvm", {num_threads = 2 : i64}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = memref.dim %ids, %c1 : memref<?x?xi64>
+  tir.for %j = %c0 to %m step %c1 parallel {
+    %me = tir.call_extern "pthread_self"() : () -> i64
+    memref.store %me, %ids[%i, %j] : memref<?x?xi64>
+  }
+}
+tir.prim_func @outer(%ids: memref<?x?xi64>, %rows: memref<?xi64>) target #target.target<"llvm", {num_threads = 2 : i64}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = memref.dim %rows, %c0 : memref<?xi64>
+  tir.for %i = %c0 to %n step %c1 parallel {
+    %me = tir.call_extern "pthread_self"() : () -> i64
+    memref.store %me, %rows[%i] : memref<?xi64>
+    tir.call @inner(%ids, %i) : (memref<?x?xi64>, index) -> ()
+  }
+}
+"""
+
+PRELUDE = f"""
+import gc, os, threading
+import numpy as np
+from hetero.context import parse_module
+from hetero.lowering.cpu_codegen import compile_cpu
+from hetero.runtime.parallel import pool_workers
+
+ACCUMULATE = {ACCUMULATE!r}
+NESTED = {NESTED!r}
+
+def accumulate(threads):
+    text = ACCUMULATE.replace("THREADS", str(threads))
+    return compile_cpu(parse_module(text)).function("acc")
+
+def check(f, n, launches=1):
+    x = np.arange(n, dtype=np.float32) - 7
+    y = np.zeros(n, np.float32)
+    for _ in range(launches):
+        f(x, y)
+    np.testing.assert_array_equal(y, launches * x)
+
+def threads_now():
+    return len(os.listdir("/proc/self/task"))
+"""
+
+
+def isolated(script: str, timeout: float = 240) -> None:
+    """Run `script` after `PRELUDE` in a new interpreter; it fails by raising."""
+    code = PRELUDE + textwrap.dedent(script)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_many_consecutive_loops_reuse_the_same_workers():
+    isolated("""
+        f = accumulate(2)
+        before = threads_now()
+        assert pool_workers() == 0  # compiled, no thread started yet
+        check(f, 1001)
+        assert pool_workers() == 1 and threads_now() == before + 1
+        check(f, 1001, launches=1000)
+        check(f, 3, launches=1000)
+        assert pool_workers() == 1 and threads_now() == before + 1
+    """)
+
+
+@pytest.mark.parametrize("threads", [3, 4])
+def test_fewer_iterations_than_threads_and_none(threads):
+    isolated(f"""
+        f = accumulate({threads})
+        for n in [0, 1, 2, 3, 5, 0, 1, 64]:
+            check(f, n, launches=50)
+        assert pool_workers() == {threads} - 1
+    """)
+
+
+def test_thread_count_is_capped():
+    isolated(f"""
+        check(accumulate(1000), 5000, launches=20)
+        assert pool_workers() == {MAX_THREADS} - 1
+    """)
+
+
+def test_nested_parallel_loops_run_serially_in_the_calling_thread():
+    isolated("""
+        outer = compile_cpu(parse_module(NESTED)).function("outer")
+        for _ in range(200):
+            ids, rows = np.zeros((16, 37), np.int64), np.zeros(16, np.int64)
+            outer(ids, rows)
+            assert np.all(rows != 0)
+            np.testing.assert_array_equal(ids, np.repeat(rows[:, None], 37, axis=1))
+    """)
+
+
+def test_modules_come_and_go_while_the_pool_lives_on():
+    isolated("""
+        check(accumulate(2), 999, launches=10)
+        gc.collect()
+        workers = threads_now()
+        for round in range(4):
+            f = accumulate(2) if round % 2 else compile_cpu(
+                parse_module(NESTED)).function("outer")
+            if round % 2:
+                check(f, 999, launches=200)
+            else:
+                rows = np.zeros(9, np.int64)
+                f(np.zeros((9, 5), np.int64), rows)
+                assert np.all(rows != 0)
+            del f
+            gc.collect()
+            assert pool_workers() == 1 and threads_now() == workers
+    """)
+
+
+def test_python_threads_call_compiled_code_concurrently():
+    isolated("""
+        f = accumulate(2)
+        errors = []
+
+        def work(seed):
+            try:
+                for n in [1, 2, 513, 4099]:
+                    check(f, n + seed, launches=150)
+            except Exception as e:
+                errors.append(e)
+
+        threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors
+        assert pool_workers() == 1
+    """)
+
+
+def test_a_forked_child_starts_its_own_workers():
+    isolated("""
+        f = accumulate(2)
+        check(f, 777, launches=5)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                assert pool_workers() == 0
+                check(f, 777, launches=100)
+                assert pool_workers() == 1
+            except BaseException:
+                os._exit(1)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        check(f, 777, launches=5)
+    """)
+
+
+@pytest.mark.parametrize("machine", sorted(MACHINES))
+def test_pool_ir_parses_for_each_machine(machine):
+    import llvmlite.binding as llvm
+
+    llvm.parse_assembly(pool_ir(machine)).verify()
+
+
+def test_unsupported_machine_is_a_clear_error():
+    with pytest.raises(HeteroError, match="parallel loops need Linux"):
+        pool_ir("riscv64")
