@@ -48,7 +48,7 @@ from hetero.lowering.lower_gpu_launch import (
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime import cublas
 from hetero.runtime.cpu import CpuModule
-from hetero.runtime.parallel import PARALLEL_FOR_IR, define_launchers
+from hetero.runtime.parallel import define_launchers
 from hetero.transforms.annotate_device_regions import AnnotateDeviceRegionsPass
 from hetero.transforms.lower_device_kernel_launch import LowerDeviceKernelLaunchPass
 from hetero.transforms.split_host_device import SplitHostDevicePass
@@ -630,6 +630,6 @@ def compile_cuda(module: ModuleOp, ctx: Context | None = None) -> GpuProgram:
     mark_device_callers(module)
     LowerGpuLaunchPass().apply(ctx, module)
     lower_to_llvm(module, ctx=ctx)
-    link = [PARALLEL_FOR_IR] if define_launchers(module) else []
-    link.append(launch_stubs(module))
+    define_launchers(module)
+    link = [launch_stubs(module)]
     return GpuProgram(CpuModule(module, link=link, **options), kernels)

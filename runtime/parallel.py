@@ -351,9 +351,6 @@ A loop's state is written before its workers are told to go and read only by
 those that claimed it, and the next loop starts only when `pending` is 0, so
 no thread ever reads a half-written loop."""
 
-PARALLEL_FOR_IR = f"declare void @{PARALLEL_FOR}(ptr, ptr, i64, i32)"
-"""Only the declaration, for callers that still link it (`compile_cuda`):
-`define_launchers` declares `hetero_parallel_for` itself."""
 
 _pool_lock = threading.Lock()
 _pool_workers: ctypes.c_int64 | None = None
