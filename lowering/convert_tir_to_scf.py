@@ -245,6 +245,11 @@ class Vectorizer:
                 v in self.affine for v in op.operands
             ):
                 return not uniform(op.operands)
+            case _ if op.name.startswith("arith.") and uniform(op.operands):
+                # Scalar arithmetic on uniform values (e.g. the phase and
+                # offset `kx / stride`, `kx % stride` of a strided window)
+                # stays scalar, computed once per vector of lanes.
+                return False
         return None
 
     def build(self, lanes: int) -> Block:

@@ -82,6 +82,31 @@ tir.prim_func @vectorized(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
 
 // -----
 
+// Scalar arithmetic on uniform values inside a vectorized loop (a strided
+// window's phase `k % 2` and offset `k / 2`) stays scalar: the loads at
+// `offset + i` are still unit-stride vectors.
+// CHECK-LABEL: func.func @uniform_index_arithmetic
+// CHECK:         %[[P:.*]] = arith.remui %k, %c2 : index
+// CHECK-NEXT:    %[[O:.*]] = arith.divui %k, %c2 : index
+// CHECK-NEXT:    %[[J:.*]] = arith.addi %[[O]], %{{.*}} : index
+// CHECK-NEXT:    %{{.*}} = vector.load %a[%[[P]], %[[J]]] : memref<2x24xf32>, vector<8xf32>
+tir.prim_func @uniform_index_arithmetic(%a: memref<2x24xf32>, %b: memref<16xf32>, %k: index)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c16 = arith.constant 16 : index
+  tir.for %i = %c0 to %c16 step %c1 vectorized {
+    %phase = arith.remui %k, %c2 : index
+    %offset = arith.divui %k, %c2 : index
+    %j = arith.addi %offset, %i : index
+    %x = memref.load %a[%phase, %j] : memref<2x24xf32>
+    memref.store %x, %b[%i] : memref<16xf32>
+  }
+}
+
+// -----
+
 // A dynamic extent: whole vectors up to lb + (trips - trips % lanes).
 // CHECK-LABEL: func.func @dynamic
 // CHECK:         %[[W:.*]] = arith.constant 4 : index
