@@ -17,15 +17,14 @@ thread.
 import ctypes
 import importlib.metadata
 import os
-import statistics
-import time
-from collections.abc import Callable
 from functools import partial
 from itertools import pairwise
 
 import hetero
 import numpy as np
 from hetero.utils import programs
+
+from bench.common import interleaved
 
 SIZES = (1024, 2048)
 MLP_BATCH, MLP_WIDTHS = 256, (1024, 1024, 1024, 10)
@@ -46,18 +45,6 @@ def numpy_mlp(x: np.ndarray, *weights: np.ndarray) -> np.ndarray:
         x = np.maximum(x @ w.T + b, 0)
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
-
-
-def interleaved(ours: Callable[[], object], theirs: Callable[[], object]) -> tuple[float, float]:
-    """Median seconds of each, over alternating rounds after a warm-up."""
-    ours(), theirs()
-    times: tuple[list[float], list[float]] = ([], [])
-    for _ in range(ROUNDS):
-        for fn, bucket in zip((ours, theirs), times):
-            start = time.perf_counter()
-            fn()
-            bucket.append(time.perf_counter() - start)
-    return statistics.median(times[0]), statistics.median(times[1])
 
 
 def _libraries() -> tuple[ctypes.CDLL, str, ctypes.CDLL, str]:
@@ -100,7 +87,7 @@ def main(argv: list[str]) -> None:
         a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
         for count in sorted({1, cores}):
             setting = set_threads(count)
-            t_ours, t_np = interleaved(partial(compiled, a, b), partial(np.matmul, a, b))
+            t_ours, t_np = interleaved([partial(compiled, a, b), partial(np.matmul, a, b)], ROUNDS)
             ratios.setdefault(count, []).append(t_np / t_ours)
             print(f"{f'matmul {n}':>12} {setting:>12} {1e3 * t_ours:>10.2f} {1e3 * t_np:>9.2f} "
                   f"{2.0 * n**3 / t_ours / 1e9:>12.1f} {t_np / t_ours:>7.3f}")
@@ -114,7 +101,7 @@ def main(argv: list[str]) -> None:
     mlp: dict[int, float] = {}
     for count in sorted({1, cores}):
         setting = set_threads(count)
-        t_ours, t_np = interleaved(partial(compiled, *inputs), partial(numpy_mlp, *inputs))
+        t_ours, t_np = interleaved([partial(compiled, *inputs), partial(numpy_mlp, *inputs)], ROUNDS)
         mlp[count] = t_np / t_ours
         print(f"{'MLP':>12} {setting:>12} {1e3 * t_ours:>10.2f} {1e3 * t_np:>9.2f} "
               f"{flops / t_ours / 1e9:>12.1f} {t_np / t_ours:>7.3f}")

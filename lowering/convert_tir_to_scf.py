@@ -34,6 +34,7 @@ from hetero.dialects.target import TargetAttr
 from hetero.lowering.conversion import mentions
 from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import fresh_symbol
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -118,14 +119,6 @@ AFFINE = object()
 def is_cpu(target: TargetAttr | None) -> bool:
     """No target means the host, which is a CPU."""
     return target is None or target.device_type == DeviceType.cpu
-
-
-def function_of(op: Operation) -> tir.PrimFuncOp:
-    found = op.parent_op()
-    while not isinstance(found, tir.PrimFuncOp):
-        assert found is not None, "tir ops live in prim_funcs (verified)"
-        found = found.parent_op()
-    return found
 
 
 def simd_bits(target: TargetAttr | None) -> int:
@@ -350,7 +343,7 @@ def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     count of at most `MAX_UNROLL` vectors the vector bodies are repeated at
     constant offsets rather than looped: a register tile's accumulators are
     then addressed by constants only, which LLVM's SROA keeps in registers."""
-    vectorizer = Vectorizer(op, simd_bits(function_of(op).target))
+    vectorizer = Vectorizer(op, simd_bits(tir.function_of(op).target))
     lanes = vectorizer.plan() if const_evaluate_operand(op.step) == 1 else None
     if lanes is None:
         return lower_serial(op, rewriter)
@@ -395,14 +388,14 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
         for a in _ancestors(op)
     ):
         return lower_serial(op, rewriter)
-    caller = function_of(op)
+    caller = tir.function_of(op)
     used = list(dict.fromkeys([*free_values(op), op.lb, op.step]))
     # Constants are cheaper to repeat than to capture, and stay visible to LLVM.
     constants = [v for v in used if isinstance(v.owner, arith.ConstantOp)]
     captured = [v for v in used if v not in constants]
     module = caller.parent_op()
     assert isinstance(module, ModuleOp)
-    name = _fresh_name(module, f"{caller.sym_name.data}_parallel")
+    name = fresh_symbol(module, f"{caller.sym_name.data}_parallel", bare=False, separator="")
     body = tir.PrimFuncOp(
         name,
         ([IndexType(), IndexType(), *(v.type for v in captured)], []),
@@ -446,13 +439,6 @@ def _ancestors(op: Operation) -> Iterable[Operation]:
     while parent is not None:
         yield parent
         parent = parent.parent_op()
-
-
-def _fresh_name(module: ModuleOp, stem: str) -> str:
-    n = 0
-    while SymbolTable.lookup_symbol(module, f"{stem}{n}") is not None:
-        n += 1
-    return f"{stem}{n}"
 
 
 LOOP_LOWERINGS: dict[str, Callable[[tir.ForOp, PatternRewriter], None]] = {

@@ -31,8 +31,9 @@ Dynamic shapes are diagnosed (host shape functions are not generated yet).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
@@ -276,6 +277,13 @@ def _mark_calls(module: ModuleOp, symbols: dict[str, str]) -> None:
                 op.attributes[LOWERED] = SymbolRefAttr(symbols[callee])
 
 
+def _lower_next_to(module: ModuleOp, func: relay.FuncOp) -> str:
+    """Lower `func` to a fresh prim_func placed after it; its symbol."""
+    prim = lower_function(func, fresh_symbol(module, f"{func.sym_name.data}_tir"))
+    module.body.block.insert_op_after(prim, func)
+    return prim.sym_name.data
+
+
 class KernelCache:
     """TVM's TECompiler cache: a Primitive function structurally equal to one
     already lowered for the same target (same signature, same ops, attributes
@@ -290,14 +298,15 @@ class KernelCache:
         ops = tuple(o.name for o in func.body.walk())
         return func.function_type, function_target(func), ops
 
-    def lookup(self, func: relay.FuncOp) -> str | None:
-        for seen, symbol in self.buckets.get(self._key(func), ()):
+    def kernel(self, func: relay.FuncOp, lower: Callable[[], str]) -> str:
+        """The kernel of a structurally equal function seen before, else the
+        one `lower()` makes (remembered for the functions that follow)."""
+        bucket = self.buckets.setdefault(self._key(func), [])
+        for seen, symbol in bucket:
             if seen.body.is_structurally_equivalent(func.body):
                 return symbol
-        return None
-
-    def add(self, func: relay.FuncOp, symbol: str) -> None:
-        self.buckets.setdefault(self._key(func), []).append((func, symbol))
+        bucket.append((func, symbol := lower()))
+        return symbol
 
 
 @dataclass(frozen=True)
@@ -319,11 +328,7 @@ class LowerTEPass(ModulePass):
             elif isinstance(done := func.attributes.get(LOWERED), SymbolRefAttr):
                 symbols[name] = done.string_value()
             elif is_lowerable(func) and LOWERED not in func.attributes:
-                if (symbol := cache.lookup(func)) is None:
-                    prim = lower_function(func, fresh_symbol(op, f"{name}_tir"))
-                    op.body.block.insert_op_after(prim, func)
-                    symbol = prim.sym_name.data
-                    cache.add(func, symbol)
+                symbol = cache.kernel(func, partial(_lower_next_to, op, func))
                 func.attributes[LOWERED] = SymbolRefAttr(symbol)
                 symbols[name] = symbol
         _mark_calls(op, symbols)
