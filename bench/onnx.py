@@ -13,8 +13,10 @@ checked against each other (relative error of the logits) before timing.
 
 A per-kernel table follows for each model at the highest thread count:
 each `tir.prim_func` of the compiled module timed on its own with random
-buffers, the slowest first, then summed per kind of kernel (the fused op
-names without their numbering).
+buffers and multiplied by the number of times the host function calls it
+(lower-te's kernel cache makes one kernel serve every identical layer), the
+costliest first, then summed per kind of kernel (the fused op names without
+their numbering).
 
 The last line is `onnx: X.XX× onnxruntime (...)`, X = onnxruntime time /
 hetero time, the worst over models and thread counts.
@@ -25,11 +27,13 @@ from __future__ import annotations
 import re
 import statistics
 import time
+from collections import Counter
 from functools import partial
 from typing import Any
 
 import hetero
 import numpy as np
+from xdsl.traits import SymbolTable
 
 from bench.common import interleaved
 
@@ -70,18 +74,19 @@ def _onnxruntime(model: Any, threads: int) -> Any:
     return lambda x: session.run(None, {name: x})[0]
 
 
-def _kernel_names(module: Any) -> list[str]:
-    """The kernels `hetero.compile` builds for `module` (the host function excluded)."""
+def _kernel_calls(module: Any) -> Counter[str]:
+    """The kernels `hetero.compile` builds for `module`, with the number of
+    times the host function calls each."""
     from hetero.dialects import tir
     from hetero.driver import _lower
 
     lowered = module.clone()
     _lower(lowered, "main", {})
-    return [
-        op.sym_name.data
-        for op in lowered.ops
-        if isinstance(op, tir.PrimFuncOp) and not op.sym_name.data.endswith("_host")
-    ]
+    host = SymbolTable.lookup_symbol(lowered, "main_host")
+    assert host is not None
+    return Counter(
+        op.callee.string_value() for op in host.walk() if isinstance(op, tir.CallOp)
+    )
 
 
 def _random_arguments(function: Any, rng: np.random.Generator) -> list[np.ndarray]:
@@ -98,7 +103,7 @@ def kernel_table(name: str, module: Any, compiled: Any) -> None:
     the time per kind of kernel (the fused ops, numbering dropped)."""
     rng = np.random.default_rng(0)
     rows = []
-    for kernel in _kernel_names(module):
+    for kernel, calls in _kernel_calls(module).items():
         function = compiled.native.function(kernel)
         args = _random_arguments(function, rng)
         function(*args)
@@ -107,19 +112,21 @@ def kernel_table(name: str, module: Any, compiled: Any) -> None:
             start = time.perf_counter()
             function(*args)
             samples.append(time.perf_counter() - start)
-        rows.append((statistics.median(samples), kernel))
+        rows.append((calls * statistics.median(samples), calls, kernel))
     rows.sort(reverse=True)
-    total = sum(t for t, _ in rows)
+    total = sum(t for t, _, _ in rows)
     kinds: dict[str, float] = {}
-    for seconds, kernel in rows:
+    for seconds, _, kernel in rows:
         kind = re.sub(r"(_\d+)?_tir$", "", kernel)
         kinds[kind] = kinds.get(kind, 0.0) + seconds
+    calls = sum(c for _, c, _ in rows)
     print(
-        f"\n{name}: {len(rows)} kernels, {1e3 * total:.1f} ms in all, each timed alone"
+        f"\n{name}: {len(rows)} kernels, {calls} calls, {1e3 * total:.1f} ms in all, "
+        "each timed alone"
     )
-    print(f"{'ms':>9} {'share':>6}  kernel (slowest {TOP_KERNELS})")
-    for seconds, kernel in rows[:TOP_KERNELS]:
-        print(f"{1e3 * seconds:>9.3f} {100 * seconds / total:>5.1f}%  {kernel}")
+    print(f"{'ms':>9} {'share':>6} {'calls':>5}  kernel (costliest {TOP_KERNELS})")
+    for seconds, count, kernel in rows[:TOP_KERNELS]:
+        print(f"{1e3 * seconds:>9.3f} {100 * seconds / total:>5.1f}% {count:>5}  {kernel}")
     print(f"{'ms':>9} {'share':>6}  kind of kernel")
     for kind, seconds in sorted(kinds.items(), key=lambda item: -item[1]):
         print(f"{1e3 * seconds:>9.3f} {100 * seconds / total:>5.1f}%  {kind}")
