@@ -120,6 +120,16 @@ class Emitter:
             return a % b
         return 0 if b == 1 else self.op(arith.RemSIOp(a, self.index(b)))
 
+    def unflatten(self, flat: Index, shape: Sequence[int]) -> list[Index]:
+        """The row-major multi-index of element `flat` of `shape`."""
+        if not shape:
+            return []
+        indices: list[Index] = []
+        for extent in reversed(shape[1:]):
+            indices.append(self.rem(flat, extent))
+            flat = self.div(flat, extent)
+        return [flat, *reversed(indices)]
+
     def min(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return min(a, b)

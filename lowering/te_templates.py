@@ -378,11 +378,6 @@ def _dense(
     _plain_gemm(e, out, (m, n), k, x.element_type, operands, epilogue)
 
 
-def _unflatten(e: Emitter, flat: Index, shape: Sequence[int]) -> list[Index]:
-    """The row-major multi-index of element `flat` of `shape`."""
-    return [e.rem(e.div(flat, s), d) for s, d in zip(_strides(shape), shape)]
-
-
 def _matmul(
     e: Emitter,
     op: Operation,
@@ -399,7 +394,7 @@ def _matmul(
 
         def operand(x: Tensor, e: Emitter, flat: Index) -> list[Index]:
             return broadcast_indices(
-                _unflatten(e, flat, batch_shape), batch_shape, x.shape[:-2]
+                e.unflatten(flat, batch_shape), batch_shape, x.shape[:-2]
             )
 
         problem = Gemm(
@@ -411,7 +406,7 @@ def _matmul(
             lambda e, t, i, k: a.load(e, [*operand(a, e, t), i, k]),
             lambda e, t, k, j: b.load(e, [*operand(b, e, t), k, j]),
             lambda e, idx, value: _store_into(out, epilogue)(
-                e, [*_unflatten(e, idx[0], batch_shape), *idx[1:]], value
+                e, [*e.unflatten(idx[0], batch_shape), *idx[1:]], value
             ),
         )
         return schedule(e, problem, e.target)

@@ -114,7 +114,11 @@ def test_matmul_and_batch_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None
 
 
 def _conv(
-    x: tuple[int, ...], w: tuple[int, ...], attrs: dict[str, tuple[int, ...]], groups: int = 1
+    x: tuple[int, ...],
+    w: tuple[int, ...],
+    attrs: dict[str, tuple[int, ...]],
+    groups: int = 1,
+    threads: int | None = None,
 ) -> None:
     h = [(x[2 + i] + attrs["padding"][i] + attrs["padding"][2 + i]
           - attrs.get("dilation", (1, 1))[i] * (w[2 + i] - 1) - 1)
@@ -129,7 +133,7 @@ def _conv(
         f"\n    %r = relay.relu %1 : {_t(out)}"
     )
     params = f"%x: {_t(x)}, %w: {_t(w)}, %b: {_t((w[0],))}"
-    _check(_program(params, _t(out), body), x, w, (w[0],))
+    _check(_program(params, _t(out), body, threads), x, w, (w[0],))
 
 
 @pytest.mark.parametrize(
@@ -147,12 +151,62 @@ def _conv(
         # 1×1 convolutions, a batch of 2, a stride
         ((2, 5, 7, 9), (11, 5, 1, 1), {"padding": (0, 0, 0, 0)}, 1),
         ((1, 4, 9, 9), (6, 4, 1, 1), {"strides": (2, 2), "padding": (0, 0, 0, 0)}, 1),
+        # wide images: row panels, 14 = 12 + 2 output channels
+        ((1, 5, 3, 64), (14, 5, 3, 3), {"padding": (1, 1, 1, 1)}, 1),
+        ((1, 3, 2, 75), (5, 3, 1, 3), {"strides": (1, 2), "padding": (0, 1, 0, 1)}, 1),
+        # small images: the wide domain, with strides, dilation and groups
+        ((1, 6, 7, 7), (26, 6, 3, 3), {"padding": (1, 1, 1, 1)}, 1),
+        ((1, 8, 14, 14), (16, 8, 3, 3), {"strides": (2, 2), "padding": (1, 1, 1, 1)}, 1),
+        ((2, 6, 8, 9), (24, 3, 3, 2), {"dilation": (2, 2), "padding": (2, 1, 1, 2)}, 2),
     ],
 )
 def test_conv2d_with_epilogue(
     x: tuple[int, ...], w: tuple[int, ...], attrs: dict[str, tuple[int, ...]], groups: int
 ) -> None:
     _conv(x, w, attrs, groups)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_conv2d_task_grid_any_thread_count(threads: int) -> None:
+    """Channel blocks × panel blocks cover the output once whatever the
+    number of tasks (a deep layer: several channel blocks)."""
+    _conv((1, 96, 6, 6), (40, 96, 3, 3), {"padding": (1, 1, 1, 1)}, threads=threads)
+
+
+@pytest.mark.parametrize(
+    "x, w, wide",
+    [((1, 8, 7, 7), (16, 8, 3, 3), True), ((1, 8, 56, 56), (16, 8, 3, 3), False)],
+)
+def test_conv2d_panels_follow_the_image_width(
+    x: tuple[int, ...], w: tuple[int, ...], wide: bool
+) -> None:
+    """A 7×7 image is tiled in the wide domain (49 of 64 lanes instead of 7
+    of 32 per row), a 56×56 one by rows (its epilogue straight from registers)."""
+    from hetero.lowering.schedules.cpu import _conv_tiles
+    from hetero.lowering.schedules.problems import Conv2D
+    from hetero.lowering.te_emit import Tensor
+
+    def tensor(shape: tuple[int, ...]) -> Tensor:
+        return Tensor(shape, f32, lambda e, idx: None)  # type: ignore[arg-type, return-value]
+
+    target = TargetAttr("llvm", {"mattr": ["+avx512f"]})
+    problem = Conv2D(tensor(x), tensor(w), (1, w[0], *x[2:]), (1, 1), (1, 1),
+                     (1, 1, 1, 1), 1, lambda e, idx, v: None)
+    assert _conv_tiles(problem, tiles(target, f32), target).wide is wide
+
+
+def test_conv2d_wide_domain_applies_the_epilogue() -> None:
+    """A residual add after a small-image conv reads the same (y, x) as the
+    output: the epilogue runs when the output leaves the wide domain."""
+    x, w, out = (1, 4, 5, 6), (13, 4, 3, 3), (1, 13, 5, 6)
+    body = (
+        f"%0 = relay.nn.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>}} : "
+        f"({_t(x)}, {_t(w)}) -> {_t(out)}"
+        f"\n    %1 = relay.add %0, %y : ({_t(out)}, {_t(out)}) -> {_t(out)}"
+        f"\n    %r = relay.tanh %1 : {_t(out)}"
+    )
+    params = f"%x: {_t(x)}, %w: {_t(w)}, %y: {_t(out)}"
+    _check(_program(params, _t(out), body), x, w, out)
 
 
 def test_micro_kernel_assembly() -> None:

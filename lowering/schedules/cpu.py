@@ -56,6 +56,10 @@ K_BLOCK = 256
 """Depth of a block of `k` (BLIS's `kc`): a panel's `K_BLOCK × nr` part
 (32 KiB with AVX-512) stays in L1 while the row tiles of a block use it."""
 
+WIDE_GAIN = 1.1
+"""Wide panels must save this factor of row panels' tiles to pay for the
+extra pass that moves the output out of the wide domain."""
+
 TASKS_PER_THREAD = 4
 """Parallel tasks per thread, so that uneven tasks still balance."""
 
@@ -214,11 +218,18 @@ def _copy_tile(
     source_at: Sequence[Index],
     to: SSAValue,
     to_at: Sequence[Index],
+    columns_at: Index = 0,
 ) -> None:
-    """`to[*to_at, i, j] = source[*source_at, i, j]` over a `rows × nr` tile."""
+    """`to[*to_at + i, columns_at + j] = source[*source_at, i, j]` over a
+    `rows × nr` tile (`to_at`'s last index offset by the row)."""
     row, i = e.loop(rows, ForKind.UNROLLED)
     lane, j = row.loop(t.nr, ForKind.VECTORIZED)
-    lane.store(lane.load(source, [*source_at, i, j]), to, [*to_at, i, j])
+    value = lane.load(source, [*source_at, i, j])
+    if columns_at == 0:
+        lane.store(value, to, [*to_at, i, j])
+        return
+    *outer, last = to_at
+    lane.store(value, to, [*outer, lane.add(last, i), lane.add(columns_at, j)])
 
 
 def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
@@ -330,66 +341,148 @@ def _at_block(e: Emitter, kb: Index, which: int, k_blocks: int) -> Emitter | Non
 # ----------------------------------------------------------------------------
 
 
-def _pad_input(e: Emitter, c: Conv2D, shape: Sequence[int]) -> SSAValue:
-    """A zero-padded copy of the input, `shape` = [N, C, rows, stride, columns
-    / stride]: padded column `x` at `[x % stride, x // stride]`, so that the
-    columns a strided window row reads are contiguous (one run per phase)."""
+@dataclass(frozen=True)
+class _Planes:
+    """The zero-padded input of a conv2d, split by stride phase: padded pixel
+    `(row, col)` is element `(row // sh) * wq + col // sw` of plane
+    `(row % sh) * sw + col % sw`.  In a plane, the pixels that output pixels
+    `(y, x)` and `(y, x + 1)` read for one window tap are neighbours, and so
+    are `(y, wq - 1)` and `(y + 1, 0)`: the *wide* output domain `y * wq + x`
+    (`x < wq`, columns `x >= out_w` are garbage) reads every tap as one
+    contiguous run, so a panel of `nr` wide pixels is `nr` consecutive lanes
+    whatever the image width."""
+
+    wq: int
+    """Columns of a plane row."""
+    length: int
+    """Elements of a plane: its rows, and the tail the last panel overreads."""
+
+
+def _planes(c: Conv2D, panels_end: int) -> _Planes:
+    """The plane geometry for panels that read wide pixels below `panels_end`."""
+    _, _, height, width = c.data.shape
+    _, _, kh, kw = c.weight.shape
+    _, _, out_h, out_w = c.out_shape
+    (sh, sw), (dh, dw) = c.strides, c.dilation
+    rows = max((out_h - 1) * sh + (kh - 1) * dh + 1, c.padding[0] + height)
+    cols = max((out_w - 1) * sw + (kw - 1) * dw + 1, c.padding[1] + width)
+    wq = math.ceil(cols / sw)
+    last_tap = ((kh - 1) * dh // sh) * wq + (kw - 1) * dw // sw
+    return _Planes(wq, max(math.ceil(rows / sh) * wq, panels_end + last_tap))
+
+
+def _pad_input(e: Emitter, c: Conv2D, planes: _Planes) -> SSAValue:
+    """The input, zero-padded and split into stride-phase planes (`_Planes`),
+    one parallel task per input channel."""
     batch, channels, height, width = c.data.shape
-    top, left = c.padding[0], c.padding[1]
-    stride = c.strides[1]
-    padded = e.alloc(shape, c.data.element_type)
+    (sh, sw), (top, left) = c.strides, c.padding[:2]
+    element = c.data.element_type
+    padded = e.alloc([batch, channels, sh * sw, planes.length], element)
     body, flat = e.loop(batch * channels, ForKind.PARALLEL)
     n, ch = body.div(flat, channels), body.rem(flat, channels)
-    rows, (y, phase) = body.nest(shape[2:4])
-    lane, x = rows.loop(shape[4], ForKind.VECTORIZED)
-    lane.store(lane.constant(0.0, c.data.element_type), padded, [n, ch, y, phase, x])
+    plane, p = body.loop(sh * sw)
+    lane, i = plane.loop(planes.length, ForKind.VECTORIZED)
+    lane.store(lane.constant(0.0, element), padded, [n, ch, p, i])
     rows, y = body.loop(height)
     row = rows.add(y, top)
+    phase, start = rows.rem(row, sh), rows.mul(rows.div(row, sh), planes.wq)
     lane, x = rows.loop(width, ForKind.VECTORIZED)
-    value = c.data.load(lane, [n, ch, y, x])
-    column = lane.add(left, x)
-    at = [n, ch, row, lane.rem(column, stride), lane.div(column, stride)]
-    lane.store(value, padded, at)
+    column = lane.add(x, left)
+    at = [
+        lane.add(lane.mul(phase, sw), lane.rem(column, sw)),
+        lane.add(start, lane.div(column, sw)),
+    ]
+    lane.store(c.data.load(lane, [n, ch, y, x]), padded, [n, ch, *at])
     return padded
+
+
+@dataclass(frozen=True)
+class _ConvTiles:
+    """How a conv2d's output is cut: register tiles of `mr` output channels
+    × `nr` wide pixels (`panels` per image), grouped into parallel tasks of
+    `block` channel tiles × `per_task` panels."""
+
+    t: Tiles
+    planes: _Planes
+    panels: int
+    wide: bool
+    """Panels run over the wide domain (else: over output rows, `nr` columns
+    at a time, storing straight into the output)."""
+    channel_tiles: int
+    block: int
+    per_task: int
+
+
+def _conv_tiles(c: Conv2D, t: Tiles, target: TargetAttr | None) -> _ConvTiles:
+    """Row panels when they waste few lanes (wide images: the epilogue is
+    applied from the registers), else wide panels (small images: 7x7 fills
+    49 of 64 lanes instead of 7 of 32)."""
+    batch, _, _, _ = c.data.shape
+    out_channels, group_channels, kh, kw = c.weight.shape
+    _, _, out_h, out_w = c.out_shape
+    row_panels = math.ceil(out_w / t.nr)
+    wq = _planes(c, 0).wq
+    wide_panels = math.ceil(out_h * wq / t.nr)
+    wide = out_h * row_panels > WIDE_GAIN * wide_panels
+    panels = wide_panels if wide else out_h * row_panels
+    end = panels * t.nr if wide else (out_h - 1) * wq + row_panels * t.nr
+    channel_tiles = math.ceil(out_channels // c.groups / t.mr)
+    tile_bytes = t.mr * group_channels * kh * kw * c.data.element_type.bitwidth // 8  # type: ignore[attr-defined]
+    block, blocks = _split(channel_tiles, math.ceil(channel_tiles * tile_bytes / L2_BLOCK_BYTES))
+    tasks = TASKS_PER_THREAD * num_threads(target)
+    per_task, _ = _split(panels, math.ceil(tasks / (batch * c.groups * blocks)))
+    return _ConvTiles(t, _planes(c, end), panels, wide, channel_tiles, block, per_task)
 
 
 def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     """Direct NCHW conv2d on register tiles (see the module docstring)."""
     element = c.data.element_type
-    t = tiles(target, element)
-    batch, _, height, width = c.data.shape
+    g = _conv_tiles(c, tiles(target, element), target)
+    t = g.t
+    batch = c.data.shape[0]
     out_channels, group_channels, kh, kw = c.weight.shape
-    _, _, out_h, out_w = c.out_shape
+    out_w = c.out_shape[3]
     (sh, sw), (dh, dw) = c.strides, c.dilation
-    whole_panels, rest = divmod(out_w, t.nr)
-    panels = whole_panels + (rest > 0)
-    columns = max((panels * t.nr - 1) * sw + (kw - 1) * dw + 1, c.padding[1] + width)
-    shape = [
-        batch,
-        c.data.shape[1],
-        max((out_h - 1) * sh + (kh - 1) * dh + 1, c.padding[0] + height),
-        sw,
-        math.ceil(columns / sw),
-    ]
-    padded = _pad_input(e, c, shape)
     per_group = out_channels // c.groups
-    body, flat = e.loop(batch * out_h, ForKind.PARALLEL)
-    n, y = body.div(flat, out_h), body.rem(flat, out_h)
-    group_body, (g,) = body.nest([c.groups])
+    padded = _pad_input(e, c, g.planes)
+    wide = e.alloc([batch, out_channels, g.panels * t.nr], element) if g.wide else None
+    grid = [
+        batch,
+        c.groups,
+        math.ceil(g.channel_tiles / g.block),
+        math.ceil(g.panels / g.per_task),
+    ]
+    task, flat = e.loop(math.prod(grid), ForKind.PARALLEL)
+    n, grp, cb, pt = task.unflatten(flat, grid)
+    first_panel = task.mul(pt, g.per_task)
+    panel_loop, q = task.range(
+        first_panel, task.min(task.add(first_panel, g.per_task), g.panels)
+    )
+    if g.wide:
+        p0 = panel_loop.mul(q, t.nr)
+    else:
+        row_panels = math.ceil(out_w / t.nr)
+        y, xp = panel_loop.div(q, row_panels), panel_loop.rem(q, row_panels)
+        x0 = panel_loop.mul(xp, t.nr)
+        p0 = panel_loop.add(panel_loop.mul(y, g.planes.wq), x0)
+    first_tile = panel_loop.mul(cb, g.block)
+    tile_loop, tt = panel_loop.range(
+        first_tile, panel_loop.min(panel_loop.add(first_tile, g.block), g.channel_tiles)
+    )
+    base = tile_loop.mul(grp, group_channels)
 
-    def tile(at: Emitter, rows: int, o0: Index, x0: Index, cols: int) -> None:
-        first = at.add(at.mul(g, per_group), o0)
-        base = at.mul(g, group_channels)
+    def b(r: Emitter, j: Index, ks: Sequence[Index]) -> SSAValue:
+        """Lane `j` of the panel for tap (ky, kx): in the tap's plane, `p0 +
+        j` shifted by the tap's whole rows and columns of that plane."""
+        ch, ky, kx = ks
+        row, col = r.mul(ky, dh), r.mul(kx, dw)
+        plane = r.add(r.mul(r.rem(row, sh), sw), r.rem(col, sw))
+        shift = r.add(r.mul(r.div(row, sh), g.planes.wq), r.div(col, sw))
+        return r.load(padded, [n, r.add(base, ch), plane, r.add(r.add(p0, shift), j)])
 
-        def b(r: Emitter, j: Index, ks: Sequence[Index]) -> SSAValue:
-            """Padded column (x0 + j) * sw + kx * dw: phase (kx * dw) % sw,
-            x0 + (kx * dw) // sw + j in it (unit stride in j)."""
-            ch, ky, kx = ks
-            tap = r.mul(kx, dw)
-            column = r.add(r.add(x0, r.div(tap, sw)), j)
-            row = r.add(r.mul(y, sh), r.mul(ky, dh))
-            return r.load(padded, [n, r.add(base, ch), row, r.rem(tap, sw), column])
-
+    def tile(at: Emitter, rows: int) -> None:
+        o0 = at.mul(tt, t.mr)
+        first = at.add(at.mul(grp, per_group), o0)
         acc = _register_tile(
             at,
             t,
@@ -399,24 +492,41 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
             b,
             element,
         )
-        _store_tile(
+        if wide is not None:
+            _copy_tile(at, t, rows, acc, [], wide, [n, first], columns_at=p0)
+            return
+        _each_panel(
             at,
-            acc,
-            rows,
-            cols,
-            lambda w, i, j, v: c.store(w, [n, w.add(first, i), y, w.add(x0, j)], v),
+            t,
+            out_w,
+            xp,
+            lambda s, cols: _store_tile(
+                s,
+                acc,
+                rows,
+                cols,
+                lambda w, i, j, v: c.store(w, [n, w.add(first, i), y, w.add(x0, j)], v),
+            ),
         )
 
-    def channel_tiles(at: Emitter, x0: Index, cols: int) -> None:
-        whole = per_group - per_group % t.mr
-        if whole:
-            tiles_body, o0 = at.range(0, whole, t.mr)
-            tile(tiles_body, t.mr, o0, x0, cols)
-        if per_group % t.mr:
-            tile(at, per_group % t.mr, whole, x0, cols)
+    whole = per_group // t.mr
+    if per_group % t.mr == 0:
+        tile(tile_loop, t.mr)
+    else:
+        if (full := tile_loop.when(tile_loop.less(tt, whole))) is not None:
+            tile(full, t.mr)
+        if (edge := tile_loop.when(tile_loop.less(whole - 1, tt))) is not None:
+            tile(edge, per_group % t.mr)
+    if wide is not None:
+        _unwiden(e, c, g.planes.wq, wide)
 
-    if whole_panels:
-        panel, xp = group_body.loop(whole_panels)
-        channel_tiles(panel, panel.mul(xp, t.nr), t.nr)
-    if rest:
-        channel_tiles(group_body, whole_panels * t.nr, rest)
+
+def _unwiden(e: Emitter, c: Conv2D, wq: int, wide: SSAValue) -> None:
+    """The output from the wide domain (`y * wq + x`), through the epilogue."""
+    batch, out_channels, out_h, out_w = c.out_shape
+    body, flat = e.loop(batch * out_channels, ForKind.PARALLEL)
+    n, o = body.div(flat, out_channels), body.rem(flat, out_channels)
+    row, y = body.loop(out_h)
+    start = row.mul(y, wq)
+    lane, x = row.loop(out_w, ForKind.VECTORIZED)
+    c.store(lane, [n, o, y, x], lane.load(wide, [n, o, lane.add(start, x)]))
