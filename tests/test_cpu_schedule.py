@@ -75,6 +75,36 @@ ODD = [
 ]
 
 
+@pytest.mark.parametrize(
+    "n, k",
+    # whole groups of GEMV_ROWS outputs or not, k a multiple of the vector or not
+    [(1000, 2048), (13, 37), (24, 64), (40, 5), (8, 16)],
+)
+def test_dense_single_row_is_a_gemv(n: int, k: int) -> None:
+    """A classifier's dense layer (m = 1): dot products over vectors of k
+    with the lanes and the tail added up, and the bias/relu epilogue."""
+    _dense(1, n, k, epilogue=True)
+    _dense(1, n, k, threads=2)
+
+
+def test_gemv_reads_the_weights_in_place() -> None:
+    """No packed copy of `b` for a single row: the kernel allocates only
+    `local` accumulators."""
+    from hetero.dialects import tir
+    from hetero.transforms.fuse_ops import FuseOpsPass
+    from hetero.transforms.lower_te import LowerTEPass
+    from hetero.transforms.plan_devices import PlanDevicesPass
+    from xdsl.context import Context
+
+    x, w, out = (1, 64), (40, 64), (1, 40)
+    body = f"%r = relay.nn.dense %x, %w : ({_t(x)}, {_t(w)}) -> {_t(out)}"
+    module = parse_module(_program(f"%x: {_t(x)}, %w: {_t(w)}", _t(out), body))
+    for p in (PlanDevicesPass(), FuseOpsPass(), LowerTEPass()):
+        p.apply(Context(), module)
+    scopes = {op.scope for op in module.walk() if isinstance(op, tir.AllocOp)}
+    assert scopes == {"local"}
+
+
 @pytest.mark.parametrize("m, n, k", ODD)
 def test_dense_odd_sizes(m: int, n: int, k: int) -> None:
     _dense(m, n, k)
@@ -105,6 +135,9 @@ def test_dense_random_sizes(m: int, n: int, k: int) -> None:
         ((2, 13, 9), (2, 9, 35)),  # batch matmul
         ((3, 1, 14, 6), (2, 6, 33)),  # broadcast batch dimensions
         ((5, 4), (3, 4, 17)),
+        # one row: the GEMV (no packing), panels of nr and the last one's rest
+        ((1, 37), (37, 70)),
+        ((3, 1, 20), (3, 20, 33)),
     ],
 )
 def test_matmul_and_batch_matmul(a: tuple[int, ...], b: tuple[int, ...]) -> None:

@@ -19,13 +19,19 @@ the end, through the problem's `store` (which applies a fused epilogue).
   sums from block to block in a per-task buffer; after the last block the
   tile is stored, the last row tile with `m % mr` rows, the last panel with
   `n % nr` columns.
-* `conv2d` is a direct convolution: a zero-padded copy of the input (wide
-  enough for whole panels) removes the bounds checks, then for each output
-  row in parallel, each panel of `nr` output columns and each tile of `mr`
-  output channels, the reduction over `(c, ky, kx)` broadcasts weights and
-  loads input rows as vectors at `x0 + kx + j`.  With a column stride `s`
-  the padded copy keeps the columns of each phase `x % s` together, so a
-  strided window row is a contiguous run too.  No im2col buffer.
+  A single row (`m = 1`, a GEMV: a classifier's dense layer) skips the
+  packing, whose copy of `b` would be read once: `gemv` streams `b` once.
+* `conv2d` is a direct convolution: a zero-padded copy of the input, split
+  into planes by stride phase (`_Planes`), removes the bounds checks and
+  makes every window tap a contiguous run of input for consecutive output
+  pixels.  A panel is `nr` output pixels: of one output row (`x0 .. x0 +
+  nr`), or, for small images, of the *wide* domain `y * wq + x` that runs
+  across rows (a 7×7 image fills 49 of 64 lanes instead of 7 of 32 per
+  row; its garbage columns are dropped when an epilogue pass moves the
+  output out of the wide buffer).  Tasks are blocks of `mr`-channel tiles
+  (their weights within `L2_BLOCK_BYTES`) × blocks of panels; a tile's
+  reduction over `(c, ky, kx)` broadcasts weights and loads the panel's
+  input as vectors.  No im2col buffer.
 """
 
 from __future__ import annotations
@@ -235,6 +241,8 @@ def _copy_tile(
 def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     """Packed-panel GEMM with register tiles (see the module docstring)."""
     t = tiles(target, g.element_type)
+    if g.m == 1:
+        return gemv(e, g, t, target)
     panels = math.ceil(g.n / t.nr)
     packed_b = e.alloc([g.batch, panels, g.k, t.nr], g.element_type)
     pack, flat = e.loop(g.batch * panels, ForKind.PARALLEL)
@@ -320,6 +328,93 @@ def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
         store(full, t.mr)
     if (edge := last.when(last.less(whole_rows - 1, m0))) is not None:
         store(edge, g.m % t.mr)
+
+
+GEMV_ROWS = 8
+"""Dot products a GEMV task row computes together (independent FMA chains
+that share each loaded vector of `a`)."""
+
+
+def gemv(e: Emitter, g: Gemm, t: Tiles, target: TargetAttr | None) -> None:
+    """`m = 1`: no packing.  With `b` contiguous along `k` (dense), each
+    output is a dot product, `GEMV_ROWS` at a time, over vectors of `k`;
+    else each panel of `nr` outputs is a one-row register tile reading `b`
+    in place."""
+    tasks = TASKS_PER_THREAD * num_threads(target)
+    if not g.b_along_k:
+        panels = math.ceil(g.n / t.nr)
+        per_task, _ = _split(g.batch * panels, tasks)
+        task, flat = e.loop(math.ceil(g.batch * panels / per_task), ForKind.PARALLEL)
+        first = task.mul(flat, per_task)
+        body, q = task.range(first, task.min(task.add(first, per_task), g.batch * panels))
+        batch, p = body.div(q, panels), body.rem(q, panels)
+        n0 = body.mul(p, t.nr)
+        acc = _register_tile(
+            body,
+            t,
+            1,
+            lambda r: _one_loop(r, g.k),
+            lambda r, i, ks: g.a(r, batch, 0, ks[0]),
+            lambda r, j, ks: g.b(r, batch, ks[0], r.add(n0, j)),
+            g.element_type,
+        )
+        _each_panel(
+            body,
+            t,
+            g.n,
+            p,
+            lambda s, cols: _store_tile(
+                s, acc, 1, cols, lambda w, i, j, v: g.store(w, [batch, 0, w.add(n0, j)], v)
+            ),
+        )
+        return
+    groups = math.ceil(g.n / GEMV_ROWS)
+    per_task, _ = _split(g.batch * groups, tasks)
+    task, flat = e.loop(math.ceil(g.batch * groups / per_task), ForKind.PARALLEL)
+    first = task.mul(flat, per_task)
+    body, q = task.range(first, task.min(task.add(first, per_task), g.batch * groups))
+    batch, n0 = body.div(q, groups), body.mul(body.rem(q, groups), GEMV_ROWS)
+    rows = GEMV_ROWS if g.n % GEMV_ROWS == 0 else 1
+    if rows == 1:
+        group, r = body.range(0, body.min(GEMV_ROWS, body.sub(g.n, n0)))
+        _dot_products(group, g, t, batch, group.add(n0, r), 1)
+    else:
+        _dot_products(body, g, t, batch, n0, rows)
+
+
+def _dot_products(
+    e: Emitter, g: Gemm, t: Tiles, batch: Index, n0: Index, rows: int
+) -> None:
+    """`out[batch, 0, n0 + i] = sum_k a(k) * b(k, n0 + i)` for `i < rows`:
+    lane-wise partial sums over whole vectors of `k`, then the lanes and
+    the `k % lanes` tail added per row."""
+    whole = g.k - g.k % t.lanes
+    acc = e.alloc([rows, t.lanes], g.element_type, "local")
+    init, i = e.loop(rows, ForKind.UNROLLED)
+    zero, j = init.loop(t.lanes, ForKind.VECTORIZED)
+    zero.store(zero.constant(0.0, g.element_type), acc, [i, j])
+    if whole:
+        step, kb = e.range(0, whole, t.lanes)
+        row, i = step.loop(rows, ForKind.UNROLLED)
+        lane, j = row.loop(t.lanes, ForKind.VECTORIZED)
+        k = lane.add(kb, j)
+        product = lane.op(
+            arith.MulfOp(g.a(lane, batch, 0, k), g.b(lane, batch, k, lane.add(n0, i)), CONTRACT)
+        )
+        total = lane.op(arith.AddfOp(lane.load(acc, [i, j]), product, CONTRACT))
+        lane.store(total, acc, [i, j])
+    out, i = e.loop(rows, ForKind.UNROLLED)
+    sum_ = out.alloc([1], g.element_type, "local")
+    out.store(out.load(acc, [i, 0]), sum_, [0])
+    lanes, j = out.range(1, t.lanes)
+    lanes.store(lanes.op(arith.AddfOp(lanes.load(sum_, [0]), lanes.load(acc, [i, j]))), sum_, [0])
+    if g.k % t.lanes:
+        tail, k = out.range(whole, g.k)
+        product = tail.op(
+            arith.MulfOp(g.a(tail, batch, 0, k), g.b(tail, batch, k, tail.add(n0, i)))
+        )
+        tail.store(tail.op(arith.AddfOp(tail.load(sum_, [0]), product)), sum_, [0])
+    g.store(out, [batch, 0, out.add(n0, i)], out.load(sum_, [0]))
 
 
 def _one_loop(e: Emitter, extent: Index) -> tuple[Emitter, Sequence[Index]]:
