@@ -184,6 +184,8 @@ def _conv(
         # 1×1 convolutions, a batch of 2, a stride
         ((2, 5, 7, 9), (11, 5, 1, 1), {"padding": (0, 0, 0, 0)}, 1),
         ((1, 4, 9, 9), (6, 4, 1, 1), {"strides": (2, 2), "padding": (0, 0, 0, 0)}, 1),
+        # stride 3 with a 2x2 window: phase 2 of each axis is never read
+        ((1, 2, 10, 11), (3, 2, 2, 2), {"strides": (3, 3), "padding": (1, 2, 1, 0)}, 1),
         # wide images: row panels, 14 = 12 + 2 output channels
         ((1, 5, 3, 64), (14, 5, 3, 3), {"padding": (1, 1, 1, 1)}, 1),
         ((1, 3, 2, 75), (5, 3, 1, 3), {"strides": (1, 2), "padding": (0, 1, 0, 1)}, 1),

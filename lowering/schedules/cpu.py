@@ -468,27 +468,68 @@ def _planes(c: Conv2D, panels_end: int) -> _Planes:
 
 def _pad_input(e: Emitter, c: Conv2D, planes: _Planes) -> SSAValue:
     """The input, zero-padded and split into stride-phase planes (`_Planes`),
-    one parallel task per input channel."""
-    batch, channels, height, width = c.data.shape
-    (sh, sw), (top, left) = c.strides, c.padding[:2]
-    element = c.data.element_type
-    padded = e.alloc([batch, channels, sh * sw, planes.length], element)
+    one parallel task per input channel.  Only the planes some window tap
+    reads are filled (a 1x1 stride-2 conv reads one of four), and only
+    their padding and tail are zeroed."""
+    batch, channels, _, _ = c.data.shape
+    sh, sw = c.strides
+    padded = e.alloc([batch, channels, sh * sw, planes.length], c.data.element_type)
     body, flat = e.loop(batch * channels, ForKind.PARALLEL)
     n, ch = body.div(flat, channels), body.rem(flat, channels)
-    plane, p = body.loop(sh * sw)
-    lane, i = plane.loop(planes.length, ForKind.VECTORIZED)
-    lane.store(lane.constant(0.0, element), padded, [n, ch, p, i])
-    rows, y = body.loop(height)
-    row = rows.add(y, top)
-    phase, start = rows.rem(row, sh), rows.mul(rows.div(row, sh), planes.wq)
-    lane, x = rows.loop(width, ForKind.VECTORIZED)
-    column = lane.add(x, left)
-    at = [
-        lane.add(lane.mul(phase, sw), lane.rem(column, sw)),
-        lane.add(start, lane.div(column, sw)),
-    ]
-    lane.store(c.data.load(lane, [n, ch, y, x]), padded, [n, ch, *at])
+    for rp, cp in _used_phases(c):
+        _fill_plane(body, c, planes, padded, [n, ch, rp * sw + cp], rp, cp)
     return padded
+
+
+def _used_phases(c: Conv2D) -> list[tuple[int, int]]:
+    """The (row, column) stride phases that the window taps read."""
+    _, _, kh, kw = c.weight.shape
+    (sh, sw), (dh, dw) = c.strides, c.dilation
+    rows = sorted({ky * dh % sh for ky in range(kh)})
+    cols = sorted({kx * dw % sw for kx in range(kw)})
+    return [(rp, cp) for rp in rows for cp in cols]
+
+
+def _interior(pad: int, size: int, stride: int, phase: int) -> tuple[int, int]:
+    """The plane rows (columns) `q` whose padded index `q * stride + phase`
+    is an input one, `pad <= . < pad + size`: [start, end)."""
+    start = max(0, -(-(pad - phase) // stride))
+    return start, max(start, -(-(pad + size - phase) // stride))
+
+
+def _fill_plane(
+    e: Emitter,
+    c: Conv2D,
+    planes: _Planes,
+    padded: SSAValue,
+    at: list[Index],
+    rp: int,
+    cp: int,
+) -> None:
+    """Plane (`rp`, `cp`): its rows and columns that hold input pixels
+    (padded row `rq * sh + rp`, column `cq * sw + cp`) copied, the rest zero."""
+    _, _, height, width = c.data.shape
+    (sh, sw), (top, left) = c.strides, c.padding[:2]
+    wq = planes.wq
+    r0, r1 = _interior(top, height, sh, rp)
+    q0, q1 = _interior(left, width, sw, cp)
+    zero = e.constant(0.0, c.data.element_type)
+
+    def zeros(em: Emitter, start: Index, count: int) -> None:
+        if count > 0:
+            lane, i = em.loop(count, ForKind.VECTORIZED)
+            lane.store(zero, padded, [*at, lane.add(start, i)])
+
+    zeros(e, 0, r0 * wq)
+    rows, rq = e.range(r0, r1)
+    start = rows.mul(rq, wq)
+    zeros(rows, start, q0)
+    lane, cq = rows.range(q0, q1, kind=ForKind.VECTORIZED)
+    y = lane.sub(lane.add(lane.mul(rq, sh), rp), top)
+    x = lane.sub(lane.add(lane.mul(cq, sw), cp), left)
+    lane.store(c.data.load(lane, [*at[:2], y, x]), padded, [*at, lane.add(start, cq)])
+    zeros(rows, rows.add(start, q1), wq - q1)
+    zeros(e, r1 * wq, planes.length - r1 * wq)
 
 
 @dataclass(frozen=True)
