@@ -35,6 +35,7 @@ from typing import Any
 
 from hetero.dialects import relay, tir
 from hetero.targets.kind import lookup_target_kind
+from hetero.utils.plugins import load_entry_points
 from xdsl.dialects.builtin import ModuleOp
 
 ENTRY_POINT_GROUP = "hetero.codegens"
@@ -89,17 +90,15 @@ class CodegenRegistry:
         if self._loaded:
             return
         self._loaded = True
-        from importlib.metadata import entry_points
+        load_entry_points(self._group, self._register_entry)
 
-        for ep in entry_points(group=self._group):
-            loaded: Any = ep.load()
-            codegen = loaded if isinstance(loaded, ExternalCodegen) else loaded()
-            if codegen.kind != ep.name:
-                raise ValueError(
-                    f"entry point '{ep.name} = {ep.value}' gives the codegen of "
-                    f"'{codegen.kind}'; the entry's name must be its kind"
-                )
-            self.register(codegen)
+    def _register_entry(self, name: str, loaded: Any) -> None:
+        codegen = loaded if isinstance(loaded, ExternalCodegen) else loaded()
+        if codegen.kind != name:
+            raise ValueError(
+                f"it gives the codegen of '{codegen.kind}'; the entry's name must be its kind"
+            )
+        self.register(codegen)
 
 
 def _load_object(reference: str) -> ExternalCodegen:

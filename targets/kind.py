@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
+from hetero.utils.plugins import load_entry_points
+
 ENTRY_POINT_GROUP = "hetero.target_kinds"
 
 
@@ -138,11 +140,11 @@ class TargetKindRegistry:
         if self._entry_points_loaded:
             return
         self._entry_points_loaded = True
-        from importlib.metadata import entry_points
+        load_entry_points(ENTRY_POINT_GROUP, self._register_entry)
 
-        for ep in entry_points(group=ENTRY_POINT_GROUP):
-            for kind in _kinds_of(ep.load()):
-                self.register(kind)
+    def _register_entry(self, _name: str, loaded: Any) -> None:
+        for kind in _kinds_of(loaded):
+            self.register(kind)
 
 
 def _kinds_of(obj: TargetKind | Callable[[], Iterable[TargetKind]]) -> Iterable[TargetKind]:

@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, OpResult, SSAValue
 
 from hetero.targets.kind import TargetKind, lookup_target_kind, registered_kind_names
+from hetero.utils.plugins import load_entry_points
 
 ENTRY_POINT_GROUP = "hetero.patterns"
 
@@ -296,19 +297,15 @@ class PatternRegistry:
         if self._loaded:
             return
         self._loaded = True
-        from importlib.metadata import entry_points
-
         from hetero.targets.builtin_patterns import BUILTIN_PATTERNS
 
         for kind, entries in BUILTIN_PATTERNS.items():
             self.register(kind, entries)
-        for ep in entry_points(group=self._group):
-            try:
-                loaded: Any = ep.load()
-                entries = cast(Iterable[CompositePattern], loaded() if callable(loaded) else loaded)
-                self.register(ep.name, entries)
-            except Exception as e:  # a broken extension is reported, never a traceback
-                raise PatternError(f"entry point '{ep.name} = {ep.value}': {e}") from e
+        load_entry_points(self._group, self._register_entry, PatternError)
+
+    def _register_entry(self, kind: str, loaded: Any) -> None:
+        entries = cast(Iterable[CompositePattern], loaded() if callable(loaded) else loaded)
+        self.register(kind, entries)
 
 
 REGISTRY = PatternRegistry()
