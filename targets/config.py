@@ -160,7 +160,8 @@ def _first_of_type(targets: Sequence[TargetAttr], dt: DeviceType) -> TargetAttr 
 
 
 def module_config(module: ModuleOp, targets: str | None, pass_name: str) -> CompilationConfig:
-    """The module's `target.config`; `targets` ("llvm,cuda") only fills a missing one.
+    """The module's `target.config`; `targets` ("llvm,cuda", target strings:
+    `hetero.targets.target_string`) only fills a missing one.
 
     A configuration given on the command line never overrides the module's own
     (DESIGN.md): it becomes the module attribute only where there was none.
@@ -179,9 +180,11 @@ def module_config(module: ModuleOp, targets: str | None, pass_name: str) -> Comp
             f"#target.config<[...]>` module attribute or pass `{pass_name}{{targets=\"llvm,cuda\"}}`",
             module,
         )
+    from hetero.targets.target_string import parse_target_list
+
     try:
-        attr = CompilationConfigAttr([TargetAttr(kind.strip()) for kind in targets.split(",")])
-    except VerifyException as e:
+        attr = CompilationConfigAttr(parse_target_list(targets))
+    except (ValueError, VerifyException) as e:
         raise HeteroError(f"{pass_name}: bad targets '{targets}': {e}", module) from e
     module.attributes[CONFIG_ATTR_NAME] = attr
     return attr.config

@@ -17,7 +17,7 @@ from hetero.context import make_context, parse_module
 from hetero.interpreter.tir import run_prim_func
 from hetero.lowering.cpu_codegen import compile_cpu
 from hetero.targets.kind import DeviceType, OptionSpec, TargetKind, register_target_kind
-from hetero.transforms.bind_target import parse_target_string
+from hetero.targets.target_string import parse_target_string
 from hetero.universe import HETERO_UNIVERSE
 
 DOC = Path(__file__).parent.parent / "docs" / "passes" / "tir-target-passes.md"
@@ -138,3 +138,41 @@ def test_bind_target_bool_options_are_spelled_out():
         assert target.options["fast"] is value  # type: ignore[index]
     with pytest.raises(ValueError, match="option 'fast' takes true, false, 1 or 0, not 'yes'"):
         parse_target_string("test_bool_kind -fast=yes")
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("llvm,cuda", [("llvm", {}), ("cuda", {})]),
+        # a comma after a list option's value continues the list
+        (
+            "llvm -mattr=+avx2,+fma -num_threads=2,cuda -arch=sm_80",
+            [("llvm", {"mattr": ["+avx2", "+fma"], "num_threads": 2}), ("cuda", {"arch": "sm_80"})],
+        ),
+    ],
+)
+def test_target_lists_use_the_target_string_syntax(
+    text: str, expected: list[tuple[str, dict[str, object]]]
+) -> None:
+    """`plan-devices{targets=...}` and `hetero.compile(targets=...)` take the
+    same target strings as `bind-target` (hetero.targets.target_string)."""
+    from hetero.targets.target_string import parse_target_list
+
+    assert [(t.kind_name.data, t.options) for t in parse_target_list(text)] == expected
+
+
+def test_compile_targets_take_options() -> None:
+    """`hetero.compile(targets=[...])` fills the configuration with options."""
+    import hetero
+    import numpy as np
+    from hetero.utils.diagnostics import HeteroError
+
+    text = (
+        "builtin.module {\n  relay.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "    %r = relay.add %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n"
+        "    relay.return %r : tensor<4xf32>\n  }\n}\n"
+    )
+    compiled = hetero.compile(text, targets=["llvm -num_threads=2 -opt_level=2"])
+    np.testing.assert_array_equal(compiled(np.ones(4, np.float32)), np.full(4, 2, np.float32))
+    with pytest.raises(HeteroError, match="unknown option 'threads' for target kind 'llvm'"):
+        hetero.compile(text, targets=["llvm -threads=2"])

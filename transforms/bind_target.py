@@ -22,84 +22,29 @@ its symbol, not through the host API, so it counts as internal.  In TVM's
 flow BindTarget never sees such functions (it runs first); here it makes the
 whole pipeline idempotent instead of re-outlining lowered kernels.
 
-The options use TVM's target-string syntax: `bind-target{target="cuda
--arch=sm_80 -host=llvm"}` (kind name, then `-option=value` flags checked
-against the kind's schema; `-host=` names the host kind); a host with
-options goes in its own option, `host="llvm -opt_level=0"`.
+The options use TVM's target-string syntax (`hetero.targets.target_string`):
+`bind-target{target="cuda -arch=sm_80 -host=llvm"}` (kind name, then
+`-option=value` flags checked against the kind's schema; `-host=` names the
+host kind); a host with options goes in its own option,
+`host="llvm -opt_level=0"`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from hetero.dialects.target import TargetAttr
+from hetero.dialects.tir import PrimFuncOp, prim_funcs
+from hetero.targets.target_string import parse_target_string
+from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
-from xdsl.utils.exceptions import VerifyException
-
-from hetero.dialects.target import TargetAttr
-from hetero.dialects.tir import PrimFuncOp, prim_funcs
-from hetero.targets.kind import lookup_target_kind
-from hetero.utils.diagnostics import HeteroError
 
 IS_HOST_FUNC = "tir.is_host_func"
 IS_GLOBAL_FUNC = "tir.is_global_func"
 DEFAULT_HOST = "llvm"
-
-
-def parse_target_string(text: str) -> TargetAttr:
-    """`"cuda -arch=sm_80 -host=llvm"` → the target attribute (TVM's syntax).
-
-    Raises `ValueError` with the reason when the text is not a valid target.
-    """
-    if not text.split():
-        raise ValueError("expected a target kind name")
-    kind_name, *flags = text.split()
-    kind = lookup_target_kind(kind_name)
-    if kind is None:
-        raise ValueError(f"unknown target kind '{kind_name}'")
-    options: dict[str, Any] = {}
-    host = None
-    seen: set[str] = set()
-    for flag in flags:
-        key, eq, value = flag.removeprefix("-").partition("=")
-        if not flag.startswith("-") or not eq or not key or not value:
-            raise ValueError(f"expected '-option=value', got '{flag}'")
-        if key in seen:
-            raise ValueError(f"option '-{key}' is given twice")
-        seen.add(key)
-        if key == "host":
-            host = parse_target_string(value)
-            continue
-        spec = kind.options.get(key)
-        options[key] = _option_value(key, value, spec.type if spec else str)
-    try:
-        return TargetAttr(kind_name, options, host)
-    except VerifyException as e:
-        raise ValueError(str(e)) from e
-
-
-BOOL_SPELLINGS = {"1": True, "true": True, "0": False, "false": False}
-"""How a bool option is written (TVM accepts these four)."""
-
-
-def _option_value(key: str, text: str, type: type) -> Any:
-    if type is bool:
-        if text not in BOOL_SPELLINGS:
-            raise ValueError(
-                f"option '{key}' takes true, false, 1 or 0, not '{text}'"
-            )
-        return BOOL_SPELLINGS[text]
-    if type is list:
-        return text.split(",")
-    if type is int:
-        try:
-            return int(text)
-        except ValueError:
-            raise ValueError(f"option '{key}' takes an integer, not '{text}'") from None
-    return text
 
 
 def _is_true(flag: Attribute | None) -> bool:
