@@ -46,20 +46,23 @@ builtin.module {
 
 // -----
 
-// conv2d: a direct convolution.  A zero-padded copy of the input (7 rows;
-// 34 columns so that two whole 16-wide panels can be read; one phase of
-// columns, the stride being 1), then in
-// parallel over output rows, for each panel of output columns, register
+// conv2d: a direct convolution.  The input is copied into a zero-padded
+// plane (one: the stride is 1) of 22-column rows, 158 elements with the tail
+// the last panel overreads; only the padding is zeroed.  The 5x20 image is
+// small for 16-wide panels, so they run over the wide domain y * 22 + x (7
+// panels instead of 10 row panels), in parallel; each computes register
 // tiles of 6 output channels (and one of the 1 left): the reduction over
-// (c, ky, kx) broadcasts a weight and loads the padded input as a vector
-// at column x0 + kx + j; no bounds checks.
+// (c, ky, kx) broadcasts a weight and loads the plane as a vector at
+// p0 + ky * 22 + kx + j, no bounds checks.  Tiles go to the wide buffer;
+// a last parallel loop moves the output out of it.
 // CHECK-LABEL: tir.prim_func @conv_tir
-// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x2x7x1x34xf32>
+// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x2x1x158xf32>
 // CHECK-NEXT:    tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:             %[[V:.*]] = memref.load %0[%{{.*}}, %{{.*}}, %{{.*}}, %[[X:.*]]] : memref<1x2x5x20xf32>
-// CHECK-NEXT:        %[[C:.*]] = arith.addi %{{.*}}, %[[X]] : index
-// CHECK-NEXT:        memref.store %[[V]], %[[PAD]][%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[C]]]
-// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:             %[[V:.*]] = memref.load %0[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x2x5x20xf32>
+// CHECK-NEXT:        %[[C:.*]] = arith.addi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:        memref.store %[[V]], %[[PAD]][%{{.*}}, %{{.*}}, %{{.*}}, %[[C]]]
+// CHECK:         %[[WIDE:.*]] = tir.alloc : memref<1x7x112xf32>
+// CHECK-NEXT:    tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           %[[ACC:.*]] = tir.alloc : memref<6x16xf32, "local">
 // CHECK:           tir.for %[[CH:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:        tir.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
@@ -68,12 +71,17 @@ builtin.module {
 // CHECK-NEXT:              %[[O:.*]] = arith.addi %{{.*}}, %[[I]] : index
 // CHECK-NEXT:              %[[W:.*]] = memref.load %1[%[[O]], %[[CH]], %[[KY]], %[[KX]]]
 // CHECK-NEXT:              tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
-// CHECK-NEXT:                %[[X0:.*]] = arith.addi %{{.*}}, %[[KX]] : index
-// CHECK-NEXT:                %[[COL:.*]] = arith.addi %[[X0]], %[[J]] : index
-// CHECK-NEXT:                %[[ROW:.*]] = arith.addi %{{.*}}, %[[KY]] : index
-// CHECK-NEXT:                %[[IN:.*]] = memref.load %[[PAD]][%{{.*}}, %[[CH]], %[[ROW]], %{{.*}}, %[[COL]]]
+// CHECK-NEXT:                %[[ROWS:.*]] = arith.muli %[[KY]], %{{.*}} : index
+// CHECK-NEXT:                %[[SHIFT:.*]] = arith.addi %[[ROWS]], %[[KX]] : index
+// CHECK-NEXT:                %[[P:.*]] = arith.addi %{{.*}}, %[[SHIFT]] : index
+// CHECK-NEXT:                %[[LANE:.*]] = arith.addi %[[P]], %[[J]] : index
+// CHECK-NEXT:                %[[IN:.*]] = memref.load %[[PAD]][%{{.*}}, %[[CH]], %{{.*}}, %[[LANE]]]
 // CHECK-NEXT:                arith.mulf %[[W]], %[[IN]] fastmath<contract> : f32
+// CHECK:               memref.store %{{.*}}, %[[WIDE]]
 // CHECK:           %{{.*}} = tir.alloc : memref<1x16xf32, "local">
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:             %[[OUT:.*]] = memref.load %[[WIDE]]
+// CHECK-NEXT:        memref.store %[[OUT]], %2
 builtin.module {
   relay.func private @conv(%x: tensor<1x2x5x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}, %w: tensor<7x2x3x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) -> (tensor<1x7x5x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) attributes {Primitive} {
     %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x20xf32>, tensor<7x2x3x3xf32>) -> tensor<1x7x5x20xf32>
@@ -116,21 +124,29 @@ builtin.module {
 
 // -----
 
-// A column stride of 2: the padded copy keeps even and odd columns apart
-// (`[.., row, x % 2, x // 2]`), so tap kx of output columns x0 + j reads
-// phase kx % 2 at x0 + kx // 2 + j: unit stride, still a vector load.
+// A stride of 2: the padded copy is split into four planes by the phases
+// (row % 2, column % 2), 19 columns of 76 elements each: tap (ky, kx) of the
+// wide pixels p0 + j reads plane (ky % 2) * 2 + kx % 2 at p0 + (ky // 2) * 19
+// + kx // 2 + j: unit stride, still a vector load.
 // CHECK-LABEL: tir.prim_func @strided_tir
-// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x1x11x2x17xf32>
+// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x1x4x76xf32>
 // CHECK:         tir.alloc : memref<2x16xf32, "local">
-// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK:         tir.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:      tir.for %[[KX:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:      tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
-// CHECK-NEXT:        memref.load %1
+// CHECK:             memref.load %1
 // CHECK-NEXT:        tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
-// CHECK-NEXT:          %[[Q:.*]] = arith.divsi %[[KX]], %{{.*}} : index
-// CHECK-NEXT:          %[[COL:.*]] = arith.addi %[[Q]], %[[J]] : index
-// CHECK:               %[[PHASE:.*]] = arith.remsi %[[KX]], %{{.*}} : index
-// CHECK-NEXT:          memref.load %[[PAD]][%{{.*}}, %{{.*}}, %{{.*}}, %[[PHASE]], %[[COL]]]
+// CHECK-NEXT:          %[[RP:.*]] = arith.remsi %[[KY]], %{{.*}} : index
+// CHECK-NEXT:          %[[RPW:.*]] = arith.muli %[[RP]], %{{.*}} : index
+// CHECK-NEXT:          %[[CP:.*]] = arith.remsi %[[KX]], %{{.*}} : index
+// CHECK-NEXT:          %[[PLANE:.*]] = arith.addi %[[RPW]], %[[CP]] : index
+// CHECK-NEXT:          %[[RQ:.*]] = arith.divsi %[[KY]], %{{.*}} : index
+// CHECK-NEXT:          %[[ROWS:.*]] = arith.muli %[[RQ]], %{{.*}} : index
+// CHECK-NEXT:          %[[CQ:.*]] = arith.divsi %[[KX]], %{{.*}} : index
+// CHECK-NEXT:          %[[SHIFT:.*]] = arith.addi %[[ROWS]], %[[CQ]] : index
+// CHECK-NEXT:          %[[P:.*]] = arith.addi %{{.*}}, %[[SHIFT]] : index
+// CHECK-NEXT:          %[[LANE:.*]] = arith.addi %[[P]], %[[J]] : index
+// CHECK-NEXT:          memref.load %[[PAD]][%{{.*}}, %{{.*}}, %[[PLANE]], %[[LANE]]]
 builtin.module {
   relay.func private @strided(%x: tensor<1x1x9x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}, %w: tensor<2x1x3x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) -> (tensor<1x2x5x10xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) attributes {Primitive} {
     %0 = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x1x9x20xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x5x10xf32>
