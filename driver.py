@@ -130,8 +130,15 @@ def _decode_constants(values: ArrayAttr) -> tuple[np.ndarray, ...]:
     return tuple(np.require(constant_value(ConstantOp(v)), requirements="C") for v in values)
 
 
-def _lower(module: ModuleOp, entry: str, timings: dict[str, float]) -> None:
-    """The relay pipeline up to the host function, timed per pass."""
+def lower_to_tir(
+    module: ModuleOp, entry: str = "main", timings: dict[str, float] | None = None
+) -> None:
+    """`hetero.compile`'s relay pipeline, in place: `module` (with a
+    `target.config`) ends with the kernels and the host function
+    `@<entry>_host` as `tir.prim_func`s, before any code generation (for
+    tools and benchmarks that look at the kernels).  `timings` receives the
+    seconds of each pass."""
+    timings = {} if timings is None else timings
     from hetero.transforms.fuse_ops import FuseOpsPass
     from hetero.transforms.lower_aot_main import LowerAotMainPass
     from hetero.transforms.lower_te import LowerTEPass
@@ -306,7 +313,7 @@ def compile(
         return ShapeSpecializedFunction(
             module, tuple(targets), entry, tuple(zip(labels, (a.type for a in main.args)))
         )
-    _lower(module, entry, timings)
+    lower_to_tir(module, entry, timings)
     main = SymbolTable.lookup_symbol(module, entry)
     host = SymbolTable.lookup_symbol(module, f"{entry}_host")
     assert isinstance(main, FuncOp) and isinstance(host, tir.PrimFuncOp)

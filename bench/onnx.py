@@ -78,10 +78,10 @@ def _kernel_calls(module: Any) -> Counter[str]:
     """The kernels `hetero.compile` builds for `module`, with the number of
     times the host function calls each."""
     from hetero.dialects import tir
-    from hetero.driver import _lower
+    from hetero.driver import lower_to_tir
 
     lowered = module.clone()
-    _lower(lowered, "main", {})
+    lower_to_tir(lowered)
     host = SymbolTable.lookup_symbol(lowered, "main_host")
     assert host is not None
     return Counter(

@@ -181,3 +181,17 @@ def test_dynamic_batch_is_compiled_once_per_input_shape():
         f(np.zeros((2, 3, 6, 7), np.float32))
     with pytest.raises(CompiledFunctionError, match="takes 1 input"):
         f()
+
+
+def test_lower_to_tir_stops_before_code_generation():
+    """`lower_to_tir` is hetero.compile's relay pipeline alone: kernels and the
+    host function as `tir.prim_func`s, each pass timed."""
+    from hetero.dialects import tir
+    from hetero.driver import lower_to_tir
+
+    module = parse_module(_text(CNN))
+    timings: dict[str, float] = {}
+    lower_to_tir(module, timings=timings)
+    functions = {op.sym_name.data for op in module.ops if isinstance(op, tir.PrimFuncOp)}
+    assert "main_host" in functions and len(functions) > 1
+    assert {"fuse-ops", "lower-te", "lower-aot-main", "plan-memory"} <= set(timings)
