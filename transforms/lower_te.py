@@ -35,6 +35,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from hetero.dialects import relay
+from hetero.dialects.target import TargetAttr
+from hetero.dialects.tir import PrimFuncOp
+from hetero.lowering.gpu_schedules import GpuEmitter
+from hetero.lowering.te_emit import Emitter, Index, Tensor, store_all
+from hetero.lowering.te_templates import (
+    EPILOGUE_ANCHORS,
+    LAZY_TEMPLATES,
+    NEST_TEMPLATES,
+    Epilogue,
+    is_epilogue,
+)
+from hetero.targets.kind import DeviceType
+from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import fresh_symbol
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -47,22 +62,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
-
-from hetero.dialects import relay
-from hetero.dialects.target import TargetAttr
-from hetero.dialects.tir import PrimFuncOp
-from hetero.lowering.te_emit import Emitter, Index, Tensor, store_all
-from hetero.lowering.gpu_schedules import GpuEmitter
-from hetero.lowering.te_templates import (
-    EPILOGUE_ANCHORS,
-    LAZY_TEMPLATES,
-    NEST_TEMPLATES,
-    Epilogue,
-    is_epilogue,
-)
-from hetero.targets.kind import DeviceType
-from hetero.utils.diagnostics import HeteroError
-from hetero.utils.symbols import fresh_symbol
 
 EMITTERS: dict[DeviceType, type[Emitter]] = {DeviceType.cuda: GpuEmitter}
 """Device type → the emitter laying out its parallel nests (default: CPU loops)."""
