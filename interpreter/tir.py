@@ -47,6 +47,7 @@ from xdsl.interpreter import (
     impl_terminator,
     register_impls,
 )
+from xdsl.dialects import arith
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.builtin import BuiltinFunctions, xtype_for_el_type
 from xdsl.interpreters.math import MathFunctions
@@ -175,6 +176,20 @@ class TirFunctions(InterpreterFunctions):
         for i in range(lb, ub, step):
             interpreter.run_ssacfg_region(op.body, (i,), f"tir.for {op.kind.data}")
         return ()
+
+    # xDSL's ArithFunctions lacks the integer min/max the schedules emit
+    # for the bounds of a last block.
+    @impl(arith.MinSIOp)
+    def run_minsi(
+        self, interpreter: Interpreter, op: arith.MinSIOp, args: PythonValues
+    ) -> PythonValues:
+        return (min(args),)
+
+    @impl(arith.MaxSIOp)
+    def run_maxsi(
+        self, interpreter: Interpreter, op: arith.MaxSIOp, args: PythonValues
+    ) -> PythonValues:
+        return (max(args),)
 
     @impl(TargetRegionOp)
     def run_target_region(

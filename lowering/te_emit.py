@@ -23,6 +23,7 @@ from xdsl.traits import IsTerminator
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import AllocOp, ForKind, ForOp, PrimFuncOp, scoped_memref
+from hetero.lowering.convert_tir_to_scf import is_cpu
 
 Index = int | SSAValue
 """An index expression: a Python int (folded) or an SSA `index` value."""
@@ -249,6 +250,10 @@ class Tensor:
     shape: tuple[int, ...]
     element_type: Attribute
     load: Loader
+    parts: tuple[tuple[Tensor, tuple[int, ...]], ...] = ()
+    """Tensors tiling this one, each with the index of its first element (a
+    concatenation's inputs): `store_all` copies each with its own nest, so
+    no element chooses its source at run time."""
 
     @staticmethod
     def of_buffer(buffer: SSAValue) -> Tensor:
@@ -261,7 +266,24 @@ class Tensor:
         )
 
 
-def store_all(e: Emitter, tensor: Tensor, buffer: SSAValue) -> None:
-    """Materialise `tensor` into `buffer` with one parallel loop nest."""
-    body, indices = e.nest(tensor.shape, parallel=True)
-    body.store(tensor.load(body, indices), buffer, indices)
+def store_all(
+    e: Emitter, tensor: Tensor, buffer: SSAValue, offset: Sequence[int] = ()
+) -> None:
+    """Materialise `tensor` into `buffer` (at `offset`): one parallel loop
+    nest, or one per part.  On a CPU the rows are parallel and each row is a
+    `vectorized` loop; elsewhere the nest is the emitter's parallel one (on a
+    GPU, a thread per element)."""
+    offset = offset or (0,) * len(tensor.shape)
+    for part, start in tensor.parts:
+        store_all(e, part, buffer, [a + b for a, b in zip(offset, start)])
+    if tensor.parts:
+        return
+    rows = tensor.shape
+    if len(rows) > 1 and is_cpu(e.target):
+        rows = rows[:-1]
+    body, indices = e.nest(rows, parallel=True)
+    if len(rows) < len(tensor.shape):
+        body, last = body.loop(tensor.shape[-1], ForKind.VECTORIZED)
+        indices = [*indices, last]
+    at = [body.add(i, o) for i, o in zip(indices, offset)]
+    body.store(tensor.load(body, indices), buffer, at)

@@ -30,7 +30,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay
 from hetero.lowering.schedules import problem_schedule
-from hetero.lowering.schedules.problems import Conv2D, Gemm, Store
+from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D, Store
 from hetero.lowering.te_emit import Emitter, Index, Tensor
 from hetero.utils.diagnostics import HeteroError
 
@@ -251,8 +251,9 @@ def _expand_dims(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
 
 
 def _concatenate(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
-    """Which input an element comes from is decided by `scf.if`s on the axis
-    index, so only the chosen input is read."""
+    """Read in place, which input an element comes from is decided by
+    `scf.if`s on the axis index, so only the chosen input is read; stored
+    whole, the inputs are its parts (one branch-free copy each)."""
     shape = result_shape(op)
     axis = _channel_axis(op, len(shape))
     starts = [0]
@@ -273,7 +274,13 @@ def _concatenate(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
             lambda f: load_from(f, idx, k + 1),
         )
 
-    return Tensor(shape, inputs[0].element_type, lambda e, idx: load_from(e, idx, 0))
+    parts = tuple(
+        (x, tuple(start if i == axis else 0 for i in range(len(shape))))
+        for x, start in zip(inputs, starts)
+    )
+    return Tensor(
+        shape, inputs[0].element_type, lambda e, idx: load_from(e, idx, 0), parts
+    )
 
 
 LAZY_TEMPLATES: dict[type[Operation], LazyTemplate] = {
@@ -483,13 +490,43 @@ def _pool_window(
     return body, row, col, body.add(row, pt), body.add(col, pl)
 
 
+def _scheduled_pool(
+    e: Emitter,
+    op: Operation,
+    data: Tensor,
+    out: SSAValue,
+    epilogue: Epilogue | None,
+    average: bool,
+) -> bool:
+    """Hands a pooling to the target's `Pool2D` schedule, if it has one (a
+    global pooling as a window over the whole plane)."""
+    if (schedule := problem_schedule(e.target, Pool2D)) is None:
+        return False
+    window = (
+        (op.pool_size, op.strides, op.dilation, op.padding)
+        if isinstance(op, relay.Pool2DOp)
+        else (data.shape[2:], (1, 1), (1, 1), (0, 0, 0, 0))
+    )
+    include_pad = isinstance(op, relay.AvgPool2DOp) and op.count_include_pad
+    store = _store_into(out, epilogue)
+    problem = Pool2D(data, result_shape(op), average, *window, include_pad, store)
+    schedule(e, problem, e.target)
+    return True
+
+
 def _max_pool2d(
-    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
 ) -> None:
     """out = max over the window's taps inside the input (padding never wins)."""
     assert isinstance(op, relay.MaxPool2DOp)
     (data,) = inputs
     _require_float(op, data.element_type)
+    if _scheduled_pool(e, op, data, out, epilogue, average=False):
+        return
     height, width = data.shape[2:]
     body, (n, c, y, x) = e.nest(result_shape(op), parallel=True)
     body.store(body.constant(-math.inf, data.element_type), out, [n, c, y, x])
@@ -501,10 +538,15 @@ def _max_pool2d(
         _accumulate(
             tap, out, [n, c, y, x], data.load(tap, [n, c, row, col]), arith.MaximumfOp
         )
+    _finish(e, out, result_shape(op), epilogue)
 
 
 def _avg_pool2d(
-    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
 ) -> None:
     """Sum of the taps inside the input divided by the number of counted taps:
     those inside the input, or with `count_include_pad` inside the explicitly
@@ -513,6 +555,8 @@ def _avg_pool2d(
     (data,) = inputs
     element = data.element_type
     _require_float(op, element)
+    if _scheduled_pool(e, op, data, out, epilogue, average=True):
+        return
     height, width = data.shape[2:]
     pt, pl, pb, pr = op.padding
     body, (n, c, y, x) = e.nest(result_shape(op), parallel=True)
@@ -542,14 +586,21 @@ def _avg_pool2d(
     body.store(
         body.op(arith.DivfOp(body.load(out, [n, c, y, x]), divisor)), out, [n, c, y, x]
     )
+    _finish(e, out, result_shape(op), epilogue)
 
 
 def _global_avg_pool2d(
-    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
 ) -> None:
     """out[n, c, 0, 0] = mean of in[n, c, :, :]."""
     (data,) = inputs
     _require_float(op, data.element_type)
+    if _scheduled_pool(e, op, data, out, epilogue, average=True):
+        return
     height, width = data.shape[2:]
     body, (n, c, _, _) = e.nest(result_shape(op), parallel=True)
     at = [n, c, 0, 0]
@@ -558,6 +609,7 @@ def _global_avg_pool2d(
     _accumulate(window, out, at, data.load(window, [n, c, row, col]), arith.AddfOp)
     size = body.constant(float(height * width), data.element_type)
     body.store(body.op(arith.DivfOp(body.load(out, at), size)), out, at)
+    _finish(e, out, result_shape(op), epilogue)
 
 
 def _softmax(
@@ -598,7 +650,14 @@ def is_epilogue(op: Operation) -> bool:
 
 
 EPILOGUE_ANCHORS: frozenset[type[Operation]] = frozenset(
-    {relay.DenseOp, relay.MatmulOp, relay.Conv2DOp}
+    {
+        relay.DenseOp,
+        relay.MatmulOp,
+        relay.Conv2DOp,
+        relay.MaxPool2DOp,
+        relay.AvgPool2DOp,
+        relay.GlobalAvgPool2DOp,
+    }
 )
 """Nest templates taking `epilogue=`: they apply it once per output element,
 where the element is computed (a schedule: per register tile)."""

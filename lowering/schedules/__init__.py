@@ -1,4 +1,4 @@
-"""Schedules of the heavy ops (dense/matmul, conv2d), per device type.
+"""Schedules of the heavy ops (dense/matmul, conv2d, pooling), per device type.
 
 `lower-te`'s templates describe such an op as a problem
 (`hetero.lowering.schedules.problems`) and look the schedule up here by the
@@ -13,23 +13,25 @@ from collections.abc import Callable
 
 from hetero.dialects.target import TargetAttr
 from hetero.lowering import gpu_schedules
-from hetero.lowering.schedules import cpu
-from hetero.lowering.schedules.problems import Conv2D, Gemm
+from hetero.lowering.schedules import cpu, cpu_pool
+from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D
 from hetero.lowering.te_emit import Emitter
 from hetero.targets.kind import DeviceType
 
-Schedule = Callable[[Emitter, Gemm | Conv2D, TargetAttr | None], None]
+Problem = Gemm | Conv2D | Pool2D
+Schedule = Callable[[Emitter, Problem, TargetAttr | None], None]
 
-SCHEDULES: dict[tuple[DeviceType, type[Gemm | Conv2D]], Schedule] = {
+SCHEDULES: dict[tuple[DeviceType, type[Problem]], Schedule] = {
     (DeviceType.cpu, Gemm): cpu.gemm,  # type: ignore[dict-item]
     (DeviceType.cpu, Conv2D): cpu.conv2d,  # type: ignore[dict-item]
+    (DeviceType.cpu, Pool2D): cpu_pool.pool2d,  # type: ignore[dict-item]
     (DeviceType.cuda, Gemm): gpu_schedules.gemm,  # type: ignore[dict-item]
 }
 """(device type, problem) → the schedule emitting its TIR."""
 
 
 def problem_schedule(
-    target: TargetAttr | None, problem: type[Gemm | Conv2D]
+    target: TargetAttr | None, problem: type[Problem]
 ) -> Schedule | None:
     """The schedule for `problem` on `target` (no target: the host CPU)."""
     device = DeviceType.cpu if target is None else target.device_type

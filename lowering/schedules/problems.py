@@ -53,3 +53,27 @@ class Conv2D:
     padding: tuple[int, int, int, int]
     groups: int
     store: Store
+
+
+@dataclass(frozen=True)
+class Pool2D:
+    """NCHW max or average pooling of `data` into `out_shape` `[N, C, OH,
+    OW]`, written through `store` at `[n, c, y, x]`.
+
+    Output `(y, x)` reads the taps at input row `y * sh + ky * dh - top`
+    and column `x * sw + kx * dw - left` that lie inside the input (padding
+    and the rows `ceil_mode` adds are never read: `out_shape` already says
+    how many windows there are).  An average divides by the taps inside the
+    input or, with `count_include_pad`, inside the explicitly padded input;
+    at least 1.
+    """
+
+    data: Tensor
+    out_shape: tuple[int, ...]
+    average: bool
+    pool_size: tuple[int, int]
+    strides: tuple[int, int]
+    dilation: tuple[int, int]
+    padding: tuple[int, int, int, int]
+    count_include_pad: bool
+    store: Store
