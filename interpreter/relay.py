@@ -209,8 +209,19 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return half + half * np.tanh(half * x)
 
 
+def _fmax(a: np.ndarray, b: Any) -> np.ndarray:
+    """`a > b ? a : b`, TVM's float max (and MLAS's): `b` where either is
+    NaN, unlike `np.maximum` — the compiled code's semantics."""
+    return np.where(a > b, a, b)
+
+
+def _fmin(a: np.ndarray, b: Any) -> np.ndarray:
+    """`a < b ? a : b` (see `_fmax`)."""
+    return np.where(a < b, a, b)
+
+
 def _relu(x: np.ndarray) -> np.ndarray:
-    return np.maximum(x, x.dtype.type(0))
+    return _fmax(x, x.dtype.type(0))
 
 
 def _dense(x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -329,7 +340,8 @@ def _softmax(op: Operation, x: np.ndarray) -> np.ndarray:
 
 
 def _clip(op: Operation, x: np.ndarray) -> np.ndarray:
-    return np.clip(x, _attr(op, "a_min"), _attr(op, "a_max"))
+    low = _fmax(x, x.dtype.type(_attr(op, "a_min")))
+    return _fmin(low, x.dtype.type(_attr(op, "a_max")))
 
 
 def _reshape(op: Operation, x: np.ndarray) -> np.ndarray:
@@ -543,8 +555,8 @@ _PLAIN: dict[str, Callable[..., Any]] = {
     "subtract": np.subtract,
     "multiply": np.multiply,
     "divide": np.divide,
-    "maximum": np.maximum,
-    "minimum": np.minimum,
+    "maximum": _fmax,
+    "minimum": _fmin,
     "negative": np.negative,
     "exp": np.exp,
     "tanh": np.tanh,

@@ -162,6 +162,18 @@ class Emitter:
             result = self.op(arith.AndIOp(result, c))
         return result
 
+    # -- floating point ------------------------------------------------------
+
+    def fmax(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`a > b ? a : b`: TVM's float `max` (one `vmaxps` on x86, where
+        `arith.maximumf`, which also orders NaN and signed zeros, lowers to
+        about six instructions).  `b` when either is NaN."""
+        return self.op(arith.SelectOp(self.op(arith.CmpfOp(a, b, "ogt")), a, b))
+
+    def fmin(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """`a < b ? a : b` (see `fmax`)."""
+        return self.op(arith.SelectOp(self.op(arith.CmpfOp(a, b, "olt")), a, b))
+
     # -- structure ------------------------------------------------------------
 
     def loop(

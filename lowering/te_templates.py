@@ -83,8 +83,8 @@ def _sigmoid(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
 
 def _clip(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
     assert isinstance(op, relay.ClipOp)
-    low = e.op(arith.MaximumfOp(x, e.constant(op.a_min, x.type)))
-    return e.op(arith.MinimumfOp(low, e.constant(op.a_max, x.type)))
+    low = e.fmax(x, e.constant(op.a_min, x.type))
+    return e.fmin(low, e.constant(op.a_max, x.type))
 
 
 UNARY: dict[type[Operation], Unary] = {
@@ -92,20 +92,24 @@ UNARY: dict[type[Operation], Unary] = {
     relay.ExpOp: lambda e, x, op: e.op(math_dialect.ExpOp(x)),
     relay.TanhOp: _tanh,
     relay.SigmoidOp: _sigmoid,
-    relay.ReluOp: lambda e, x, op: e.op(arith.MaximumfOp(x, e.constant(0.0, x.type))),
+    relay.ReluOp: lambda e, x, op: e.fmax(x, e.constant(0.0, x.type)),
     relay.ClipOp: _clip,
 }
 """Elementwise unary op → its scalar function."""
 
-BINARY: dict[type[Operation], type[Operation]] = {
-    relay.AddOp: arith.AddfOp,
-    relay.SubtractOp: arith.SubfOp,
-    relay.MultiplyOp: arith.MulfOp,
-    relay.DivideOp: arith.DivfOp,
-    relay.MaximumOp: arith.MaximumfOp,
-    relay.MinimumOp: arith.MinimumfOp,
+def _arith(op: type[Operation]) -> Binary:
+    return lambda e, a, b: e.op(op(a, b))
+
+
+BINARY: dict[type[Operation], Binary] = {
+    relay.AddOp: _arith(arith.AddfOp),
+    relay.SubtractOp: _arith(arith.SubfOp),
+    relay.MultiplyOp: _arith(arith.MulfOp),
+    relay.DivideOp: _arith(arith.DivfOp),
+    relay.MaximumOp: Emitter.fmax,
+    relay.MinimumOp: Emitter.fmin,
 }
-"""Elementwise binary op → the `arith` op of its scalar function."""
+"""Elementwise binary op → its scalar function."""
 
 
 # ----------------------------------------------------------------------------
@@ -135,12 +139,12 @@ def _unary(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
 def _binary(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     lhs, rhs = inputs
     _require_float(op, lhs.element_type)
-    shape, arith_op = result_shape(op), BINARY[type(op)]
+    shape, scalar = result_shape(op), BINARY[type(op)]
 
     def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
         a = lhs.load(e, broadcast_indices(idx, shape, lhs.shape))
         b = rhs.load(e, broadcast_indices(idx, shape, rhs.shape))
-        return e.op(arith_op(a, b))
+        return scalar(e, a, b)
 
     return Tensor(shape, lhs.element_type, load)
 
@@ -685,7 +689,7 @@ UNARY.update(
         relay.AbsOp: lambda e, x, op: e.op(math_dialect.AbsFOp(x)),
     }
 )
-BINARY[relay.PowerOp] = math_dialect.PowFOp
+BINARY[relay.PowerOp] = _arith(math_dialect.PowFOp)
 
 
 def _edge_index(e: Emitter, i: Index, size: int) -> Index:

@@ -195,3 +195,24 @@ def test_lower_to_tir_stops_before_code_generation():
     functions = {op.sym_name.data for op in module.ops if isinstance(op, tir.PrimFuncOp)}
     assert "main_host" in functions and len(functions) > 1
     assert {"fuse-ops", "lower-te", "lower-aot-main", "plan-memory"} <= set(timings)
+
+
+def test_relu_maximum_and_clip_follow_tvm_on_nan():
+    """Float max/min are `a > b ? a : b` (TVM's codegen, MLAS's `max_ps`): a
+    NaN input gives the other operand — in the compiled code (one `vmaxps`
+    instead of `arith.maximumf`'s NaN-ordering sequence) and in the reference
+    interpreter alike."""
+    t = "tensor<4xf32>"
+    body = f"""
+  relay.func @main(%x: {t}, %y: {t}) -> {t} {{
+    %r = relay.relu %x : {t}
+    %m = relay.maximum %r, %y : ({t}, {t}) -> {t}
+    %c = relay.clip %m {{a_min = -1.0 : f64, a_max = 1.0 : f64}} : {t}
+    relay.return %c : {t}
+  }}"""
+    text = _text(body)
+    x = np.array([np.nan, -2.0, 0.5, 3.0], np.float32)
+    y = np.array([0.25, np.nan, -0.5, 0.0], np.float32)
+    expected = np.array([0.25, -1.0, 0.5, 1.0], np.float32)
+    np.testing.assert_array_equal(run(parse_module(text), x, y), expected)
+    np.testing.assert_array_equal(hetero.compile(text)(x, y), expected)

@@ -111,16 +111,10 @@ Combine = Callable[[Emitter, SSAValue, SSAValue], SSAValue]
 """Combines two values of a window."""
 
 
-def _greater(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
-    """`a > b ? a : b`: TVM's `max` (one `vmaxps` on x86; `arith.maximumf`,
-    which also orders NaN and signed zeros, is a six-instruction sequence)."""
-    return e.op(arith.SelectOp(e.op(arith.CmpfOp(a, b, "ogt")), a, b))
-
-
 def _combine(p: Pool2D) -> Combine:
     if p.average:
         return lambda e, a, b: e.op(arith.AddfOp(a, b))
-    return _greater
+    return Emitter.fmax
 
 
 def _tree(e: Emitter, combine: Combine, values: Sequence[SSAValue]) -> SSAValue:

@@ -44,7 +44,8 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 // CHECK-NEXT:         %[[C:.*]] = memref.load %[[OUT]][%[[I]], %[[J]]]
 // CHECK-NEXT:         %[[BJ:.*]] = memref.load %[[B]][%[[J]]]
 // CHECK-NEXT:         %[[SUM:.*]] = arith.addf %[[C]], %[[BJ]]
-// CHECK-NEXT:         %[[RELU:.*]] = arith.maximumf %[[SUM]], %[[ZERO]]
+// CHECK-NEXT:         %[[POS:.*]] = arith.cmpf ogt, %[[SUM]], %[[ZERO]]
+// CHECK-NEXT:         %[[RELU:.*]] = arith.select %[[POS]], %[[SUM]], %[[ZERO]]
 // CHECK-NEXT:         memref.store %[[RELU]], %[[OUT]][%[[I]], %[[J]]]
 // CHECK-NEXT:       }
 // CHECK-NEXT:     }

@@ -35,7 +35,8 @@ builtin.module {
 // CHECK-NEXT:       %[[N:.*]] = arith.addi %{{.*}}, %[[J]] : index
 // CHECK-NEXT:       %[[B:.*]] = memref.load %2[%[[N]]]
 // CHECK-NEXT:       %[[S:.*]] = arith.addf %[[D]], %[[B]] : f32
-// CHECK-NEXT:       %[[R:.*]] = arith.maximumf %[[S]], %{{.*}} : f32
+// CHECK-NEXT:       %[[POS:.*]] = arith.cmpf ogt, %[[S]], %[[Z:.*]] : f32
+// CHECK-NEXT:       %[[R:.*]] = arith.select %[[POS]], %[[S]], %[[Z]] : f32
 // CHECK-NEXT:       memref.store %[[R]], %3[%[[M]], %[[N]]]
 // CHECK:      relay.func @main
 // CHECK-NEXT:   %0 = relay.call @k(%x, %w, %b) {lowered = @k_tir}
