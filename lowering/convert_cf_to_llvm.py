@@ -5,7 +5,10 @@ Two differences, both for want of ops in xDSL 0.74's `llvm` dialect:
 `cf.switch` becomes a chain of compares and conditional branches (LLVM's
 SimplifyCFG turns it back into a `switch`), and a failing `cf.assert` executes
 `llvm.trap` instead of printing its message and calling `abort`.  Block
-arguments of type `index` become `iN` (`index-bitwidth`).
+arguments of type `index` become `iN` (`index-bitwidth`).  A branch's
+`llvm.loop_annotation` (a loop's back edge, see `convert-scf-to-cf`) becomes
+the `loop_annotation` of the `llvm.br`/`llvm.cond_br`, which
+`hetero.runtime.llvmir` translates to `!llvm.loop` metadata.
 """
 
 from __future__ import annotations
@@ -13,6 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    cast,
+    icmp,
+    reject_leftovers,
+    retype_block_args,
+)
+from hetero.lowering.llvm_attrs import BRANCH_LOOP_ANNOTATION, LOOP_ANNOTATION
 from xdsl.context import Context
 from xdsl.dialects import cf, llvm
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
@@ -25,14 +36,6 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
-
-from hetero.lowering.conversion import (
-    ToLLVMPattern,
-    cast,
-    icmp,
-    reject_leftovers,
-    retype_block_args,
-)
 
 
 class BranchPattern(ToLLVMPattern):
@@ -48,6 +51,13 @@ class BranchPattern(ToLLVMPattern):
         """Retype `block`'s arguments; the `operands` passed to it, cast to match."""
         retype_block_args(block, lambda t: self.convert(t, op), rewriter)
         return [cast(v, self.convert(v.type, op), rewriter) for v in operands]
+
+    @staticmethod
+    def annotated(branch: Operation, op: Operation) -> Operation:
+        """`branch` with the loop annotation of `op`, the branch it replaces."""
+        if (annotation := op.attributes.get(LOOP_ANNOTATION)) is not None:
+            branch.attributes[BRANCH_LOOP_ANNOTATION] = annotation
+        return branch
 
     @staticmethod
     def cond_br(
@@ -71,7 +81,8 @@ class BranchLowering(BranchPattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: cf.BranchOp, rewriter: PatternRewriter, /):
         operands = self.successor(op, op.successor, op.arguments, rewriter)
-        rewriter.replace(op, llvm.BrOp(op.successor, *operands))
+        branch = llvm.BrOp(op.successor, *operands)
+        rewriter.replace(op, self.annotated(branch, op))
 
 
 class CondBranchLowering(BranchPattern):
@@ -91,7 +102,8 @@ class CondBranchLowering(BranchPattern):
         )
         block = op.parent_block()
         assert block is not None
-        rewriter.replace(op, self.cond_br(op.cond, then, other, block))
+        branch = self.cond_br(op.cond, then, other, block)
+        rewriter.replace(op, self.annotated(branch, op))
 
 
 class SwitchLowering(BranchPattern):

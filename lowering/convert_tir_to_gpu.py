@@ -20,7 +20,8 @@ Inside the kernel:
   (`gpu.known_block_size` / `gpu.known_grid_size` on the function); a loop
   with a smaller extent runs under `scf.if id < extent`;
 * `serial`, `unrolled` and `vectorized` loops run serially in each thread
-  (`scf.for`; small constant `unrolled` loops are unrolled, as on the CPU);
+  (`scf.for`; small constant `unrolled` loops are annotated for LLVM to
+  unroll, as on the CPU);
 * `local` buffers are `memref.alloca`s, `shared` ones `memref.alloca`s in
   memory space 3 (NVVM's shared address space, as MLIR's `convert-gpu-to-nvvm`
   types workgroup memory), both at the kernel's entry;

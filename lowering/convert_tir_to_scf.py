@@ -4,11 +4,16 @@ Runs before `lower-to-llvm`, for functions whose target is a CPU
 (`#target.target<"llvm", ...>`, or none: the host).  Loops go first, inner
 before outer, because their lowering reads the enclosing function's target:
 
-* `serial` → `scf.for`; `unrolled` → the body repeated when the trip count is
-  a constant of at most `MAX_UNROLL`, else `scf.for` (LLVM's unroller decides);
+* `serial` → `scf.for`; `unrolled` → `scf.for` too, annotated
+  `#llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>`
+  (`hetero.lowering.llvm_attrs`) when the trip count is a constant of at most
+  `MAX_UNROLL`, else plain (LLVM's heuristics decide).  LLVM unrolls, not
+  xDSL, so that the conversions to `llvm` handle one copy of the body, not
+  one per iteration;
 * `vectorized` → `vector` ops over `lanes` elements (the target's SIMD width,
   or the constant extent when smaller) plus a scalar remainder loop, when the
-  body is straight-line element-wise code (see `Vectorizer`); else `scf.for`;
+  body is straight-line element-wise code (see `Vectorizer`); else `scf.for`.
+  The loop over whole vectors is annotated like an `unrolled` one;
 * `parallel` → its body outlined into a private function over an iteration
   range, launched by a call of `<body>.launch(threads, trips, captures...)`,
   which `hetero.runtime.parallel` defines on top of `hetero_parallel_for`.
@@ -32,6 +37,7 @@ import llvmlite.binding as llvm
 from hetero.dialects import tir
 from hetero.dialects.target import TargetAttr
 from hetero.lowering.conversion import mentions
+from hetero.lowering.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
 from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import fresh_symbol
@@ -66,7 +72,8 @@ from xdsl.traits import SymbolTable
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
 MAX_UNROLL = 16
-"""Unrolled loops with at most this many (constant) iterations are unrolled here."""
+"""Loops to unroll with at most this many (constant) iterations are annotated
+for LLVM to unroll them completely."""
 
 STACK_BYTES = 4096
 """Static non-`local` buffers up to this size go on the stack too."""
@@ -248,6 +255,7 @@ class Vectorizer:
     def build(self, lanes: int) -> Block:
         """The vector body: one block taking the index of the first lane."""
         block = Block(arg_types=[IndexType()])
+        block.args[0].name_hint = self.loop.induction_var.name_hint
         mapping = {self.loop.induction_var: block.args[0]}
         varying: set[SSAValue] = set()
         broadcasts: dict[SSAValue, SSAValue] = {}
@@ -324,25 +332,26 @@ def lower_serial(op: tir.ForOp, rewriter: PatternRewriter) -> None:
 
 
 def lower_unrolled(op: tir.ForOp, rewriter: PatternRewriter) -> None:
-    """Repeats the body for a small constant trip count, else a serial loop."""
+    """`scf.for` over the same body, for LLVM to unroll when its trip count
+    is small and constant."""
+    loop = scf_loop(op.lb, op.ub, op.step, op.detach_region(op.body))
     bounds = [const_evaluate_operand(v) for v in (op.lb, op.ub, op.step)]
-    if None in bounds or len(range(*bounds)) > MAX_UNROLL:  # type: ignore[misc]
-        return lower_serial(op, rewriter)
-    for i in range(*bounds):  # type: ignore[misc]
-        value = rewriter.insert(index(i), InsertPoint.before(op)).result
-        clone = op.body.clone()
-        block = clone.block
-        assert block.last_op is not None
-        rewriter.erase(block.last_op)
-        rewriter.inline_block(block, InsertPoint.before(op), [value])
-    rewriter.erase(op)
+    if None not in bounds:
+        annotate_unroll(loop, len(range(*bounds)))  # type: ignore[misc]
+    rewriter.replace(op, loop)
+
+
+def annotate_unroll(loop: scf.ForOp, trips: int) -> None:
+    """Asks LLVM to unroll `loop` completely when it has at most `MAX_UNROLL`
+    trips: after unrolling, a register tile's accumulators are addressed by
+    constants only, which LLVM's SROA (run after its unroller) keeps in
+    registers."""
+    if trips <= MAX_UNROLL:
+        loop.attributes[LOOP_ANNOTATION] = FULL_UNROLL
 
 
 def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
-    """Whole vectors, then a scalar loop over the rest.  With a constant trip
-    count of at most `MAX_UNROLL` vectors the vector bodies are repeated at
-    constant offsets rather than looped: a register tile's accumulators are
-    then addressed by constants only, which LLVM's SROA keeps in registers."""
+    """Whole vectors, then a scalar loop over the rest."""
     vectorizer = Vectorizer(op, simd_bits(tir.function_of(op).target))
     lanes = vectorizer.plan() if const_evaluate_operand(op.step) == 1 else None
     if lanes is None:
@@ -363,20 +372,12 @@ def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
             whole := arith.SubiOp(trips, whole),
             split := arith.AddiOp(op.lb, whole),
         ]
-    unrolled = extent is not None and extent // lanes <= MAX_UNROLL
-    if not unrolled:
-        ops.append(scf.ForOp(op.lb, split, width, [], vectorizer.build(lanes)))
-    rewriter.insert(ops, InsertPoint.before(op))
-    if unrolled:
-        for start in range(lb, lb + extent // lanes * lanes, lanes):  # type: ignore[operator]
-            first = rewriter.insert(index(start), InsertPoint.before(op)).result
-            block = vectorizer.build(lanes)
-            assert block.last_op is not None
-            block.erase_op(block.last_op)
-            rewriter.inline_block(block, InsertPoint.before(op), [first])
+    ops.append(loop := scf.ForOp(op.lb, split, width, [], vectorizer.build(lanes)))
+    if extent is not None:
+        annotate_unroll(loop, extent // lanes)
     if extent is None or extent % lanes:
-        rest = scf_loop(split.results[0], op.ub, op.step, op.body.clone())
-        rewriter.insert(rest, InsertPoint.before(op))
+        ops.append(scf_loop(split.results[0], op.ub, op.step, op.body.clone()))
+    rewriter.insert(ops, InsertPoint.before(op))
     rewriter.erase(op)
 
 

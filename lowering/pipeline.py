@@ -1,7 +1,8 @@
 """`lower-to-llvm`: `func`/`scf`/`cf`/`arith`/`math`/`memref`/`vector` down to `llvm`.
 
-The pipeline, in order: `convert-scf-to-cf` (xDSL's), then memref (it sets the
-function ABI and addresses), vector (its loads and stores need the memref
+The pipeline, in order: `convert-scf-to-cf` (xDSL's, moving loop annotations
+to the back edges: `hetero.lowering.convert_scf_to_cf`), then memref (it sets
+the function ABI and addresses), vector (its loads and stores need the memref
 pointers), index (every remaining `index` becomes `iN`), arith, math, cf and
 func, and finally xDSL's `reconcile-unrealized-casts`.  What is left is
 `llvm` dialect only, ready for `hetero.runtime.llvmir`.
@@ -12,26 +13,25 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-from xdsl.transforms.convert_scf_to_cf import ConvertScfToCf
-from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
-
 from hetero.lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
 from hetero.lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
 from hetero.lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
 from hetero.lowering.convert_index_to_llvm import ConvertIndexToLLVMPass
 from hetero.lowering.convert_math_to_llvm import ConvertMathToLLVMPass
 from hetero.lowering.convert_memref_to_llvm import ConvertMemRefToLLVMPass
+from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
 from hetero.lowering.convert_vector_to_llvm import ConvertVectorToLLVMPass
 from hetero.utils.diagnostics import HeteroError
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 
 
 def lower_to_llvm_passes(index_bitwidth: int = 64) -> tuple[ModulePass, ...]:
     """The passes of `lower-to-llvm`, in order."""
     return (
-        ConvertScfToCf(),
+        ConvertScfToCfPass(),
         ConvertMemRefToLLVMPass(index_bitwidth),
         ConvertVectorToLLVMPass(index_bitwidth),
         ConvertIndexToLLVMPass(index_bitwidth),

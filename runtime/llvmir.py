@@ -13,13 +13,19 @@ and adds:
 * function linkage (`internal`, `private`, ...), calling convention and the
   `no_inline`/`no_unwind`/`optimize_none` flags (xDSL's declarations drop them;
   it still ignores `passthrough`, `target_cpu`, `target_features`, `visibility_`,
-  `frame_pointer` and result attributes).
+  `frame_pointer` and result attributes);
+* the `loop_annotation` of `llvm.br`/`llvm.cond_br` (`hetero.lowering.llvm_attrs`)
+  as `!llvm.loop` metadata on the branch: a distinct node that lists itself
+  first, then one node per property (`!{!"llvm.loop.unroll.full"}`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from hetero.lowering import llvm_ops
+from hetero.lowering.llvm_attrs import BRANCH_LOOP_ANNOTATION, LoopAnnotationAttr
+from hetero.utils.diagnostics import HeteroError
 from llvmlite import ir
 from xdsl.backend.llvm.convert import _convert_global, _declare_func  # pyright: ignore[reportPrivateUsage]
 from xdsl.backend.llvm.convert_op import convert_op
@@ -28,9 +34,6 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
-
-from hetero.lowering import llvm_ops
-from hetero.utils.diagnostics import HeteroError
 
 Values = dict[SSAValue, ir.Value]
 Handler = Callable[[Operation, ir.IRBuilder, Values], ir.Value]
@@ -157,3 +160,43 @@ def _convert_body(op: llvm.FuncOp, function: ir.Function) -> None:
                 raise HeteroError(
                     f"no LLVM IR translation for '{inner.name}': {e}", inner
                 ) from e
+            if BRANCH_LOOP_ANNOTATION in inner.attributes:
+                back_edge = blocks[block].terminator
+                assert back_edge is not None
+                back_edge.set_metadata("llvm.loop", _loop_id(inner, function.module))
+
+
+class LoopID(ir.values.MDValue):
+    """A `!llvm.loop` node: distinct, and its own first operand (`!0 =
+    distinct !{!0, !1}`), so that two loops never share it.  llvmlite's
+    `Module.add_metadata` makes only uniqued nodes, looked up by their operands,
+    which cannot contain themselves."""
+
+    def __init__(self, module: ir.Module, properties: list[ir.MDValue]):
+        super().__init__(module, [], name=str(len(module.metadata)))
+        self.operands = (self, *properties)
+
+    def descr(self, buf: list[str]) -> None:
+        buf.append("distinct ")
+        super().descr(buf)
+
+    def __eq__(self, other: object) -> bool:
+        return self is other  # hashing or comparing the operands would recurse
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+def _loop_id(branch: Operation, module: ir.Module) -> LoopID:
+    """The loop metadata of the back edge `branch`."""
+    annotation = branch.attributes[BRANCH_LOOP_ANNOTATION]
+    if not isinstance(annotation, LoopAnnotationAttr):
+        raise HeteroError(
+            f"'{branch.name}': expected a #llvm.loop_annotation as "
+            f"{BRANCH_LOOP_ANNOTATION}, got {annotation}",
+            branch,
+        )
+    properties = []
+    if annotation.unroll.full.value.data:
+        properties.append(module.add_metadata(["llvm.loop.unroll.full"]))
+    return LoopID(module, properties)

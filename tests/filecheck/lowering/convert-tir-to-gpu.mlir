@@ -19,11 +19,14 @@
 // CHECK: %[[TX2:.*]] = "gpu.thread_id"() <{dimension = #gpu<dim x>}> : () -> index
 // CHECK: %[[IN:.*]] = arith.cmpi slt, %[[TX2]], %{{.*}} : index
 // CHECK: scf.if %[[IN]] {
-// Serial and vectorized loops run in each thread; small unrolled ones are unrolled.
+// Serial and vectorized loops run in each thread; small unrolled ones are
+// annotated for LLVM to unroll them.
 // CHECK: scf.for
 // CHECK: scf.for
-// CHECK-NOT: scf.for
 // CHECK: memref.store %{{.*}}, %[[LOC]]
+// CHECK: scf.for
+// CHECK-NEXT: memref.store %{{.*}}, %[[LOC]]
+// CHECK-NEXT: } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
 // CHECK: "gpu.return"() : () -> ()
 // CHECK: }) {sym_name = "k", gpu.known_block_size = array<i32: 64, 1, 1>, gpu.known_grid_size = array<i32: 2, 1, 1>, tir.noalias = true} : () -> ()
 // CHECK: }) {hetero.target = #target.target<"cuda", {arch = "sm_80"}>} : () -> ()

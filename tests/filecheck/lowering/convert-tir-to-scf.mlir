@@ -29,13 +29,16 @@ tir.prim_func @serial(%a: memref<8xf32>) target #target.target<"llvm"> {
 
 // -----
 
-// A small constant unrolled loop is repeated; a larger one stays a loop.
+// A small constant unrolled loop asks LLVM to unroll it; a larger one is a
+// plain loop.
 // CHECK-LABEL: func.func @unrolled
-// CHECK:         %i = arith.constant 0 : index
-// CHECK-NEXT:    memref.store %x, %a[%i]
-// CHECK-NEXT:    %i_1 = arith.constant 1 : index
-// CHECK-NEXT:    memref.store %x, %a[%i_1]
+// CHECK:         scf.for %i = %c0 to %c2 step %c1 {
+// CHECK-NEXT:      memref.store %x, %a[%i]
+// CHECK-NEXT:    } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
 // CHECK-NEXT:    scf.for %j = %c0 to %c100 step %c1 {
+// CHECK-NEXT:      memref.store %x, %a[%j]
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
 tir.prim_func @unrolled(%a: memref<100xf32>, %x: f32) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -52,21 +55,20 @@ tir.prim_func @unrolled(%a: memref<100xf32>, %x: f32) {
 // -----
 
 // Vectorized: whole vectors of the target's width (AVX2: 8 x f32), uniform
-// values broadcast, then a scalar loop over the remainder.  A constant trip
-// count repeats the vector body at constant offsets instead of looping.
+// values broadcast, then a scalar loop over the remainder.  A small constant
+// number of whole vectors asks LLVM to unroll their loop.
 // CHECK-LABEL: func.func @vectorized
-// CHECK:         %[[SPLIT:.*]] = arith.constant 16 : index
-// CHECK-NEXT:    %[[I:.*]] = arith.constant 0 : index
-// CHECK-NEXT:    %[[X:.*]] = vector.load %a[%[[I]]] : memref<19xf32>, vector<8xf32>
-// CHECK-NEXT:    %[[S:.*]] = vector.broadcast %s : f32 to vector<8xf32>
-// CHECK-NEXT:    %[[Y:.*]] = arith.mulf %[[X]], %[[S]] : vector<8xf32>
-// CHECK-NEXT:    %[[E:.*]] = math.exp %[[Y]] : vector<8xf32>
-// CHECK-NEXT:    vector.store %[[E]], %b[%[[I]]] : memref<19xf32>, vector<8xf32>
-// CHECK-NEXT:    %[[I8:.*]] = arith.constant 8 : index
-// CHECK-NEXT:    %[[X8:.*]] = vector.load %a[%[[I8]]] : memref<19xf32>, vector<8xf32>
-// CHECK:         vector.store %{{.*}}, %b[%[[I8]]] : memref<19xf32>, vector<8xf32>
-// CHECK-NEXT:    scf.for %i = %[[SPLIT]] to %c19 step %c1 {
-// CHECK-NEXT:      %x = memref.load %a[%i] : memref<19xf32>
+// CHECK:         %[[W:.*]] = arith.constant 8 : index
+// CHECK-NEXT:    %[[SPLIT:.*]] = arith.constant 16 : index
+// CHECK-NEXT:    scf.for %[[I:.*]] = %c0 to %[[SPLIT]] step %[[W]] {
+// CHECK-NEXT:      %[[X:.*]] = vector.load %a[%[[I]]] : memref<19xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[S:.*]] = vector.broadcast %s : f32 to vector<8xf32>
+// CHECK-NEXT:      %[[Y:.*]] = arith.mulf %[[X]], %[[S]] : vector<8xf32>
+// CHECK-NEXT:      %[[E:.*]] = math.exp %[[Y]] : vector<8xf32>
+// CHECK-NEXT:      vector.store %[[E]], %b[%[[I]]] : memref<19xf32>, vector<8xf32>
+// CHECK-NEXT:    } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
+// CHECK-NEXT:    scf.for %[[R:.*]] = %[[SPLIT]] to %c19 step %c1 {
+// CHECK-NEXT:      %x = memref.load %a[%[[R]]] : memref<19xf32>
 tir.prim_func @vectorized(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
     target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
   %c0 = arith.constant 0 : index
@@ -117,7 +119,7 @@ tir.prim_func @uniform_index_arithmetic(%a: memref<2x24xf32>, %b: memref<16xf32>
 // CHECK-NEXT:    %[[SPLIT:.*]] = arith.addi %c0, %[[Q]] : index
 // CHECK-NEXT:    scf.for %{{.*}} = %c0 to %[[SPLIT]] step %[[W]] {
 // CHECK:           vector.load %a[%{{.*}}] : memref<?xf64>, vector<4xf64>
-// CHECK:         scf.for %i = %[[SPLIT]] to %n step %c1 {
+// CHECK:         scf.for %{{.*}} = %[[SPLIT]] to %n step %c1 {
 tir.prim_func @dynamic(%a: memref<?xf64>, %n: index)
     target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
   %c0 = arith.constant 0 : index
@@ -151,22 +153,25 @@ tir.prim_func @reduction(%a: memref<64xf32>, %s: memref<1xf32>) {
 // -----
 
 // A register tile: indices `base + j` are unit-stride (`base` is computed
-// once, at lane 0), the `local` accumulator stays an alloca (LLVM keeps it in
-// registers) and every access to it is at constant indices.
+// once, at lane 0), the `local` accumulator stays an alloca and the loops
+// over it ask LLVM to unroll them: its accesses are then at constant indices,
+// which LLVM's SROA keeps in registers.
 // CHECK-LABEL: func.func @tile
 // CHECK-NEXT:    %acc = memref.alloca() : memref<2x8xf32>
 // CHECK:         scf.for %k = %c0 to %c4 step %c1 {
-// CHECK-NEXT:      %i = arith.constant 0 : index
-// CHECK-NEXT:      %[[J:.*]] = arith.constant 0 : index
-// CHECK-NEXT:      %at = arith.addi %base, %[[J]] : index
-// CHECK-NEXT:      %[[B:.*]] = vector.load %b[%k, %at] : memref<4x32xf32>, vector<8xf32>
-// CHECK-NEXT:      %[[A:.*]] = vector.broadcast %x : f32 to vector<8xf32>
-// CHECK-NEXT:      %[[P:.*]] = arith.mulf %[[A]], %[[B]] fastmath<contract> : vector<8xf32>
-// CHECK-NEXT:      %[[C:.*]] = vector.load %acc[%i, %[[J]]] : memref<2x8xf32>, vector<8xf32>
-// CHECK-NEXT:      %[[S:.*]] = arith.addf %[[C]], %[[P]] fastmath<contract> : vector<8xf32>
-// CHECK-NEXT:      vector.store %[[S]], %acc[%i, %[[J]]] : memref<2x8xf32>, vector<8xf32>
-// CHECK-NEXT:      %i_1 = arith.constant 1 : index
-// CHECK:           vector.store %{{.*}}, %acc[%i_1, %{{.*}}] : memref<2x8xf32>, vector<8xf32>
+// CHECK-NEXT:      scf.for %i = %c0 to %c2 step %c1 {
+// CHECK-NEXT:        %[[W:.*]] = arith.constant 8 : index
+// CHECK-NEXT:        %[[SPLIT:.*]] = arith.constant 8 : index
+// CHECK-NEXT:        scf.for %[[J:.*]] = %c0 to %[[SPLIT]] step %[[W]] {
+// CHECK-NEXT:          %at = arith.addi %base, %[[J]] : index
+// CHECK-NEXT:          %[[B:.*]] = vector.load %b[%k, %at] : memref<4x32xf32>, vector<8xf32>
+// CHECK-NEXT:          %[[A:.*]] = vector.broadcast %x : f32 to vector<8xf32>
+// CHECK-NEXT:          %[[P:.*]] = arith.mulf %[[A]], %[[B]] fastmath<contract> : vector<8xf32>
+// CHECK-NEXT:          %[[C:.*]] = vector.load %acc[%i, %[[J]]] : memref<2x8xf32>, vector<8xf32>
+// CHECK-NEXT:          %[[S:.*]] = arith.addf %[[C]], %[[P]] fastmath<contract> : vector<8xf32>
+// CHECK-NEXT:          vector.store %[[S]], %acc[%i, %[[J]]] : memref<2x8xf32>, vector<8xf32>
+// CHECK-NEXT:        } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
+// CHECK-NEXT:      } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
 // CHECK-NEXT:    }
 tir.prim_func @tile(%b: memref<4x32xf32>, %base: index, %x: f32)
     target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
