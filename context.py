@@ -7,11 +7,7 @@ extension's), loaded lazily on first use, exactly as `hetero-opt` does.
 `file:line:col`, and the module is verified; errors are `HeteroError`s.
 """
 
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.universe import Universe
-from xdsl.utils.exceptions import ParseError
-
+from hetero.lowering.llvm_attrs import load_loop_attrs
 from hetero.universe import HETERO_UNIVERSE
 from hetero.utils.diagnostics import (
     HeteroError,
@@ -19,6 +15,10 @@ from hetero.utils.diagnostics import (
     parse_error_to_hetero,
     verify_module,
 )
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import ParseError
 
 
 def make_context(allow_unregistered: bool = False) -> Context:
@@ -27,6 +27,7 @@ def make_context(allow_unregistered: bool = False) -> Context:
     dialects.update(Universe.get_multiverse().all_dialects)
     for name, factory in dialects.items():
         ctx.register_dialect(name, factory)
+    load_loop_attrs(ctx)
     return ctx
 
 

@@ -14,6 +14,7 @@ inherent attribute), which `hetero.runtime.llvmir` translates to metadata.
 
 from __future__ import annotations
 
+from xdsl.context import Context
 from xdsl.dialects.builtin import BoolAttr, IntegerAttr
 from xdsl.ir import Attribute, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
@@ -73,3 +74,10 @@ class LoopAnnotationAttr(ParametrizedAttribute):
 
 FULL_UNROLL = LoopAnnotationAttr(LoopUnrollAttr(IntegerAttr.from_bool(True)))
 """The annotation of a loop that LLVM should unroll completely."""
+
+
+def load_loop_attrs(ctx: Context) -> None:
+    """Make `ctx` parse the loop attributes: they are named `llvm.*` but
+    xDSL's `llvm` dialect does not define them."""
+    for attr in (LoopUnrollAttr, LoopAnnotationAttr):
+        ctx.load_attr_or_type(attr)

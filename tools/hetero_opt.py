@@ -26,6 +26,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from hetero.lowering.llvm_attrs import load_loop_attrs
+from hetero.utils.diagnostics import (
+    HeteroError,
+    LocatedParser,
+    Location,
+    location_of,
+    parse_error_to_hetero,
+    verify_module,
+)
+from hetero.utils.files import write_output
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass, PassPipeline
 from xdsl.printer import Printer
@@ -36,16 +46,6 @@ from xdsl.utils.exceptions import (
     VerifyException,
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
-
-from hetero.utils.diagnostics import (
-    HeteroError,
-    LocatedParser,
-    Location,
-    location_of,
-    parse_error_to_hetero,
-    verify_module,
-)
-from hetero.utils.files import write_output
 
 SPLIT_MARKER = "// -----"
 
@@ -73,6 +73,7 @@ class HeteroOptMain(xDSLOptMain):
         # Loaded up front: a pass may create `dense_resource` blobs in an input
         # that never named a builtin op, and printing them needs the dialect.
         self.ctx.get_optional_dialect("builtin")
+        load_loop_attrs(self.ctx)
 
     # -- arguments -------------------------------------------------------------
 
