@@ -12,6 +12,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hetero.lowering import llvm_ops
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    apply_lowerings,
+    constant,
+    icmp,
+    intrinsic,
+    lowering,
+    lowering_for,
+    reject_leftovers,
+)
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
@@ -23,22 +34,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.type import get_element_type_or_self
-
-from hetero.lowering import llvm_ops
-from hetero.lowering.conversion import (
-    ToLLVMPattern,
-    constant,
-    icmp,
-    intrinsic,
-    reject_leftovers,
-)
 
 BINARY: dict[type[Operation], type[Operation]] = {
     arith.AddiOp: llvm.AddOp,
@@ -111,9 +108,10 @@ def with_width(t: Attribute, bits: int) -> Attribute:
 
 
 class ConstantLowering(ToLLVMPattern):
-    """Lowers `arith.constant` (vector splats included) to `llvm.mlir.constant`."""
+    """Lowers `arith.constant` (vector splats included) to `llvm.mlir.constant`,
+    one per value and type in a function (`ConstantPool`)."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter, /):
         t = self.convert(op.result.type, op)
         value = op.value
@@ -123,12 +121,13 @@ class ConstantLowering(ToLLVMPattern):
         elif isinstance(value, DenseIntOrFPElementsAttr) and value.type != t:
             assert isinstance(t, VectorType)
             value = DenseIntOrFPElementsAttr.from_list(t, value.get_values())
-        self.replace(op, rewriter, [llvm.ConstantOp(value, t)])
+        self.replace(op, rewriter, [], [self.shared_constant(value, t, op, rewriter)])
 
 
 class BinaryLowering(ToLLVMPattern):
     """Lowers the binary ops of `BINARY`, keeping overflow and fast-math flags."""
 
+    @lowering_for(*BINARY)
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if (target := BINARY.get(type(op))) is None:
             return
@@ -150,6 +149,7 @@ class BinaryLowering(ToLLVMPattern):
 class MinMaxLowering(ToLLVMPattern):
     """Lowers the min/max ops of `MIN_MAX` to LLVM intrinsic calls."""
 
+    @lowering_for(*MIN_MAX)
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if (name := MIN_MAX.get(type(op))) is None:
             return
@@ -163,7 +163,7 @@ class MinMaxLowering(ToLLVMPattern):
 class NegfLowering(ToLLVMPattern):
     """Lowers `arith.negf` to `llvm.fneg`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: arith.NegfOp, rewriter: PatternRewriter, /):
         (operand,) = self.operands(op, rewriter)
         self.replace(op, rewriter, [llvm.FNegOp(operand, fastmath(op))])
@@ -172,7 +172,7 @@ class NegfLowering(ToLLVMPattern):
 class CmpiLowering(ToLLVMPattern):
     """Lowers `arith.cmpi` to `llvm.icmp` (both number predicates alike)."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter, /):
         lhs, rhs = self.operands(op, rewriter)
         predicate = llvm.ICmpPredicateFlag.from_int(op.predicate.value.data)
@@ -182,7 +182,7 @@ class CmpiLowering(ToLLVMPattern):
 class CmpfLowering(ToLLVMPattern):
     """Lowers `arith.cmpf` to `llvm.fcmp` (both number predicates alike)."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: arith.CmpfOp, rewriter: PatternRewriter, /):
         lhs, rhs = self.operands(op, rewriter)
         predicate = llvm.FCmpPredicateFlag.from_int(op.predicate.value.data)
@@ -192,7 +192,7 @@ class CmpfLowering(ToLLVMPattern):
 class SelectLowering(ToLLVMPattern):
     """Lowers `arith.select` to `llvm.select`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter, /):
         self.replace(op, rewriter, [llvm_ops.SelectOp(*self.operands(op, rewriter))])
 
@@ -200,6 +200,7 @@ class SelectLowering(ToLLVMPattern):
 class CastLowering(ToLLVMPattern):
     """Lowers the casts of `CASTS`."""
 
+    @lowering_for(*CASTS)
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if (target := CASTS.get(type(op))) is None:
             return
@@ -211,7 +212,7 @@ class CastLowering(ToLLVMPattern):
 class IndexCastLowering(ToLLVMPattern):
     """Lowers `arith.index_cast` to `llvm.sext`/`llvm.trunc`, or to nothing."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: arith.IndexCastOp, rewriter: PatternRewriter, /):
         (operand,) = self.operands(op, rewriter)
         t = self.convert(op.result.type, op)
@@ -226,7 +227,7 @@ class IndexCastLowering(ToLLVMPattern):
 class DivisionExpansion(ToLLVMPattern):
     """Expands `floordivsi`, `ceildivsi`, `ceildivui` into a division and a fix-up."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(
         self,
         op: arith.FloorDivSIOp | arith.CeilDivSIOp | arith.CeilDivUIOp,
@@ -259,7 +260,7 @@ class DivisionExpansion(ToLLVMPattern):
 class AddUIExtendedLowering(ToLLVMPattern):
     """Lowers `arith.addui_extended` to an add and an unsigned overflow test."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(
         self, op: arith.AddUIExtendedOp, rewriter: PatternRewriter, /
     ):
@@ -272,7 +273,7 @@ class AddUIExtendedLowering(ToLLVMPattern):
 class MulExtendedLowering(ToLLVMPattern):
     """Lowers `arith.mul[su]i_extended` to a multiply at twice the width."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(
         self,
         op: arith.MulSIExtendedOp | arith.MulUIExtendedOp,
@@ -321,7 +322,5 @@ class ConvertArithToLLVMPass(ModulePass):
                 MulExtendedLowering,
             )
         ]
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(patterns, dce_enabled=False)  # pyright: ignore[reportArgumentType]
-        ).rewrite_module(op)
+        apply_lowerings(op, patterns)
         reject_leftovers(op, "arith", self.name)

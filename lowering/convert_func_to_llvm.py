@@ -14,24 +14,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    apply_lowerings,
+    lowering,
+    reject_leftovers,
+    retype_block_args,
+)
+from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import DenseArrayBase, MemRefType, ModuleOp, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    op_type_rewrite_pattern,
-)
-
-from hetero.lowering.conversion import (
-    ToLLVMPattern,
-    reject_leftovers,
-    retype_block_args,
-)
-from hetero.utils.diagnostics import HeteroError
+from xdsl.pattern_rewriter import PatternRewriter
 
 
 class ResultsPattern(ToLLVMPattern):
@@ -49,7 +45,7 @@ class ResultsPattern(ToLLVMPattern):
 class FuncLowering(ResultsPattern):
     """Lowers `func.func` to `llvm.func`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /):
         inputs = op.function_type.inputs.data
         for i, t in enumerate(inputs):
@@ -92,7 +88,7 @@ class FuncLowering(ResultsPattern):
 class ReturnLowering(ResultsPattern):
     """Lowers `func.return` to `llvm.return`, packing several values in a struct."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: func.ReturnOp, rewriter: PatternRewriter, /):
         values = self.operands(op, rewriter)
         if len(values) <= 1:
@@ -110,7 +106,7 @@ class ReturnLowering(ResultsPattern):
 class CallLowering(ResultsPattern):
     """Lowers `func.call` to `llvm.call`, unpacking a struct of several results."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
         result_type = self.result_type(op.result_types, op)
         call = llvm.CallOp(
@@ -143,7 +139,5 @@ class ConvertFuncToLLVMPass(ModulePass):
         patterns = [
             p(self.index_bitwidth) for p in (FuncLowering, ReturnLowering, CallLowering)
         ]
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(patterns, dce_enabled=False)  # pyright: ignore[reportArgumentType]
-        ).rewrite_module(op)
+        apply_lowerings(op, patterns)
         reject_leftovers(op, "func", self.name)

@@ -11,49 +11,51 @@ other conversions put next to `index` values become no-ops for
 `reconcile-unrealized-casts`.
 
 It runs after `convert-memref-to-llvm` and `convert-vector-to-llvm`: memref and
-vector ops take `index` operands only.  Constants have a pattern of their own:
-xDSL's `TypeConversionPattern` keeps an attribute when its conversion is falsy,
-and `IntegerAttr(0, i64)` is, so `arith.constant 0 : index` would be
-"converted" to itself forever.
+vector ops take `index` operands only.  Constants have a pattern of their own,
+which rebuilds their value (a dense vector's elements too) and makes one
+constant per value in a function.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cache
 
+from hetero.lowering.conversion import (
+    ConstantPool,
+    apply_lowerings,
+    contains,
+    llvm_type,
+    lowering,
+    mentions,
+)
+from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
+    ArrayAttr,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
     VectorType,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, ParametrizedAttribute
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    TypeConversionPattern,
-    attr_type_rewrite_pattern,
-    op_type_rewrite_pattern,
-)
-
-from hetero.lowering.conversion import llvm_type, mentions
-from hetero.utils.diagnostics import HeteroError
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 
 @dataclass
 class IndexConstantLowering(RewritePattern):
-    """Rebuilds `arith.constant` of (vectors of) `index` with `iN`."""
+    """Rebuilds `arith.constant` of (vectors of) `index` with `iN`, one per
+    value in a function (`ConstantPool`)."""
 
     index_bitwidth: int
+    pool: ConstantPool = field(default_factory=ConstantPool, init=False)
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter, /):
         t = llvm_type(op.result.type, self.index_bitwidth)
         if t == op.result.type:
@@ -67,7 +69,10 @@ class IndexConstantLowering(RewritePattern):
                 t, VectorType
             )
             value = DenseIntOrFPElementsAttr.from_list(t, value.get_values())
-        rewriter.replace(op, arith.ConstantOp(value, t))
+        constant = self.pool.get(
+            (value, t), lambda: arith.ConstantOp(value, t), op, rewriter
+        )
+        rewriter.replace(op, [], [constant])
 
 
 @dataclass
@@ -76,7 +81,7 @@ class IndexCastLowering(RewritePattern):
 
     index_bitwidth: int
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: arith.IndexCastOp, rewriter: PatternRewriter, /):
         source = llvm_type(op.input.type, self.index_bitwidth)
         target = llvm_type(op.result.type, self.index_bitwidth)
@@ -93,21 +98,65 @@ def _is_index(attr: Attribute) -> bool:
     return isinstance(attr, IndexType)
 
 
+@cache
+def without_index(attr: Attribute, bitwidth: int) -> Attribute:
+    """`attr` with `index`, however deeply nested, replaced by `iN`; `attr`
+    itself when it has none (memoised, as `contains`)."""
+    if isinstance(attr, IndexType):
+        return IntegerType(bitwidth)
+    if not contains(attr, _is_index):
+        return attr
+    if isinstance(attr, ArrayAttr):
+        return ArrayAttr(tuple(without_index(a, bitwidth) for a in attr.data))
+    if isinstance(attr, DictionaryAttr):
+        return DictionaryAttr(
+            {k: without_index(a, bitwidth) for k, a in attr.data.items()}
+        )
+    assert isinstance(attr, ParametrizedAttribute)
+    return type(attr).new([without_index(p, bitwidth) for p in attr.parameters])
+
+
 @dataclass
-class IndexTypeConversion(TypeConversionPattern):
-    """Replaces `index` by `iN` in all types and attributes (ops that mention
-    no `index` are skipped before xDSL's costly generic conversion)."""
+class IndexTypeConversion(RewritePattern):
+    """Replaces `index` by `iN` in the result types, block arguments,
+    properties and attributes of any op but `llvm` ones (LLVM has no
+    `index`; most ops are `llvm` ones by now).  What xDSL's recursive
+    `TypeConversionPattern` does, without rebuilding every attribute of
+    every op to compare it with the original."""
 
     index_bitwidth: int = 64
-    recursive: bool = True
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if mentions(op, _is_index):
-            super().match_and_rewrite(op, rewriter)
+        if op.name.startswith("llvm.") or not mentions(op, _is_index):
+            return
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.args:
+                    if (t := self.convert(arg.type)) is not arg.type:
+                        rewriter.replace_value_with_new_type(arg, t)
+        result_types = [self.convert(t) for t in op.result_types]
+        properties = {k: self.convert(a) for k, a in op.properties.items()}
+        attributes = {k: self.convert(a) for k, a in op.attributes.items()}
+        if (
+            result_types == list(op.result_types)
+            and all(properties[k] is a for k, a in op.properties.items())
+            and all(attributes[k] is a for k, a in op.attributes.items())
+        ):
+            return
+        new = type(op).create(
+            operands=op.operands,
+            result_types=result_types,
+            properties=properties,
+            attributes=attributes,
+            successors=op.successors,
+            regions=[op.detach_region(r) for r in tuple(op.regions)],
+        )
+        rewriter.replace(op, new)
+        for result, old in zip(new.results, op.results):
+            result.name_hint = old.name_hint
 
-    @attr_type_rewrite_pattern
-    def convert_type(self, typ: IndexType, /) -> Attribute:
-        return IntegerType(self.index_bitwidth)
+    def convert(self, attr: Attribute) -> Attribute:
+        return without_index(attr, self.index_bitwidth)
 
 
 def reject_index_operands(module: ModuleOp) -> None:
@@ -133,13 +182,11 @@ class ConvertIndexToLLVMPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         reject_index_operands(op)
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    IndexConstantLowering(self.index_bitwidth),
-                    IndexCastLowering(self.index_bitwidth),
-                    IndexTypeConversion(index_bitwidth=self.index_bitwidth),
-                ],
-                dce_enabled=False,
-            )
-        ).rewrite_module(op)
+        apply_lowerings(
+            op,
+            [
+                IndexConstantLowering(self.index_bitwidth),
+                IndexCastLowering(self.index_bitwidth),
+                IndexTypeConversion(index_bitwidth=self.index_bitwidth),
+            ],
+        )

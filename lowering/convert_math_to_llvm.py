@@ -21,6 +21,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hetero.lowering import llvm_ops
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    apply_lowerings,
+    constant,
+    declare_function,
+    intrinsic,
+    lowering,
+    lowering_for,
+    reject_leftovers,
+)
+from hetero.lowering.convert_arith_to_llvm import fastmath
+from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import llvm, math
 from xdsl.dialects.builtin import (
@@ -36,24 +49,8 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.type import get_element_type_or_self
-
-from hetero.lowering import llvm_ops
-from hetero.lowering.conversion import (
-    ToLLVMPattern,
-    constant,
-    declare_function,
-    intrinsic,
-    reject_leftovers,
-)
-from hetero.lowering.convert_arith_to_llvm import fastmath
-from hetero.utils.diagnostics import HeteroError
 
 INTRINSICS: dict[type[Operation], str] = {
     math.AbsFOp: "llvm.fabs",
@@ -178,6 +175,7 @@ class Emitter:
 class IntrinsicLowering(ToLLVMPattern):
     """Lowers the ops of `INTRINSICS` and `POISON_FLAG_INTRINSICS` to intrinsic calls."""
 
+    @lowering_for(*INTRINSICS, *POISON_FLAG_INTRINSICS)
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         name = INTRINSICS.get(type(op)) or POISON_FLAG_INTRINSICS.get(type(op))
         if name is None:
@@ -196,7 +194,7 @@ class IntrinsicLowering(ToLLVMPattern):
 class RsqrtLowering(ToLLVMPattern):
     """Lowers `math.rsqrt` to `1 / sqrt(x)`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: math.RsqrtOp, rewriter: PatternRewriter, /):
         (x,) = self.operands(op, rewriter)
         e = Emitter(rewriter, x.type, fastmath(op))
@@ -206,7 +204,7 @@ class RsqrtLowering(ToLLVMPattern):
 class ExpansionLowering(ToLLVMPattern):
     """Expands `math.expm1`, `math.log1p` and `math.tanh` (see the module docstring)."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(
         self,
         op: math.ExpM1Op | math.Log1pOp | math.TanhOp,
@@ -223,6 +221,7 @@ class ExpansionLowering(ToLLVMPattern):
 class LibmLowering(ToLLVMPattern):
     """Lowers the ops of `LIBM` to C library calls, one per vector lane."""
 
+    @lowering_for(*LIBM)
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
         if (base := LIBM.get(type(op))) is None:
             return
@@ -266,7 +265,5 @@ class ConvertMathToLLVMPass(ModulePass):
             p(self.index_bitwidth)
             for p in (IntrinsicLowering, RsqrtLowering, ExpansionLowering, LibmLowering)
         ]
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(patterns, dce_enabled=False)  # pyright: ignore[reportArgumentType]
-        ).rewrite_module(op)
+        apply_lowerings(op, patterns)
         reject_leftovers(op, "math", self.name)

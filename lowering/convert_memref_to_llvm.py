@@ -35,8 +35,18 @@ Other memref ops (subviews, copies, casts, globals) are not supported.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    after_definition,
+    apply_lowerings,
+    cast,
+    declare_function,
+    lowering,
+    reject_leftovers,
+)
+from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import (
@@ -53,24 +63,11 @@ from xdsl.dialects.builtin import (
     i8,
     i64,
 )
+from xdsl.dialects.llvm import GEP_USE_SSA_VAL
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
-
-from hetero.lowering.conversion import (
-    ToLLVMPattern,
-    cast,
-    declare_function,
-    reject_leftovers,
-)
-from hetero.utils.diagnostics import HeteroError
 
 ALIGNMENT = 64
 """The least alignment, in bytes, of `memref.alloc` and `memref.alloca` buffers."""
@@ -111,8 +108,13 @@ def dynamic_dims(t: MemRefType) -> int:
     return sum(1 for d in t.get_shape() if d == DYNAMIC_INDEX)
 
 
+@dataclass
 class MemRefPattern(ToLLVMPattern):
     """Converts memref types and computes element addresses."""
+
+    _indices: dict[SSAValue, SSAValue] = field(
+        default_factory=dict[SSAValue, SSAValue], init=False, repr=False, compare=False
+    )
 
     def check(self, t: Attribute, op: Operation) -> MemRefType:
         """`t`, a memref type this ABI supports; a located error otherwise."""
@@ -143,6 +145,16 @@ class MemRefPattern(ToLLVMPattern):
             return self.constant(shape[dim], rewriter)
         return dynamic[sum(1 for d in shape[:dim] if d == DYNAMIC_INDEX)]
 
+    def index(self, value: SSAValue, rewriter: PatternRewriter) -> SSAValue:
+        """`value`, an index, as an `iN`: cast once, right after its
+        definition, for all the addresses computed from it (an unrolled
+        loop's induction variable is in dozens)."""
+        found = self._indices.get(value)
+        if found is None or found.owner.parent is None:  # new, or erased
+            found = cast(value, self.size_type(), rewriter, after_definition(value))
+            self._indices[value] = found
+        return found
+
     def constant(self, value: int, rewriter: PatternRewriter) -> SSAValue:
         """An `iN` constant, N the index width."""
         t = self.size_type()
@@ -155,30 +167,57 @@ class MemRefPattern(ToLLVMPattern):
         op: Operation,
         rewriter: PatternRewriter,
     ) -> SSAValue | None:
-        """The address of `ref[indices]`; None if `ref` is not converted yet."""
+        """The address of `ref[indices]`; None if `ref` is not converted yet.
+
+        One in-bounds GEP whose source type is the array of the dimensions
+        after the last dynamic one (`memref<?x8x4xf32>`: `array<8 x array<4 x
+        f32>>`), with constant indices folded into it: LLVM computes the same
+        row-major offset as from a `mul`/`add` chain, and every op emitted
+        here costs all the later passes.  Dimensions up to the last dynamic
+        one are first linearized with `nsw` multiplies and adds."""
         if (found := descriptor(ref)) is None:
             return None
         pointer, dynamic = found
         t = self.check(ref.type, op)
         if not indices:
             return pointer
-        nsw = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
-        offset = cast(indices[0], self.size_type(), rewriter)
-        for dim, index in enumerate(indices[1:], start=1):
-            size = self.size(t, dynamic, dim, rewriter)
-            scaled = rewriter.insert(llvm.MulOp(offset, size, overflow=nsw)).res
-            index = cast(index, self.size_type(), rewriter)
-            offset = rewriter.insert(llvm.AddOp(scaled, index, overflow=nsw)).res
-        element = self.convert(t.element_type, op)
-        gep = llvm.GEPOp.from_mixed_indices(pointer, [offset], element, inbounds=True)
+        shape = t.get_shape()
+        last_dynamic = max(
+            (d for d in range(1, len(shape)) if shape[d] == DYNAMIC_INDEX), default=0
+        )
+        if not last_dynamic:
+            offset = self.gep_index(indices[0], rewriter)
+        else:
+            nsw = llvm.OverflowAttr([llvm.OverflowFlag.NO_SIGNED_WRAP])
+            offset = self.index(indices[0], rewriter)
+            for dim in range(1, last_dynamic + 1):
+                size = self.size(t, dynamic, dim, rewriter)
+                scaled = rewriter.insert(llvm.MulOp(offset, size, overflow=nsw)).res
+                index = self.index(indices[dim], rewriter)
+                offset = rewriter.insert(llvm.AddOp(scaled, index, overflow=nsw)).res
+        source = self.convert(t.element_type, op)
+        for size in reversed(shape[last_dynamic + 1 :]):
+            source = llvm.LLVMArrayType(size, source)
+        trailing = [self.gep_index(i, rewriter) for i in indices[last_dynamic + 1 :]]
+        gep = llvm.GEPOp.from_mixed_indices(
+            pointer, [offset, *trailing], source, inbounds=True
+        )
         gep.properties["noWrapFlags"] = INBOUNDS  # MLIR reads this, xDSL `inbounds`
         return rewriter.insert(gep).result
+
+    def gep_index(self, index: SSAValue, rewriter: PatternRewriter) -> int | SSAValue:
+        """`index` as a GEP index: its value if a constant that fits the
+        op's `i32` constant indices, else the value as an `iN`."""
+        value = constant_value(index)
+        if value is not None and GEP_USE_SSA_VAL < value < 2**31:
+            return value
+        return self.index(index, rewriter)
 
 
 class FuncSignatureLowering(MemRefPattern):
     """Gives functions with memref arguments the pointer-and-sizes ABI."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: func.FuncOp, rewriter: PatternRewriter, /):
         signature = op.function_type
         if any(isinstance(t, MemRefType) for t in signature.outputs):
@@ -239,7 +278,7 @@ class FuncSignatureLowering(MemRefPattern):
 class CallLowering(MemRefPattern):
     """Passes memref operands of `func.call` as pointer and sizes."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: func.CallOp, rewriter: PatternRewriter, /):
         if any(isinstance(t, MemRefType) for t in op.result_types):
             raise HeteroError(
@@ -260,7 +299,7 @@ class CallLowering(MemRefPattern):
 class LoadLowering(MemRefPattern):
     """Lowers `memref.load` to an element address and `llvm.load`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: memref.LoadOp, rewriter: PatternRewriter, /):
         address = self.element_pointer(op.memref, op.indices, op, rewriter)
         if address is None:
@@ -273,7 +312,7 @@ class LoadLowering(MemRefPattern):
 class StoreLowering(MemRefPattern):
     """Lowers `memref.store` to an element address and `llvm.store`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: memref.StoreOp, rewriter: PatternRewriter, /):
         address = self.element_pointer(op.memref, op.indices, op, rewriter)
         if address is None:
@@ -285,7 +324,7 @@ class StoreLowering(MemRefPattern):
 class AllocLowering(MemRefPattern):
     """Lowers `memref.alloca` to `llvm.alloca` and `memref.alloc` to `aligned_alloc`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(
         self, op: memref.AllocOp | memref.AllocaOp, rewriter: PatternRewriter, /
     ):
@@ -336,7 +375,7 @@ class AllocLowering(MemRefPattern):
 class ViewLowering(MemRefPattern):
     """Lowers `memref.view` to its source pointer advanced by the byte shift."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: memref.ViewOp, rewriter: PatternRewriter, /):
         if (found := descriptor(op.source)) is None:
             return
@@ -352,7 +391,7 @@ class ViewLowering(MemRefPattern):
 class DeallocLowering(MemRefPattern):
     """Lowers `memref.dealloc` to a call of `free`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: memref.DeallocOp, rewriter: PatternRewriter, /):
         if (found := descriptor(op.memref)) is None:
             return
@@ -365,7 +404,7 @@ class DeallocLowering(MemRefPattern):
 class DimLowering(MemRefPattern):
     """Lowers `memref.dim` with a constant index to a constant or a size."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: memref.DimOp, rewriter: PatternRewriter, /):
         if (found := descriptor(op.source)) is None:
             return
@@ -382,7 +421,7 @@ class ExtractPointerLowering(MemRefPattern):
     """Lowers `memref.extract_aligned_pointer_as_index` to the element pointer as
     an `iN`: how a buffer is handed to a C library (`hetero.targets.external.blas`)."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(
         self, op: memref.ExtractAlignedPointerAsIndexOp, rewriter: PatternRewriter, /
     ):
@@ -394,7 +433,7 @@ class ExtractPointerLowering(MemRefPattern):
 class DeadDescriptorErasure(RewritePattern):
     """Erases a memref descriptor without users."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(
         self, op: UnrealizedConversionCastOp, rewriter: PatternRewriter, /
     ):
@@ -451,10 +490,6 @@ class ConvertMemRefToLLVMPass(ModulePass):
                 ExtractPointerLowering,
             )
         ]
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [*patterns, DeadDescriptorErasure()], dce_enabled=False
-            )
-        ).rewrite_module(op)
+        apply_lowerings(op, [*patterns, DeadDescriptorErasure()])
         reject_leftovers(op, "memref", self.name)
         reject_memref_values(op)

@@ -16,11 +16,24 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hetero.lowering import llvm_ops
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    apply_lowerings,
+    cast,
+    constant,
+    intrinsic,
+    lowering,
+    reject_leftovers,
+)
+from hetero.lowering.convert_memref_to_llvm import DeadDescriptorErasure, MemRefPattern
+from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
-from xdsl.dialects import llvm, vector
+from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
+    FloatAttr,
     IntegerAttr,
     IntegerType,
     ModuleOp,
@@ -32,24 +45,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.vector import CombiningKindFlag as Kind
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    RewritePattern,
-    op_type_rewrite_pattern,
-)
-
-from hetero.lowering import llvm_ops
-from hetero.lowering.conversion import (
-    ToLLVMPattern,
-    cast,
-    constant,
-    intrinsic,
-    reject_leftovers,
-)
-from hetero.lowering.convert_memref_to_llvm import DeadDescriptorErasure, MemRefPattern
-from hetero.utils.diagnostics import HeteroError
+from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 Combine = Callable[[SSAValue, SSAValue], Operation]
 
@@ -95,7 +91,7 @@ def element_bytes(t: VectorType) -> int:
 class MemoryLowering(MemRefPattern):
     """Lowers contiguous `vector.load`/`vector.store` to element-aligned LLVM ones."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(
         self, op: vector.LoadOp | vector.StoreOp, rewriter: PatternRewriter, /
     ):
@@ -120,12 +116,22 @@ class MemoryLowering(MemRefPattern):
 
 
 class BroadcastLowering(ToLLVMPattern):
-    """Lowers `vector.broadcast` of a scalar or a 1-element vector to a shuffle."""
+    """Lowers `vector.broadcast` of a scalar or a 1-element vector to a
+    shuffle; of a scalar constant, to a splat constant (`ConstantPool`)."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: vector.BroadcastOp, rewriter: PatternRewriter, /):
         t = self.convert(op.vector.type, op)
         assert isinstance(t, VectorType)
+        if (scalar := scalar_constant(op.source)) is not None:
+            splat = self.pool.get(
+                ("splat", scalar, t),
+                lambda: constant(scalar.value.data, t),
+                op,
+                rewriter,
+            )
+            self.replace(op, rewriter, [], [splat])
+            return
         (source,) = self.operands(op, rewriter)
         if source.type == t:
             self.replace(op, rewriter, [], [source])
@@ -135,17 +141,31 @@ class BroadcastLowering(ToLLVMPattern):
                 f"'{op.name}' from {source.type}: not a direct LLVM broadcast", op
             )
         if not isinstance(source.type, VectorType):
-            undef = rewriter.insert(llvm.UndefOp(VectorType(source.type, [1]))).res
-            zero = rewriter.insert(llvm.ConstantOp(IntegerAttr(0, i64), i64)).result
+            one = VectorType(source.type, [1])
+            undef = self.pool.get(
+                ("undef", one), lambda: llvm.UndefOp(one), op, rewriter
+            )
+            zero = self.shared_constant(IntegerAttr(0, i64), i64, op, rewriter)
             source = rewriter.insert(llvm.InsertElementOp(undef, source, zero)).res
         mask = DenseArrayBase.from_list(i32, [0] * t.get_shape()[0])
         self.replace(op, rewriter, [llvm.ShuffleVectorOp(source, source, mask, t)])
 
 
+def scalar_constant(value: SSAValue) -> IntegerAttr | FloatAttr | None:
+    """The number `value` is an `arith.constant` or `llvm.mlir.constant` of, if
+    it is (as an attribute, which tells -0.0 from 0.0, unlike Python's `==`)."""
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp | llvm.ConstantOp) and isinstance(
+        attr := owner.value, IntegerAttr | FloatAttr
+    ):
+        return attr
+    return None
+
+
 class FMALowering(ToLLVMPattern):
     """Lowers `vector.fma` to `llvm.intr.fma`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: vector.FMAOp, rewriter: PatternRewriter, /):
         a, b, c = self.operands(op, rewriter)
         self.replace(op, rewriter, [llvm.FMAOp(a, b, c)])
@@ -154,7 +174,7 @@ class FMALowering(ToLLVMPattern):
 class ReductionLowering(ToLLVMPattern):
     """Lowers `vector.reduction` to LLVM's `vector.reduce.*` intrinsics."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: vector.ReductionOp, rewriter: PatternRewriter, /):
         source, *acc = self.operands(op, rewriter)
         assert isinstance(source.type, VectorType)
@@ -181,7 +201,7 @@ class ReductionLowering(ToLLVMPattern):
 class ElementLowering(ToLLVMPattern):
     """Lowers `vector.extract`/`vector.insert` of one element of a 1-D vector."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(
         self, op: vector.ExtractOp | vector.InsertOp, rewriter: PatternRewriter, /
     ):
@@ -192,9 +212,7 @@ class ElementLowering(ToLLVMPattern):
             raise HeteroError(f"'{op.name}': one element of a 1-D vector only", op)
         (position,) = positions
         if isinstance(position, int):
-            index = rewriter.insert(
-                llvm.ConstantOp(IntegerAttr(position, i64), i64)
-            ).result
+            index = self.shared_constant(IntegerAttr(position, i64), i64, op, rewriter)
         else:
             index = cast(position, self.convert(position.type, op), rewriter)
         vec = cast(source, self.convert(source.type, op), rewriter)
@@ -208,7 +226,7 @@ class ElementLowering(ToLLVMPattern):
 class ShuffleLowering(ToLLVMPattern):
     """Lowers a 1-D `vector.shuffle` to `llvm.shufflevector`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: vector.ShuffleOp, rewriter: PatternRewriter, /):
         v1, v2 = self.operands(op, rewriter)
         t = self.convert(op.result.type, op)
@@ -219,7 +237,7 @@ class ShuffleLowering(ToLLVMPattern):
 class BitcastLowering(ToLLVMPattern):
     """Lowers a 1-D `vector.bitcast` to `llvm.bitcast`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: vector.BitcastOp, rewriter: PatternRewriter, /):
         (source,) = self.operands(op, rewriter)
         self.replace(
@@ -248,9 +266,5 @@ class ConvertVectorToLLVMPass(ModulePass):
                 BitcastLowering,
             )
         ]
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [*patterns, DeadDescriptorErasure()], dce_enabled=False
-            )
-        ).rewrite_module(op)
+        apply_lowerings(op, [*patterns, DeadDescriptorErasure()])
         reject_leftovers(op, "vector", self.name)

@@ -1,19 +1,20 @@
 // RUN: hetero-opt %s --split-input-file --verify-diagnostics -p convert-arith-to-llvm | filecheck %s
 // RUN: hetero-opt %s --split-input-file --verify-diagnostics -p convert-arith-to-llvm{index-bitwidth=32} | filecheck %s --check-prefix=I32
 
-// Constants: scalars, index (falsy zero included), splats and dense vectors.
+// Constants: scalars, index (falsy zero included), splats and dense vectors,
+// at the start of the function, in order.
 // CHECK-LABEL: func.func @constants
 func.func @constants() -> (i32, f32, index, index, vector<8xf32>, vector<4xindex>, i1) {
   // CHECK-NEXT: %[[I:.*]] = llvm.mlir.constant(42 : i32) : i32
   // CHECK-NEXT: %[[F:.*]] = llvm.mlir.constant(1.500000e+00 : f32) : f32
   // CHECK-NEXT: %[[Z:.*]] = llvm.mlir.constant(0) : i64
-  // CHECK-NEXT: %[[ZI:.*]] = builtin.unrealized_conversion_cast %[[Z]] : i64 to index
   // CHECK-NEXT: %[[O:.*]] = llvm.mlir.constant(7) : i64
-  // CHECK-NEXT: %[[OI:.*]] = builtin.unrealized_conversion_cast %[[O]] : i64 to index
   // CHECK-NEXT: %[[S:.*]] = llvm.mlir.constant(dense<2.000000e+00> : vector<8xf32>) : vector<8xf32>
   // CHECK-NEXT: %[[V:.*]] = llvm.mlir.constant(dense<[0, 1, 2, 3]> : vector<4xi64>) : vector<4xi64>
-  // CHECK-NEXT: %[[VI:.*]] = builtin.unrealized_conversion_cast %[[V]] : vector<4xi64> to vector<4xindex>
   // CHECK-NEXT: %[[T:.*]] = llvm.mlir.constant(true) : i1
+  // CHECK-NEXT: %[[ZI:.*]] = builtin.unrealized_conversion_cast %[[Z]] : i64 to index
+  // CHECK-NEXT: %[[OI:.*]] = builtin.unrealized_conversion_cast %[[O]] : i64 to index
+  // CHECK-NEXT: %[[VI:.*]] = builtin.unrealized_conversion_cast %[[V]] : vector<4xi64> to vector<4xindex>
   // I32: llvm.mlir.constant(0 : i32) : i32
   // I32: llvm.mlir.constant(dense<[0, 1, 2, 3]> : vector<4xi32>) : vector<4xi32>
   %i = arith.constant 42 : i32
@@ -25,6 +26,31 @@ func.func @constants() -> (i32, f32, index, index, vector<8xf32>, vector<4xindex
   %t = arith.constant true
   // CHECK-NEXT: func.return %[[I]], %[[F]], %[[ZI]], %[[OI]], %[[S]], %[[VI]], %[[T]]
   func.return %i, %f, %z, %o, %s, %v, %t : i32, f32, index, index, vector<8xf32>, vector<4xindex>, i1
+}
+
+// -----
+
+// Equal constants become one per function, in its entry block, even from
+// other blocks; constants of another value (-0.0 is not 0.0) or type stay apart.
+// CHECK-LABEL: func.func @shared_constants
+func.func @shared_constants(%c: i1) -> (f32, f32, f32, f64, f32, f32) {
+  // CHECK-NEXT: %[[A:.*]] = llvm.mlir.constant(1.000000e+00 : f32) : f32
+  // CHECK-NEXT: %[[B:.*]] = llvm.mlir.constant(2.000000e+00 : f32) : f32
+  // CHECK-NEXT: %[[D:.*]] = llvm.mlir.constant(1.000000e+00 : f64) : f64
+  // CHECK-NEXT: %[[N:.*]] = llvm.mlir.constant(-0.000000e+00 : f32) : f32
+  // CHECK-NEXT: %[[P:.*]] = llvm.mlir.constant(0.000000e+00 : f32) : f32
+  // CHECK-NEXT: cf.br ^[[NEXT:.*]]
+  // CHECK:      ^[[NEXT]]:
+  // CHECK-NEXT: func.return %[[A]], %[[B]], %[[A]], %[[D]], %[[N]], %[[P]]
+  %a = arith.constant 1.0 : f32
+  %b = arith.constant 2.0 : f32
+  cf.br ^next
+^next:
+  %a2 = arith.constant 1.0 : f32
+  %d = arith.constant 1.0 : f64
+  %n = arith.constant -0.0 : f32
+  %p = arith.constant 0.0 : f32
+  func.return %a, %b, %a2, %d, %n, %p : f32, f32, f32, f64, f32, f32
 }
 
 // -----

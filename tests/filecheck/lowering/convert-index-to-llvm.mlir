@@ -2,14 +2,14 @@
 // RUN: hetero-opt %s --split-input-file --verify-diagnostics -p "convert-index-to-llvm{index-bitwidth=32}" | filecheck %s --check-prefix=I32
 
 // Arguments, results, block arguments, loop bounds and constants become i64;
-// two zero constants (xDSL's TypeConversionPattern loops forever on those).
+// two zero constants (xDSL's TypeConversionPattern loops forever on those),
+// which become one: equal constants are shared within a function.
 // CHECK-LABEL: func.func @types
 // CHECK-SAME: (%[[N:.*]]: i64, %[[V:.*]]: vector<4xi64>) -> i64 {
 // I32-LABEL: func.func @types
 // I32-SAME: (%{{.*}}: i32, %{{.*}}: vector<4xi32>) -> i32 {
 func.func @types(%n: index, %v: vector<4xindex>) -> index {
   // CHECK-NEXT: %[[Z:.*]] = arith.constant 0 : i64
-  // CHECK-NEXT: %[[Z2:.*]] = arith.constant 0 : i64
   // CHECK-NEXT: %[[ONE:.*]] = arith.constant 1 : i64
   // CHECK-NEXT: %{{.*}} = arith.constant dense<[0, 1, 2, 3]> : vector<4xi64>
   // I32: arith.constant 0 : i32
@@ -18,7 +18,7 @@ func.func @types(%n: index, %v: vector<4xindex>) -> index {
   %z2 = arith.constant 0 : index
   %one = arith.constant 1 : index
   %c = arith.constant dense<[0, 1, 2, 3]> : vector<4xindex>
-  // CHECK-NEXT: %[[S:.*]] = scf.for %[[I:.*]] = %[[Z]] to %[[N]] step %[[ONE]] iter_args(%[[A:.*]] = %[[Z2]]) -> (i64) : i64 {
+  // CHECK-NEXT: %[[S:.*]] = scf.for %[[I:.*]] = %[[Z]] to %[[N]] step %[[ONE]] iter_args(%[[A:.*]] = %[[Z]]) -> (i64) : i64 {
   %s = scf.for %i = %z to %n step %one iter_args(%acc = %z2) -> (index) {
     // CHECK-NEXT: %[[T:.*]] = arith.addi %[[A]], %[[I]] : i64
     %t = arith.addi %acc, %i : index

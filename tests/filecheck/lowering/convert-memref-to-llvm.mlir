@@ -6,30 +6,81 @@
 // CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[A0:.*]]: i64, %[[B:.*]]: !llvm.ptr, %[[X:.*]]: f32, %[[C:.*]]: !llvm.ptr, %[[C0:.*]]: i64, %[[C1:.*]]: i64)
 // CHECK-SAME: -> f32 attributes {hetero.signature = (memref<?x4xf32>, memref<8xf32>, f32, memref<?x?xf64>) -> f32} {
 func.func @abi(%a: memref<?x4xf32>, %b: memref<8xf32>, %x: f32, %c: memref<?x?xf64>) -> f32 {
-  // Row-major addressing: (i * 4 + j) for memref<?x4xf32>.
+  // Row-major addressing, (i * 4 + j) for memref<?x4xf32>: one GEP on the
+  // array of the static trailing dimension, constant indices folded in.
+  // An index is cast to i64 once, right after its definition.
   // CHECK-NEXT: %[[I:.*]] = arith.constant 1 : index
+  // CHECK-NEXT: %[[II:.*]] = builtin.unrealized_conversion_cast %[[I]] : index to i64
   // CHECK-NEXT: %[[J:.*]] = arith.constant 2 : index
+  // CHECK-NEXT: %[[JJ:.*]] = builtin.unrealized_conversion_cast %[[J]] : index to i64
   %i = arith.constant 1 : index
   %j = arith.constant 2 : index
-  // CHECK-NEXT: %[[II:.*]] = builtin.unrealized_conversion_cast %[[I]] : index to i64
-  // CHECK-NEXT: %[[FOUR:.*]] = llvm.mlir.constant(4) : i64
-  // CHECK-NEXT: %[[ROW:.*]] = llvm.mul %[[II]], %[[FOUR]] overflow<nsw> : i64
-  // CHECK-NEXT: %[[JJ:.*]] = builtin.unrealized_conversion_cast %[[J]] : index to i64
-  // CHECK-NEXT: %[[OFF:.*]] = llvm.add %[[ROW]], %[[JJ]] overflow<nsw> : i64
-  // CHECK-NEXT: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK-NEXT: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][1, 2] : (!llvm.ptr) -> !llvm.ptr, !llvm.array<4 x f32>
   // CHECK-NEXT: %[[V:.*]] = llvm.load %[[P]] : !llvm.ptr -> f32
   %v = memref.load %a[%i, %j] : memref<?x4xf32>
-  // Dynamic sizes are the size arguments.
-  // CHECK-NEXT: %[[II2:.*]] = builtin.unrealized_conversion_cast %[[I]] : index to i64
-  // CHECK-NEXT: %[[ROW2:.*]] = llvm.mul %[[II2]], %[[C1]] overflow<nsw> : i64
-  // CHECK:      %[[Q:.*]] = llvm.getelementptr inbounds %[[C]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f64
+  // Dynamic sizes are the size arguments: (i * c1 + j).
+  // CHECK-NEXT: %[[ROW:.*]] = llvm.mul %[[II]], %[[C1]] overflow<nsw> : i64
+  // CHECK-NEXT: %[[OFF:.*]] = llvm.add %[[ROW]], %[[JJ]] overflow<nsw> : i64
+  // CHECK-NEXT: %[[Q:.*]] = llvm.getelementptr inbounds %[[C]][%[[OFF]]] : (!llvm.ptr, i64) -> !llvm.ptr, f64
   // CHECK-NEXT: %[[W:.*]] = llvm.load %[[Q]] : !llvm.ptr -> f64
   %w = memref.load %c[%i, %j] : memref<?x?xf64>
-  // CHECK:      %[[R:.*]] = llvm.getelementptr inbounds %[[B]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK-NEXT: %[[R:.*]] = llvm.getelementptr inbounds %[[B]][2] : (!llvm.ptr) -> !llvm.ptr, f32
   // CHECK-NEXT: llvm.store %[[X]], %[[R]] : f32, !llvm.ptr
   memref.store %x, %b[%j] : memref<8xf32>
   // CHECK-NEXT: func.return %[[V]] : f32
   func.return %v : f32
+}
+
+// -----
+
+// Addresses: the dimensions up to the last dynamic one are linearized with
+// mul/add; the GEP then indexes the array of the static ones after it, with
+// the indices that are constants (of i32 range) folded into it.
+// CHECK-LABEL: func.func @addressing
+// CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[A0:.*]]: i64, %[[A1:.*]]: i64, %[[B:.*]]: !llvm.ptr, %[[I:.*]]: index, %[[J:.*]]: index)
+func.func @addressing(%a: memref<?x?x3x4xf32>, %b: memref<2x3x4xf32>, %i: index, %j: index) -> (f32, f32, f32) {
+  // Each index is cast once, for all its uses.
+  // CHECK-NEXT: %[[JJ:.*]] = builtin.unrealized_conversion_cast %[[J]] : index to i64
+  // CHECK-NEXT: %[[II:.*]] = builtin.unrealized_conversion_cast %[[I]] : index to i64
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %big = arith.constant 4294967296 : index
+  // CHECK:      %[[ROW:.*]] = llvm.mul %[[II]], %[[A1]] overflow<nsw> : i64
+  // CHECK-NEXT: %[[OFF:.*]] = llvm.add %[[ROW]], %[[JJ]] overflow<nsw> : i64
+  // CHECK-NEXT: %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%[[OFF]], 1, %[[JJ]]] : (!llvm.ptr, i64, i64) -> !llvm.ptr, !llvm.array<3 x !llvm.array<4 x f32>>
+  // CHECK-NEXT: llvm.load %[[P]] : !llvm.ptr -> f32
+  %x = memref.load %a[%i, %j, %c1, %j] : memref<?x?x3x4xf32>
+  // CHECK-NEXT: %[[Q:.*]] = llvm.getelementptr inbounds %[[B]][%[[II]], 1, 1] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.array<3 x !llvm.array<4 x f32>>
+  // CHECK-NEXT: llvm.load %[[Q]] : !llvm.ptr -> f32
+  %y = memref.load %b[%i, %c1, %c1] : memref<2x3x4xf32>
+  // A constant beyond i32 stays an operand.
+  // CHECK-NEXT: %[[R:.*]] = llvm.getelementptr inbounds %[[B]][0, 0, %{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, !llvm.array<3 x !llvm.array<4 x f32>>
+  %z = memref.load %b[%c0, %c0, %big] : memref<2x3x4xf32>
+  func.return %x, %y, %z : f32, f32, f32
+}
+
+// -----
+
+// A use in a block listed before the one defining its memref is lowered too
+// (the pass sweeps the function until nothing changes), and the descriptor
+// left without users goes.
+// CHECK-LABEL: func.func @use_listed_first
+func.func @use_listed_first() -> f32 {
+  // CHECK-NEXT: cf.br ^[[DEF:.*]]
+  cf.br ^def
+^use:
+  // CHECK-NEXT: ^[[USE:.*]]:
+  // CHECK-NEXT: %[[V:.*]] = llvm.load %[[P:.*]] : !llvm.ptr -> f32
+  // CHECK-NEXT: func.return %[[V]] : f32
+  %v = memref.load %m[] : memref<f32>
+  func.return %v : f32
+^def:
+  // CHECK-NEXT: ^[[DEF]]:
+  // CHECK-NEXT: %[[ONE:.*]] = llvm.mlir.constant(1) : i64
+  // CHECK-NEXT: %[[P]] = llvm.alloca %[[ONE]] x f32
+  // CHECK-NEXT: cf.br ^[[USE]]
+  %m = memref.alloca() : memref<f32>
+  cf.br ^use
 }
 
 // -----

@@ -1,14 +1,14 @@
 // RUN: hetero-opt %s --split-input-file --verify-diagnostics -p convert-memref-to-llvm,convert-vector-to-llvm | filecheck %s
 
-// Contiguous loads and stores: an element address, then a vector access
-// aligned to the element only.
+// Contiguous loads and stores: an element address (as convert-memref-to-llvm
+// computes it), then a vector access aligned to the element only.
 // CHECK-LABEL: func.func @memory
 // CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[A0:.*]]: i64, %[[I:.*]]: index, %[[J:.*]]: index)
 func.func @memory(%a: memref<?x64xf32>, %i: index, %j: index) {
-  // CHECK:      %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK:      %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%{{.*}}, %{{.*}}] : (!llvm.ptr, i64, i64) -> !llvm.ptr, !llvm.array<64 x f32>
   // CHECK-NEXT: %[[V:.*]] = llvm.load %[[P]] {alignment = 4 : i64} : !llvm.ptr -> vector<16xf32>
   %v = vector.load %a[%i, %j] : memref<?x64xf32>, vector<16xf32>
-  // CHECK:      %[[Q:.*]] = llvm.getelementptr inbounds %[[A]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK:      %[[Q:.*]] = llvm.getelementptr inbounds %[[A]][%{{.*}}, %{{.*}}] : (!llvm.ptr, i64, i64) -> !llvm.ptr, !llvm.array<64 x f32>
   // CHECK-NEXT: llvm.store %[[V]], %[[Q]] {alignment = 4 : i64} : vector<16xf32>, !llvm.ptr
   vector.store %v, %a[%j, %i] : memref<?x64xf32>, vector<16xf32>
   func.return
@@ -16,20 +16,30 @@ func.func @memory(%a: memref<?x64xf32>, %i: index, %j: index) {
 
 // -----
 
-// Broadcasts: insert into lane 0, then shuffle it everywhere.
+// Broadcasts: insert into lane 0, then shuffle it everywhere; of a constant,
+// a splat constant.  Constants, the undef and the splats are shared within
+// the function.
 // CHECK-LABEL: func.func @broadcast
 // CHECK-SAME: (%[[X:.*]]: f64, %[[V:.*]]: vector<4xf64>, %[[W:.*]]: vector<1xf64>)
-func.func @broadcast(%x: f64, %v: vector<4xf64>, %w: vector<1xf64>) -> (vector<4xf64>, vector<4xf64>, vector<4xf64>) {
+func.func @broadcast(%x: f64, %v: vector<4xf64>, %w: vector<1xf64>) -> (vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>) {
   // CHECK-NEXT: %[[U:.*]] = llvm.mlir.undef : vector<1xf64>
   // CHECK-NEXT: %[[Z:.*]] = llvm.mlir.constant(0) : i64
+  // CHECK-NEXT: %[[TWOS:.*]] = llvm.mlir.constant(dense<2.000000e+00> : vector<4xf64>) : vector<4xf64>
   // CHECK-NEXT: %[[ONE:.*]] = llvm.insertelement %[[X]], %[[U]][%[[Z]] : i64] : vector<1xf64>
   // CHECK-NEXT: %[[B:.*]] = llvm.shufflevector %[[ONE]], %[[ONE]] [0, 0, 0, 0] : vector<1xf64>
   // CHECK-NEXT: %[[C:.*]] = llvm.shufflevector %[[W]], %[[W]] [0, 0, 0, 0] : vector<1xf64>
-  // CHECK-NEXT: func.return %[[B]], %[[V]], %[[C]]
+  // CHECK-NEXT: %{{.*}} = arith.constant 2.000000e+00 : f64
+  // CHECK-NEXT: %[[ONE2:.*]] = llvm.insertelement %[[X]], %[[U]][%[[Z]] : i64] : vector<1xf64>
+  // CHECK-NEXT: %[[B2:.*]] = llvm.shufflevector %[[ONE2]], %[[ONE2]] [0, 0, 0, 0] : vector<1xf64>
+  // CHECK-NEXT: func.return %[[B]], %[[V]], %[[C]], %[[TWOS]], %[[TWOS]], %[[B2]]
   %b = vector.broadcast %x : f64 to vector<4xf64>
   %same = vector.broadcast %v : vector<4xf64> to vector<4xf64>
   %c = vector.broadcast %w : vector<1xf64> to vector<4xf64>
-  func.return %b, %same, %c : vector<4xf64>, vector<4xf64>, vector<4xf64>
+  %two = arith.constant 2.0 : f64
+  %d = vector.broadcast %two : f64 to vector<4xf64>
+  %e = vector.broadcast %two : f64 to vector<4xf64>
+  %b2 = vector.broadcast %x : f64 to vector<4xf64>
+  func.return %b, %same, %c, %d, %e, %b2 : vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>
 }
 
 // -----
@@ -83,10 +93,10 @@ func.func @reductions(%v: vector<8xf32>, %acc: f32, %i: vector<4xi32>, %k: i32) 
 // CHECK-SAME: (%[[V:.*]]: vector<8xf32>, %[[X:.*]]: f32, %[[P:.*]]: index)
 func.func @elements(%v: vector<8xf32>, %x: f32, %p: index) -> (f32, f32, vector<8xf32>) {
   // CHECK-NEXT: %[[THREE:.*]] = llvm.mlir.constant(3) : i64
+  // CHECK-NEXT: %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
   // CHECK-NEXT: %[[A:.*]] = llvm.extractelement %[[V]][%[[THREE]] : i64] : vector<8xf32>
   // CHECK-NEXT: %[[PP:.*]] = builtin.unrealized_conversion_cast %[[P]] : index to i64
   // CHECK-NEXT: %[[B:.*]] = llvm.extractelement %[[V]][%[[PP]] : i64] : vector<8xf32>
-  // CHECK-NEXT: %[[ZERO:.*]] = llvm.mlir.constant(0) : i64
   // CHECK-NEXT: %[[W:.*]] = llvm.insertelement %[[X]], %[[V]][%[[ZERO]] : i64] : vector<8xf32>
   // CHECK-NEXT: func.return %[[A]], %[[B]], %[[W]]
   %a = vector.extract %v[3] : f32 from vector<8xf32>
