@@ -296,6 +296,7 @@ def compile(
     from hetero.targets.config import module_config
     from hetero.transforms.external_codegen import external_modules
     from hetero.transforms.lower_aot_main import CONSTANTS, output_types
+    from hetero.utils.gc_pause import gc_paused
 
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -313,7 +314,8 @@ def compile(
         return ShapeSpecializedFunction(
             module, tuple(targets), entry, tuple(zip(labels, (a.type for a in main.args)))
         )
-    lower_to_tir(module, entry, timings)
+    with gc_paused():
+        lower_to_tir(module, entry, timings)
     main = SymbolTable.lookup_symbol(module, entry)
     host = SymbolTable.lookup_symbol(module, f"{entry}_host")
     assert isinstance(main, FuncOp) and isinstance(host, tir.PrimFuncOp)
@@ -328,11 +330,12 @@ def compile(
         op.clone() for ops in sources for op in ops if isinstance(op, tir.PrimFuncOp)
     ]
     kernels = ModuleOp(prim_funcs)
-    native = (
-        compile_cuda(kernels)
-        if has_gpu_functions(kernels)
-        else compile_cpu(kernels, timings=timings)
-    )
+    with gc_paused():
+        native = (
+            compile_cuda(kernels)
+            if has_gpu_functions(kernels)
+            else compile_cpu(kernels, timings=timings)
+        )
     timings["compile_cpu"] = time.perf_counter() - start
     decoded = _decode_constants(constants)
     return CompiledFunction(

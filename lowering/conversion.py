@@ -11,16 +11,15 @@ option every pass has (64 by default).
 
 from __future__ import annotations
 
-import gc
 import inspect
-from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from types import UnionType
 from typing import TypeVar, Union, get_args, get_origin
 
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.gc_pause import gc_paused
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -408,18 +407,3 @@ def apply_lowerings(module: ModuleOp, patterns: Sequence[RewritePattern]) -> Non
                     if rewriter.has_done_action:
                         changed = True
                         break
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off for the duration: a lowering
-    allocates hundreds of thousands of IR objects, and each collection of
-    the oldest generation traverses the whole module (a fifth of the
-    lowering's time on SqueezeNet).  What it drops is collected afterwards."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
