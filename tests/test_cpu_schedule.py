@@ -298,3 +298,13 @@ def test_epilogue_chain_is_fused_into_the_tile_store() -> None:
     ]
     assert (m, n) not in shapes
     assert "math.exp" in str(kernel)  # tanh, in the tile store
+
+
+@pytest.mark.parametrize("channels, rows", [(64, 8), (2048, 8), (96, 12), (1000, 10), (48, 12), (7, 12)])
+def test_conv_tiles_divide_the_output_channels(channels: int, rows: int) -> None:
+    """The conv tile has the most rows (12 down to 8 with AVX-512) dividing
+    the output channels, so that no last tile of fewer rows is needed; 12
+    with a rest when none divides."""
+    from hetero.lowering.schedules.cpu import Tiles, _dividing_rows
+
+    assert _dividing_rows(Tiles(16, 12, 32), channels).mr == rows
