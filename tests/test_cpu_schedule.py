@@ -186,7 +186,11 @@ def _conv(
         ((1, 4, 9, 9), (6, 4, 1, 1), {"strides": (2, 2), "padding": (0, 0, 0, 0)}, 1),
         # stride 3 with a 2x2 window: phase 2 of each axis is never read
         ((1, 2, 10, 11), (3, 2, 2, 2), {"strides": (3, 3), "padding": (1, 2, 1, 0)}, 1),
-        # wide images: row panels, 14 = 12 + 2 output channels
+        # rows of one vector (13 columns, AVX-512): row panels; 20 channels
+        # take 10-row tiles, 13 take 12 and a last tile of 1
+        ((1, 6, 13, 13), (20, 6, 3, 3), {"padding": (1, 1, 1, 1)}, 1),
+        ((1, 4, 13, 11), (13, 4, 3, 3), {"padding": (1, 1, 1, 1)}, 1),
+        # 14 = 12 + 2 output channels
         ((1, 5, 3, 64), (14, 5, 3, 3), {"padding": (1, 1, 1, 1)}, 1),
         ((1, 3, 2, 75), (5, 3, 1, 3), {"strides": (1, 2), "padding": (0, 1, 0, 1)}, 1),
         # small images: the wide domain, with strides, dilation and groups
@@ -210,13 +214,18 @@ def test_conv2d_task_grid_any_thread_count(threads: int) -> None:
 
 @pytest.mark.parametrize(
     "x, w, wide",
-    [((1, 8, 7, 7), (16, 8, 3, 3), True), ((1, 8, 56, 56), (16, 8, 3, 3), False)],
+    [
+        ((1, 8, 7, 7), (16, 8, 3, 3), True),
+        ((1, 8, 13, 13), (16, 8, 3, 3), False),
+        ((1, 8, 56, 56), (16, 8, 3, 3), True),
+    ],
 )
 def test_conv2d_panels_follow_the_image_width(
     x: tuple[int, ...], w: tuple[int, ...], wide: bool
 ) -> None:
-    """A 7×7 image is tiled in the wide domain (49 of 64 lanes instead of 7
-    of 32 per row), a 56×56 one by rows (its epilogue straight from registers)."""
+    """Panels run over the wide domain (a 7x7 image: 49 of 64 lanes instead
+    of 7 of 32 per row; a 56x56 one: no scalar rest stores per tile), except
+    where rows of one vector compute less (13x13: 13 vectors against 14)."""
     from hetero.lowering.schedules.cpu import _conv_tiles
     from hetero.lowering.schedules.problems import Conv2D
     from hetero.lowering.te_emit import Tensor
