@@ -7,30 +7,36 @@ Runs `convert-tir-to-scf` and `lower-to-llvm`, defines the launchers of
 parallel loops (`hetero.runtime.parallel`) and JIT-compiles the result with
 the code generation options of the functions' targets: `mcpu`, `mattr` and
 `opt_level` of `#target.target<"llvm", {...}>` (`num_threads` is read by
-`convert-tir-to-scf`).  One module is one LLVM module, so its functions must
-agree on these options; functions without a target get the host's.
+`convert-tir-to-scf`).  One module is compiled for one CPU, so its functions
+must agree on these options; functions without a target get the host's.
+
+A module of many functions is compiled in several processes at once
+(`hetero.lowering.parallel_compile`; `HETERO_COMPILE_JOBS=1` or `jobs=1`
+keeps it in this one); the code computes the same results.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 from hetero.dialects import tir
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
+from hetero.lowering.parallel_compile import restrict, run_forked, split
 from hetero.lowering.pipeline import lower_to_llvm
-from hetero.runtime.cpu import CpuModule
-from hetero.runtime.parallel import define_launchers
+from hetero.runtime.cpu import CpuModule, CpuTarget, ObjectCode
+from hetero.runtime.parallel import define_launchers, load_pool
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 CODEGEN_OPTIONS = ("mcpu", "mattr", "opt_level")
-"""Target options that become `CpuModule` arguments (same names)."""
+"""Target options that become `CpuTarget` arguments (same names)."""
 
 
 def codegen_options(module: ModuleOp) -> dict[str, Any]:
-    """The `CpuModule` arguments the functions' targets set; they must agree."""
+    """The `CpuTarget` arguments the functions' targets set; they must agree."""
     options: dict[str, Any] = {}
     for function in module.walk():
         if not isinstance(function, tir.PrimFuncOp) or function.target is None:
@@ -53,16 +59,41 @@ def compile_cpu(
     module: ModuleOp,
     ctx: Context | None = None,
     timings: dict[str, float] | None = None,
+    jobs: int | None = None,
 ) -> CpuModule:
-    """Lower the CPU `tir` functions of `module` (in place) and JIT-compile
-    them; `timings` receives the seconds of each pass and of LLVM's stages."""
+    """Lower the CPU `tir` functions of `module` and JIT-compile them;
+    `timings` receives the seconds of each pass and of LLVM's stages (with
+    several processes, summed over them, and `compile-workers`: their wall
+    time).  `jobs` is how many processes share the work (by default, see
+    `parallel_compile.split`).  `module` is lowered in place when this
+    process compiles it, and left as it was when workers do."""
     timings = {} if timings is None else timings
-    options = codegen_options(module)
+    target = CpuTarget(**codegen_options(module))
+    chunks = split(module, jobs)
+    if len(chunks) > 1:
+        start = time.perf_counter()
+        load_pool()  # before the fork: the workers then need not compile it
+        objects = run_forked(
+            lambda i: _compile(restrict(module, chunks[i]), target, ctx), len(chunks)
+        )
+        timings["compile-workers"] = time.perf_counter() - start
+        if objects is not None:
+            native = CpuModule.load(target, objects)
+            timings.update(native.timings)
+            return native
+        # A worker's HeteroError: lowering the module here raises it again.
+    native = CpuModule.load(target, [_compile(module, target, ctx)])
+    timings.update(native.timings)
+    return native
+
+
+def _compile(module: ModuleOp, target: CpuTarget, ctx: Context | None) -> ObjectCode:
+    """Lower `module` in place and compile it, with the seconds of each pass."""
+    timings: dict[str, float] = {}
     start = time.perf_counter()
     ConvertTirToScfPass().apply(ctx or Context(), module)
     timings[ConvertTirToScfPass.name] = time.perf_counter() - start
     lower_to_llvm(module, ctx=ctx, timings=timings)
     define_launchers(module)
-    native = CpuModule(module, **options)
-    timings.update(native.timings)
-    return native
+    code = target.compile(module)
+    return replace(code, timings=timings | code.timings)

@@ -6,7 +6,9 @@
 
 `CpuModule` translates the module (`hetero.runtime.llvmir`), optimises it with
 LLVM's new pass manager (`default<O3>` by default) for the host CPU or the
-given `mcpu`/`mattr`, and loads it with MCJIT.  `function(name)` returns a
+given `mcpu`/`mattr`, generates an object file and loads it with MCJIT
+(`CpuTarget.compile`, then `CpuModule.load`: the object files of several
+modules, compiled in other processes, load as one).  `function(name)` returns a
 `CpuFunction` that follows the memref ABI of `convert-memref-to-llvm`: a
 memref parameter takes a C-contiguous array of the element's dtype, whose
 rank and static dimensions are checked before the call and whose dynamic
@@ -21,11 +23,14 @@ from __future__ import annotations
 import ctypes
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm
 import numpy as np
+from hetero.runtime.llvmir import to_llvmlite
+from hetero.utils.diagnostics import HeteroError
 from llvmlite import ir
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
@@ -40,9 +45,6 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.ir import Attribute
-
-from hetero.runtime.llvmir import to_llvmlite
-from hetero.utils.diagnostics import HeteroError
 
 _CTYPES: dict[int | type[Attribute], Any] = {
     1: ctypes.c_bool,
@@ -159,20 +161,43 @@ class _MemRef:
         return [address, *(shape[d] for d in self.dynamic)]
 
 
+class FunctionInfo(NamedTuple):
+    """What calling a function from Python needs to know of it: plain,
+    picklable data, so that a compile worker can send it with the object code."""
+
+    name: str
+    signature: FunctionType
+    """Before lowering (`hetero.signature`), or the LLVM one if it had no memrefs."""
+    llvm_type: llvm_dialect.LLVMFunctionType
+    linkage: str
+    defined: bool
+    symbol: str
+    """The symbol ctypes calls: the function, or its `_add_results_wrapper`."""
+
+    @property
+    def problem(self) -> str | None:
+        """Why Python cannot call it, or None."""
+        if not self.defined:
+            return "is only declared"
+        if self.linkage != "external":
+            return f"has {self.linkage} linkage (it is private)"
+        return None
+
+
 class CpuFunction:
     """A compiled function, called with NumPy arrays and Python scalars."""
 
-    def __init__(self, op: llvm_dialect.FuncOp, address: int, owner: CpuModule):
-        self.name = op.sym_name.data
-        self.signature = _signature(op)
-        lowered = iter(op.function_type.inputs.data)
+    def __init__(self, info: FunctionInfo, address: int, owner: CpuModule):
+        self.name = info.name
+        self.signature = info.signature
+        lowered = iter(info.llvm_type.inputs.data)
         self._params = [
             self._parameter(i, t, lowered)
             for i, t in enumerate(self.signature.inputs.data)
         ]
         if next(lowered, None) is not None:
-            raise self._mismatch(op)
-        output = op.function_type.output
+            raise self._mismatch(info)
+        output = info.llvm_type.output
         outputs = (
             output.types.data
             if isinstance(output, llvm_dialect.LLVMStructType)
@@ -192,10 +217,10 @@ class CpuFunction:
         self._owner = owner  # keeps the machine code alive
         self._cfunc = ctypes.CFUNCTYPE(restype, *argtypes)(address)
 
-    def _mismatch(self, op: llvm_dialect.FuncOp) -> ValueError:
+    def _mismatch(self, info: FunctionInfo) -> ValueError:
         return ValueError(
             f"@{self.name}: its signature {self.signature} does not match its "
-            f"LLVM type {op.function_type}"
+            f"LLVM type {info.llvm_type}"
         )
 
     def _parameter(
@@ -275,15 +300,127 @@ def _add_results_wrapper(module: ir.Module, name: str) -> str:
     return wrapper.name
 
 
-class CpuModule:
-    """An `llvm`-dialect module, optimised and JIT-compiled for a CPU.
+def _function_info(op: llvm_dialect.FuncOp, module: ir.Module) -> FunctionInfo:
+    """`op`'s `FunctionInfo`; adds its results wrapper to `module` if it needs one."""
+    name = op.sym_name.data
+    info = FunctionInfo(
+        name,
+        _signature(op),
+        op.function_type,
+        op.linkage.linkage.data,
+        bool(op.body.blocks),
+        name,
+    )
+    if info.problem is None and len(info.signature.outputs.data) > 1:
+        return info._replace(symbol=_add_results_wrapper(module, name))
+    return info
+
+
+@dataclass(frozen=True)
+class ObjectCode:
+    """An `llvm`-dialect module compiled by `CpuTarget.compile`: picklable, so
+    that compile workers can send it (`hetero.lowering.parallel_compile`)."""
+
+    object: bytes
+    """The machine code, an object file for MCJIT."""
+    bitcode: bytes
+    """The optimised LLVM IR, as bitcode (for `llvm_ir()` and `assembly()`)."""
+    functions: dict[str, FunctionInfo]
+    timings: dict[str, float]
+
+
+class CpuTarget:
+    """The CPU code is generated for, and LLVM's stages for it.
 
     `mcpu`/`mattr` default to the host's (`llvm.get_host_cpu_name()` and its
     features); `mattr` is LLVM's `"+avx2,-avx512f"` or a list of such items
     (an `mcpu` without `mattr` gets that CPU's default features).
     `opt_level` (0-3) picks the `default<On>` pipeline and the code
-    generator's level.  `link` is LLVM IR (text) linked in before optimising:
-    runtime support such as `hetero.runtime.cuda`'s launch stubs."""
+    generator's level."""
+
+    def __init__(
+        self,
+        mcpu: str | None = None,
+        mattr: str | Sequence[str] | None = None,
+        opt_level: int = 3,
+    ):
+        if opt_level not in (0, 1, 2, 3):
+            raise ValueError(f"opt_level must be 0, 1, 2 or 3, got {opt_level}")
+        _initialize()
+        self.mcpu = mcpu or llvm.get_host_cpu_name()
+        if mattr is None:
+            mattr = llvm.get_host_cpu_features().flatten() if mcpu is None else ""
+        self.mattr = mattr if isinstance(mattr, str) else ",".join(mattr)
+        self.opt_level = opt_level
+        self._target = llvm.Target.from_triple(llvm.get_process_triple())
+        self.machine = self.jit_machine()
+        """Generates the code MCJIT loads."""
+        self.object_machine = self._target.create_target_machine(
+            cpu=self.mcpu, features=self.mattr, opt=opt_level, reloc="pic"
+        )
+        """Generates position-independent code, to write out."""
+
+    def jit_machine(self) -> llvm.TargetMachine:
+        """A new target machine for MCJIT: an engine owns (and frees) its own."""
+        return self._target.create_target_machine(
+            cpu=self.mcpu,
+            features=self.mattr,
+            opt=self.opt_level,
+            codemodel="jitdefault",
+            jit=True,
+        )
+
+    def compile(self, module: ModuleOp, link: Sequence[str] = ()) -> ObjectCode:
+        """Translate the `llvm`-dialect `module`, link `link` (LLVM IR text)
+        in, optimise and generate its machine code."""
+        for op in module.walk():
+            if op is not module and op.dialect_name() != "llvm":
+                raise HeteroError(
+                    f"CpuModule takes llvm-dialect modules (run lower_to_llvm): found '{op.name}'",
+                    op,
+                )
+        timings: dict[str, float] = {}
+        start = time.perf_counter()
+        translated = to_llvmlite(
+            module,
+            triple=self.machine.triple,
+            data_layout=str(self.machine.target_data),
+        )
+        functions = {
+            op.sym_name.data: _function_info(op, translated)
+            for op in module.ops
+            if isinstance(op, llvm_dialect.FuncOp)
+        }
+        try:
+            parsed = llvm.parse_assembly(str(translated))
+            for text in link:
+                parsed.link_in(llvm.parse_assembly(text))
+            parsed.verify()
+        except RuntimeError as e:
+            raise HeteroError(f"LLVM rejected the translated module: {e}") from e
+        timings["llvm-translate"] = time.perf_counter() - start
+        start = time.perf_counter()
+        self._optimize(parsed)
+        timings["llvm-optimize"] = time.perf_counter() - start
+        start = time.perf_counter()
+        code = self.machine.emit_object(parsed)
+        timings["llvm-codegen"] = time.perf_counter() - start
+        return ObjectCode(code, parsed.as_bitcode(), functions, timings)
+
+    def _optimize(self, module: llvm.ModuleRef) -> None:
+        options = llvm.create_pipeline_tuning_options(speed_level=self.opt_level)
+        options.loop_vectorization = options.slp_vectorization = self.opt_level >= 2
+        builder = llvm.create_pass_builder(self.machine, options)
+        builder.getModulePassManager().run(module, builder)
+
+
+class CpuModule:
+    """An `llvm`-dialect module, optimised and JIT-compiled for a CPU.
+
+    `mcpu`, `mattr` and `opt_level` are `CpuTarget`'s.  `link` is LLVM IR
+    (text) linked in before optimising: runtime support such as
+    `hetero.runtime.cuda`'s launch stubs.  `CpuModule.load` makes one of
+    several modules compiled apart (`hetero.lowering.parallel_compile`)."""
 
     def __init__(
         self,
@@ -294,109 +431,83 @@ class CpuModule:
         opt_level: int = 3,
         link: Sequence[str] = (),
     ):
-        if opt_level not in (0, 1, 2, 3):
-            raise ValueError(f"opt_level must be 0, 1, 2 or 3, got {opt_level}")
-        for op in module.walk():
-            if op is not module and op.dialect_name() != "llvm":
-                raise HeteroError(
-                    f"CpuModule takes llvm-dialect modules (run lower_to_llvm): found '{op.name}'",
-                    op,
-                )
-        _initialize()
-        self.mcpu = mcpu or llvm.get_host_cpu_name()
-        if mattr is None:
-            mattr = llvm.get_host_cpu_features().flatten() if mcpu is None else ""
-        self.mattr = mattr if isinstance(mattr, str) else ",".join(mattr)
-        self.opt_level = opt_level
-        self._target = llvm.Target.from_triple(llvm.get_process_triple())
-        self._machine = self._target.create_target_machine(
-            cpu=self.mcpu,
-            features=self.mattr,
-            opt=opt_level,
-            codemodel="jitdefault",
-            jit=True,
+        target = CpuTarget(mcpu, mattr, opt_level)
+        self._load(target, [target.compile(module, link)])
+
+    @classmethod
+    def load(cls, target: CpuTarget, objects: Sequence[ObjectCode]) -> CpuModule:
+        """The module of the `objects` compiled for `target`, whose calls of
+        one another's functions resolve as if they were one module."""
+        native = cls.__new__(cls)
+        native._load(target, objects)
+        return native
+
+    def _load(self, target: CpuTarget, objects: Sequence[ObjectCode]) -> None:
+        self._target = target
+        self.mcpu, self.mattr, self.opt_level = (
+            target.mcpu,
+            target.mattr,
+            target.opt_level,
         )
-        self._object_machine = self._target.create_target_machine(
-            cpu=self.mcpu, features=self.mattr, opt=opt_level, reloc="pic"
-        )
-        self._functions = {
-            op.sym_name.data: op
-            for op in module.ops
-            if isinstance(op, llvm_dialect.FuncOp)
-        }
+        self._bitcode = [o.bitcode for o in objects]
+        self._functions: dict[str, FunctionInfo] = {}
+        for o in objects:  # a function defined in one is declared in others
+            for name, info in o.functions.items():
+                if info.defined or name not in self._functions:
+                    self._functions[name] = info
         self.timings: dict[str, float] = {}
-        """Seconds of each stage: translation to LLVM IR, optimisation, machine code."""
+        """Seconds of each stage: translation to LLVM IR, optimisation, machine
+        code (summed over the `objects`; loading them counts as machine code)."""
+        for o in objects:
+            for stage, seconds in o.timings.items():
+                self.timings[stage] = self.timings.get(stage, 0.0) + seconds
         start = time.perf_counter()
-        translated = to_llvmlite(
-            module,
-            triple=self._machine.triple,
-            data_layout=str(self._machine.target_data),
-        )
-        self._entry_points: dict[str, str] = {}
-        for name, op in self._functions.items():
-            if self._callable_problem(op) is None:
-                several = len(_signature(op).outputs.data) > 1
-                self._entry_points[name] = (
-                    _add_results_wrapper(translated, name) if several else name
-                )
-        try:
-            parsed = llvm.parse_assembly(str(translated))
-            for text in link:
-                parsed.link_in(llvm.parse_assembly(text))
-            parsed.verify()
-        except RuntimeError as e:
-            raise HeteroError(f"LLVM rejected the translated module: {e}") from e
-        self.timings["llvm-translate"] = time.perf_counter() - start
-        start = time.perf_counter()
-        self._optimize(parsed)
-        self._llvm_ir = str(parsed)
-        self.timings["llvm-optimize"] = time.perf_counter() - start
-        start = time.perf_counter()
-        self._engine = llvm.create_mcjit_compiler(parsed, self._machine)
+        empty = llvm.parse_assembly("")
+        empty.triple = target.machine.triple
+        self._engine = llvm.create_mcjit_compiler(empty, target.jit_machine())
+        for o in objects:
+            self._engine.add_object_file(llvm.ObjectFileRef.from_data(o.object))
         self._engine.finalize_object()
-        self.timings["llvm-codegen"] = time.perf_counter() - start
+        self.timings["llvm-codegen"] += time.perf_counter() - start
         self._compiled: dict[str, CpuFunction] = {}
-
-    def _optimize(self, module: llvm.ModuleRef) -> None:
-        options = llvm.create_pipeline_tuning_options(speed_level=self.opt_level)
-        options.loop_vectorization = options.slp_vectorization = self.opt_level >= 2
-        builder = llvm.create_pass_builder(self._machine, options)
-        builder.getModulePassManager().run(module, builder)
-
-    @staticmethod
-    def _callable_problem(op: llvm_dialect.FuncOp) -> str | None:
-        if not op.body.blocks:
-            return "is only declared"
-        if op.linkage.linkage.data != "external":
-            return f"has {op.linkage.linkage.data} linkage (it is private)"
-        return None
 
     def function(self, name: str) -> CpuFunction:
         """The public function `name`, callable from Python."""
         if name in self._compiled:
             return self._compiled[name]
-        op = self._functions.get(name)
-        if op is None:
-            known = ", ".join(f"@{n}" for n in self._entry_points) or "none"
-            raise ValueError(f"no function @{name} in the module (callable: {known})")
-        if (problem := self._callable_problem(op)) is not None:
+        info = self._functions.get(name)
+        if info is None:
+            known = ", ".join(
+                f"@{n}" for n, i in self._functions.items() if i.problem is None
+            )
+            raise ValueError(
+                f"no function @{name} in the module (callable: {known or 'none'})"
+            )
+        if (problem := info.problem) is not None:
             raise ValueError(f"@{name} {problem}: it cannot be called from Python")
-        address = self._engine.get_function_address(self._entry_points[name])
-        self._compiled[name] = CpuFunction(op, address, self)
+        address = self._engine.get_function_address(info.symbol)
+        self._compiled[name] = CpuFunction(info, address, self)
         return self._compiled[name]
 
     def global_address(self, name: str) -> int:
         """The address of the global variable `name` (a runtime fills some in)."""
         return self._engine.get_global_value_address(name)
 
+    def _linked(self) -> llvm.ModuleRef:
+        """The optimised LLVM IR, as one module."""
+        first, *rest = (llvm.parse_bitcode(b) for b in self._bitcode)
+        for module in rest:
+            first.link_in(module)
+        return first
+
     def llvm_ir(self) -> str:
         """The optimised LLVM IR, as text."""
-        return self._llvm_ir
+        return str(self._linked())
 
     def assembly(self) -> str:
         """The machine code, as assembly text."""
-        return self._object_machine.emit_assembly(llvm.parse_assembly(self._llvm_ir))
+        return self._target.object_machine.emit_assembly(self._linked())
 
     def emit_object(self) -> bytes:
         """The machine code as a relocatable (position-independent) object file."""
-        return self._object_machine.emit_object(llvm.parse_assembly(self._llvm_ir))
+        return self._target.object_machine.emit_object(self._linked())

@@ -1,0 +1,167 @@
+"""Compiling the functions of a module in parallel: one forked process per chunk.
+
+`compile_cpu` spends its time in xDSL's lowering and in LLVM, on one core,
+for functions that are independent of one another: the host function only
+calls the kernels.  So a module of enough functions is split into chunks of
+about equal size (`split`: by op count), each chunk is lowered and compiled
+to an object file (`hetero.runtime.cpu.ObjectCode`) in a forked worker
+process (`run_forked`), and the parent loads the object files into one
+engine (`CpuModule.load`), where calls from one chunk to another resolve.
+
+A chunk keeps every symbol of the module (`restrict`): the public functions
+of other chunks become private declarations of the same type, so its calls
+of them lower as they would in the whole module, and the names that the
+lowering makes up (`@f_parallel0`) are those it would make there.  Private
+functions are kept whole in every chunk: any of them may call one, and the
+copies are internal symbols, which do not clash.
+
+The workers are forked, so they start with the parent's module and send
+back only the object code.  They run Python, xDSL and llvmlite only, never
+compiled code: whatever threads the parent has (OpenBLAS, onnxruntime,
+`hetero.runtime.parallel`'s pool, which a fork resets) play no part.  Each
+chunk gets a fresh process, as a worker lowers its copy of the module in
+place.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import traceback
+import warnings
+from collections.abc import Callable, Collection
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+
+from hetero.dialects import tir
+from hetero.runtime.cpu import ObjectCode
+from hetero.utils.diagnostics import HeteroError
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+
+JOBS_VARIABLE = "HETERO_COMPILE_JOBS"
+"""The most processes `compile_cpu` compiles a module in (1: in this one)."""
+
+MIN_CHUNK_OPS = 300
+"""`tir` ops a chunk must have at least, about 0.5 s of work (ONNX models'
+kernels take 1.5 ms an op): a worker costs ~10 ms to fork and to send its
+code back, and LLVM cannot inline across chunks."""
+
+
+def compile_jobs() -> int:
+    """`HETERO_COMPILE_JOBS`, else the number of CPUs this process may run on."""
+    text = os.environ.get(JOBS_VARIABLE)
+    if text is None:
+        return len(os.sched_getaffinity(0))
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"{JOBS_VARIABLE} must be a positive integer, got {text!r}")
+    return int(text)
+
+
+def split(module: ModuleOp, jobs: int | None = None) -> list[list[str]]:
+    """The public functions of `module` in chunks of about equal op counts:
+    `jobs` chunks (at most one a function), or by default as many as
+    `compile_jobs()` and `MIN_CHUNK_OPS` allow.  One chunk means no split,
+    as for a module with anything but `tir.prim_func`s (which could not be
+    shared out), or in a daemonic process (a `multiprocessing` pool's worker),
+    which may not start any."""
+    functions = list(module.ops)
+    if multiprocessing.current_process().daemon or not all(
+        isinstance(f, tir.PrimFuncOp) for f in functions
+    ):
+        return [[]]
+    sizes = {
+        f.sym_name.data: sum(1 for _ in f.walk())
+        for f in functions
+        if isinstance(f, tir.PrimFuncOp) and not f.is_private
+    }
+    if jobs is None:
+        jobs = min(compile_jobs(), sum(sizes.values()) // MIN_CHUNK_OPS)
+    chunks: list[list[str]] = [[] for _ in range(max(1, min(jobs, len(sizes))))]
+    loads = [0] * len(chunks)
+    for name in sorted(sizes, key=sizes.__getitem__, reverse=True):
+        lightest = loads.index(min(loads))  # the largest first, to the lightest
+        chunks[lightest].append(name)
+        loads[lightest] += sizes[name]
+    return chunks
+
+
+def restrict(module: ModuleOp, chunk: Collection[str]) -> ModuleOp:
+    """`module` with only the public functions of `chunk` defined, the others
+    declared; private functions stay.  Changes `module`: for a worker's copy."""
+    block = module.body.block
+    for op in list(block.ops):
+        if (
+            isinstance(op, tir.PrimFuncOp)
+            and not op.is_private
+            and op.sym_name.data not in chunk
+        ):
+            signature = op.function_type
+            declaration = func.FuncOp.external(
+                op.sym_name.data, signature.inputs.data, signature.outputs.data
+            )
+            block.insert_op_before(declaration, op)
+            block.detach_op(op)  # not erased: the whole copy dies with the worker
+    return module
+
+
+WorkerResult = ObjectCode | str | None
+"""A worker's answer: its code, None for a `HeteroError`, or a traceback."""
+
+
+def run_forked(
+    work: Callable[[int], ObjectCode], count: int
+) -> list[ObjectCode] | None:
+    """`work(i)` for each `i < count`, each in a forked process of its own.
+
+    None if one raised a `HeteroError`: the caller reproduces it in this
+    process, where the error's op is one of its own.  Any other failure is
+    a `RuntimeError` with the worker's traceback."""
+    context = multiprocessing.get_context("fork")
+    workers = []
+    thaw = gc.get_freeze_count() == 0
+    # Frozen, the objects the workers inherit are left alone by their garbage
+    # collections, which would otherwise write to (and so copy) every page.
+    gc.freeze()
+    try:
+        with warnings.catch_warnings():
+            # Python >= 3.12 warns of fork in a process with threads: see above.
+            warnings.filterwarnings("ignore", ".*fork", DeprecationWarning)
+            for index in range(count):
+                receiver, sender = context.Pipe(duplex=False)
+                process = context.Process(
+                    target=_worker, args=(work, index, sender), daemon=True
+                )
+                process.start()
+                sender.close()
+                workers.append((process, receiver))
+    finally:
+        if thaw:
+            gc.unfreeze()
+    results = [_receive(process, receiver) for process, receiver in workers]
+    if failures := [r for r in results if isinstance(r, str)]:
+        raise RuntimeError(f"compile_cpu: a compile worker failed:\n{failures[0]}")
+    return None if None in results else results  # type: ignore[return-value]
+
+
+def _worker(work: Callable[[int], ObjectCode], index: int, sender: Connection) -> None:
+    result: WorkerResult
+    try:
+        result = work(index)
+    except HeteroError:
+        result = None
+    except Exception:  # noqa: BLE001 (any bug: its traceback goes to the parent)
+        result = traceback.format_exc()
+    sender.send(result)
+
+
+def _receive(process: BaseProcess, receiver: Connection) -> WorkerResult:
+    try:
+        return receiver.recv()
+    except EOFError:
+        process.join()  # for its exit code
+        return f"it exited with code {process.exitcode} before it answered"
+    finally:
+        receiver.close()
+        process.join()
