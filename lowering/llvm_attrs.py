@@ -14,6 +14,9 @@ inherent attribute), which `hetero.runtime.llvmir` translates to metadata.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import BoolAttr, IntegerAttr
 from xdsl.ir import Attribute, ParametrizedAttribute
@@ -26,6 +29,19 @@ LOOP_ANNOTATION = "llvm.loop_annotation"
 
 BRANCH_LOOP_ANNOTATION = "loop_annotation"
 """The annotation's name on `llvm.br` and `llvm.cond_br`."""
+
+
+T = TypeVar("T")
+
+
+def _parse_field(parser: AttrParser, key: str, value: Callable[[], T]) -> T:
+    """`<key = value>`: the one-field parameter list both attributes have."""
+    parser.parse_punctuation("<")
+    parser.parse_keyword(key)
+    parser.parse_punctuation("=")
+    parsed = value()
+    parser.parse_punctuation(">")
+    return parsed
 
 
 @irdl_attr_definition
@@ -41,12 +57,7 @@ class LoopUnrollAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        parser.parse_punctuation("<")
-        parser.parse_keyword("full")
-        parser.parse_punctuation("=")
-        full = parser.parse_boolean()
-        parser.parse_punctuation(">")
-        return [IntegerAttr.from_bool(full)]
+        return [IntegerAttr.from_bool(_parse_field(parser, "full", parser.parse_boolean))]
 
 
 @irdl_attr_definition
@@ -64,12 +75,7 @@ class LoopAnnotationAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        parser.parse_punctuation("<")
-        parser.parse_keyword("unroll")
-        parser.parse_punctuation("=")
-        unroll = parser.parse_attribute()
-        parser.parse_punctuation(">")
-        return [unroll]
+        return [_parse_field(parser, "unroll", parser.parse_attribute)]
 
 
 FULL_UNROLL = LoopAnnotationAttr(LoopUnrollAttr(IntegerAttr.from_bool(True)))

@@ -20,6 +20,7 @@ from hetero.lowering.parallel_compile import JOBS_VARIABLE, run_forked, split
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cpu import CpuModule, CpuTarget
 from hetero.utils.diagnostics import HeteroError
+from test_cpu_runtime import SAXPY
 
 N = 37
 
@@ -196,23 +197,6 @@ def test_a_pool_worker_compiles_in_its_own_process():
     expected_results, expected_y = _host_results(1)
     assert results == expected_results
     np.testing.assert_array_equal(y, expected_y)
-
-
-SAXPY = """
-func.func @saxpy(%a: f32, %x: memref<?xf32>, %y: memref<?xf32>) {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = memref.dim %x, %c0 : memref<?xf32>
-  scf.for %i = %c0 to %n step %c1 {
-    %xi = memref.load %x[%i] : memref<?xf32>
-    %yi = memref.load %y[%i] : memref<?xf32>
-    %axi = arith.mulf %a, %xi : f32
-    %r = arith.addf %axi, %yi : f32
-    memref.store %r, %y[%i] : memref<?xf32>
-  }
-  return
-}
-"""
 
 
 def test_object_code_loads_again_after_a_module_is_freed():

@@ -58,6 +58,10 @@ class Axis:
         """Input position of tap `k` of output 0 (output `o` adds `o * stride`)."""
         return k * self.dilation - self.before
 
+    def position(self, e: Emitter, o: Index, k: Index) -> Index:
+        """Input position of tap `k` of output `o`, emitted."""
+        return e.add(e.mul(o, self.stride), e.add(e.mul(k, self.dilation), -self.before))
+
     def taps(self, o: int) -> range:
         """The taps of output `o` inside the input (consecutive ones)."""
         inside = [
@@ -138,12 +142,7 @@ def _window(
     combine = _combine(p)
 
     def tap(e: Emitter, ky: Index, kx: Index) -> SSAValue:
-        row = e.add(
-            e.mul(at[0], rows.stride), e.add(e.mul(ky, rows.dilation), -rows.before)
-        )
-        col = e.add(
-            e.mul(at[1], cols.stride), e.add(e.mul(kx, cols.dilation), -cols.before)
-        )
+        row, col = rows.position(e, at[0], ky), cols.position(e, at[1], kx)
         return p.data.load(e, [*plane, row, col])
 
     element = p.data.element_type
