@@ -10,6 +10,7 @@ unrealized casts towards unconverted neighbours (see `conversion.py`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from hetero.lowering import llvm_ops
@@ -32,7 +33,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     VectorType,
 )
-from xdsl.ir import Attribute, Operation
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.type import get_element_type_or_self
@@ -169,32 +170,29 @@ class NegfLowering(ToLLVMPattern):
         self.replace(op, rewriter, [llvm.FNegOp(operand, fastmath(op))])
 
 
-class CmpiLowering(ToLLVMPattern):
-    """Lowers `arith.cmpi` to `llvm.icmp` (both number predicates alike)."""
+def compare_or_select(op: Operation, operands: Sequence[SSAValue]) -> Operation:
+    """The `llvm` op for an `arith.cmpi`, `cmpf` or `select` on `operands`,
+    scalars or vectors (the vectorizer's lanes: xDSL's `arith` has no vector
+    of `i1`).  Both number predicates alike."""
+    if isinstance(op, arith.SelectOp):
+        return llvm_ops.SelectOp(*operands)
+    assert isinstance(op, arith.CmpiOp | arith.CmpfOp)
+    lhs, rhs = operands
+    if isinstance(op, arith.CmpiOp):
+        return icmp(llvm.ICmpPredicateFlag.from_int(op.predicate.value.data), lhs, rhs)
+    predicate = llvm.FCmpPredicateFlag.from_int(op.predicate.value.data)
+    return llvm_ops.FCmpOp(lhs, rhs, predicate, fastmath(op))
+
+
+class CompareSelectLowering(ToLLVMPattern):
+    """Lowers `arith.cmpi`, `cmpf` and `select` to `llvm.icmp`, `fcmp`, `select`."""
 
     @lowering
-    def match_and_rewrite(self, op: arith.CmpiOp, rewriter: PatternRewriter, /):
-        lhs, rhs = self.operands(op, rewriter)
-        predicate = llvm.ICmpPredicateFlag.from_int(op.predicate.value.data)
-        self.replace(op, rewriter, [icmp(predicate, lhs, rhs)])
-
-
-class CmpfLowering(ToLLVMPattern):
-    """Lowers `arith.cmpf` to `llvm.fcmp` (both number predicates alike)."""
-
-    @lowering
-    def match_and_rewrite(self, op: arith.CmpfOp, rewriter: PatternRewriter, /):
-        lhs, rhs = self.operands(op, rewriter)
-        predicate = llvm.FCmpPredicateFlag.from_int(op.predicate.value.data)
-        self.replace(op, rewriter, [llvm_ops.FCmpOp(lhs, rhs, predicate, fastmath(op))])
-
-
-class SelectLowering(ToLLVMPattern):
-    """Lowers `arith.select` to `llvm.select`."""
-
-    @lowering
-    def match_and_rewrite(self, op: arith.SelectOp, rewriter: PatternRewriter, /):
-        self.replace(op, rewriter, [llvm_ops.SelectOp(*self.operands(op, rewriter))])
+    def match_and_rewrite(
+        self, op: arith.CmpiOp | arith.CmpfOp | arith.SelectOp, rewriter: PatternRewriter, /
+    ):
+        operands = self.operands(op, rewriter)
+        self.replace(op, rewriter, [compare_or_select(op, operands)])
 
 
 class CastLowering(ToLLVMPattern):
@@ -312,9 +310,7 @@ class ConvertArithToLLVMPass(ModulePass):
                 BinaryLowering,
                 MinMaxLowering,
                 NegfLowering,
-                CmpiLowering,
-                CmpfLowering,
-                SelectLowering,
+                CompareSelectLowering,
                 CastLowering,
                 IndexCastLowering,
                 DivisionExpansion,

@@ -37,6 +37,7 @@ import llvmlite.binding as llvm
 from hetero.dialects import tir
 from hetero.dialects.target import TargetAttr
 from hetero.lowering.conversion import mentions
+from hetero.lowering.convert_arith_to_llvm import compare_or_select
 from hetero.lowering.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
 from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
@@ -116,11 +117,20 @@ ELEMENTWISE: tuple[type[Operation], ...] = (
     math.FmaOp,
     math.SinOp,
     math.CosOp,
+    arith.CmpfOp,
+    arith.CmpiOp,
+    arith.SelectOp,
 )
-"""Ops the vectorizer applies lane-wise: same-typed operands and result."""
+"""Ops the vectorizer applies lane-wise (a comparison gives a vector of
+`i1`, a select takes one: as `llvm` ops, see `compare_or_select`)."""
+
+COMPARISONS = (arith.CmpfOp, arith.CmpiOp)
+"""Lane-wise ops whose lanes are as wide as their operands, not their `i1`."""
 
 AFFINE = object()
 """`Vectorizer` kind of an index that is the induction variable plus a uniform."""
+SPLIT = object()
+"""`Vectorizer` kind of the row or column `a // w`, `a % w` of an affine `a`."""
 
 
 def is_cpu(target: TargetAttr | None) -> bool:
@@ -188,12 +198,24 @@ class Vectorizer:
     need the same unit-stride form.  Any other use of an affine index, other
     ops, `index`/`i1` elements or stores to uniform addresses: not
     vectorizable.
+
+    One more form addresses a row-major image through its flattened rows:
+    `a // w` and `a % w` of an affine `a` and a constant `w` as the last two
+    indices of a memref `w` wide (identity layout) are the element `a` of
+    the flattened last two dimensions, so consecutive lanes are consecutive
+    in memory across rows: a `vector.load`/`store` at `[..., 0, a]`.  A
+    schedule that tiles the pixels of an image, not its rows (a 1x1 conv
+    as a GEMM over `H * W`), addresses every operand of its epilogue so.
     """
 
     loop: tir.ForOp
     bits: int
     affine: set[SSAValue] = field(default_factory=set[SSAValue])
     """The induction variable and `iv + uniform` indices (found by `plan`)."""
+    split: dict[SSAValue, tuple[SSAValue, int, bool]] = field(
+        default_factory=dict[SSAValue, tuple[SSAValue, int, bool]]
+    )
+    """`a // w` and `a % w` of an affine `a`: (a, w, whether the quotient)."""
 
     def plan(self) -> int | None:
         """The number of lanes, or None when the body is not vectorizable."""
@@ -205,12 +227,15 @@ class Vectorizer:
                 return None
             if kind is AFFINE:
                 self.affine.update(op.results)
-            elif kind:
-                element = (
-                    op.value.type
-                    if isinstance(op, memref.StoreOp)
-                    else op.results[0].type
+            elif kind is SPLIT:
+                divisor = const_evaluate_operand(op.operands[1])
+                self.split[op.results[0]] = (
+                    op.operands[0],
+                    divisor,  # type: ignore[assignment]
+                    isinstance(op, arith.DivSIOp),
                 )
+            elif kind:
+                element = _lane_type(op)
                 if not isinstance(element, AnyFloat | IntegerType) or element == i1:
                     return None
                 widths.append(_bits(element))
@@ -222,7 +247,10 @@ class Vectorizer:
         vectorizable."""
 
         def uniform(values: Iterable[SSAValue]) -> bool:
-            return all(v not in self.affine and v not in varying for v in values)
+            return all(
+                v not in self.affine and v not in varying and v not in self.split
+                for v in values
+            )
 
         match op:
             case tir.YieldOp() | arith.ConstantOp():
@@ -233,6 +261,12 @@ class Vectorizer:
                 v for v in op.operands if v not in self.affine
             ):
                 return AFFINE
+            case arith.DivSIOp() | arith.RemSIOp() if op.operands[
+                0
+            ] in self.affine and isinstance(const_evaluate_operand(op.operands[1]), int):
+                return SPLIT
+            case memref.LoadOp() | memref.StoreOp() if self.flat(op) is not None:
+                return True
             case memref.LoadOp() | memref.StoreOp() if not uniform(op.indices[:-1]):
                 return None
             case memref.LoadOp() | memref.StoreOp() if (
@@ -242,7 +276,7 @@ class Vectorizer:
             case memref.LoadOp() if uniform(op.indices):
                 return False
             case _ if isinstance(op, ELEMENTWISE) and not any(
-                v in self.affine for v in op.operands
+                v in self.affine or v in self.split for v in op.operands
             ):
                 return not uniform(op.operands)
             case _ if op.name.startswith("arith.") and uniform(op.operands):
@@ -251,6 +285,35 @@ class Vectorizer:
                 # stays scalar, computed once per vector of lanes.
                 return False
         return None
+
+    def flat(self, op: memref.LoadOp | memref.StoreOp) -> SSAValue | None:
+        """The affine `a` of an access at `[uniform..., a // w, a % w]` to a
+        memref `w` wide with the identity layout (see the class docstring)."""
+        if len(op.indices) < 2:
+            return None
+        *outer, row, column = op.indices
+        if row not in self.split or column not in self.split:
+            return None
+        (a, w, quotient), (b, v, remainder) = self.split[row], self.split[column]
+        memory = op.memref.type
+        if not (a is b and w == v and quotient and not remainder):
+            return None
+        if not isinstance(memory, MemRefType) or memory.get_shape()[-1] != w:
+            return None
+        if not isinstance(memory.layout, NoneAttr):
+            return None
+        if any(i in self.affine or i in self.split for i in outer):
+            return None
+        return a
+
+    def _indices(
+        self, op: memref.LoadOp | memref.StoreOp, mapping: dict[SSAValue, SSAValue], block: Block
+    ) -> list[SSAValue]:
+        """The indices of the vector access that replaces `op` (lane 0's)."""
+        if (a := self.flat(op)) is None:
+            return [mapping.get(i, i) for i in op.indices]
+        block.add_op(zero := index(0))
+        return [*(mapping.get(i, i) for i in op.indices[:-2]), zero.result, mapping[a]]
 
     def build(self, lanes: int) -> Block:
         """The vector body: one block taking the index of the first lane."""
@@ -274,10 +337,14 @@ class Vectorizer:
             match op:
                 case tir.YieldOp():
                     pass
-                case memref.LoadOp() if op.indices and op.indices[-1] in self.affine:
+                case _ if op.results and op.results[0] in self.split:
+                    pass
+                case memref.LoadOp() if op.indices and (
+                    op.indices[-1] in self.affine or self.flat(op) is not None
+                ):
                     new = vector.LoadOp(
                         op.memref,
-                        [mapping.get(i, i) for i in op.indices],
+                        self._indices(op, mapping, block),
                         VectorType(op.res.type, [lanes]),
                     )
                     block.add_op(new)
@@ -288,9 +355,16 @@ class Vectorizer:
                         vector.StoreOp(
                             vec(op.value),
                             op.memref,
-                            [mapping.get(i, i) for i in op.indices],
+                            self._indices(op, mapping, block),
                         )
                     )
+                case arith.CmpiOp() | arith.CmpfOp() | arith.SelectOp() if any(
+                    v in varying for v in op.operands
+                ):
+                    new = compare_or_select(op, [vec(v) for v in op.operands])
+                    block.add_op(new)
+                    mapping[op.results[0]] = new.results[0]
+                    varying.add(op.results[0])
                 case _ if isinstance(op, ELEMENTWISE) and any(
                     v in varying for v in op.operands
                 ):
@@ -309,6 +383,16 @@ class Vectorizer:
                     mapping.update(zip(op.results, new.results))
         block.add_op(scf.YieldOp())
         return block
+
+
+def _lane_type(op: Operation) -> Attribute:
+    """The element type of a vectorized op's lanes: what it stores, what it
+    compares, else what it computes."""
+    if isinstance(op, memref.StoreOp):
+        return op.value.type
+    if isinstance(op, COMPARISONS):
+        return op.operands[0].type
+    return op.results[0].type
 
 
 class ForLowering(RewritePattern):

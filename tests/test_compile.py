@@ -200,9 +200,9 @@ def test_lower_to_tir_stops_before_code_generation():
 def test_relu_maximum_and_clip_follow_tvm_on_nan():
     """Float max/min are `a > b ? a : b` (TVM's codegen, MLAS's `max_ps`): a
     NaN input gives the other operand — in the compiled code (one `vmaxps`
-    instead of `arith.maximumf`'s NaN-ordering sequence) and in the reference
-    interpreter alike."""
-    t = "tensor<4xf32>"
+    instead of `arith.maximumf`'s NaN-ordering sequence), vectorized or not,
+    and in the reference interpreter alike."""
+    t = "tensor<40xf32>"
     body = f"""
   relay.func @main(%x: {t}, %y: {t}) -> {t} {{
     %r = relay.relu %x : {t}
@@ -211,8 +211,9 @@ def test_relu_maximum_and_clip_follow_tvm_on_nan():
     relay.return %c : {t}
   }}"""
     text = _text(body)
-    x = np.array([np.nan, -2.0, 0.5, 3.0], np.float32)
-    y = np.array([0.25, np.nan, -0.5, 0.0], np.float32)
-    expected = np.array([0.25, -1.0, 0.5, 1.0], np.float32)
+    # 40 elements: whole vectors (vectorized selects) and a scalar rest.
+    x = np.tile(np.array([np.nan, -2.0, 0.5, 3.0], np.float32), 10)
+    y = np.tile(np.array([0.25, np.nan, -0.5, 0.0], np.float32), 10)
+    expected = np.tile(np.array([0.25, -1.0, 0.5, 1.0], np.float32), 10)
     np.testing.assert_array_equal(run(parse_module(text), x, y), expected)
     np.testing.assert_array_equal(hetero.compile(text)(x, y), expected)

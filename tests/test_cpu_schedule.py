@@ -7,6 +7,7 @@ one and on two threads; plus the machine code of the micro-kernel."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import hetero
 import numpy as np
@@ -226,6 +227,16 @@ def test_conv2d_panels_follow_the_image_width(
     """Panels run over the wide domain (a 7x7 image: 49 of 64 lanes instead
     of 7 of 32 per row; a 56x56 one: no scalar rest stores per tile), except
     where rows of one vector compute less (13x13: 13 vectors against 14)."""
+    assert _avx512_conv_tiles(x, w, (1, 1), (1, 1, 1, 1)).wide is wide
+
+
+def _avx512_conv_tiles(
+    x: tuple[int, ...],
+    w: tuple[int, ...],
+    strides: tuple[int, int],
+    padding: tuple[int, int, int, int],
+) -> Any:
+    """How the CPU schedule cuts a conv2d with AVX-512 (`_ConvTiles`)."""
     from hetero.lowering.schedules.cpu import _conv_tiles
     from hetero.lowering.schedules.problems import Conv2D
     from hetero.lowering.te_emit import Tensor
@@ -234,23 +245,86 @@ def test_conv2d_panels_follow_the_image_width(
         return Tensor(shape, f32, lambda e, idx: None)  # type: ignore[arg-type, return-value]
 
     target = TargetAttr("llvm", {"mattr": ["+avx512f"]})
-    problem = Conv2D(tensor(x), tensor(w), (1, w[0], *x[2:]), (1, 1), (1, 1),
-                     (1, 1, 1, 1), 1, lambda e, idx, v: None)
-    assert _conv_tiles(problem, tiles(target, f32), target).wide is wide
+    out_h = (x[2] + padding[0] + padding[2] - w[2]) // strides[0] + 1
+    out_w = (x[3] + padding[1] + padding[3] - w[3]) // strides[1] + 1
+    problem = Conv2D(tensor(x), tensor(w), (1, w[0], out_h, out_w), strides, (1, 1),
+                     padding, 1, lambda e, idx, v: None)
+    return _conv_tiles(problem, tiles(target, f32), target)
+
+
+@pytest.mark.parametrize(
+    "x, w, dilation",
+    [
+        ((1, 16, 14, 14), (24, 16, 1, 1), (1, 1)),  # 196 pixels: the last panel overlaps
+        ((1, 8, 4, 8), (16, 8, 1, 1), (1, 1)),  # exactly one panel
+        ((2, 5, 9, 11), (13, 5, 1, 1), (1, 1)),  # a batch, a rest tile of channels
+        ((1, 6, 12, 9), (10, 6, 3, 1), (2, 1)),  # a column of taps, dilated
+        ((1, 4, 5, 5), (8, 4, 1, 1), (1, 1)),  # 25 pixels: fewer than a panel
+    ],
+)
+def test_conv2d_in_place_with_residual(
+    x: tuple[int, ...], w: tuple[int, ...], dilation: tuple[int, int]
+) -> None:
+    """Stride 1, no padding, windows one column wide: panels of pixels read
+    the input and write the output in place (the epilogue, a residual add,
+    addressed across rows), the last panel overlapping the one before."""
+    out = (x[0], w[0], x[2] - (w[2] - 1) * dilation[0], x[3])
+    _conv_residual(x, w, out, f"dilation = array<i64: {dilation[0]}, {dilation[1]}>", "relu")
+
+
+def _conv_residual(
+    x: tuple[int, ...], w: tuple[int, ...], out: tuple[int, ...], attrs: str, activation: str
+) -> None:
+    """conv2d (with `attrs`) → add of a third input → `activation`, checked."""
+    body = (
+        f"%0 = relay.nn.conv2d %x, %w {{{attrs}}} : ({_t(x)}, {_t(w)}) -> {_t(out)}"
+        f"\n    %1 = relay.add %0, %y : ({_t(out)}, {_t(out)}) -> {_t(out)}"
+        f"\n    %r = relay.{activation} %1 : {_t(out)}"
+    )
+    params = f"%x: {_t(x)}, %w: {_t(w)}, %y: {_t(out)}"
+    _check(_program(params, _t(out), body), x, w, out)
+
+
+def test_conv2d_in_place_with_a_broadcast_epilogue() -> None:
+    """An epilogue operand broadcast along the columns is addressed by row:
+    correct, if not a vector access."""
+    x, w, out, rows = (1, 8, 7, 9), (16, 8, 1, 1), (1, 16, 7, 9), (1, 1, 7, 1)
+    body = (
+        f"%0 = relay.nn.conv2d %x, %w : ({_t(x)}, {_t(w)}) -> {_t(out)}"
+        f"\n    %r = relay.add %0, %y : ({_t(out)}, {_t(rows)}) -> {_t(out)}"
+    )
+    params = f"%x: {_t(x)}, %w: {_t(w)}, %y: {_t(rows)}"
+    _check(_program(params, _t(out), body), x, w, rows)
+
+
+@pytest.mark.parametrize(
+    "x, w, strides, padding, in_place",
+    [
+        ((1, 8, 14, 14), (16, 8, 1, 1), (1, 1), (0, 0, 0, 0), True),
+        ((1, 8, 14, 14), (16, 8, 3, 1), (1, 1), (0, 0, 0, 0), True),
+        ((1, 8, 14, 14), (16, 8, 1, 1), (2, 2), (0, 0, 0, 0), False),
+        ((1, 8, 14, 14), (16, 8, 1, 1), (1, 1), (1, 1, 1, 1), False),
+        ((1, 8, 14, 14), (16, 8, 1, 3), (1, 1), (0, 0, 0, 0), False),
+        ((1, 8, 5, 5), (16, 8, 1, 1), (1, 1), (0, 0, 0, 0), False),
+    ],
+)
+def test_conv2d_in_place_where_the_conv_allows(
+    x: tuple[int, ...],
+    w: tuple[int, ...],
+    strides: tuple[int, int],
+    padding: tuple[int, int, int, int],
+    in_place: bool,
+) -> None:
+    """No padded copy and no wide buffer for stride 1, no padding, one-column
+    windows and at least a panel (32 pixels with AVX-512) of output."""
+    assert _avx512_conv_tiles(x, w, strides, padding).in_place is in_place
 
 
 def test_conv2d_wide_domain_applies_the_epilogue() -> None:
     """A residual add after a small-image conv reads the same (y, x) as the
     output: the epilogue runs when the output leaves the wide domain."""
     x, w, out = (1, 4, 5, 6), (13, 4, 3, 3), (1, 13, 5, 6)
-    body = (
-        f"%0 = relay.nn.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>}} : "
-        f"({_t(x)}, {_t(w)}) -> {_t(out)}"
-        f"\n    %1 = relay.add %0, %y : ({_t(out)}, {_t(out)}) -> {_t(out)}"
-        f"\n    %r = relay.tanh %1 : {_t(out)}"
-    )
-    params = f"%x: {_t(x)}, %w: {_t(w)}, %y: {_t(out)}"
-    _check(_program(params, _t(out), body), x, w, out)
+    _conv_residual(x, w, out, "padding = array<i64: 1, 1, 1, 1>", "tanh")
 
 
 def test_micro_kernel_assembly() -> None:

@@ -540,6 +540,9 @@ class _ConvTiles:
     wide: bool
     """Panels run over the wide domain (else: over output rows, `nr` columns
     at a time, storing straight into the output)."""
+    in_place: bool
+    """Panels run over the flattened image, reading the input and writing
+    the output where they are (`_in_place`; no planes, no wide buffer)."""
     channel_tiles: int
     block: int
     per_task: int
@@ -567,10 +570,24 @@ def _row_panels_win(t: Tiles, out_h: int, out_w: int, wide_panels: int) -> bool:
     return out_w <= t.lanes and out_h < wide_panels * (t.nr // t.lanes)
 
 
+def _in_place(c: Conv2D, t: Tiles) -> bool:
+    """Whether panels can run over the flattened image `y * W + x` with no
+    copy of the input or the output: with stride 1, no padding and windows
+    one column wide (a 1x1 conv: a GEMM over `H * W` pixels), output pixel
+    `p` reads input pixel `p + ky * dh * W` for tap `ky`, so every panel of
+    `nr` pixels is one contiguous run of input and of output.  The image
+    must have `nr` pixels: its last panel overlaps the one before (storing
+    the same values twice) rather than running past the end."""
+    _, _, _, kw = c.weight.shape
+    _, _, out_h, out_w = c.out_shape
+    flat = c.strides == (1, 1) and not any(c.padding) and kw == 1
+    return flat and out_h * out_w >= t.nr
+
+
 def _conv_tiles(c: Conv2D, t: Tiles, target: TargetAttr | None) -> _ConvTiles:
-    """Wide panels, unless rows one vector wide compute less (see
-    `_row_panels_win`; a 7x7 image fills 49 of 64 lanes instead of 7 of 32
-    per row)."""
+    """In place where the conv allows it (`_in_place`), else wide panels,
+    unless rows one vector wide compute less (see `_row_panels_win`; a 7x7
+    image fills 49 of 64 lanes instead of 7 of 32 per row)."""
     batch, _, _, _ = c.data.shape
     out_channels, group_channels, kh, kw = c.weight.shape
     t = _dividing_rows(t, out_channels // c.groups)
@@ -578,15 +595,18 @@ def _conv_tiles(c: Conv2D, t: Tiles, target: TargetAttr | None) -> _ConvTiles:
     row_panels = math.ceil(out_w / t.nr)
     wq = _planes(c, 0).wq
     wide_panels = math.ceil(out_h * wq / t.nr)
-    wide = not _row_panels_win(t, out_h, out_w, wide_panels)
-    panels = wide_panels if wide else out_h * row_panels
+    in_place = _in_place(c, t)
+    wide = not in_place and not _row_panels_win(t, out_h, out_w, wide_panels)
+    panels = wide_panels if wide or in_place else out_h * row_panels
     end = panels * t.nr if wide else (out_h - 1) * wq + row_panels * t.nr
     channel_tiles = math.ceil(out_channels // c.groups / t.mr)
     tile_bytes = t.mr * group_channels * kh * kw * c.data.element_type.bitwidth // 8  # type: ignore[attr-defined]
     block, blocks = _split(channel_tiles, math.ceil(channel_tiles * tile_bytes / L2_BLOCK_BYTES))
     tasks = TASKS_PER_THREAD * num_threads(target)
     per_task, _ = _split(panels, math.ceil(tasks / (batch * c.groups * blocks)))
-    return _ConvTiles(t, _planes(c, end), panels, wide, channel_tiles, block, per_task)
+    return _ConvTiles(
+        t, _planes(c, end), panels, wide, in_place, channel_tiles, block, per_task
+    )
 
 
 def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
@@ -599,7 +619,7 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     out_w = c.out_shape[3]
     (sh, sw), (dh, dw) = c.strides, c.dilation
     per_group = out_channels // c.groups
-    padded = _pad_input(e, c, g.planes)
+    padded = None if g.in_place else _pad_input(e, c, g.planes)
     wide = e.alloc([batch, out_channels, g.panels * t.nr], element) if g.wide else None
     grid = [
         batch,
@@ -613,7 +633,10 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     panel_loop, q = task.range(
         first_panel, task.min(task.add(first_panel, g.per_task), g.panels)
     )
-    if g.wide:
+    if g.in_place:
+        pixels = c.out_shape[2] * out_w
+        p0 = panel_loop.min(panel_loop.mul(q, t.nr), pixels - t.nr)
+    elif g.wide:
         p0 = panel_loop.mul(q, t.nr)
     else:
         row_panels = math.ceil(out_w / t.nr)
@@ -630,6 +653,10 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
         """Lane `j` of the panel for tap (ky, kx): in the tap's plane, `p0 +
         j` shifted by the tap's whole rows and columns of that plane."""
         ch, ky, kx = ks
+        if padded is None:
+            width = c.data.shape[3]
+            pixel = r.add(r.add(p0, r.mul(ky, dh * width)), j)
+            return c.data.load(r, [n, r.add(base, ch), *_row_major(r, pixel, width)])
         row, col = r.mul(ky, dh), r.mul(kx, dw)
         plane = r.add(r.mul(r.rem(row, sh), sw), r.rem(col, sw))
         shift = r.add(r.mul(r.div(row, sh), g.planes.wq), r.div(col, sw))
@@ -649,6 +676,17 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
         )
         if wide is not None:
             _copy_tile(at, t, rows, acc, [], wide, [n, first], columns_at=p0)
+            return
+        if g.in_place:
+            _store_tile(
+                at,
+                acc,
+                rows,
+                t.nr,
+                lambda w, i, j, v: c.store(
+                    w, [n, w.add(first, i), *_row_major(w, w.add(p0, j), out_w)], v
+                ),
+            )
             return
         _each_panel(
             at,
@@ -674,6 +712,12 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
             tile(edge, per_group % t.mr)
     if wide is not None:
         _unwiden(e, c, g.planes.wq, wide)
+
+
+def _row_major(e: Emitter, pixel: Index, width: int) -> list[Index]:
+    """Row and column of element `pixel` of a flattened image `width` wide
+    (the vectorizer addresses consecutive pixels as one run across rows)."""
+    return [e.div(pixel, width), e.rem(pixel, width)]
 
 
 def _unwiden(e: Emitter, c: Conv2D, wq: int, wide: SSAValue) -> None:

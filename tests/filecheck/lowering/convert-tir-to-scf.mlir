@@ -109,6 +109,107 @@ tir.prim_func @uniform_index_arithmetic(%a: memref<2x24xf32>, %b: memref<16xf32>
 
 // -----
 
+// Comparisons and selects on varying values are lane-wise too, as `llvm`
+// ops (xDSL's `arith` has no vector of `i1`): `a > b ? a : b`, the float max
+// of relu, is one `vmaxps`.  A uniform condition is broadcast.
+// CHECK-LABEL: func.func @select
+// CHECK:         scf.for %[[I:.*]] = %c0 to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[X:.*]] = vector.load %a[%[[I]]] : memref<16xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[Z:.*]] = vector.broadcast %zero : f32 to vector<8xf32>
+// CHECK-NEXT:      %[[GT:.*]] = llvm.fcmp "ogt" %[[X]], %[[Z]] : vector<8xf32>
+// CHECK-NEXT:      %[[R:.*]] = llvm.select %[[GT]], %[[X]], %[[Z]] : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT:      %[[F:.*]] = vector.broadcast %flag : i1 to vector<8xi1>
+// CHECK-NEXT:      %[[S:.*]] = llvm.select %[[F]], %[[R]], %[[X]] : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT:      %[[N:.*]] = vector.load %n[%[[I]]] : memref<16xi32>, vector<8xi32>
+// CHECK-NEXT:      %[[K:.*]] = vector.broadcast %k : i32 to vector<8xi32>
+// CHECK-NEXT:      %[[LT:.*]] = llvm.icmp "slt" %[[N]], %[[K]] : vector<8xi32>
+// CHECK-NEXT:      %[[T:.*]] = llvm.select %[[LT]], %[[S]], %[[Z]] : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT:      vector.store %[[T]], %b[%[[I]]] : memref<16xf32>, vector<8xf32>
+tir.prim_func @select(%a: memref<16xf32>, %n: memref<16xi32>, %b: memref<16xf32>, %zero: f32, %flag: i1, %k: i32)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  tir.for %i = %c0 to %c16 step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<16xf32>
+    %gt = arith.cmpf ogt, %x, %zero : f32
+    %r = arith.select %gt, %x, %zero : f32
+    %s = arith.select %flag, %r, %x : f32
+    %m = memref.load %n[%i] : memref<16xi32>
+    %lt = arith.cmpi slt, %m, %k : i32
+    %t = arith.select %lt, %s, %zero : f32
+    memref.store %t, %b[%i] : memref<16xf32>
+  }
+}
+
+// -----
+
+// Pixels of a row-major image: `p / w` and `p % w` of an affine `p` as the
+// last two indices of a memref `w` wide are element `p` of its flattened
+// rows, one unit-stride run across rows: `[..., 0, p]`.  (A 1x1 conv tiles
+// the pixels of an image, not its rows.)
+// CHECK-LABEL: func.func @row_major
+// CHECK:         scf.for %[[I:.*]] = %c0 to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[P:.*]] = arith.addi %base, %[[I]] : index
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %{{.*}} = vector.load %a[%c, %[[Z]], %[[P]]] : memref<2x5x7xf32>, vector<8xf32>
+// CHECK:           %[[Z2:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      vector.store %{{.*}}, %b[%c, %[[Z2]], %[[P]]] : memref<2x5x7xf32>, vector<8xf32>
+// CHECK-NEXT:    }
+tir.prim_func @row_major(%a: memref<2x5x7xf32>, %b: memref<2x5x7xf32>, %c: index, %base: index)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c16 = arith.constant 16 : index
+  tir.for %i = %c0 to %c16 step %c1 vectorized {
+    %p = arith.addi %base, %i : index
+    %y = arith.divsi %p, %c7 : index
+    %x = arith.remsi %p, %c7 : index
+    %v = memref.load %a[%c, %y, %x] : memref<2x5x7xf32>
+    %d = arith.addf %v, %v : f32
+    memref.store %d, %b[%c, %y, %x] : memref<2x5x7xf32>
+  }
+}
+
+// -----
+
+// Not a run: a divisor other than the memref's width, or a row and column
+// of different pixels.  Scalar loops.
+// CHECK-LABEL: func.func @not_row_major
+// CHECK-NOT:     vector.
+// CHECK-LABEL: func.func @mixed_pixels
+// CHECK-NOT:     vector.
+tir.prim_func @not_row_major(%a: memref<5x7xf32>, %b: memref<5x7xf32>)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c6 = arith.constant 6 : index
+  %c16 = arith.constant 16 : index
+  tir.for %i = %c0 to %c16 step %c1 vectorized {
+    %y = arith.divsi %i, %c6 : index
+    %x = arith.remsi %i, %c6 : index
+    %v = memref.load %a[%y, %x] : memref<5x7xf32>
+    memref.store %v, %b[%y, %x] : memref<5x7xf32>
+  }
+}
+tir.prim_func @mixed_pixels(%a: memref<5x7xf32>, %b: memref<5x7xf32>, %base: index)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c7 = arith.constant 7 : index
+  %c16 = arith.constant 16 : index
+  tir.for %i = %c0 to %c16 step %c1 vectorized {
+    %p = arith.addi %base, %i : index
+    %y = arith.divsi %p, %c7 : index
+    %x = arith.remsi %i, %c7 : index
+    %v = memref.load %a[%y, %x] : memref<5x7xf32>
+    memref.store %v, %b[%y, %x] : memref<5x7xf32>
+  }
+}
+
+// -----
+
 // A dynamic extent: whole vectors up to lb + (trips - trips % lanes).
 // CHECK-LABEL: func.func @dynamic
 // CHECK:         %[[W:.*]] = arith.constant 4 : index
