@@ -35,8 +35,11 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
+from hetero.utils.diagnostics import HeteroError
+
 if TYPE_CHECKING:
     from hetero.runtime.cpu import CpuModule
+    from hetero.runtime.profiler import HostPlan, Profile
     from hetero.runtime.cuda import ResidentArray
 
 
@@ -85,16 +88,33 @@ class CompiledFunction:
     memory: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Per device, the intermediates' planned bytes and the bytes they would
     take without reuse (`plan-memory`)."""
+    plan: HostPlan | HeteroError | None = None
+    """The host function's steps, for `profile` (or why it cannot be replayed)."""
 
     def __call__(self, *inputs: object) -> Any:
+        arrays, outs = self._arguments(inputs)
+        self.native.function(self.symbol)(*arrays, *self.constants, *outs)
+        return _regroup(self.structure, outs)
+
+    def profile(self, *inputs: object) -> Profile:
+        """The call run kernel by kernel from Python (`runtime/profiler.py`,
+        a debug executor): its result and each kernel call's time, in order."""
+        from hetero.runtime.profiler import Profile
+
+        if self.plan is None or isinstance(self.plan, HeteroError):
+            raise self.plan or CompiledFunctionError("no host plan to profile")
+        arrays, outs = self._arguments(inputs)
+        calls = self.plan.run(self.native, [*arrays, *self.constants, *outs])
+        return Profile(_regroup(self.structure, outs), calls)
+
+    def _arguments(self, inputs: Sequence[object]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """The checked inputs and fresh output arrays of a call."""
         if len(inputs) != len(self.inputs):
             raise CompiledFunctionError(
                 f"{self.symbol} takes {len(self.inputs)} input(s), {len(inputs)} given"
             )
         arrays = [s.check(v) for s, v in zip(self.inputs, inputs)]
-        outs = [np.empty(o.shape, o.dtype) for o in self.outputs]
-        self.native.function(self.symbol)(*arrays, *self.constants, *outs)
-        return _regroup(self.structure, outs)
+        return arrays, [np.empty(o.shape, o.dtype) for o in self.outputs]
 
 
 Structure = int | tuple["Structure", ...]
@@ -295,6 +315,7 @@ def compile(
     )
     from hetero.targets.config import module_config
     from hetero.transforms.external_codegen import external_modules
+    from hetero.runtime.profiler import HostPlan
     from hetero.transforms.lower_aot_main import CONSTANTS, output_types
     from hetero.utils.gc_pause import gc_paused
 
@@ -338,6 +359,10 @@ def compile(
         )
     timings["compile_cpu"] = time.perf_counter() - start
     decoded = _decode_constants(constants)
+    try:
+        plan: HostPlan | HeteroError = HostPlan.of(host)
+    except HeteroError as error:
+        plan = error
     return CompiledFunction(
         native,
         host.sym_name.data,
@@ -350,4 +375,5 @@ def compile(
         tuple(map(ResidentArray, decoded)) if isinstance(native, GpuProgram) else decoded,
         timings,
         _memory_report(host),
+        plan,
     )

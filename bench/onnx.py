@@ -12,11 +12,11 @@ run in interleaved rounds in this process (medians).  The results are
 checked against each other (relative error of the logits) before timing.
 
 A per-kernel table follows for each model at the highest thread count:
-each `tir.prim_func` of the compiled module timed on its own with random
-buffers and multiplied by the number of times the host function calls it
-(lower-te's kernel cache makes one kernel serve every identical layer), the
-costliest first, then summed per kind of kernel (the fused op names without
-their numbering).
+the call replayed kernel by kernel (`CompiledFunction.profile`, a debug
+executor: the real buffers, each kernel call timed), each kernel's calls
+summed (lower-te's kernel cache makes one kernel serve every identical
+layer), the costliest first, then summed per kind of kernel (the fused op
+names without their numbering).
 
 The last line is `onnx: X.XX× onnxruntime (...)`, X = onnxruntime time /
 hetero time, the worst over models and thread counts.
@@ -33,9 +33,8 @@ from typing import Any
 
 import hetero
 import numpy as np
-from xdsl.traits import SymbolTable
 
-from bench.common import interleaved
+from bench.common import SETTLE_SECONDS, interleaved
 
 MODELS = ("squeezenet", "resnet50")
 THREADS = (1, 2)
@@ -74,55 +73,31 @@ def _onnxruntime(model: Any, threads: int) -> Any:
     return lambda x: session.run(None, {name: x})[0]
 
 
-def _kernel_calls(module: Any) -> Counter[str]:
-    """The kernels `hetero.compile` builds for `module`, with the number of
-    times the host function calls each."""
-    from hetero.dialects import tir
-    from hetero.driver import lower_to_tir
-
-    lowered = module.clone()
-    lower_to_tir(lowered)
-    host = SymbolTable.lookup_symbol(lowered, "main_host")
-    assert host is not None
-    return Counter(
-        op.callee.string_value() for op in host.walk() if isinstance(op, tir.CallOp)
-    )
-
-
-def _random_arguments(function: Any, rng: np.random.Generator) -> list[np.ndarray]:
-    from hetero.interpreter.relay import element_dtype
-
-    return [
-        rng.standard_normal(tuple(t.get_shape())).astype(element_dtype(t.element_type))
-        for t in function.signature.inputs.data
-    ]
-
-
-def kernel_table(name: str, module: Any, compiled: Any) -> None:
-    """Each kernel timed alone (median of a few calls), slowest first, and
-    the time per kind of kernel (the fused ops, numbering dropped)."""
-    rng = np.random.default_rng(0)
-    rows = []
-    for kernel, calls in _kernel_calls(module).items():
-        function = compiled.native.function(kernel)
-        args = _random_arguments(function, rng)
-        function(*args)
-        samples = []
-        for _ in range(KERNEL_ROUNDS):
-            start = time.perf_counter()
-            function(*args)
-            samples.append(time.perf_counter() - start)
-        rows.append((calls * statistics.median(samples), calls, kernel))
-    rows.sort(reverse=True)
-    total = sum(t for t, _, _ in rows)
+def kernel_table(name: str, compiled: Any, x: np.ndarray) -> None:
+    """Where a call's time goes: `CompiledFunction.profile` replays the host
+    function kernel by kernel on the real buffers; the median of each call
+    over a few settled rounds, summed per kernel (lower-te's cache makes one
+    kernel serve every identical layer), costliest first, then per kind of
+    kernel (the fused op names without their numbering)."""
+    runs = []
+    for _ in range(KERNEL_ROUNDS):
+        time.sleep(SETTLE_SECONDS)
+        runs.append(compiled.profile(x).calls)
+    per_kernel: dict[str, float] = {}
+    calls: Counter[str] = Counter()
+    for i, call in enumerate(runs[0]):
+        seconds = statistics.median(run[i].seconds for run in runs)
+        per_kernel[call.kernel] = per_kernel.get(call.kernel, 0.0) + seconds
+        calls[call.kernel] += 1
+    rows = sorted(((t, calls[k], k) for k, t in per_kernel.items()), reverse=True)
+    total = sum(per_kernel.values())
     kinds: dict[str, float] = {}
     for seconds, _, kernel in rows:
         kind = re.sub(r"(_\d+)?_tir$", "", kernel)
         kinds[kind] = kinds.get(kind, 0.0) + seconds
-    calls = sum(c for _, c, _ in rows)
     print(
-        f"\n{name}: {len(rows)} kernels, {calls} calls, {1e3 * total:.1f} ms in all, "
-        "each timed alone"
+        f"\n{name}: {len(rows)} kernels, {calls.total()} calls, {1e3 * total:.1f} ms "
+        "in all, timed in the network (CompiledFunction.profile)"
     )
     print(f"{'ms':>9} {'share':>6} {'calls':>5}  kernel (costliest {TOP_KERNELS})")
     for seconds, count, kernel in rows[:TOP_KERNELS]:
@@ -144,7 +119,7 @@ def main(argv: list[str]) -> None:
         f"{'import s':>9} {'compile s':>10} {'rel err':>9}"
     )
     ratios: list[float] = []
-    tables: list[tuple[str, Any, Any]] = []
+    tables: list[tuple[str, Any]] = []
     for name in models:
         model = logits(randomized(onnx.load(light_model_path(name)), seed=0))
         start = time.perf_counter()
@@ -167,9 +142,9 @@ def main(argv: list[str]) -> None:
                 f"{theirs / ours:>10.3f} {import_s:>9.2f} {compile_s:>10.1f} {error:>9.1e}",
                 flush=True,
             )
-        tables.append((name, configured, compiled))
-    for table in tables:
-        kernel_table(*table)
+        tables.append((name, compiled))
+    for name, compiled in tables:
+        kernel_table(name, compiled, x)
     print(
         f"onnx: {min(ratios):.3f}× onnxruntime (worst of {', '.join(models)} at "
         f"{'/'.join(map(str, THREADS))} threads; random weights, batch 1, median of "

@@ -1,0 +1,138 @@
+"""Per-kernel times inside a whole call: a debug executor for the host function.
+
+`hetero.compile` makes one native host function that calls every kernel in
+turn, so a call's time says nothing of where it goes; timing each kernel
+alone on random buffers (`bench onnx`'s first table) misses what the
+network does to it: inputs just written by the kernel before (in cache),
+weights read once per call, the arena's reuse of memory.  Like TVM's debug
+executor, `HostPlan` replays the host function step by step from Python on
+the real buffers: its arena and views as NumPy arrays over the same bytes,
+each `tir.call` of a kernel a call of that kernel's native entry, timed.
+
+Only host functions made of what `lower-aot-main` and `plan-memory` emit for
+CPU kernels are replayed: static `tir.alloc`s, `memref.view`s at constant
+offsets, `tir.call`s of kernels and the return; anything else (a loop, an
+external call, a GPU launch) is an error naming the op.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from hetero.dialects import tir
+from hetero.interpreter.relay import element_dtype
+from hetero.utils.diagnostics import HeteroError
+from xdsl.dialects import arith, memref
+from xdsl.dialects.builtin import MemRefType
+from xdsl.ir import Operation, SSAValue
+from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
+
+
+@dataclass(frozen=True)
+class Buffer:
+    """A buffer the host allocates: `bytes` of arena, or a typed view of
+    buffer `source` at `offset` bytes."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+    source: int | None = None
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class KernelCall:
+    """`kernel(*values)`: each operand an index into the host's values (its
+    arguments first, then its buffers in order)."""
+
+    kernel: str
+    operands: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    """One kernel call of a profiled run, in call order."""
+
+    kernel: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A replayed call: its result arrays (as the call returns them) and the
+    time of each kernel call, in order."""
+
+    outputs: Any
+    calls: tuple[KernelTime, ...]
+
+
+@dataclass(frozen=True)
+class HostPlan:
+    """The steps of a host function (see the module docstring)."""
+
+    arguments: int
+    buffers: tuple[Buffer, ...]
+    calls: tuple[KernelCall, ...]
+
+    @staticmethod
+    def of(host: tir.PrimFuncOp) -> HostPlan:
+        values: dict[SSAValue, int] = {a: i for i, a in enumerate(host.args)}
+        buffers: list[Buffer] = []
+        calls: list[KernelCall] = []
+        for op in host.body.block.ops:
+            if isinstance(op, arith.ConstantOp | tir.ReturnOp):
+                continue
+            if isinstance(op, tir.CallOp) and not op.res:
+                operands = tuple(values[a] for a in op.args)
+                calls.append(KernelCall(op.callee.string_value(), operands))
+                continue
+            buffer = _buffer(op, values)
+            values[op.results[0]] = len(host.args) + len(buffers)
+            buffers.append(buffer)
+        return HostPlan(len(host.args), tuple(buffers), tuple(calls))
+
+    def run(self, native: Any, arguments: Sequence[np.ndarray]) -> tuple[KernelTime, ...]:
+        """Runs the calls on `arguments` (the host function's), timing each."""
+        values = list(arguments)
+        for b in self.buffers:
+            if b.source is None:
+                values.append(np.empty(b.shape, b.dtype))
+                continue
+            arena = values[b.source]
+            count = int(np.prod(b.shape))
+            values.append(
+                np.frombuffer(arena, b.dtype, count, b.offset).reshape(b.shape)
+            )
+        times = []
+        for call in self.calls:
+            function = native.function(call.kernel)
+            operands = [values[i] for i in call.operands]
+            start = time.perf_counter()
+            function(*operands)
+            times.append(KernelTime(call.kernel, time.perf_counter() - start))
+        return tuple(times)
+
+
+def _buffer(op: Operation, values: dict[SSAValue, int]) -> Buffer:
+    """The `Buffer` an alloc or view of the host makes, or an error at `op`."""
+    type = op.results[0].type if len(op.results) == 1 else None
+    static = isinstance(type, MemRefType) and type.has_static_shape()
+    if static and isinstance(op, tir.AllocOp):
+        return Buffer(tuple(type.get_shape()), element_dtype(type.element_type))
+    if static and isinstance(op, memref.ViewOp) and not op.sizes:
+        offset = const_evaluate_operand(op.byte_shift)
+        if isinstance(offset, int) and op.source in values:
+            return Buffer(
+                tuple(type.get_shape()),
+                element_dtype(type.element_type),
+                values[op.source],
+                offset,
+            )
+    raise HeteroError(
+        f"profile: the host function's '{op.name}' is not replayed (static buffers, "
+        "views and kernel calls only)",
+        op,
+    )
