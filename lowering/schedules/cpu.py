@@ -630,23 +630,24 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     task, flat = e.loop(math.prod(grid), ForKind.PARALLEL)
     n, grp, cb, pt = task.unflatten(flat, grid)
     first_panel = task.mul(pt, g.per_task)
-    panel_loop, q = task.range(
-        first_panel, task.min(task.add(first_panel, g.per_task), g.panels)
-    )
+    panels = (first_panel, task.min(task.add(first_panel, g.per_task), g.panels))
+    first_tile = task.mul(cb, g.block)
+    channel_tiles = (first_tile, task.min(task.add(first_tile, g.block), g.channel_tiles))
+    # Channel tiles outer: the tiles of one channel tile run along its
+    # pixels, so the epilogue's reads (a residual) and the stores are a
+    # few sequential streams, not jumps across channel planes.
+    channel_loop, tt = task.range(*channel_tiles)
+    tile_loop, q = channel_loop.range(*panels)
     if g.in_place:
         pixels = c.out_shape[2] * out_w
-        p0 = panel_loop.min(panel_loop.mul(q, t.nr), pixels - t.nr)
+        p0 = tile_loop.min(tile_loop.mul(q, t.nr), pixels - t.nr)
     elif g.wide:
-        p0 = panel_loop.mul(q, t.nr)
+        p0 = tile_loop.mul(q, t.nr)
     else:
         row_panels = math.ceil(out_w / t.nr)
-        y, xp = panel_loop.div(q, row_panels), panel_loop.rem(q, row_panels)
-        x0 = panel_loop.mul(xp, t.nr)
-        p0 = panel_loop.add(panel_loop.mul(y, g.planes.wq), x0)
-    first_tile = panel_loop.mul(cb, g.block)
-    tile_loop, tt = panel_loop.range(
-        first_tile, panel_loop.min(panel_loop.add(first_tile, g.block), g.channel_tiles)
-    )
+        y, xp = tile_loop.div(q, row_panels), tile_loop.rem(q, row_panels)
+        x0 = tile_loop.mul(xp, t.nr)
+        p0 = tile_loop.add(tile_loop.mul(y, g.planes.wq), x0)
     base = tile_loop.mul(grp, group_channels)
 
     def b(r: Emitter, j: Index, ks: Sequence[Index]) -> SSAValue:
