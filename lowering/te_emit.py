@@ -266,6 +266,8 @@ class Tensor:
     """Tensors tiling this one, each with the index of its first element (a
     concatenation's inputs): `store_all` copies each with its own nest, so
     no element chooses its source at run time."""
+    buffer: SSAValue | None = None
+    """The buffer this tensor is, read as it is (`of_buffer`)."""
 
     @staticmethod
     def of_buffer(buffer: SSAValue) -> Tensor:
@@ -275,6 +277,7 @@ class Tensor:
             tuple(type.get_shape()),
             type.element_type,
             lambda e, idx: e.load(buffer, idx),
+            buffer=buffer,
         )
 
 
@@ -290,6 +293,8 @@ def store_all(
         store_all(e, part, buffer, [a + b for a, b in zip(offset, start)])
     if tensor.parts:
         return
+    if _copies_images(e, tensor, buffer, offset):
+        return _copy_images(e, tensor, buffer, offset)
     rows = tensor.shape
     if len(rows) > 1 and is_cpu(e.target):
         rows = rows[:-1]
@@ -299,3 +304,32 @@ def store_all(
         indices = [*indices, last]
     at = [body.add(i, o) for i, o in zip(indices, offset)]
     body.store(tensor.load(body, indices), buffer, at)
+
+
+def _copies_images(
+    e: Emitter, tensor: Tensor, buffer: SSAValue, offset: Sequence[int]
+) -> bool:
+    """Whether `tensor` is a buffer copied whole images at a time: its last
+    two dimensions (an image's rows) land at offset 0 of rows as wide."""
+    type = buffer.type
+    assert isinstance(type, MemRefType)
+    return (
+        is_cpu(e.target)
+        and tensor.buffer is not None
+        and len(tensor.shape) > 2
+        and not any(offset[-2:])
+        and tuple(type.get_shape()[-2:]) == tensor.shape[-2:]
+    )
+
+
+def _copy_images(e: Emitter, tensor: Tensor, buffer: SSAValue, offset: Sequence[int]) -> None:
+    """Each image (the last two dimensions) as one run of `H * W` elements:
+    a vectorized loop over the flattened rows (`p / W`, `p % W`), so a row
+    narrower than a vector (27 of a concatenation's 27×27 channels) costs
+    no scalar tail per row."""
+    *outer, height, width = tensor.shape
+    body, indices = e.nest(outer, parallel=True)
+    lane, p = body.loop(height * width, ForKind.VECTORIZED)
+    pixel = [lane.div(p, width), lane.rem(p, width)]
+    at = [lane.add(i, o) for i, o in zip(indices, offset)]
+    lane.store(tensor.load(lane, [*indices, *pixel]), buffer, [*at, *pixel])

@@ -13,14 +13,16 @@ from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.dialects.relay import pool2d_shape
 from hetero.interpreter.relay import run
+from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.schedules.cpu_pool import MAX_TAPS, Axis
 from hetero.transforms.fuse_ops import FuseOpsPass
 from hetero.transforms.lower_te import LowerTEPass
 from hetero.transforms.plan_devices import PlanDevicesPass
 from xdsl.context import Context
-from xdsl.dialects import scf
+from xdsl.dialects import scf, vector
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
+from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
 RNG = np.random.default_rng(0)
 
@@ -286,6 +288,24 @@ def test_concatenate_is_copies_without_choices() -> None:
     loops = [op for op in ops if isinstance(op, tir.ForOp)]
     assert sum(op.kind.data == tir.ForKind.PARALLEL for op in loops) == 2
     assert sum(op.kind.data == tir.ForKind.VECTORIZED for op in loops) == 2
+
+
+def test_concatenated_images_are_copied_as_runs() -> None:
+    """An input buffer concatenated along the channels is copied one image
+    (all its rows) at a time: a vectorized loop over `H * W` pixels whose
+    accesses the vectorizer makes runs across rows (27 columns: no scalar
+    tail per row, only one per image)."""
+    text, _ = _concat_program([(1, 4, 27, 27), (1, 3, 27, 27)], 1)
+    module = _lowered(text)
+    loops = [op for op in _kernel_ops(module) if isinstance(op, tir.ForOp)]
+    vectorized = [op for op in loops if op.kind.data == tir.ForKind.VECTORIZED]
+    assert [const_evaluate_operand(op.ub) for op in vectorized] == [27 * 27] * 2
+    ConvertTirToScfPass().apply(Context(), module)
+    vector_loads = [op for op in module.walk() if isinstance(op, vector.LoadOp)]
+    assert {str(op.base.type) for op in vector_loads} == {
+        "memref<1x4x27x27xf32>",
+        "memref<1x3x27x27xf32>",
+    }
 
 
 def test_concatenate_of_computed_inputs() -> None:
