@@ -7,8 +7,8 @@ Runs the graph simplifications (`simplify-inference`, `fold-constant`,
 `fold-scale-axis`), `plan-devices`, the BYOC passes and `external-codegen` when the
 configuration has external kinds whose codegen can run here
 (docs/external-codegens.md: `targets=("llvm", "blas")` gives dense/matmul
-to OpenBLAS), `fuse-ops`, `lower-te`, `lower-aot-main` and
-`plan-memory`, then
+to OpenBLAS), `fuse-ops`, `lower-te`, `lower-aot-main`,
+`inplace-concatenate` and `plan-memory`, then
 JIT-compiles the `tir.prim_func`s (kernels and the host function
 `@<entry>_host`) with `compile_cpu`, or, when some are for a GPU, with
 `hetero.runtime.cuda.compile_cuda` (kernels to PTX, launched by the host
@@ -160,6 +160,7 @@ def lower_to_tir(
     seconds of each pass."""
     timings = {} if timings is None else timings
     from hetero.transforms.fuse_ops import FuseOpsPass
+    from hetero.transforms.inplace_concatenate import InplaceConcatenatePass
     from hetero.transforms.lower_aot_main import LowerAotMainPass
     from hetero.transforms.lower_te import LowerTEPass
     from hetero.transforms.plan_devices import PlanDevicesPass
@@ -179,6 +180,7 @@ def lower_to_tir(
         FuseOpsPass(),
         LowerTEPass(),
         LowerAotMainPass(entry),
+        InplaceConcatenatePass(),
         PlanMemoryPass(),
     ):
         start = time.perf_counter()

@@ -21,6 +21,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "lower-te": ("hetero.transforms.lower_te", "LowerTEPass"),
     "lower-aot-main": ("hetero.transforms.lower_aot_main", "LowerAotMainPass"),
     "plan-memory": ("hetero.transforms.plan_memory", "PlanMemoryPass"),
+    "inplace-concatenate": ("hetero.transforms.inplace_concatenate", "InplaceConcatenatePass"),
     "specialize-shapes": ("hetero.transforms.specialize_shapes", "SpecializeShapesPass"),
     "fold-constant": ("hetero.transforms.fold_constant", "FoldConstantPass"),
     "simplify-inference": ("hetero.transforms.simplify_inference", "SimplifyInferencePass"),

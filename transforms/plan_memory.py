@@ -43,6 +43,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
+from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
 from hetero.dialects import tir
 from hetero.dialects.target import VirtualDeviceAttr
@@ -83,17 +84,37 @@ def _top_level(op: Operation, block: Block) -> Operation:
     return op
 
 
+def _views(alloc: tir.AllocOp) -> list[memref.ViewOp] | None:
+    """The `memref.view`s at constant offsets that are the only uses of
+    `alloc` (`inplace-concatenate`'s byte buffers), if it has only those."""
+    views = [u.operation for u in alloc.buffer.uses]
+    if views and all(
+        isinstance(v, memref.ViewOp)
+        and not v.sizes
+        and isinstance(const_evaluate_operand(v.byte_shift), int)
+        for v in views
+    ):
+        return views  # type: ignore[return-value]
+    return None
+
+
+def _uses(alloc: tir.AllocOp) -> list[Operation]:
+    """The ops that read or write `alloc`: through its views, if it is only viewed."""
+    views = _views(alloc)
+    values = [v.result for v in views] if views else [alloc.buffer]
+    return [u.operation for value in values for u in value.uses]
+
+
 def _plannable(alloc: tir.AllocOp) -> bool:
-    """Static, and used only by ops that do not create aliases of it."""
+    """Static, and used only by ops that do not create aliases of it (or
+    only viewed, and its views used so)."""
     t = alloc.buffer.type
     assert isinstance(t, MemRefType)
     return (
         t.has_static_shape()
         and isinstance(t.element_type, FixedBitwidthType)
         and not any(
-            isinstance(r.type, MemRefType)
-            for use in alloc.buffer.uses
-            for r in use.operation.results
+            isinstance(r.type, MemRefType) for use in _uses(alloc) for r in use.results
         )
     )
 
@@ -104,7 +125,7 @@ def live_buffers(block: Block) -> list[Buffer]:
     buffers = []
     for op in block.ops:
         if isinstance(op, tir.AllocOp) and _plannable(op):
-            users = [position[_top_level(u.operation, block)] for u in op.buffer.uses]
+            users = [position[_top_level(u, block)] for u in _uses(op)]
             t = op.buffer.type
             assert isinstance(t, MemRefType)
             # Contents before the first use are undefined: live from there on.
@@ -153,11 +174,29 @@ def _rewrite_group(buffers: list[Buffer], size: int) -> tir.AllocOp:
     if (device := buffers[0].alloc.attributes.get(VDEVICE)) is not None:
         arena.attributes[VDEVICE] = device
     for buffer in buffers:
+        for view in _views(buffer.alloc) or []:
+            _rebase(view, arena, buffer.offset)
+        if not buffer.alloc.buffer.uses:
+            Rewriter.erase_op(buffer.alloc)
+            continue
         offset = arith.ConstantOp(IntegerAttr(buffer.offset, IndexType()))
         Rewriter.insert_op(offset, InsertPoint.before(buffer.alloc))
         view = memref.ViewOp(arena, offset, [], buffer.alloc.buffer.type)  # type: ignore[arg-type]
         Rewriter.replace_op(buffer.alloc, view)
     return arena
+
+
+def _rebase(view: memref.ViewOp, arena: tir.AllocOp, offset: int) -> None:
+    """`view` of a planned byte buffer at `offset` as a view of the arena."""
+    shift = const_evaluate_operand(view.byte_shift)
+    assert isinstance(shift, int)
+    at = arith.ConstantOp(IntegerAttr(offset + shift, IndexType()))
+    Rewriter.insert_op(at, InsertPoint.before(view))
+    rebased = memref.ViewOp(arena, at, [], view.result.type)  # type: ignore[arg-type]
+    old = view.byte_shift.owner
+    Rewriter.replace_op(view, rebased)
+    if isinstance(old, arith.ConstantOp) and not old.result.uses:
+        Rewriter.erase_op(old)
 
 
 def plan_function(function: tir.PrimFuncOp) -> dict[str, tuple[int, int]]:
@@ -187,6 +226,8 @@ class PlanMemoryPass(ModulePass):
         for function in op.ops:
             if not isinstance(function, tir.PrimFuncOp) or not function.body.blocks:
                 continue
+            if MEMORY in function.attributes:
+                continue  # planned already: its arenas are only viewed too
             report = plan_function(function)
             if report:
                 function.attributes[MEMORY] = DictionaryAttr(

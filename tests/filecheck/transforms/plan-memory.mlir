@@ -94,3 +94,42 @@ builtin.module {
 // CHECK-NEXT:    %{{.*}} = tir.alloc(%{{.*}}) : memref<?xf32>
 // CHECK:         %[[B:.*]] = tir.alloc : memref<16xf32>
 // CHECK-NEXT:    "memref.cast"(%[[B]])
+
+// -----
+
+// A byte buffer only viewed (at constant offsets: `inplace-concatenate`'s
+// inputs and result of a concatenation) is planned by the uses of its views,
+// live from the first write of a part (%p) to the last read of the whole
+// (%w); its views become views of the arena.  %t, dead before %p is written,
+// shares its bytes.
+builtin.module {
+  tir.prim_func @viewed(%in: memref<16xf32>, %out: memref<32xf32>) {
+    %t = tir.alloc {vdevice = #target.vdevice<cpu:0>} : memref<16xf32>
+    tir.call_extern "k"(%in, %t) : (memref<16xf32>, memref<16xf32>) -> ()
+    tir.call_extern "k"(%t, %out) : (memref<16xf32>, memref<32xf32>) -> ()
+    %raw = tir.alloc {vdevice = #target.vdevice<cpu:0>} : memref<128xi8>
+    %c0 = arith.constant 0 : index
+    %p = memref.view %raw[%c0][] : memref<128xi8> to memref<16xf32>
+    %c64 = arith.constant 64 : index
+    %q = memref.view %raw[%c64][] : memref<128xi8> to memref<16xf32>
+    %w = memref.view %raw[%c0][] : memref<128xi8> to memref<32xf32>
+    tir.call_extern "k"(%in, %p) : (memref<16xf32>, memref<16xf32>) -> ()
+    tir.call_extern "k"(%in, %q) : (memref<16xf32>, memref<16xf32>) -> ()
+    tir.call_extern "k"(%w, %out) : (memref<32xf32>, memref<32xf32>) -> ()
+  }
+}
+
+// CHECK-LABEL: tir.prim_func @viewed
+// CHECK-SAME:    hetero.memory = {"cpu:0" = [128 : i64, 192 : i64]}
+// CHECK-NEXT:    %[[ARENA:.*]] = tir.alloc {vdevice = #target.vdevice<cpu:0>} : memref<128xi8>
+// CHECK-NEXT:    %[[OT:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[T:.*]] = memref.view %[[ARENA]][%[[OT]]][] : memref<128xi8> to memref<16xf32>
+// CHECK:         %[[OP:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[P:.*]] = memref.view %[[ARENA]][%[[OP]]][] : memref<128xi8> to memref<16xf32>
+// CHECK-NEXT:    %[[OQ:.*]] = arith.constant 64 : index
+// CHECK-NEXT:    %[[Q:.*]] = memref.view %[[ARENA]][%[[OQ]]][] : memref<128xi8> to memref<16xf32>
+// CHECK-NEXT:    %[[OW:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[W:.*]] = memref.view %[[ARENA]][%[[OW]]][] : memref<128xi8> to memref<32xf32>
+// CHECK-NEXT:    tir.call_extern "k"(%{{.*}}, %[[P]])
+// CHECK-NEXT:    tir.call_extern "k"(%{{.*}}, %[[Q]])
+// CHECK-NEXT:    tir.call_extern "k"(%[[W]], %{{.*}})
