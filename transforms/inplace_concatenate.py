@@ -56,9 +56,17 @@ def concatenation_kernels(module: ModuleOp) -> set[str]:
 
 def _buffers(call: tir.CallOp) -> list[tir.AllocOp] | None:
     """The allocations of the call's inputs and (last) result, if all are
-    distinct static top-level `tir.alloc`s of one element type."""
+    distinct static `tir.alloc`s of one element type in the call's block,
+    and nothing touches the result before the call (its bytes will be the
+    inputs')."""
+    block = call.parent_block()
     allocs = [a.owner for a in call.args]
-    if not all(isinstance(a, tir.AllocOp) for a in allocs) or len(set(allocs)) != len(allocs):
+    if not all(isinstance(a, tir.AllocOp) and a.parent_block() is block for a in allocs):
+        return None
+    if len(set(allocs)) != len(allocs):
+        return None
+    result = call.args[-1]
+    if any(u.operation.is_before_in_block(call) for u in result.uses):
         return None
     types = [a.buffer.type for a in allocs]  # type: ignore[union-attr]
     if not all(isinstance(t, MemRefType) and t.has_static_shape() for t in types):

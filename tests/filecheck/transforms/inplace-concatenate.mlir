@@ -40,8 +40,9 @@ builtin.module {
 // -----
 
 // Left as copies: a batch of two (each part is two runs of the result), an
-// input that is a parameter, a result that is the output parameter, and a
-// kernel that also applies a relu.
+// input that is a parameter, a result that is the output parameter, a
+// result written before the concatenation, and a kernel that also applies
+// a relu.
 builtin.module {
   relay.func private @cat2(%0: tensor<2x2x3xf32>, %1: tensor<2x1x3xf32>) -> tensor<2x3x3xf32>
       attributes {Primitive, lowered = @cat2_tir} {
@@ -76,6 +77,9 @@ builtin.module {
     %e = tir.alloc : memref<1x2x3xf32>
     %f = tir.alloc : memref<1x1x3xf32>
     tir.call @cat_tir(%e, %f, %out) : (memref<1x2x3xf32>, memref<1x1x3xf32>, memref<1x3x3xf32>) -> ()
+    %h = tir.alloc : memref<1x3x3xf32>
+    tir.call_extern "k"(%x, %h) : (memref<1x2x3xf32>, memref<1x3x3xf32>) -> ()
+    tir.call @cat_tir(%e, %f, %h) : (memref<1x2x3xf32>, memref<1x1x3xf32>, memref<1x3x3xf32>) -> ()
     %g = tir.alloc : memref<1x3x3xf32>
     tir.call @cat_relu_tir(%e, %f, %g) : (memref<1x2x3xf32>, memref<1x1x3xf32>, memref<1x3x3xf32>) -> ()
   }
@@ -86,4 +90,5 @@ builtin.module {
 // CHECK:         tir.call @cat2_tir
 // CHECK:         tir.call @cat_tir(%x, %y
 // CHECK:         tir.call @cat_tir({{.*}}, %out)
+// CHECK:         tir.call @cat_tir({{.*}}, %h)
 // CHECK:         tir.call @cat_relu_tir
