@@ -11,8 +11,9 @@ before outer, because their lowering reads the enclosing function's target:
   xDSL, so that the conversions to `llvm` handle one copy of the body, not
   one per iteration;
 * `vectorized` → `vector` ops over `lanes` elements (the target's SIMD width,
-  or the constant extent when smaller) plus a scalar remainder loop, when the
-  body is straight-line element-wise code (see `Vectorizer`); else `scf.for`.
+  or the constant extent when smaller) plus the remainder as one narrower
+  vector (a scalar loop when the extent is dynamic), when the body is
+  straight-line element-wise code (see `Vectorizer`); else `scf.for`.
   The loop over whole vectors is annotated like an `unrolled` one;
 * `parallel` → its body outlined into a private function over an iteration
   range, launched by a call of `<body>.launch(threads, trips, captures...)`,
@@ -435,7 +436,9 @@ def annotate_unroll(loop: scf.ForOp, trips: int) -> None:
 
 
 def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
-    """Whole vectors, then a scalar loop over the rest."""
+    """Whole vectors, then the rest: with a constant extent, one narrower
+    vector (the 8 columns past 48 of a 56-wide row: one op, not 8); with a
+    dynamic one, a scalar loop."""
     vectorizer = Vectorizer(op, simd_bits(tir.function_of(op).target))
     lanes = vectorizer.plan() if const_evaluate_operand(op.step) == 1 else None
     if lanes is None:
@@ -459,7 +462,11 @@ def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     ops.append(loop := scf.ForOp(op.lb, split, width, [], vectorizer.build(lanes)))
     if extent is not None:
         annotate_unroll(loop, extent // lanes)
-    if extent is None or extent % lanes:
+    if extent is not None and (rest := extent % lanes):
+        ops.append(step := index(rest))
+        ops.append(last := scf.ForOp(split, op.ub, step, [], vectorizer.build(rest)))
+        annotate_unroll(last, 1)
+    elif extent is None:
         ops.append(scf_loop(split.results[0], op.ub, op.step, op.body.clone()))
     rewriter.insert(ops, InsertPoint.before(op))
     rewriter.erase(op)

@@ -55,8 +55,8 @@ tir.prim_func @unrolled(%a: memref<100xf32>, %x: f32) {
 // -----
 
 // Vectorized: whole vectors of the target's width (AVX2: 8 x f32), uniform
-// values broadcast, then a scalar loop over the remainder.  A small constant
-// number of whole vectors asks LLVM to unroll their loop.
+// values broadcast, then the 3 elements left as one narrower vector.  A
+// small constant number of whole vectors asks LLVM to unroll their loop.
 // CHECK-LABEL: func.func @vectorized
 // CHECK:         %[[W:.*]] = arith.constant 8 : index
 // CHECK-NEXT:    %[[SPLIT:.*]] = arith.constant 16 : index
@@ -67,8 +67,11 @@ tir.prim_func @unrolled(%a: memref<100xf32>, %x: f32) {
 // CHECK-NEXT:      %[[E:.*]] = math.exp %[[Y]] : vector<8xf32>
 // CHECK-NEXT:      vector.store %[[E]], %b[%[[I]]] : memref<19xf32>, vector<8xf32>
 // CHECK-NEXT:    } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
-// CHECK-NEXT:    scf.for %[[R:.*]] = %[[SPLIT]] to %c19 step %c1 {
-// CHECK-NEXT:      %x = memref.load %a[%[[R]]] : memref<19xf32>
+// CHECK-NEXT:    %[[REST:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    scf.for %[[R:.*]] = %[[SPLIT]] to %c19 step %[[REST]] {
+// CHECK-NEXT:      %{{.*}} = vector.load %a[%[[R]]] : memref<19xf32>, vector<3xf32>
+// CHECK:           vector.store %{{.*}}, %b[%[[R]]] : memref<19xf32>, vector<3xf32>
+// CHECK-NEXT:    } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
 tir.prim_func @vectorized(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
     target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
   %c0 = arith.constant 0 : index
