@@ -25,9 +25,7 @@ hetero time, the worst over models and thread counts.
 from __future__ import annotations
 
 import re
-import statistics
 import time
-from collections import Counter
 from functools import partial
 from typing import Any
 
@@ -75,33 +73,31 @@ def _onnxruntime(model: Any, threads: int) -> Any:
 
 def kernel_table(name: str, compiled: Any, x: np.ndarray) -> None:
     """Where a call's time goes: `CompiledFunction.profile` replays the host
-    function kernel by kernel on the real buffers; the median of each call
-    over a few settled rounds, summed per kernel (lower-te's cache makes one
-    kernel serve every identical layer), costliest first, then per kind of
-    kernel (the fused op names without their numbering)."""
+    function kernel by kernel on the real buffers, a few settled rounds
+    summarized per kernel (`runtime.profiler.summarize`), costliest first,
+    then per kind of kernel (the fused op names without their numbering)."""
+    from hetero.runtime.profiler import summarize
+
     runs = []
     for _ in range(KERNEL_ROUNDS):
         time.sleep(SETTLE_SECONDS)
         runs.append(compiled.profile(x).calls)
-    per_kernel: dict[str, float] = {}
-    calls: Counter[str] = Counter()
-    for i, call in enumerate(runs[0]):
-        seconds = statistics.median(run[i].seconds for run in runs)
-        per_kernel[call.kernel] = per_kernel.get(call.kernel, 0.0) + seconds
-        calls[call.kernel] += 1
-    rows = sorted(((t, calls[k], k) for k, t in per_kernel.items()), reverse=True)
-    total = sum(per_kernel.values())
+    rows = summarize(runs)
+    total = sum(r.seconds for r in rows)
     kinds: dict[str, float] = {}
-    for seconds, _, kernel in rows:
-        kind = re.sub(r"(_\d+)?_tir$", "", kernel)
-        kinds[kind] = kinds.get(kind, 0.0) + seconds
+    for row in rows:
+        kind = re.sub(r"(_\d+)?_tir$", "", row.kernel)
+        kinds[kind] = kinds.get(kind, 0.0) + row.seconds
     print(
-        f"\n{name}: {len(rows)} kernels, {calls.total()} calls, {1e3 * total:.1f} ms "
-        "in all, timed in the network (CompiledFunction.profile)"
+        f"\n{name}: {len(rows)} kernels, {sum(r.calls for r in rows)} calls, "
+        f"{1e3 * total:.1f} ms in all, timed in the network (CompiledFunction.profile)"
     )
     print(f"{'ms':>9} {'share':>6} {'calls':>5}  kernel (costliest {TOP_KERNELS})")
-    for seconds, count, kernel in rows[:TOP_KERNELS]:
-        print(f"{1e3 * seconds:>9.3f} {100 * seconds / total:>5.1f}% {count:>5}  {kernel}")
+    for row in rows[:TOP_KERNELS]:
+        print(
+            f"{1e3 * row.seconds:>9.3f} {100 * row.seconds / total:>5.1f}% "
+            f"{row.calls:>5}  {row.kernel}"
+        )
     print(f"{'ms':>9} {'share':>6}  kind of kernel")
     for kind, seconds in sorted(kinds.items(), key=lambda item: -item[1]):
         print(f"{1e3 * seconds:>9.3f} {100 * seconds / total:>5.1f}%  {kind}")

@@ -61,6 +61,29 @@ class KernelTime:
 
 
 @dataclass(frozen=True)
+class KernelSummary:
+    """A kernel's share of a call: its calls, and their seconds together."""
+
+    kernel: str
+    calls: int
+    seconds: float
+
+
+def summarize(runs: Sequence[Sequence[KernelTime]]) -> list[KernelSummary]:
+    """Per kernel of several profiled runs of one call: the median of each of
+    its calls over the runs, summed (`lower-te` makes one kernel serve every
+    identical layer), the costliest first."""
+    seconds: dict[str, float] = {}
+    calls: dict[str, int] = {}
+    for i, call in enumerate(runs[0]):
+        median = float(np.median([run[i].seconds for run in runs]))
+        seconds[call.kernel] = seconds.get(call.kernel, 0.0) + median
+        calls[call.kernel] = calls.get(call.kernel, 0) + 1
+    rows = [KernelSummary(k, calls[k], t) for k, t in seconds.items()]
+    return sorted(rows, key=lambda r: -r.seconds)
+
+
+@dataclass(frozen=True)
 class Profile:
     """A replayed call: its result arrays (as the call returns them) and the
     time of each kernel call, in order."""

@@ -65,6 +65,17 @@ def test_compile_runs_native_code_and_reports_memory(tmp_path: Path, capsys):
     assert np.load(out)["result0"].shape == (64, 64)
 
 
+def test_profile_prints_each_kernel_in_the_network(tmp_path: Path, capsys):
+    assert main([_chain(tmp_path), "--random", "--profile", "--repeat", "2"]) == 0
+    printed = capsys.readouterr().out
+    header = next(line for line in printed.splitlines() if line.startswith("profile:"))
+    kernels = int(header.split()[1])
+    rows = [line for line in printed.splitlines() if line.rstrip().endswith("_tir")]
+    assert kernels == len(rows) >= 2
+    assert all(" ms " in row and "x  fused_" in row for row in rows)
+    assert "reference interpreter" not in printed
+
+
 def test_check_compares_with_the_reference(tmp_path: Path, capsys):
     assert main([_chain(tmp_path), "--random", "--check"]) == 0
     assert "check result 0: ok" in capsys.readouterr().out

@@ -12,7 +12,7 @@ from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run
-from hetero.runtime.profiler import HostPlan
+from hetero.runtime.profiler import HostPlan, KernelSummary, KernelTime, summarize
 from hetero.utils.diagnostics import HeteroError
 from xdsl.traits import SymbolTable
 
@@ -86,3 +86,13 @@ def test_a_host_with_a_loop_is_not_replayed() -> None:
     assert isinstance(host, tir.PrimFuncOp)
     with pytest.raises(HeteroError, match="'tir.for' is not replayed"):
         HostPlan.of(host)
+
+
+def test_summary_per_kernel_takes_the_median_of_each_call() -> None:
+    """Each call's median over the runs, summed per kernel, costliest first."""
+    runs = [
+        [KernelTime("a", 1.0), KernelTime("b", 5.0), KernelTime("a", 2.0)],
+        [KernelTime("a", 3.0), KernelTime("b", 4.0), KernelTime("a", 2.0)],
+        [KernelTime("a", 2.0), KernelTime("b", 9.0), KernelTime("a", 9.0)],
+    ]
+    assert summarize(runs) == [KernelSummary("b", 1, 5.0), KernelSummary("a", 2, 4.0)]

@@ -10,6 +10,11 @@ shape, dtype and a checksum, and the times.
     hetero-run model.mlir --inputs in.npz          # arrays arg0, arg1, ... (or by name)
     hetero-run model.mlir --random --compile [--repeat 10] [--targets llvm]
     hetero-run model.mlir --random --check [--rtol 1e-4 --atol 1e-5]
+    hetero-run model.mlir --random --profile [--repeat 10]   # time per kernel
+
+`--profile` compiles and replays the host function kernel by kernel
+(`CompiledFunction.profile`), printing each kernel's calls and time, the
+costliest first.
 """
 
 from __future__ import annotations
@@ -86,6 +91,9 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--check", action="store_true", help="compile, run, compare with the reference interpreter"
     )
+    parser.add_argument(
+        "--profile", action="store_true", help="compile, time each kernel call in the network"
+    )
     parser.add_argument("--targets", default="llvm", help="targets of a module without target.config")
     parser.add_argument("--repeat", type=int, default=1, help="native runs to time (median)")
     parser.add_argument("--rtol", type=float, default=1e-4)
@@ -113,7 +121,21 @@ def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace
     for device, (planned, requested) in compiled.memory.items():
         print(f"memory {device}: {planned} bytes planned ({requested} without reuse)")
     print(f"native: {statistics.median(times) * 1e3:.3f} ms (median of {len(times)})")
+    if args.profile:
+        _print_profile(compiled, inputs, max(1, args.repeat))
     return _flatten(result)
+
+
+def _print_profile(compiled: object, inputs: list[np.ndarray], repeat: int) -> None:
+    """Each kernel's calls and time in the network, the costliest first."""
+    from hetero.runtime.profiler import summarize
+
+    rows = summarize([compiled.profile(*inputs).calls for _ in range(repeat)])  # type: ignore[attr-defined]
+    total = sum(r.seconds for r in rows)
+    print(f"profile: {len(rows)} kernels, {sum(r.calls for r in rows)} calls, {total * 1e3:.3f} ms")
+    for row in rows:
+        share = 100 * row.seconds / total if total else 0.0
+        print(f"{row.seconds * 1e3:10.3f} ms {share:5.1f}% {row.calls:4d}x  {row.kernel}")
 
 
 def _compare(native: list[np.ndarray], reference: list[np.ndarray], args: argparse.Namespace) -> bool:
@@ -142,9 +164,9 @@ def _execute(args: argparse.Namespace) -> bool:
     func = entry_function(module, args.entry)
     inputs = random_inputs(func, args.seed) if args.random else load_inputs(args.inputs, func)
     results = reference = None
-    if args.compile or args.check:
+    if args.compile or args.check or args.profile:
         results = _native(module, inputs, args)
-    if args.check or not args.compile:
+    if args.check or not (args.compile or args.profile):
         start = time.perf_counter()
         reference = _flatten(run(module, *inputs, entry=args.entry))
         print(f"reference interpreter: {(time.perf_counter() - start) * 1e3:.3f} ms")
