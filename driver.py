@@ -260,6 +260,14 @@ class ShapeSpecializedFunction:
     """The specializations so far, by input shapes."""
 
     def __call__(self, *inputs: object) -> Any:
+        return self.specialized(inputs)(*inputs)
+
+    def profile(self, *inputs: object) -> Profile:
+        """`CompiledFunction.profile` of the specialization for these inputs."""
+        return self.specialized(inputs).profile(*inputs)
+
+    def specialized(self, inputs: Sequence[object]) -> CompiledFunction:
+        """The function compiled for the shapes of `inputs` (at the first call with them)."""
         if len(inputs) != len(self.ranks):
             raise CompiledFunctionError(
                 f"@{self.entry} takes {len(self.ranks)} input(s), {len(inputs)} given"
@@ -271,8 +279,10 @@ class ShapeSpecializedFunction:
             module = self.module.clone()
             main = SymbolTable.lookup_symbol(module, self.entry)
             specialize(main, shapes)  # type: ignore[arg-type]
-            self.compiled[shapes] = compile(module, self.targets, self.entry)
-        return self.compiled[shapes](*inputs)
+            compiled = compile(module, self.targets, self.entry)
+            assert isinstance(compiled, CompiledFunction)
+            self.compiled[shapes] = compiled
+        return self.compiled[shapes]
 
 
 def _dynamic_shape(label: str, type: TensorType[Attribute], value: object) -> tuple[int, ...]:

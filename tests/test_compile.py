@@ -177,6 +177,10 @@ def test_dynamic_batch_is_compiled_once_per_input_shape():
             f(x), run(parse_module(DYNAMIC_BATCH), x), rtol=1e-5, atol=1e-6
         )
     assert sorted(f.compiled) == [((1, 3, 6, 6),), ((4, 3, 6, 6),)]
+    x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
+    profile = f.profile(x)  # the batch-2 specialization, compiled now
+    np.testing.assert_allclose(profile.outputs, run(parse_module(DYNAMIC_BATCH), x), rtol=1e-5, atol=1e-6)
+    assert profile.calls and len(f.compiled) == 3
     with pytest.raises(CompiledFunctionError, match=r"input #0 \(%x\) must be a tensor<\?x3x6x6xf32>"):
         f(np.zeros((2, 3, 6, 7), np.float32))
     with pytest.raises(CompiledFunctionError, match="takes 1 input"):

@@ -108,9 +108,8 @@ def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace
     start = time.perf_counter()
     compiled = hetero.compile(module, targets=args.targets.split(","), entry=args.entry)
     if not isinstance(compiled, hetero.CompiledFunction):
-        # Dynamic input shapes: compiled for these inputs at the first call.
-        compiled(*inputs)
-        compiled = compiled.compiled[tuple(x.shape for x in inputs)]
+        # Dynamic input shapes: compiled for these inputs.
+        compiled = compiled.specialized(inputs)
     compile_seconds = time.perf_counter() - start
     times, result = [], None
     for _ in range(max(1, args.repeat)):
