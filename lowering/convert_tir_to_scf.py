@@ -32,6 +32,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import cache
 from math import prod
 
 import llvmlite.binding as llvm
@@ -139,12 +140,18 @@ def is_cpu(target: TargetAttr | None) -> bool:
     return target is None or target.device_type == DeviceType.cpu
 
 
+@cache
+def _host_features() -> dict[str, bool]:
+    """This machine's CPU features, asked of LLVM once (each asking costs
+    about as much as lowering a small loop)."""
+    return {name: bool(on) for name, on in llvm.get_host_cpu_features().items()}
+
+
 def simd_bits(target: TargetAttr | None) -> int:
     """The vector register width of `target`: its `mattr`, else the host's features."""
     features: dict[str, bool] = {}
     if target is None or target.option("mcpu") is None:
-        host = llvm.get_host_cpu_features()
-        features = {name: bool(on) for name, on in host.items()}
+        features = dict(_host_features())
     for item in (target.option("mattr") if target else None) or []:
         features[item[1:]] = item.startswith("+")
     return next((bits for name, bits in SIMD_BITS if features.get(name)), 128)
