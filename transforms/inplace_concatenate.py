@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import accumulate
-from math import prod
 
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
@@ -31,7 +30,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from hetero.dialects import relay, tir
 from hetero.transforms.lower_te import LOWERED
-from hetero.transforms.plan_memory import VDEVICE
+from hetero.transforms.plan_memory import VDEVICE, byte_size
 
 
 def concatenation_kernels(module: ModuleOp) -> set[str]:
@@ -79,7 +78,7 @@ def _buffers(call: tir.CallOp) -> list[tir.AllocOp] | None:
 def _bytes(alloc: tir.AllocOp) -> int:
     t = alloc.buffer.type
     assert isinstance(t, MemRefType)
-    return prod(t.get_shape()) * t.element_type.size  # type: ignore[attr-defined]
+    return byte_size(t)
 
 
 def write_in_place(call: tir.CallOp, allocs: list[tir.AllocOp]) -> None:

@@ -74,7 +74,8 @@ def _round_up(n: int) -> int:
     return -(-n // ALIGNMENT) * ALIGNMENT
 
 
-def _bytes(t: MemRefType) -> int:
+def byte_size(t: MemRefType) -> int:
+    """The bytes of a static memref of fixed-width elements."""
     return prod(t.get_shape()) * t.element_type.size  # type: ignore[attr-defined]
 
 
@@ -130,7 +131,7 @@ def live_buffers(block: Block) -> list[Buffer]:
             assert isinstance(t, MemRefType)
             # Contents before the first use are undefined: live from there on.
             start = min(users, default=position[op])
-            buffers.append(Buffer(op, _round_up(_bytes(t)), start, max(users, default=start)))
+            buffers.append(Buffer(op, _round_up(byte_size(t)), start, max(users, default=start)))
     return buffers
 
 
