@@ -7,6 +7,7 @@ the programs accumulate (`y[i] += x[i]`), so an iteration run twice or not at
 all shows.
 """
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -189,6 +190,35 @@ def test_a_forked_child_starts_its_own_workers():
         _, status = os.waitpid(pid, 0)
         assert os.waitstatus_to_exitcode(status) == 0
         check(f, 777, launches=5)
+    """)
+
+
+WORKER_CPUS = """
+    def worker_cpus(threads):
+        before = set(os.listdir("/proc/self/task"))
+        check(accumulate(threads), 1001)
+        new = set(os.listdir("/proc/self/task")) - before
+        assert len(new) == threads - 1
+        return sorted(sorted(os.sched_getaffinity(int(t))) for t in new)
+"""
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: nothing to pin")
+@pytest.mark.parametrize("threads", [2, 3])
+def test_each_worker_is_bound_to_a_cpu_not_the_first(threads):
+    isolated(WORKER_CPUS + f"""
+        from hetero.runtime.parallel import pinned_cpus
+        cpus = sorted(os.sched_getaffinity(0))
+        assert pinned_cpus() == cpus
+        expected = sorted([cpus[(i + 1) % len(cpus)]] for i in range({threads} - 1))
+        assert worker_cpus({threads}) == expected
+    """)
+
+
+def test_workers_are_left_free_when_pinning_is_off():
+    isolated(WORKER_CPUS + """
+        os.environ["HETERO_PIN_THREADS"] = "0"
+        assert worker_cpus(2) == [sorted(os.sched_getaffinity(0))]
     """)
 
 
