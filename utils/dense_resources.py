@@ -39,24 +39,70 @@ def handle_name(hint: str) -> str:
     return name if re.match(r"[A-Za-z]", name) else f"v{name}"
 
 
+class _LazyBlobs(dict[str, str]):
+    """xDSL's blob table (key → hex string), holding the blobs that
+    `dense_resource` makes as their bytes until something reads them as
+    text (`lookup`, printing): a model's weights are mostly only compiled,
+    and their hex strings cost resnet50 0.4 s to make (100 MB) and as
+    long to decode again.  A key set from text (a parsed file) drops its
+    pending bytes."""
+
+    def __init__(self, blobs: dict[str, str]) -> None:
+        super().__init__(blobs)
+        self.pending: dict[str, tuple[bytes, int]] = {}
+
+    def hold(self, key: str, raw: bytes, alignment: int) -> None:
+        """Keep `raw` (a blob's element bytes, aligned to `alignment`) as
+        the blob of `key`."""
+        super().__setitem__(key, _PENDING)
+        self.pending[key] = (raw, alignment)
+
+    def _text(self, key: str) -> None:
+        if (held := self.pending.pop(key, None)) is not None:
+            raw, alignment = held
+            blob = "0x" + alignment.to_bytes(4, "little").hex() + raw.hex()
+            super().__setitem__(key, blob)
+            _DECODED[key] = (blob, raw)
+
+    def __getitem__(self, key: str) -> str:
+        self._text(key)
+        return super().__getitem__(key)
+
+    def get(self, key: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        self._text(key)
+        return super().get(key, default)
+
+    def __setitem__(self, key: str, value: str) -> None:
+        self.pending.pop(key, None)
+        super().__setitem__(key, value)
+
+
+_PENDING = "0x"
+"""What the table holds for a blob still kept as bytes (never read as such)."""
+
+def _table() -> _LazyBlobs:
+    """The builtin dialect's blob table, made a `_LazyBlobs` on first use."""
+    interface = _blobs()
+    storage = interface._blob_storage  # pyright: ignore[reportPrivateUsage]
+    if not isinstance(storage, _LazyBlobs):
+        storage = interface._blob_storage = _LazyBlobs(storage)  # pyright: ignore[reportPrivateUsage]
+    return storage
+
+
 _DECODED: dict[str, tuple[str, bytes]] = {}
 """Blob key → (the hex string of its blob, its element bytes), so that a blob
-is decoded once: the folded weights of a model are read by `fold-constant`,
-and by `hetero.compile`'s constants (resnet50: 100 MB,
-0.2 s a decode).  An entry counts only while xDSL's table holds that very
-string for the key."""
+is decoded once: the weights of a parsed model are read by `fold-constant`,
+and by `hetero.compile`'s constants.  An entry counts only while xDSL's table
+holds that very string for the key."""
 
 
 def dense_resource(array: np.ndarray, type: TensorType, hint: str) -> DenseResourceAttr:
     """Store `array`'s bytes as a blob; the attribute referring to it.  The
     handle is `hint` made unique within the process."""
     data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
+    table = _table()
     key = _blobs().declare_resource(handle_name(hint))
-    alignment = data.dtype.alignment.to_bytes(4, "little")
-    raw = data.tobytes()
-    blob = "0x" + alignment.hex() + raw.hex()
-    _blobs().parse_resource(key, blob)
-    _DECODED[key] = (blob, raw)
+    table.hold(key, data.tobytes(), data.dtype.alignment)
     return DenseResourceAttr.from_params(key, type)
 
 
@@ -64,6 +110,8 @@ def resource_bytes(attr: DenseResourceAttr) -> bytes:
     """The element bytes of a `dense_resource`; an error when the file did not
     provide its blob."""
     key = attr.resource_handle.data
+    if (held := _table().pending.get(key)) is not None:
+        return held[0]
     blob = _blobs().lookup(key)
     if not blob:
         raise HeteroError(
