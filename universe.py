@@ -56,12 +56,19 @@ PASSES: dict[str, tuple[str, str]] = {
 }
 """Pass name → (module, class); one module per pass under `hetero.transforms`."""
 
+REPLACED_PASSES: dict[str, tuple[str, str]] = {
+    "convert-scf-to-cf": ("hetero.lowering.convert_scf_to_cf", "ConvertScfToCfPass"),
+}
+"""xDSL passes that hetero's tools replace by hetero's own of the same name.
+Not in the universe: `xdsl-opt` would meet two passes of one name."""
 
-def _lazy(module: str, attr: str) -> Callable[[], object]:
+
+def lazy(module: str, attr: str) -> Callable[[], object]:
+    """A factory importing `module.attr` when called."""
     return lambda: getattr(import_module(module), attr)
 
 
 HETERO_UNIVERSE = Universe(
-    all_dialects={n: _lazy(*d) for n, d in DIALECTS.items()},  # type: ignore[misc]
-    all_passes={n: _lazy(*p) for n, p in PASSES.items()},  # type: ignore[misc]
+    all_dialects={n: lazy(*d) for n, d in DIALECTS.items()},  # type: ignore[misc]
+    all_passes={n: lazy(*p) for n, p in PASSES.items()},  # type: ignore[misc]
 )

@@ -6,8 +6,9 @@ back edge, the `cf.br` that ends the latch block, where LLVM wants its
 `!llvm.loop` metadata; `AnnotatedForLowering` does the same around xDSL's
 `ForLowering`.  `scf.if` and `scf.index_switch` are xDSL's lowerings.
 
-The pass is not registered as a `hetero-opt` pass: xDSL registers its own
-under the same name.  `lower-to-llvm` runs this one.
+`hetero-opt -p convert-scf-to-cf` runs this one, in place of xDSL's pass
+of the same name (`hetero.universe.REPLACED_PASSES`); `lower-to-llvm` runs
+it too.
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from hetero.lowering.llvm_attrs import load_loop_attrs
+from hetero.universe import REPLACED_PASSES, lazy
 from hetero.utils.diagnostics import (
     HeteroError,
     LocatedParser,
@@ -74,6 +75,11 @@ class HeteroOptMain(xDSLOptMain):
         # that never named a builtin op, and printing them needs the dialect.
         self.ctx.get_optional_dialect("builtin")
         load_loop_attrs(self.ctx)
+
+    def register_all_passes(self):
+        super().register_all_passes()
+        for name, (module, attr) in REPLACED_PASSES.items():
+            self.register_pass(name, lazy(module, attr))  # type: ignore[arg-type]
 
     # -- arguments -------------------------------------------------------------
 
