@@ -19,6 +19,7 @@ device holding its result (written by `plan-devices`).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from io import StringIO
 from types import MappingProxyType
@@ -217,6 +218,29 @@ def conv2d_shape(
     out_h = window_output_dim(h, kh, strides[0], dilation[0], top + bottom)
     out_w = window_output_dim(w, kw, strides[1], dilation[1], left + right)
     return (n, o, out_h, out_w)
+
+
+def logical_weight_shape(weight: Shape, layout: str, channels: int) -> Shape:
+    """The `OIHW` shape of a conv2d weight of shape `weight` in `layout`
+    (`KERNEL_LAYOUT`) for `channels` output channels (0: the weight's own)."""
+    block = kernel_block(layout)
+    if not block:
+        require_rank(weight, 4, "conv2d weight (OIHW)")
+        if channels and weight[0] not in (channels, DYNAMIC):
+            raise VerifyException(
+                f"'channels' is {channels} but the OIHW weight has {weight[0]} outputs"
+            )
+        return weight
+    require_rank(weight, 5, f"conv2d weight ({layout})")
+    if not channels:
+        raise VerifyException(f"kernel_layout \"{layout}\" needs 'channels'")
+    blocks, i, kh, kw, b = weight
+    if b != block or blocks not in (-(-channels // block), DYNAMIC):
+        raise VerifyException(
+            f"a weight in layout {layout} for {channels} output channels has shape "
+            f"[{-(-channels // block)}, I, KH, KW, {block}], got {list(weight)}"
+        )
+    return (channels, i, kh, kw)
 
 
 def pool2d_shape(
@@ -597,6 +621,30 @@ class BoolParam(Param[bool]):
 
     def to_attr(self, value: bool) -> Attribute:
         return IntegerAttr.from_bool(value)
+
+
+KERNEL_LAYOUT = re.compile(r"OIHW(?:([1-9][0-9]*)o)?")
+"""conv2d weight layouts: `OIHW`, or `OIHW<b>o`: `[ceil(O / b), I, KH, KW, b]`,
+element `[o // b, i, ky, kx, o % b]` holding `W[o, i, ky, kx]` (zero past `O`)."""
+
+
+def kernel_block(layout: str) -> int:
+    """The output-channel block `b` of a conv2d weight layout (0: `OIHW`)."""
+    match = KERNEL_LAYOUT.fullmatch(layout)
+    assert match is not None, layout
+    return int(match.group(1) or 0)
+
+
+class KernelLayoutParam(Param[str]):
+    """A conv2d weight layout (`KERNEL_LAYOUT`), stored as a string."""
+
+    def from_attr(self, attr: Attribute) -> str:
+        if not isinstance(attr, StringAttr) or not KERNEL_LAYOUT.fullmatch(attr.data):
+            raise self._wrong_kind('"OIHW" or "OIHW<b>o" (b >= 1)', attr)
+        return attr.data
+
+    def to_attr(self, value: str) -> Attribute:
+        return StringAttr(value)
 
 
 class StrParam(Param[str]):
@@ -2206,6 +2254,9 @@ class Conv2DOp(TensorOp):
     padding = IntsParam((0, 0, 0, 0), length=4, minimum=0)
     dilation = IntsParam((1, 1), length=2, minimum=1)
     groups = IntParam(1, minimum=1)
+    kernel_layout = KernelLayoutParam("OIHW")
+    channels = IntParam(0, minimum=0)
+    """Output channels; 0 (the default) reads them from an `OIHW` weight."""
 
     @classmethod
     def infer_shape(
@@ -2213,7 +2264,11 @@ class Conv2DOp(TensorOp):
     ) -> Shape:
         return conv2d_shape(
             shapes[0],
-            shapes[1],
+            logical_weight_shape(
+                shapes[1],
+                cls.kernel_layout.read(attributes),
+                cls.channels.read(attributes),
+            ),
             cls.strides.read(attributes),
             cls.padding.read(attributes),
             cls.dilation.read(attributes),

@@ -57,6 +57,7 @@ from hetero.dialects.relay import (
     GetItemOp,
     IfOp,
     Param,
+    kernel_block,
 )
 
 
@@ -245,11 +246,29 @@ def _windows(
     return view[..., :: strides[0], :: strides[1], :: dilation[0], :: dilation[1]]
 
 
+def oihw_weight(w: np.ndarray, layout: str, channels: int) -> np.ndarray:
+    """A conv2d weight in `layout` (`relay.KERNEL_LAYOUT`) as `OIHW`."""
+    if not kernel_block(layout):
+        return w
+    blocks, i, kh, kw, block = w.shape
+    return w.transpose(0, 4, 1, 2, 3).reshape(blocks * block, i, kh, kw)[:channels]
+
+
+def packed_weight(w: np.ndarray, block: int) -> np.ndarray:
+    """An `OIHW` conv2d weight in layout `OIHW<block>o` (zero past `O`)."""
+    o, i, kh, kw = w.shape
+    blocks = -(-o // block)
+    padded = np.zeros((blocks * block, i, kh, kw), w.dtype)
+    padded[:o] = w
+    return np.ascontiguousarray(padded.reshape(blocks, block, i, kh, kw).transpose(0, 2, 3, 4, 1))
+
+
 def _conv2d(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """NCHW x OIHW as im2col (the window view, copied into [group, pixel,
     tap] rows) and one GEMM per group, batched: exact and BLAS-fast."""
     pt, pl, pb, pr = _attr(op, "padding", (0, 0, 0, 0))
     groups: int = _attr(op, "groups", 1)
+    w = oihw_weight(w, _attr(op, "kernel_layout", "OIHW"), _attr(op, "channels", 0))
     n = x.shape[0]
     o, cg, kh, kw = w.shape
     xp = np.pad(_wide(x), ((0, 0), (0, 0), (pt, pb), (pl, pr)))

@@ -438,6 +438,21 @@ def _window_tap(
     return e.sub(e.add(e.mul(out_pos, stride), e.mul(tap, dilation)), pad)
 
 
+def _oihw(op: relay.Conv2DOp, weight: Tensor) -> Tensor:
+    """The weight as `OIHW` (`[O, I, KH, KW]`), whatever its `kernel_layout`."""
+    block = relay.kernel_block(op.kernel_layout)
+    if not block:
+        return weight
+    _, group_channels, kh, kw, _ = weight.shape
+    return Tensor(
+        (result_shape(op)[1], group_channels, kh, kw),
+        weight.element_type,
+        lambda e, idx: weight.load(
+            e, [e.div(idx[0], block), *idx[1:], e.rem(idx[0], block)]
+        ),
+    )
+
+
 def _conv2d(
     e: Emitter,
     op: Operation,
@@ -448,8 +463,9 @@ def _conv2d(
     """out[n, o, y, x] = sum_{c, ky, kx} in[n, g*C/G + c, row, col] * w[o, c, ky, kx]
     over the taps inside the input (padding reads as 0), g = o // (O/G)."""
     assert isinstance(op, relay.Conv2DOp)
-    data, weight = inputs
+    data, packed = inputs
     _require_float(op, data.element_type)
+    weight = _oihw(op, packed)
     if (schedule := problem_schedule(e.target, Conv2D)) is not None:
         problem = Conv2D(
             data,
@@ -460,6 +476,7 @@ def _conv2d(
             op.padding,
             op.groups,
             _store_into(out, epilogue),
+            packed if weight is not packed else None,
         )
         return schedule(e, problem, e.target)
     (sh, sw), (dh, dw), (pt, pl, _, _) = op.strides, op.dilation, op.padding

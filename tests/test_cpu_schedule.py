@@ -391,3 +391,106 @@ def test_conv_tiles_divide_the_output_channels(channels: int, rows: int) -> None
     from hetero.lowering.schedules.cpu import Tiles, _dividing_rows
 
     assert _dividing_rows(Tiles(16, 12, 32), channels).mr == rows
+
+
+def _lanes_conv(
+    x: tuple[int, ...],
+    w: tuple[int, ...],
+    attrs: dict[str, tuple[int, ...]],
+    threads: int | None = None,
+    block: int | None = None,
+) -> None:
+    """conv2d → bias_add → add of a residual → relu, with the weight passed
+    in the layout `OIHW<block>o` (by default the block of this host's
+    channel-lanes tiles, so that the schedule puts channels in the lanes),
+    against the reference interpreter (which reads the layout itself)."""
+    from hetero.interpreter.relay import packed_weight
+    from hetero.lowering.schedules.cpu import _lane_tiles
+
+    block = block or _lane_tiles(None, f32).nr
+    h = [(x[2 + i] + attrs.get("padding", (0,) * 4)[i] + attrs.get("padding", (0,) * 4)[2 + i]
+          - attrs.get("dilation", (1, 1))[i] * (w[2 + i] - 1) - 1)
+         // attrs.get("strides", (1, 1))[i] + 1 for i in range(2)]
+    out = (x[0], w[0], *h)
+    weight = RNG.standard_normal(w).astype(np.float32)
+    packed = packed_weight(weight, block)
+    spec = ", ".join(f"{k} = array<i64: {', '.join(map(str, v))}>" for k, v in attrs.items())
+    spec = ", ".join(filter(None, [spec, f'kernel_layout = "OIHW{block}o"', f"channels = {w[0]} : i64"]))
+    body = (
+        f"%0 = relay.nn.conv2d %x, %w {{{spec}}} : ({_t(x)}, {_t(packed.shape)}) -> {_t(out)}"
+        f"\n    %1 = relay.nn.bias_add %0, %b : ({_t(out)}, {_t((w[0],))}) -> {_t(out)}"
+        f"\n    %2 = relay.add %1, %y : ({_t(out)}, {_t(out)}) -> {_t(out)}"
+        f"\n    %r = relay.relu %2 : {_t(out)}"
+    )
+    params = f"%x: {_t(x)}, %w: {_t(packed.shape)}, %b: {_t((w[0],))}, %y: {_t(out)}"
+    text = _program(params, _t(out), body, threads)
+    inputs = [
+        RNG.standard_normal(x).astype(np.float32),
+        packed,
+        RNG.standard_normal(w[0]).astype(np.float32),
+        RNG.standard_normal(out).astype(np.float32),
+    ]
+    expected = run(parse_module(text), *inputs)
+    np.testing.assert_allclose(hetero.compile(text)(*inputs), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    "x, w, attrs",
+    [
+        # 1x1 in place; 100 channels: a last channel tile of 36 (AVX-512)
+        ((1, 40, 7, 7), (100, 40, 1, 1), {}),
+        # padded 3x3, 14x14 (7-pixel tiles), a batch of 2
+        ((2, 16, 14, 14), (64, 16, 3, 3), {"padding": (1, 1, 1, 1)}),
+        # stride 2, 13x13 into 7x7; dilation and uneven padding
+        ((1, 8, 13, 13), (70, 8, 3, 3), {"strides": (2, 2), "padding": (1, 1, 1, 1)}),
+        ((1, 6, 9, 11), (33, 6, 3, 2), {"dilation": (2, 1), "padding": (2, 0, 1, 1)}),
+        # 4 output pixels: fewer than a tile
+        ((1, 12, 2, 2), (20, 12, 1, 1), {}),
+        # 600 input channels: two blocks of the reduction, partial sums carried
+        ((1, 600, 5, 5), (64, 600, 1, 1), {}),
+        ((1, 70, 6, 6), (48, 70, 3, 3), {"padding": (1, 1, 1, 1)}),
+    ],
+)
+def test_conv2d_channels_in_lanes(
+    x: tuple[int, ...], w: tuple[int, ...], attrs: dict[str, tuple[int, ...]]
+) -> None:
+    """With the weight packed `OIHW<nr>o`, tiles of pixels x output channels
+    (channels in the lanes) cover the output once, the edge tiles included,
+    through the fused epilogue (a bias, a residual and relu, stored
+    transposed)."""
+    _lanes_conv(x, w, attrs)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_conv2d_channels_in_lanes_any_thread_count(threads: int) -> None:
+    _lanes_conv((1, 64, 9, 9), (130, 64, 3, 3), {"padding": (1, 1, 1, 1)}, threads)
+
+
+def test_conv2d_weight_in_another_packed_layout_is_read_through() -> None:
+    """A packed layout the schedule does not tile by (blocks of 8) is read
+    as OIHW by the pixel tiles."""
+    _lanes_conv((1, 8, 6, 6), (20, 8, 3, 3), {"padding": (1, 1, 1, 1)}, block=8)
+
+
+@pytest.mark.parametrize(
+    "mattr, weight, out, block",
+    [
+        (["+avx512f"], (256, 256, 1, 1), (1, 256, 14, 14), 64),
+        (["+avx512f"], (1000, 512, 1, 1), (1, 1000, 13, 13), 64),  # 98 % of 16 tiles
+        (["+avx512f"], (64, 64, 1, 1), (1, 64, 56, 56), 0),  # a reduction of 64
+        (["+avx512f"], (64, 16, 3, 3), (1, 64, 56, 56), 0),  # 144
+        (["+avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 0),  # 48 of 64 lanes
+        (["+avx2", "-avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 16),
+        (["+avx2", "-avx512f"], (100, 32, 3, 3), (1, 100, 14, 14), 0),  # 100 of 112
+    ],
+)
+def test_conv2d_weight_block(
+    mattr: list[str], weight: tuple[int, ...], out: tuple[int, ...], block: int
+) -> None:
+    """The CPU schedule asks for channels in the lanes for deep reductions
+    whose output channels fill the tiles."""
+    from hetero.lowering.schedules.cpu import conv2d_weight_block
+
+    target = TargetAttr("llvm", {"mcpu": "x86-64", "mattr": mattr})
+    assert conv2d_weight_block(weight, out, 1, f32, target) == block
+    assert conv2d_weight_block(weight, out, 2, f32, target) == 0  # grouped

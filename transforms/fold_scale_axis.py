@@ -73,6 +73,8 @@ def _anchor_axis(value: SSAValue) -> tuple[Operation, int] | None:
     anchor = _single_use_result(value, tuple(ANCHORS))
     if anchor is None or not isinstance(anchor.operands[1].owner, relay.ConstantOp):
         return None
+    if getattr(anchor, "kernel_layout", "OIHW") != "OIHW":
+        return None  # a packed weight's axis 0 is not the output channel
     return anchor, ANCHORS[type(anchor)]
 
 

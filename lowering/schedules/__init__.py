@@ -4,12 +4,14 @@
 (`hetero.lowering.schedules.problems`) and look the schedule up here by the
 device type of the function's target; a device type without an entry gets
 the templates' plain loop nests.  Another target registers its own schedules
-by adding entries to `SCHEDULES`.
+by adding entries to `SCHEDULES`, and says which conv2d weight layout its
+schedule wants in `WEIGHT_BLOCKS` (`alter-op-layout` packs constant
+weights so at compile time).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from hetero.dialects.target import TargetAttr
 from hetero.lowering import gpu_schedules
@@ -17,6 +19,7 @@ from hetero.lowering.schedules import cpu, cpu_pool
 from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D
 from hetero.lowering.te_emit import Emitter
 from hetero.targets.kind import DeviceType
+from xdsl.ir import Attribute
 
 Problem = Gemm | Conv2D | Pool2D
 Schedule = Callable[[Emitter, Problem, TargetAttr | None], None]
@@ -28,6 +31,17 @@ SCHEDULES: dict[tuple[DeviceType, type[Problem]], Schedule] = {
     (DeviceType.cuda, Gemm): gpu_schedules.gemm,  # type: ignore[dict-item]
 }
 """(device type, problem) → the schedule emitting its TIR."""
+
+WeightBlock = Callable[
+    [Sequence[int], Sequence[int], int, Attribute, TargetAttr | None], int
+]
+"""(OIHW weight shape, output shape, groups, element type, target) → the
+output-channel block `b` of the `OIHW<b>o` weight layout the conv2d
+schedule wants (0: `OIHW`)."""
+
+WEIGHT_BLOCKS: dict[DeviceType, WeightBlock] = {DeviceType.cpu: cpu.conv2d_weight_block}
+"""Device type → what its conv2d schedule wants of the weights' layout
+(`alter-op-layout` asks; a device type without an entry keeps `OIHW`)."""
 
 
 def problem_schedule(

@@ -43,7 +43,12 @@ class Gemm:
 @dataclass(frozen=True)
 class Conv2D:
     """NCHW `conv2d`: `data [N, C, H, W]`, `weight [O, C/groups, KH, KW]`,
-    output `[N, O, OH, OW]` written through `store` at `[n, o, y, x]`."""
+    output `[N, O, OH, OW]` written through `store` at `[n, o, y, x]`.
+
+    `packed` is the weight as it is stored when the relay op's
+    `kernel_layout` is `OIHW<b>o` (`[ceil(O / b), C/groups, KH, KW, b]`,
+    the layout the schedule asked for: `schedules.WEIGHT_BLOCKS`);
+    `weight` then reads through it."""
 
     data: Tensor
     weight: Tensor
@@ -53,6 +58,7 @@ class Conv2D:
     padding: tuple[int, int, int, int]
     groups: int
     store: Store
+    packed: Tensor | None = None
 
 
 @dataclass(frozen=True)

@@ -122,6 +122,47 @@ relay.func @f(%x: tensor<2x3xf32>, %img: tensor<1x4x9x9xf32>, %w: tensor<9x2x3x3
 
 // -----
 
+// Weight layouts: OIHW or OIHW<b>o, whose 5-D weight must match `channels`.
+relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32> {
+  // expected-error@+1 {{'kernel_layout' must be "OIHW" or "OIHW<b>o" (b >= 1), got "HWIO"}}
+  %0 = relay.nn.conv2d %img, %w {kernel_layout = "HWIO"} : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32>
+  relay.return %0 : tensor<1x8x7x7xf32>
+}
+
+// -----
+
+relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<1x4x3x3x16xf32>) -> tensor<1x8x7x7xf32> {
+  // expected-error@+1 {{kernel_layout "OIHW16o" needs 'channels'}}
+  %0 = relay.nn.conv2d %img, %w {kernel_layout = "OIHW16o"} : (tensor<1x4x9x9xf32>, tensor<1x4x3x3x16xf32>) -> tensor<1x8x7x7xf32>
+  relay.return %0 : tensor<1x8x7x7xf32>
+}
+
+// -----
+
+relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<1x4x3x3x16xf32>) -> tensor<1x20x7x7xf32> {
+  // expected-error@+1 {{a weight in layout OIHW16o for 20 output channels has shape [2, I, KH, KW, 16], got [1, 4, 3, 3, 16]}}
+  %0 = relay.nn.conv2d %img, %w {kernel_layout = "OIHW16o", channels = 20 : i64} : (tensor<1x4x9x9xf32>, tensor<1x4x3x3x16xf32>) -> tensor<1x20x7x7xf32>
+  relay.return %0 : tensor<1x20x7x7xf32>
+}
+
+// -----
+
+relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32> {
+  // expected-error@+1 {{'channels' is 6 but the OIHW weight has 8 outputs}}
+  %0 = relay.nn.conv2d %img, %w {channels = 6 : i64} : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32>
+  relay.return %0 : tensor<1x8x7x7xf32>
+}
+
+// -----
+
+relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32> {
+  // expected-error@+1 {{conv2d weight (OIHW8o) must have rank 5, got shape [8, 4, 3, 3]}}
+  %0 = relay.nn.conv2d %img, %w {kernel_layout = "OIHW8o", channels = 8 : i64} : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32>
+  relay.return %0 : tensor<1x8x7x7xf32>
+}
+
+// -----
+
 relay.func @f(%x: tensor<2x3xf32>, %img: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<2x3xf32> {
   // expected-error@+1 {{'strides' must have 2 values, got 3}}
   %0 = relay.nn.conv2d %img, %w {strides = array<i64: 1, 1, 1>} : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32>

@@ -1,0 +1,140 @@
+// RUN: hetero-opt %s -p alter-op-layout --split-input-file | filecheck %s
+
+// A 1x1 conv2d with 256 input channels (a reduction of 256) on an AVX-512
+// CPU: its constant weight is packed for the channel-lanes schedule (64
+// output channels = 4 vectors), on the weight's device; the old constant
+// is erased.
+// CHECK-LABEL: relay.func @packed
+// CHECK-NOT:     tensor<64x256x1x1xf32>
+// CHECK:         %[[W:.*]] = relay.constant {vdevice = #target.vdevice<cpu:0, {{.*}}} dense_resource<packed{{.*}}> : tensor<1x256x1x1x64xf32>
+// CHECK-NEXT:    %c = relay.nn.conv2d %x, %[[W]] {vdevice = {{.*}}, kernel_layout = "OIHW64o", channels = 64 : i64} : (tensor<1x256x7x7xf32>, tensor<1x256x1x1x64xf32>) -> tensor<1x64x7x7xf32>
+relay.func @packed(%x: tensor<1x256x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<64x256x1x1xf32>
+  %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x256x7x7xf32>, tensor<64x256x1x1xf32>) -> tensor<1x64x7x7xf32>
+  relay.return %c : tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// AVX2: 16 channels a tile (2 vectors of 8); 100 output channels fill 7
+// tiles to 89 %, under the 90 % asked: left.  A reduction of 32 x 3 x 3 = 288.
+// CHECK-LABEL: relay.func @avx2_and_padding
+// CHECK:         relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, vdevice = {{.*}}} : (tensor<1x32x14x14xf32>, tensor<100x32x3x3xf32>)
+relay.func @avx2_and_padding(%x: tensor<1x32x14x14xf32>) -> tensor<1x100x14x14xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} dense<0.5> : tensor<100x32x3x3xf32>
+  %c = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} : (tensor<1x32x14x14xf32>, tensor<100x32x3x3xf32>) -> tensor<1x100x14x14xf32>
+  relay.return %c : tensor<1x100x14x14xf32>
+}
+
+// -----
+
+// 96 output channels fill 6 AVX2 tiles.
+// CHECK-LABEL: relay.func @avx2_packed
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, vdevice = {{.*}}, kernel_layout = "OIHW16o", channels = 96 : i64} : (tensor<1x32x14x14xf32>, tensor<6x32x3x3x16xf32>)
+relay.func @avx2_packed(%x: tensor<1x32x14x14xf32>) -> tensor<1x96x14x14xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} dense<0.5> : tensor<96x32x3x3xf32>
+  %c = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} : (tensor<1x32x14x14xf32>, tensor<96x32x3x3xf32>) -> tensor<1x96x14x14xf32>
+  relay.return %c : tensor<1x96x14x14xf32>
+}
+
+// -----
+
+// 1000 output channels in 16 tiles of 64 (98 %): the packed weight is
+// zero past channel 1000; `channels` says how many there are.
+// CHECK-LABEL: relay.func @padded_channels
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {vdevice = {{.*}}, kernel_layout = "OIHW64o", channels = 1000 : i64} : (tensor<1x512x13x13xf32>, tensor<16x512x1x1x64xf32>)
+relay.func @padded_channels(%x: tensor<1x512x13x13xf32>) -> tensor<1x1000x13x13xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<1000x512x1x1xf32>
+  %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x512x13x13xf32>, tensor<1000x512x1x1xf32>) -> tensor<1x1000x13x13xf32>
+  relay.return %c : tensor<1x1000x13x13xf32>
+}
+
+// -----
+
+// A reduction of 64: the transposed store costs more than the lanes gain.
+// CHECK-LABEL: relay.func @shallow
+// CHECK:         relay.nn.conv2d %x, %w {vdevice = {{.*}}} : (tensor<1x64x7x7xf32>, tensor<64x64x1x1xf32>)
+relay.func @shallow(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<64x64x1x1xf32>
+  %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x64x7x7xf32>, tensor<64x64x1x1xf32>) -> tensor<1x64x7x7xf32>
+  relay.return %c : tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// 16 output channels would use a quarter of a 64-channel tile.
+// CHECK-LABEL: relay.func @few_channels
+// CHECK:         relay.nn.conv2d %x, %w {vdevice = {{.*}}} : (tensor<1x256x7x7xf32>, tensor<16x256x1x1xf32>)
+relay.func @few_channels(%x: tensor<1x256x7x7xf32>) -> tensor<1x16x7x7xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<16x256x1x1xf32>
+  %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x256x7x7xf32>, tensor<16x256x1x1xf32>) -> tensor<1x16x7x7xf32>
+  relay.return %c : tensor<1x16x7x7xf32>
+}
+
+// -----
+
+// A weight computed at run time (here a parameter) is not packed.
+// CHECK-LABEL: relay.func @weight_param
+// CHECK:         relay.nn.conv2d %x, %w {vdevice = {{.*}}} : (tensor<1x256x7x7xf32>, tensor<64x256x1x1xf32>)
+relay.func @weight_param(%x: tensor<1x256x7x7xf32>, %w: tensor<64x256x1x1xf32>) -> tensor<1x64x7x7xf32> {
+  %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x256x7x7xf32>, tensor<64x256x1x1xf32>) -> tensor<1x64x7x7xf32>
+  relay.return %c : tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// Grouped convolutions keep OIHW.
+// CHECK-LABEL: relay.func @grouped
+// CHECK:         relay.nn.conv2d %x, %w {groups = 2 : i64, vdevice = {{.*}}} : (tensor<1x512x7x7xf32>, tensor<64x256x1x1xf32>)
+relay.func @grouped(%x: tensor<1x512x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<64x256x1x1xf32>
+  %c = relay.nn.conv2d %x, %w {groups = 2 : i64, vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x512x7x7xf32>, tensor<64x256x1x1xf32>) -> tensor<1x64x7x7xf32>
+  relay.return %c : tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// Not placed (no plan-devices): no target to ask.
+// CHECK-LABEL: relay.func @unplaced
+// CHECK:         relay.nn.conv2d %x, %w : (tensor<1x256x7x7xf32>, tensor<64x256x1x1xf32>)
+relay.func @unplaced(%x: tensor<1x256x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %w = relay.constant dense<0.5> : tensor<64x256x1x1xf32>
+  %c = relay.nn.conv2d %x, %w : (tensor<1x256x7x7xf32>, tensor<64x256x1x1xf32>) -> tensor<1x64x7x7xf32>
+  relay.return %c : tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// The old constant stays for its other user.
+// CHECK-LABEL: relay.func @shared
+// CHECK:         %w = relay.constant {vdevice = {{.*}}} dense<5.000000e-01> : tensor<64x256x1x1xf32>
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {vdevice = {{.*}}, kernel_layout = "OIHW64o", channels = 64 : i64} : (tensor<1x256x7x7xf32>, tensor<1x256x1x1x64xf32>)
+// CHECK:         relay.tuple(%c, %w)
+relay.func @shared(%x: tensor<1x256x7x7xf32>) -> tuple<tensor<1x64x7x7xf32>, tensor<64x256x1x1xf32>> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<64x256x1x1xf32>
+  %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x256x7x7xf32>, tensor<64x256x1x1xf32>) -> tensor<1x64x7x7xf32>
+  %t = relay.tuple(%c, %w) : tuple<tensor<1x64x7x7xf32>, tensor<64x256x1x1xf32>>
+  relay.return %t : tuple<tensor<1x64x7x7xf32>, tensor<64x256x1x1xf32>>
+}
+
+// -----
+
+// A BYOC partition (a `Compiler` function) is its external codegen's: left.
+// CHECK-LABEL: relay.func @byoc_partition
+// CHECK:         relay.nn.conv2d %x, %w {vdevice = {{.*}}} : (tensor<1x256x7x7xf32>, tensor<64x256x1x1xf32>)
+relay.func @byoc_partition(%x: tensor<1x256x7x7xf32>) -> tensor<1x64x7x7xf32> attributes {Compiler = "vendorlib", global_symbol = "byoc_partition"} {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<64x256x1x1xf32>
+  %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x256x7x7xf32>, tensor<64x256x1x1xf32>) -> tensor<1x64x7x7xf32>
+  relay.return %c : tensor<1x64x7x7xf32>
+}
+
+// -----
+
+// Already in a packed layout (here one this target's schedule does not use): left.
+// CHECK-LABEL: relay.func @already_packed
+// CHECK:         relay.nn.conv2d %x, %w {vdevice = {{.*}}, kernel_layout = "OIHW8o", channels = 64 : i64}
+relay.func @already_packed(%x: tensor<1x256x7x7xf32>) -> tensor<1x64x7x7xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<8x256x1x1x8xf32>
+  %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>, kernel_layout = "OIHW8o", channels = 64 : i64} : (tensor<1x256x7x7xf32>, tensor<8x256x1x1x8xf32>) -> tensor<1x64x7x7xf32>
+  relay.return %c : tensor<1x64x7x7xf32>
+}

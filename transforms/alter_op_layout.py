@@ -1,0 +1,100 @@
+"""`alter-op-layout`: conv2d weights packed, at compile time, in the layout
+that the conv2d schedule of their device's target wants.
+
+TVM's `AlterOpLayout` asks each target's `conv2d_alter_layout` for better
+layouts of a conv2d's operands and rewrites it to take them, with
+`layout_transform`s on its inputs that `FoldConstant` folds into constant
+weights.  hetero does the part that needs no change of the values flowing
+between ops: the data and the result stay NCHW, only a constant weight is
+repacked.  A `relay.nn.conv2d`
+
+* placed on a device (its `vdevice`, from `plan-devices`) whose device
+  type has an entry in `hetero.lowering.schedules.WEIGHT_BLOCKS`, which asks
+  for a block `b > 0` for this conv's shapes (the CPU schedule: channels in
+  the vector lanes, `OIHW64o` with AVX-512, for deep reductions),
+* with `kernel_layout = "OIHW"` (the default) and a `relay.constant` weight,
+* outside a BYOC `Compiler` function (an external codegen reads `OIHW`),
+
+gets a new constant: the weight in layout `OIHW<b>o` (`[ceil(O / b), I, KH,
+KW, b]`, zero past `O`), on the old one's device, and the attributes
+`kernel_layout = "OIHW<b>o"` and `channels = O`.  The old constant is
+erased unless something else uses it.  A
+weight computed at run time is left: packing it would cost a copy per call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+
+from hetero.dialects import relay
+from hetero.interpreter.relay import constant_value, packed_weight
+from hetero.lowering.schedules import WEIGHT_BLOCKS
+from hetero.transforms.fold_constant import constant_of
+
+
+def _in_external_function(op: relay.Conv2DOp) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, relay.FunctionOpBase):
+        parent = parent.parent_op()
+    return parent is not None and (parent.compiler is not None or parent.is_extern)
+
+
+def _wanted_block(op: relay.Conv2DOp) -> int:
+    """The block the schedule of `op`'s device wants (0: none, or not known)."""
+    device = op.vdevice
+    if device is None or device.target is None:
+        return 0
+    query = WEIGHT_BLOCKS.get(device.target.device_type)
+    weight, result = op.weight.type, op.results[0].type
+    assert isinstance(weight, TensorType) and isinstance(result, TensorType)
+    if query is None or not weight.has_static_shape() or not result.has_static_shape():
+        return 0
+    return query(
+        weight.get_shape(), result.get_shape(), op.groups, weight.element_type, device.target
+    )
+
+
+class PackConvWeights(RewritePattern):
+    """`conv2d(x, W)` → `conv2d(x, pack(W))` (see the module docstring)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: relay.Conv2DOp, rewriter: PatternRewriter, /):
+        weight = op.weight.owner
+        if op.kernel_layout != "OIHW" or not isinstance(weight, relay.ConstantOp):
+            return
+        if _in_external_function(op) or not (block := _wanted_block(op)):
+            return
+        old = op.weight.type
+        assert isinstance(old, TensorType)
+        packed = packed_weight(constant_value(weight), block)
+        new = constant_of(packed, TensorType(old.element_type, packed.shape), "packed")
+        if weight.vdevice is not None:
+            new.properties["vdevice"] = weight.vdevice
+        rewriter.insert(new, InsertPoint.before(op))
+        op.operands[1] = new.results[0]
+        op.properties["kernel_layout"] = StringAttr(f"OIHW{block}o")
+        op.properties["channels"] = IntegerAttr(old.get_shape()[0], i64)
+        rewriter.notify_op_modified(op)
+        if not weight.results[0].uses:
+            rewriter.erase(weight)
+
+
+@dataclass(frozen=True)
+class AlterOpLayoutPass(ModulePass):
+    """Packs constant conv2d weights as the schedules want (see the module docstring)."""
+
+    name = "alter-op-layout"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(PackConvWeights(), apply_recursively=False).rewrite_module(op)
