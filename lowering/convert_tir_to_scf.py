@@ -54,6 +54,7 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     NoneAttr,
+    StringAttr,
     UnitAttr,
     VectorType,
     i1,
@@ -133,6 +134,9 @@ AFFINE = object()
 """`Vectorizer` kind of an index that is the induction variable plus a uniform."""
 SPLIT = object()
 """`Vectorizer` kind of the row or column `a // w`, `a % w` of an affine `a`."""
+GATHER = object()
+"""`Vectorizer` kind of a load from a `local` buffer along a dimension other
+than the last: one scalar load per lane, assembled into a vector."""
 
 
 def is_cpu(target: TargetAttr | None) -> bool:
@@ -214,6 +218,11 @@ class Vectorizer:
     in memory across rows: a `vector.load`/`store` at `[..., 0, a]`.  A
     schedule that tiles the pixels of an image, not its rows (a 1x1 conv
     as a GEMM over `H * W`), addresses every operand of its epilogue so.
+
+    A register tile stored transposed is read across its rows: a load from
+    a `local` buffer with the affine index in another dimension than the
+    last (the rest uniform) is gathered, one scalar load a lane
+    (`gathered`), which LLVM's SROA turns into register lanes.
     """
 
     loop: tir.ForOp
@@ -233,6 +242,8 @@ class Vectorizer:
             kind = self._kind(op, varying)
             if kind is None:
                 return None
+            if kind is GATHER:
+                kind = True
             if kind is AFFINE:
                 self.affine.update(op.results)
             elif kind is SPLIT:
@@ -275,6 +286,8 @@ class Vectorizer:
                 return SPLIT
             case memref.LoadOp() | memref.StoreOp() if self.flat(op) is not None:
                 return True
+            case memref.LoadOp() if self.gathered(op) is not None:
+                return GATHER
             case memref.LoadOp() | memref.StoreOp() if not uniform(op.indices[:-1]):
                 return None
             case memref.LoadOp() | memref.StoreOp() if (
@@ -293,6 +306,19 @@ class Vectorizer:
                 # stays scalar, computed once per vector of lanes.
                 return False
         return None
+
+    def gathered(self, op: memref.LoadOp) -> int | None:
+        """The dimension of a load from a `local` buffer (a register tile)
+        whose index there is affine and whose other indices are uniform,
+        other than the last: a tile read across its rows (stored transposed).
+        After LLVM's SROA the scalar loads are register lanes."""
+        memory = op.memref.type
+        if not isinstance(memory, MemRefType) or memory.memory_space != StringAttr("local"):
+            return None
+        varying = [d for d, i in enumerate(op.indices) if i in self.affine or i in self.split]
+        if len(varying) != 1 or varying[0] == len(op.indices) - 1:
+            return None
+        return varying[0] if op.indices[varying[0]] in self.affine else None
 
     def flat(self, op: memref.LoadOp | memref.StoreOp) -> SSAValue | None:
         """The affine `a` of an access at `[uniform..., a // w, a % w]` to a
@@ -322,6 +348,32 @@ class Vectorizer:
             return [mapping.get(i, i) for i in op.indices]
         block.add_op(zero := index(0))
         return [*(mapping.get(i, i) for i in op.indices[:-2]), zero.result, mapping[a]]
+
+    @staticmethod
+    def _gather(
+        op: memref.LoadOp,
+        dim: int,
+        lanes: int,
+        mapping: dict[SSAValue, SSAValue],
+        block: Block,
+    ) -> SSAValue:
+        """Lane `k` of the vector: the element at index `dim` + `k`."""
+        indices = [mapping.get(i, i) for i in op.indices]
+        result: SSAValue | None = None
+        for k in range(lanes):
+            block.add_ops([offset := index(k), at := arith.AddiOp(indices[dim], offset)])
+            element = memref.LoadOp.get(op.memref, [*indices[:dim], at.result, *indices[dim + 1 :]])
+            block.add_op(element)
+            if result is None:
+                first = vector.BroadcastOp(element.res, VectorType(op.res.type, [lanes]))
+                block.add_op(first)
+                result = first.vector
+            else:
+                insert = vector.InsertOp(element.res, result, [k])
+                block.add_op(insert)
+                result = insert.result
+        assert result is not None
+        return result
 
     def build(self, lanes: int) -> Block:
         """The vector body: one block taking the index of the first lane."""
@@ -357,6 +409,9 @@ class Vectorizer:
                     )
                     block.add_op(new)
                     mapping[op.res] = new.result
+                    varying.add(op.res)
+                case memref.LoadOp() if (dim := self.gathered(op)) is not None:
+                    mapping[op.res] = self._gather(op, dim, lanes, mapping, block)
                     varying.add(op.res)
                 case memref.StoreOp():
                     block.add_op(

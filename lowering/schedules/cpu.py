@@ -751,9 +751,10 @@ def _unwiden(e: Emitter, c: Conv2D, wq: int, wide: SSAValue) -> None:
 
 LANE_DEPTH = 256
 """Least reduction depth (`I * KH * KW`) for which `conv2d_weight_block`
-puts output channels in the lanes: each tile ends with a transposing store,
-one scalar per element, which a shallower reduction does not pay for
-(1x1 convs measured: depth 64 30 % slower, 128 12 % slower, 256 9 % faster)."""
+puts output channels in the lanes: each tile ends with a transposing store
+(a vector of pixels gathered from the tile's lanes per channel), which a
+shallower reduction does not pay for (against pixel lanes, measured: depth
+64 12 % slower, 128 3 % slower, 144 alike, 288 7 % faster)."""
 
 LANE_USE = 0.9
 """Least share of the channel tiles' lanes that must hold real output
@@ -888,10 +889,11 @@ def _conv2d_channel_lanes(
         return
 
     def store(s: Emitter, cols: int) -> None:
-        """The tile transposed: one element at a time (unrolled: the tile
-        stays in registers), through the epilogue."""
-        row, i = s.loop(rows, ForKind.UNROLLED)
-        lane, j = row.loop(cols, ForKind.UNROLLED)
+        """The tile transposed, through the epilogue: for each channel (an
+        unrolled loop: the tile stays in registers), its `mr` pixels as one
+        vector gathered from the tile's lanes, stored along the image."""
+        column, j = s.loop(cols, ForKind.UNROLLED)
+        lane, i = column.loop(rows, ForKind.VECTORIZED)
         o = lane.add(lane.mul(ot, t.nr), j)
         at = _row_major(lane, lane.add(p0, i), out_w)
         c.store(lane, [n, o, *at], lane.load(acc, [i, j]))

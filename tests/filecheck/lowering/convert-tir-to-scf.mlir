@@ -213,6 +213,53 @@ tir.prim_func @mixed_pixels(%a: memref<5x7xf32>, %b: memref<5x7xf32>, %base: ind
 
 // -----
 
+// A register tile read across its rows (a tile stored transposed): the
+// lanes of a `local` buffer along a dimension other than the last are
+// gathered, one scalar load each (register lanes after LLVM's SROA), into a
+// vector; the store is unit-stride.  A `global` buffer read so is not
+// vectorized.
+// CHECK-LABEL: func.func @gather_tile
+// CHECK:         scf.for %[[I:.*]] = %c0 to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[K0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:      %[[R0:.*]] = arith.addi %[[I]], %[[K0]] : index
+// CHECK-NEXT:      %[[E0:.*]] = memref.load %acc[%[[R0]], %j] : memref<3x4xf32>
+// CHECK-NEXT:      %[[V0:.*]] = vector.broadcast %[[E0]] : f32 to vector<3xf32>
+// CHECK-NEXT:      %[[K1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[R1:.*]] = arith.addi %[[I]], %[[K1]] : index
+// CHECK-NEXT:      %[[E1:.*]] = memref.load %acc[%[[R1]], %j] : memref<3x4xf32>
+// CHECK-NEXT:      %[[V1:.*]] = vector.insert %[[E1]], %[[V0]] [1] : f32 into vector<3xf32>
+// CHECK-NEXT:      %[[K2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[R2:.*]] = arith.addi %[[I]], %[[K2]] : index
+// CHECK-NEXT:      %[[E2:.*]] = memref.load %acc[%[[R2]], %j] : memref<3x4xf32>
+// CHECK-NEXT:      %[[V2:.*]] = vector.insert %[[E2]], %[[V1]] [2] : f32 into vector<3xf32>
+// CHECK-NEXT:      vector.store %[[V2]], %out[%j, %[[I]]] : memref<4x3xf32>, vector<3xf32>
+// CHECK-NEXT:    }
+// CHECK-LABEL: func.func @no_gather_from_memory
+// CHECK-NOT:     vector.
+tir.prim_func @gather_tile(%out: memref<4x3xf32>, %j: index)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %acc = tir.alloc : memref<3x4xf32, "local">
+  tir.for %i = %c0 to %c3 step %c1 vectorized {
+    %v = memref.load %acc[%i, %j] : memref<3x4xf32, "local">
+    memref.store %v, %out[%j, %i] : memref<4x3xf32>
+  }
+}
+tir.prim_func @no_gather_from_memory(%a: memref<3x4xf32>, %out: memref<4x3xf32>, %j: index)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  tir.for %i = %c0 to %c3 step %c1 vectorized {
+    %v = memref.load %a[%i, %j] : memref<3x4xf32>
+    memref.store %v, %out[%j, %i] : memref<4x3xf32>
+  }
+}
+
+// -----
+
 // A dynamic extent: whole vectors up to lb + (trips - trips % lanes).
 // CHECK-LABEL: func.func @dynamic
 // CHECK:         %[[W:.*]] = arith.constant 4 : index
