@@ -563,14 +563,23 @@ def _dividing_rows(t: Tiles, channels: int) -> Tiles:
     return t
 
 
-def _row_panels_win(t: Tiles, out_h: int, out_w: int, wide_panels: int) -> bool:
-    """Whether row panels compute fewer vectors than wide ones.  Only a row
-    no wider than one vector can win: its tile's other vectors are never
+ROW_PANEL_DEPTH = 64
+"""Reductions shallower than this take row panels (`_row_panels_win`)."""
+
+
+def _row_panels_win(
+    t: Tiles, out_h: int, out_w: int, wide_panels: int, depth: int
+) -> bool:
+    """Whether row panels cost less than wide ones.  A row no wider than one
+    vector computes fewer vectors: its tile's other vectors are never
     stored, and LLVM drops them (13 columns: 13 rows x 1 vector against 7
-    wide panels x 2).  Otherwise wide panels measured faster even on large
-    images, where lanes are not the issue: a row's last panel stores its
-    columns past the last whole vector one by one, with the epilogue, once
-    per tile (111 columns, a reduction of 27: 0.94 ms against 0.59 ms)."""
+    wide panels x 2).  A reduction shallower than `ROW_PANEL_DEPTH` costs
+    less than the wide buffer's extra pass over the output, more than the
+    lanes a row's last panel wastes (a first conv, 3 x 3 x 3 deep, 111
+    columns: 0.62 ms wide, 0.53 ms in rows; 16 x 3 x 3 deep, 55 columns:
+    0.55 ms wide, 0.59 ms in rows)."""
+    if depth < ROW_PANEL_DEPTH:
+        return True
     return out_w <= t.lanes and out_h < wide_panels * (t.nr // t.lanes)
 
 
@@ -594,8 +603,9 @@ def _flat_windows(c: Conv2D) -> bool:
 
 def _conv_tiles(c: Conv2D, t: Tiles, target: TargetAttr | None) -> _ConvTiles:
     """In place where the conv allows it (`_in_place`), else wide panels,
-    unless rows one vector wide compute less (see `_row_panels_win`; a 7x7
-    image fills 49 of 64 lanes instead of 7 of 32 per row)."""
+    unless row panels cost less (`_row_panels_win`: rows one vector wide,
+    or a shallow reduction; a 7x7 image fills 49 of 64 lanes instead of 7
+    of 32 per row)."""
     batch, _, _, _ = c.data.shape
     out_channels, group_channels, kh, kw = c.weight.shape
     t = _dividing_rows(t, out_channels // c.groups)
@@ -604,7 +614,8 @@ def _conv_tiles(c: Conv2D, t: Tiles, target: TargetAttr | None) -> _ConvTiles:
     wq = _planes(c, 0).wq
     wide_panels = math.ceil(out_h * wq / t.nr)
     in_place = _in_place(c, t)
-    wide = not in_place and not _row_panels_win(t, out_h, out_w, wide_panels)
+    depth = group_channels * kh * kw
+    wide = not in_place and not _row_panels_win(t, out_h, out_w, wide_panels, depth)
     panels = wide_panels if wide or in_place else out_h * row_panels
     end = panels * t.nr if wide else (out_h - 1) * wq + row_panels * t.nr
     channel_tiles = math.ceil(out_channels // c.groups / t.mr)
