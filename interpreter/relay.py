@@ -258,9 +258,9 @@ def packed_weight(w: np.ndarray, block: int) -> np.ndarray:
     """An `OIHW` conv2d weight in layout `OIHW<block>o` (zero past `O`)."""
     o, i, kh, kw = w.shape
     blocks = -(-o // block)
-    padded = np.zeros((blocks * block, i, kh, kw), w.dtype)
-    padded[:o] = w
-    return np.ascontiguousarray(padded.reshape(blocks, block, i, kh, kw).transpose(0, 2, 3, 4, 1))
+    if o % block:
+        w = np.concatenate([w, np.zeros((blocks * block - o, i, kh, kw), w.dtype)])
+    return np.ascontiguousarray(w.reshape(blocks, block, i, kh, kw).transpose(0, 2, 3, 4, 1))
 
 
 def _conv2d(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
