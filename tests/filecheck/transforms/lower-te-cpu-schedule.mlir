@@ -46,7 +46,8 @@ builtin.module {
 
 // -----
 
-// conv2d: a direct convolution.  The input is copied into a zero-padded
+// conv2d: a direct convolution (8 x 3 x 3 deep: deep enough for the wide
+// domain, see `_row_panels_win`).  The input is copied into a zero-padded
 // plane (one: the stride is 1) of 22-column rows, 158 elements with the tail
 // the last panel overreads; only the padding is zeroed.  The 5x20 image is
 // small for 16-wide panels, so they run over the wide domain y * 22 + x (7
@@ -56,9 +57,9 @@ builtin.module {
 // p0 + ky * 22 + kx + j, no bounds checks.  Tiles go to the wide buffer;
 // a last parallel loop moves the output out of it.
 // CHECK-LABEL: tir.prim_func @conv_tir
-// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x2x1x158xf32>
+// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x8x1x158xf32>
 // CHECK-NEXT:    tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:             %[[V:.*]] = memref.load %0[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x2x5x20xf32>
+// CHECK:             %[[V:.*]] = memref.load %0[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x8x5x20xf32>
 // CHECK-NEXT:        %[[C:.*]] = arith.addi %{{.*}}, %{{.*}} : index
 // CHECK-NEXT:        memref.store %[[V]], %[[PAD]][%{{.*}}, %{{.*}}, %{{.*}}, %[[C]]]
 // CHECK:         %[[WIDE:.*]] = tir.alloc : memref<1x7x112xf32>
@@ -83,8 +84,8 @@ builtin.module {
 // CHECK:             %[[OUT:.*]] = memref.load %[[WIDE]]
 // CHECK-NEXT:        memref.store %[[OUT]], %2
 builtin.module {
-  relay.func private @conv(%x: tensor<1x2x5x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}, %w: tensor<7x2x3x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) -> (tensor<1x7x5x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) attributes {Primitive} {
-    %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x5x20xf32>, tensor<7x2x3x3xf32>) -> tensor<1x7x5x20xf32>
+  relay.func private @conv(%x: tensor<1x8x5x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}, %w: tensor<7x8x3x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) -> (tensor<1x7x5x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x5x20xf32>, tensor<7x8x3x3xf32>) -> tensor<1x7x5x20xf32>
     relay.return %0 : tensor<1x7x5x20xf32>
   }
 }
@@ -124,14 +125,15 @@ builtin.module {
 
 // -----
 
-// A stride of 2: the padded copy is split into four planes by the phases
+// A stride of 2 (8 channels: the wide domain): the padded copy is split into four planes by the phases
 // (row % 2, column % 2), 19 columns of 76 elements each: tap (ky, kx) of the
 // wide pixels p0 + j reads plane (ky % 2) * 2 + kx % 2 at p0 + (ky // 2) * 19
 // + kx // 2 + j: unit stride, still a vector load.
 // CHECK-LABEL: tir.prim_func @strided_tir
-// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x1x4x76xf32>
+// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x8x4x76xf32>
 // CHECK:         tir.alloc : memref<2x16xf32, "local">
-// CHECK:         tir.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:      tir.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:      tir.for %[[KX:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:      tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
 // CHECK:             memref.load %1
@@ -148,8 +150,8 @@ builtin.module {
 // CHECK-NEXT:          %[[LANE:.*]] = arith.addi %[[P]], %[[J]] : index
 // CHECK-NEXT:          memref.load %[[PAD]][%{{.*}}, %{{.*}}, %[[PLANE]], %[[LANE]]]
 builtin.module {
-  relay.func private @strided(%x: tensor<1x1x9x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}, %w: tensor<2x1x3x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) -> (tensor<1x2x5x10xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) attributes {Primitive} {
-    %0 = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x1x9x20xf32>, tensor<2x1x3x3xf32>) -> tensor<1x2x5x10xf32>
+  relay.func private @strided(%x: tensor<1x8x9x20xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}, %w: tensor<2x8x3x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) -> (tensor<1x2x5x10xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x9x20xf32>, tensor<2x8x3x3xf32>) -> tensor<1x2x5x10xf32>
     relay.return %0 : tensor<1x2x5x10xf32>
   }
 }
