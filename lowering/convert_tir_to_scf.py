@@ -48,6 +48,7 @@ from xdsl.context import Context
 from xdsl.dialects import arith, func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
+    DenseArrayBase,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -59,6 +60,7 @@ from xdsl.dialects.builtin import (
     VectorType,
     i1,
     i32,
+    i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -134,6 +136,9 @@ AFFINE = object()
 """`Vectorizer` kind of an index that is the induction variable plus a uniform."""
 SPLIT = object()
 """`Vectorizer` kind of the row or column `a // w`, `a % w` of an affine `a`."""
+STRIDED = object()
+"""`Vectorizer` kind of an index `s * a (+ uniform)` of an affine `a`: lanes
+`s` apart."""
 GATHER = object()
 """`Vectorizer` kind of a load from a `local` buffer along a dimension other
 than the last: one scalar load per lane, assembled into a vector."""
@@ -219,6 +224,9 @@ class Vectorizer:
     schedule that tiles the pixels of an image, not its rows (a 1x1 conv
     as a GEMM over `H * W`), addresses every operand of its epilogue so.
 
+    Lanes two apart, an index `2 * a (+ uniform)` (`STRIDED`; a pooling's
+    stride-2 taps), load as two vectors and a shuffle (`_every_other`).
+
     A register tile stored transposed is read across its rows: a load from
     a `local` buffer with the affine index in another dimension than the
     last (the rest uniform) is gathered, one scalar load a lane
@@ -233,10 +241,13 @@ class Vectorizer:
         default_factory=dict[SSAValue, tuple[SSAValue, int, bool]]
     )
     """`a // w` and `a % w` of an affine `a`: (a, w, whether the quotient)."""
+    strided: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
+    """Indices whose lanes are a constant stride apart (`STRIDED`): the stride."""
 
     def plan(self) -> int | None:
         """The number of lanes, or None when the body is not vectorizable."""
         self.affine = {self.loop.induction_var}
+        self.strided = {}
         varying, widths = set[SSAValue](), [0]
         for op in self.loop.body.block.ops:
             kind = self._kind(op, varying)
@@ -246,6 +257,8 @@ class Vectorizer:
                 kind = True
             if kind is AFFINE:
                 self.affine.update(op.results)
+            elif kind is STRIDED:
+                self.strided[op.results[0]] = self._stride(op)
             elif kind is SPLIT:
                 divisor = const_evaluate_operand(op.operands[1])
                 self.split[op.results[0]] = (
@@ -267,13 +280,24 @@ class Vectorizer:
 
         def uniform(values: Iterable[SSAValue]) -> bool:
             return all(
-                v not in self.affine and v not in varying and v not in self.split
+                v not in self.affine
+                and v not in varying
+                and v not in self.split
+                and v not in self.strided
                 for v in values
             )
 
         match op:
             case tir.YieldOp() | arith.ConstantOp():
                 return False
+            case arith.MuliOp() | arith.AddiOp() if self._stride(op) is not None:
+                return STRIDED
+            case memref.LoadOp() if (
+                op.indices
+                and self.strided.get(op.indices[-1]) == 2
+                and uniform(op.indices[:-1])
+            ):
+                return True
             case arith.AddiOp() if any(
                 v in self.affine for v in op.operands
             ) and not all(v in self.affine for v in op.operands) and uniform(
@@ -297,7 +321,8 @@ class Vectorizer:
             case memref.LoadOp() if uniform(op.indices):
                 return False
             case _ if isinstance(op, ELEMENTWISE) and not any(
-                v in self.affine or v in self.split for v in op.operands
+                v in self.affine or v in self.split or v in self.strided
+                for v in op.operands
             ):
                 return not uniform(op.operands)
             case _ if op.name.startswith("arith.") and uniform(op.operands):
@@ -305,6 +330,23 @@ class Vectorizer:
                 # offset `kx / stride`, `kx % stride` of a strided window)
                 # stays scalar, computed once per vector of lanes.
                 return False
+        return None
+
+    def _stride(self, op: Operation) -> int | None:
+        """The lane stride of `s * a` (a constant `s > 1`, an affine `a`) or
+        of a strided index plus a uniform one; None for anything else."""
+        lhs, rhs = op.operands
+        if isinstance(op, arith.MuliOp):
+            for a, s in ((lhs, rhs), (rhs, lhs)):
+                factor = const_evaluate_operand(s)
+                if a in self.affine and isinstance(factor, int) and factor > 1:
+                    return factor
+            return None
+        for a, b in ((lhs, rhs), (rhs, lhs)):
+            if a in self.strided and not (
+                b in self.affine or b in self.split or b in self.strided
+            ):
+                return self.strided[a]
         return None
 
     def gathered(self, op: memref.LoadOp) -> int | None:
@@ -348,6 +390,26 @@ class Vectorizer:
             return [mapping.get(i, i) for i in op.indices]
         block.add_op(zero := index(0))
         return [*(mapping.get(i, i) for i in op.indices[:-2]), zero.result, mapping[a]]
+
+    @staticmethod
+    def _every_other(
+        op: memref.LoadOp, lanes: int, mapping: dict[SSAValue, SSAValue], block: Block
+    ) -> SSAValue:
+        """Lanes 2 apart from `b`, lane 0's index: the even elements of
+        `[b, b + lanes)` and the odd ones of `[b + lanes - 1, b + 2 lanes - 1)`,
+        two vector loads and a shuffle that read no element past the last
+        lane's (a pooling's stride-2 taps)."""
+        *outer, first = (mapping.get(i, i) for i in op.indices)
+        block.add_ops([shift := index(lanes - 1), second := arith.AddiOp(first, shift)])
+        t = VectorType(op.res.type, [lanes])
+        low = vector.LoadOp(op.memref, [*outer, first], t)
+        high = vector.LoadOp(op.memref, [*outer, second.result], t)
+        mask = [2 * k if 2 * k < lanes else 2 * k + 1 for k in range(lanes)]
+        shuffle = vector.ShuffleOp(
+            low.result, high.result, DenseArrayBase.from_list(i64, mask), result_type=t
+        )
+        block.add_ops([low, high, shuffle])
+        return shuffle.result
 
     @staticmethod
     def _gather(
@@ -409,6 +471,9 @@ class Vectorizer:
                     )
                     block.add_op(new)
                     mapping[op.res] = new.result
+                    varying.add(op.res)
+                case memref.LoadOp() if op.indices and op.indices[-1] in self.strided:
+                    mapping[op.res] = self._every_other(op, lanes, mapping, block)
                     varying.add(op.res)
                 case memref.LoadOp() if (dim := self.gathered(op)) is not None:
                     mapping[op.res] = self._gather(op, dim, lanes, mapping, block)

@@ -11,10 +11,10 @@ time, no padded copy, and the divisor of an average is a constant per class.
   one `vectorized` loop whose body loads the `kh × kw` taps, combines them
   as a tree (`addf`, or `a > b ? a : b` for a maximum), divides an average
   by `kh · kw` and writes the element through the problem's `store` (any
-  fused epilogue).  The body is straight-line code at `x * sw + offset`:
-  where `convert-tir-to-scf`'s vectorizer does not take it (a column stride
-  above 1, a `select`), it stays a plain counted loop, which LLVM's loop
-  vectorizer turns into vector code (strided taps by shuffles).
+  fused epilogue).  The body is straight-line code at `x * sw + offset`,
+  which `convert-tir-to-scf`'s vectorizer takes for column strides 1 and 2;
+  another stride keeps a plain counted loop, which LLVM's loop vectorizer
+  turns into vector code (strided taps by shuffles) where rows are wide.
 * Border rows and columns are each emitted at their constant position with
   only their inside taps (a window with no tap inside is `-inf` for a
   maximum, 0 for an average).

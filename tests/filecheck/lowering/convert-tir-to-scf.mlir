@@ -260,6 +260,51 @@ tir.prim_func @no_gather_from_memory(%a: memref<3x4xf32>, %out: memref<4x3xf32>,
 
 // -----
 
+// Lanes two apart (a pooling's stride-2 taps, `2 * x + k`): the even
+// elements of [b, b + 8) and the odd ones of [b + 7, b + 15), b lane 0's
+// index: two vector loads and a shuffle, nothing read past the last lane's
+// element.  The rest (3 of 11) the same way, 3 lanes wide.
+// CHECK-LABEL: func.func @stride_two
+// CHECK:         scf.for %[[X:.*]] = %c0 to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[T:.*]] = arith.muli %[[X]], %c2 : index
+// CHECK-NEXT:      %[[B:.*]] = arith.addi %[[T]], %k : index
+// CHECK-NEXT:      %[[SEVEN:.*]] = arith.constant 7 : index
+// CHECK-NEXT:      %[[B7:.*]] = arith.addi %[[B]], %[[SEVEN]] : index
+// CHECK-NEXT:      %[[LOW:.*]] = vector.load %a[%r, %[[B]]] : memref<4x40xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[HIGH:.*]] = vector.load %a[%r, %[[B7]]] : memref<4x40xf32>, vector<8xf32>
+// CHECK-NEXT:      %[[V:.*]] = vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 4, 6, 9, 11, 13, 15] : vector<8xf32>, vector<8xf32>
+// CHECK-NEXT:      vector.store %[[V]], %b[%r, %[[X]]] : memref<4x11xf32>, vector<8xf32>
+// CHECK:         vector.shuffle %{{.*}}, %{{.*}} [0, 2, 5] : vector<3xf32>, vector<3xf32>
+// CHECK-LABEL: func.func @stride_three
+// CHECK-NOT:     vector.
+tir.prim_func @stride_two(%a: memref<4x40xf32>, %b: memref<4x11xf32>, %r: index, %k: index)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c11 = arith.constant 11 : index
+  tir.for %x = %c0 to %c11 step %c1 vectorized {
+    %t = arith.muli %x, %c2 : index
+    %i = arith.addi %t, %k : index
+    %v = memref.load %a[%r, %i] : memref<4x40xf32>
+    memref.store %v, %b[%r, %x] : memref<4x11xf32>
+  }
+}
+tir.prim_func @stride_three(%a: memref<4x40xf32>, %b: memref<4x11xf32>, %r: index)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %c11 = arith.constant 11 : index
+  tir.for %x = %c0 to %c11 step %c1 vectorized {
+    %i = arith.muli %x, %c3 : index
+    %v = memref.load %a[%r, %i] : memref<4x40xf32>
+    memref.store %v, %b[%r, %x] : memref<4x11xf32>
+  }
+}
+
+// -----
+
 // A dynamic extent: whole vectors up to lb + (trips - trips % lanes).
 // CHECK-LABEL: func.func @dynamic
 // CHECK:         %[[W:.*]] = arith.constant 4 : index
