@@ -451,7 +451,8 @@ def constant_value(op: ConstantOp) -> np.ndarray:
         resource_bytes(attr) if isinstance(attr, DenseResourceAttr) else attr.data.data
     )
     raw = np.frombuffer(data, dtype=np.dtype(element_type.format).newbyteorder("<"))
-    flat = raw.astype(dtype)  # i1 is stored as 0 / -1
+    # i1 is stored as 0 / -1; other types as they are: no copy (read-only).
+    flat = raw.astype(dtype, copy=False)
     shape = type_.get_shape()
     return np.full(shape, flat[0]) if flat.size == 1 else flat.reshape(shape)
 

@@ -78,6 +78,7 @@ class PackConvWeights(RewritePattern):
         old = op.weight.type
         assert isinstance(old, TensorType)
         packed = packed_weight(constant_value(weight), block)
+        packed.setflags(write=False)  # fresh: dense_resource keeps it uncopied
         new = constant_of(packed, TensorType(old.element_type, packed.shape), "packed")
         if weight.vdevice is not None:
             new.properties["vdevice"] = weight.vdevice

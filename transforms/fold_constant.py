@@ -82,7 +82,10 @@ class FoldTensorOp(RewritePattern):
         if not _foldable(op):
             return
         args = [constant_value(v.owner) for v in op.operands]  # type: ignore[arg-type]
-        _replace(op, evaluate_op(op, args), rewriter)
+        value = evaluate_op(op, args)
+        # Fresh, or a view of the (read-only) constants: a blob without a copy.
+        value.setflags(write=False)
+        _replace(op, value, rewriter)
 
 
 class FoldStaticShapeOf(RewritePattern):

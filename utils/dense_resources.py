@@ -39,6 +39,10 @@ def handle_name(hint: str) -> str:
     return name if re.match(r"[A-Za-z]", name) else f"v{name}"
 
 
+Blob = bytes | memoryview
+"""A blob's element bytes: `bytes`, or a read-only array's memory."""
+
+
 class _LazyBlobs(dict[str, str]):
     """xDSL's blob table (key → hex string), holding the blobs that
     `dense_resource` makes as their bytes until something reads them as
@@ -49,9 +53,9 @@ class _LazyBlobs(dict[str, str]):
 
     def __init__(self, blobs: dict[str, str]) -> None:
         super().__init__(blobs)
-        self.pending: dict[str, tuple[bytes, int]] = {}
+        self.pending: dict[str, tuple[Blob, int]] = {}
 
-    def hold(self, key: str, raw: bytes, alignment: int) -> None:
+    def hold(self, key: str, raw: Blob, alignment: int) -> None:
         """Keep `raw` (a blob's element bytes, aligned to `alignment`) as
         the blob of `key`."""
         super().__setitem__(key, _PENDING)
@@ -89,7 +93,7 @@ def _table() -> _LazyBlobs:
     return storage
 
 
-_DECODED: dict[str, tuple[str, bytes]] = {}
+_DECODED: dict[str, tuple[str, Blob]] = {}
 """Blob key → (the hex string of its blob, its element bytes), so that a blob
 is decoded once: the weights of a parsed model are read by `fold-constant`,
 and by `hetero.compile`'s constants.  An entry counts only while xDSL's table
@@ -98,15 +102,18 @@ holds that very string for the key."""
 
 def dense_resource(array: np.ndarray, type: TensorType, hint: str) -> DenseResourceAttr:
     """Store `array`'s bytes as a blob; the attribute referring to it.  The
-    handle is `hint` made unique within the process."""
+    handle is `hint` made unique within the process.  A read-only
+    contiguous array is kept as it is, not copied (a pass's freshly made
+    weights, 100 MB for resnet50): its owner must not change it through
+    another view."""
     data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
-    table = _table()
+    raw = data.data.cast("B") if not data.flags.writeable else data.tobytes()
     key = _blobs().declare_resource(handle_name(hint))
-    table.hold(key, data.tobytes(), data.dtype.alignment)
+    _table().hold(key, raw, data.dtype.alignment)
     return DenseResourceAttr.from_params(key, type)
 
 
-def resource_bytes(attr: DenseResourceAttr) -> bytes:
+def resource_bytes(attr: DenseResourceAttr) -> Blob:
     """The element bytes of a `dense_resource`; an error when the file did not
     provide its blob."""
     key = attr.resource_handle.data
