@@ -260,7 +260,8 @@ def packed_weight(w: np.ndarray, block: int) -> np.ndarray:
     blocks = -(-o // block)
     if o % block:
         w = np.concatenate([w, np.zeros((blocks * block - o, i, kh, kw), w.dtype)])
-    return np.ascontiguousarray(w.reshape(blocks, block, i, kh, kw).transpose(0, 2, 3, 4, 1))
+    blocked = w.reshape(blocks, block, i, kh, kw)
+    return np.ascontiguousarray(blocked.transpose(0, 2, 3, 4, 1))
 
 
 def _conv2d(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:

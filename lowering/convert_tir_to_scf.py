@@ -355,9 +355,13 @@ class Vectorizer:
         other than the last: a tile read across its rows (stored transposed).
         After LLVM's SROA the scalar loads are register lanes."""
         memory = op.memref.type
-        if not isinstance(memory, MemRefType) or memory.memory_space != StringAttr("local"):
+        if not isinstance(memory, MemRefType):
             return None
-        varying = [d for d, i in enumerate(op.indices) if i in self.affine or i in self.split]
+        if memory.memory_space != StringAttr("local"):
+            return None
+        varying = [
+            d for d, i in enumerate(op.indices) if i in self.affine or i in self.split
+        ]
         if len(varying) != 1 or varying[0] == len(op.indices) - 1:
             return None
         return varying[0] if op.indices[varying[0]] in self.affine else None
@@ -422,12 +426,15 @@ class Vectorizer:
         """Lane `k` of the vector: the element at index `dim` + `k`."""
         indices = [mapping.get(i, i) for i in op.indices]
         result: SSAValue | None = None
+        t = VectorType(op.res.type, [lanes])
         for k in range(lanes):
-            block.add_ops([offset := index(k), at := arith.AddiOp(indices[dim], offset)])
-            element = memref.LoadOp.get(op.memref, [*indices[:dim], at.result, *indices[dim + 1 :]])
-            block.add_op(element)
+            offset = index(k)
+            at = arith.AddiOp(indices[dim], offset)
+            position = [*indices[:dim], at.result, *indices[dim + 1 :]]
+            element = memref.LoadOp.get(op.memref, position)
+            block.add_ops([offset, at, element])
             if result is None:
-                first = vector.BroadcastOp(element.res, VectorType(op.res.type, [lanes]))
+                first = vector.BroadcastOp(element.res, t)
                 block.add_op(first)
                 result = first.vector
             else:

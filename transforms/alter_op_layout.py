@@ -61,7 +61,11 @@ def _wanted_block(op: relay.Conv2DOp) -> int:
     if query is None or not weight.has_static_shape() or not result.has_static_shape():
         return 0
     return query(
-        weight.get_shape(), result.get_shape(), op.groups, weight.element_type, device.target
+        weight.get_shape(),
+        result.get_shape(),
+        op.groups,
+        weight.element_type,
+        device.target,
     )
 
 
@@ -93,9 +97,10 @@ class PackConvWeights(RewritePattern):
 
 @dataclass(frozen=True)
 class AlterOpLayoutPass(ModulePass):
-    """Packs constant conv2d weights as the schedules want (see the module docstring)."""
+    """Packs constant conv2d weights as the schedules want (module docstring)."""
 
     name = "alter-op-layout"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(PackConvWeights(), apply_recursively=False).rewrite_module(op)
+        walker = PatternRewriteWalker(PackConvWeights(), apply_recursively=False)
+        walker.rewrite_module(op)
