@@ -16,7 +16,7 @@ from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import run
 from hetero.lowering.convert_tir_to_scf import simd_bits
-from hetero.lowering.schedules.cpu import tiles
+from hetero.lowering.schedules.cpu import CONV_VECTORS, tiles
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from xdsl.dialects.builtin import f32
@@ -225,10 +225,10 @@ def test_conv2d_task_grid_any_thread_count(threads: int) -> None:
 def test_conv2d_panels_follow_the_image_width(
     x: tuple[int, ...], w: tuple[int, ...], wide: bool
 ) -> None:
-    """Panels run over the wide domain (a 7x7 image: 49 of 64 lanes instead
-    of 7 of 32 per row), except where rows of one vector compute less
-    (13x13: 13 vectors against 14) or the reduction is too shallow (27) to
-    pay for the wide buffer's extra pass over the output."""
+    """Panels run over the wide domain (a 7x7 image: 4 vectors instead of 7
+    rows of one), except where rows of one vector compute no more (13x13:
+    13 vectors each way) or the reduction is too shallow (27) to pay for
+    the wide buffer's extra pass over the output."""
     assert _avx512_conv_tiles(x, w, (1, 1), (1, 1, 1, 1)).wide is wide
 
 
@@ -251,7 +251,7 @@ def _avx512_conv_tiles(
     out_w = (x[3] + padding[1] + padding[3] - w[3]) // strides[1] + 1
     problem = Conv2D(tensor(x), tensor(w), (1, w[0], out_h, out_w), strides, (1, 1),
                      padding, 1, lambda e, idx, v: None)
-    return _conv_tiles(problem, tiles(target, f32), target)
+    return _conv_tiles(problem, tiles(target, f32, CONV_VECTORS), target)
 
 
 @pytest.mark.parametrize(
@@ -261,7 +261,7 @@ def _avx512_conv_tiles(
         ((1, 8, 4, 8), (16, 8, 1, 1), (1, 1)),  # exactly one panel
         ((2, 5, 9, 11), (13, 5, 1, 1), (1, 1)),  # a batch, a rest tile of channels
         ((1, 6, 12, 9), (10, 6, 3, 1), (2, 1)),  # a column of taps, dilated
-        ((1, 4, 5, 5), (8, 4, 1, 1), (1, 1)),  # 25 pixels: fewer than a panel
+        ((1, 4, 3, 5), (8, 4, 1, 1), (1, 1)),  # 15 pixels: fewer than a panel
     ],
 )
 def test_conv2d_in_place_with_residual(
@@ -307,7 +307,7 @@ def test_conv2d_in_place_with_a_broadcast_epilogue() -> None:
         ((1, 8, 14, 14), (16, 8, 1, 1), (2, 2), (0, 0, 0, 0), False),
         ((1, 8, 14, 14), (16, 8, 1, 1), (1, 1), (1, 1, 1, 1), False),
         ((1, 8, 14, 14), (16, 8, 1, 3), (1, 1), (0, 0, 0, 0), False),
-        ((1, 8, 5, 5), (16, 8, 1, 1), (1, 1), (0, 0, 0, 0), False),
+        ((1, 8, 3, 5), (16, 8, 1, 1), (1, 1), (0, 0, 0, 0), False),
     ],
 )
 def test_conv2d_in_place_where_the_conv_allows(
@@ -318,7 +318,7 @@ def test_conv2d_in_place_where_the_conv_allows(
     in_place: bool,
 ) -> None:
     """No padded copy and no wide buffer for stride 1, no padding, one-column
-    windows and at least a panel (32 pixels with AVX-512) of output."""
+    windows and at least a panel (16 pixels with AVX-512) of output."""
     assert _avx512_conv_tiles(x, w, strides, padding).in_place is in_place
 
 
