@@ -361,10 +361,13 @@ def compile(
     # before the host function's `tir.call_extern`s of them, which then call
     # the lowered definitions.
     sources = [*(m.ops for m in external_modules(module).values()), module.ops]
-    prim_funcs = [
-        op.clone() for ops in sources for op in ops if isinstance(op, tir.PrimFuncOp)
-    ]
-    kernels = ModuleOp(prim_funcs)
+    prim_funcs = [op for ops in sources for op in ops if isinstance(op, tir.PrimFuncOp)]
+    # Moved, not cloned (code generation may lower them in place), except
+    # the host function, which the host plan reads afterwards.
+    for op in prim_funcs:
+        if op is not host:
+            op.detach()
+    kernels = ModuleOp([host.clone() if op is host else op for op in prim_funcs])
     with gc_paused():
         native = (
             compile_cuda(kernels)
