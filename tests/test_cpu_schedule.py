@@ -24,9 +24,13 @@ from xdsl.dialects.builtin import f32
 RNG = np.random.default_rng(0)
 
 
-def _program(params: str, result: str, body: str, threads: int | None = None) -> str:
-    options = f", {{num_threads = {threads}}}" if threads else ""
-    target = f'#target.target<"llvm"{options}>'
+def _program(
+    params: str, result: str, body: str, threads: int | None = None, options: str = ""
+) -> str:
+    """`@main(params) -> result { body }` for an `llvm` target with `num_threads`
+    and other `options` (`mcpu = ..., mattr = [...]`)."""
+    settings = ", ".join(filter(None, [f"num_threads = {threads}" if threads else "", options]))
+    target = f'#target.target<"llvm"{", {" + settings + "}" if settings else ""}>'
     return (
         f"builtin.module attributes {{target.config = #target.config<[{target}]>}} {{\n"
         f"  relay.func @main({params}) -> {result} {{\n    {body}\n"
@@ -401,6 +405,7 @@ def _lanes_conv(
     attrs: dict[str, tuple[int, ...]],
     threads: int | None = None,
     block: int | None = None,
+    options: str = "",
 ) -> None:
     """conv2d → bias_add → add of a residual → relu, with the weight passed
     in the layout `OIHW<block>o` (by default the block of this host's
@@ -425,7 +430,7 @@ def _lanes_conv(
         f"\n    %r = relay.relu %2 : {_t(out)}"
     )
     params = f"%x: {_t(x)}, %w: {_t(packed.shape)}, %b: {_t((w[0],))}, %y: {_t(out)}"
-    text = _program(params, _t(out), body, threads)
+    text = _program(params, _t(out), body, threads, options)
     inputs = [
         RNG.standard_normal(x).astype(np.float32),
         packed,
@@ -466,6 +471,15 @@ def test_conv2d_channels_in_lanes(
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_conv2d_channels_in_lanes_any_thread_count(threads: int) -> None:
     _lanes_conv((1, 64, 9, 9), (130, 64, 3, 3), {"padding": (1, 1, 1, 1)}, threads)
+
+
+@pytest.mark.skipif(simd_bits(None) < 256, reason="needs an AVX2 host")
+def test_conv2d_channels_in_lanes_avx2() -> None:
+    """AVX2 (16 registers): tiles of pixels x 2 vectors of 8 channels, the
+    schedule such hosts take (this one too, told so by the target)."""
+    avx2 = 'mcpu = "haswell", mattr = ["+avx2", "-avx512f"]'
+    _lanes_conv((1, 24, 9, 9), (40, 24, 3, 3), {"padding": (1, 1, 1, 1)}, block=16, options=avx2)
+    _lanes_conv((1, 20, 7, 7), (33, 20, 1, 1), {}, block=16, options=avx2)
 
 
 def test_conv2d_weight_in_another_packed_layout_is_read_through() -> None:
