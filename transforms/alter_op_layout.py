@@ -41,13 +41,12 @@ from hetero.dialects import relay
 from hetero.interpreter.relay import constant_value, packed_weight
 from hetero.lowering.schedules import WEIGHT_BLOCKS
 from hetero.transforms.fold_constant import constant_of
+from hetero.utils.symbols import enclosing
 
 
 def _in_external_function(op: relay.Conv2DOp) -> bool:
-    parent = op.parent_op()
-    while parent is not None and not isinstance(parent, relay.FunctionOpBase):
-        parent = parent.parent_op()
-    return parent is not None and (parent.compiler is not None or parent.is_extern)
+    function = enclosing(op, relay.FunctionOpBase)
+    return function is not None and (function.compiler is not None or function.is_extern)
 
 
 def _wanted_block(op: relay.Conv2DOp) -> int:

@@ -493,6 +493,19 @@ def _pad_input(e: Emitter, c: Conv2D, planes: _Planes) -> SSAValue:
     return padded
 
 
+def _tap(
+    e: Emitter, c: Conv2D, planes: _Planes, ky: Index, kx: Index
+) -> tuple[Index, Index]:
+    """Where tap `(ky, kx)` reads: its stride-phase plane, and the shift of
+    its whole rows and columns of that plane from the output pixel's own
+    element (`_Planes`)."""
+    (sh, sw), (dh, dw) = c.strides, c.dilation
+    row, col = e.mul(ky, dh), e.mul(kx, dw)
+    plane = e.add(e.mul(e.rem(row, sh), sw), e.rem(col, sw))
+    shift = e.add(e.mul(e.div(row, sh), planes.wq), e.div(col, sw))
+    return plane, shift
+
+
 def _used_phases(c: Conv2D) -> list[tuple[int, int]]:
     """The (row, column) stride phases that the window taps read."""
     _, _, kh, kw = c.weight.shape
@@ -645,16 +658,17 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     """Direct NCHW conv2d on register tiles (see the module docstring); with
     the weights in the layout `conv2d_weight_block` asks for, channels in
     the lanes (`_conv2d_channel_lanes`)."""
-    lanes = _lane_tiles(target, c.data.element_type)
-    if c.packed is not None and c.packed.shape[-1] == lanes.nr and c.groups == 1:
-        return _conv2d_channel_lanes(e, c, c.packed, target)
     element = c.data.element_type
+    packed = c.packed
+    if packed is not None and c.groups == 1:
+        if packed.shape[-1] == _lane_tiles(target, element).nr:
+            return _conv2d_channel_lanes(e, c, packed, target)
     g = _conv_tiles(c, tiles(target, element, CONV_VECTORS), target)
     t = g.t
     batch = c.data.shape[0]
     out_channels, group_channels, kh, kw = c.weight.shape
     out_w = c.out_shape[3]
-    (sh, sw), (dh, dw) = c.strides, c.dilation
+    dh = c.dilation[0]
     per_group = out_channels // c.groups
     padded = None if g.in_place else _pad_input(e, c, g.planes)
     wide = e.alloc([batch, out_channels, g.panels * t.nr], element) if g.wide else None
@@ -695,9 +709,7 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
             width = c.data.shape[3]
             pixel = r.add(r.add(p0, r.mul(ky, dh * width)), j)
             return c.data.load(r, [n, r.add(base, ch), *_row_major(r, pixel, width)])
-        row, col = r.mul(ky, dh), r.mul(kx, dw)
-        plane = r.add(r.mul(r.rem(row, sh), sw), r.rem(col, sw))
-        shift = r.add(r.mul(r.div(row, sh), g.planes.wq), r.div(col, sw))
+        plane, shift = _tap(r, c, g.planes, ky, kx)
         return r.load(padded, [n, r.add(base, ch), plane, r.add(r.add(p0, shift), j)])
 
     def tile(at: Emitter, rows: int) -> None:
@@ -849,7 +861,7 @@ def _conv2d_channel_lanes(
     batch, _, _, width = c.data.shape
     out_channels, channels, kh, kw = c.weight.shape
     _, _, out_h, out_w = c.out_shape
-    (sh, sw), (dh, dw) = c.strides, c.dilation
+    dh = c.dilation[0]
     assert c.groups == 1 and packed.shape[-1] == t.nr
     planes = _planes(c, 0)
     padded = None if _flat_windows(c) else _pad_input(e, c, planes)
@@ -875,9 +887,7 @@ def _conv2d_channel_lanes(
             # Stride 1, no padding, one column: pixel p's tap ky is input
             # pixel p + ky * dh * W of the flattened image.
             return c.data.load(r, [n, ch, 0, r.add(p, r.mul(ky, dh * width))])
-        row, col = r.mul(ky, dh), r.mul(kx, dw)
-        plane = r.add(r.mul(r.rem(row, sh), sw), r.rem(col, sw))
-        shift = r.add(r.mul(r.div(row, sh), planes.wq), r.div(col, sw))
+        plane, shift = _tap(r, c, planes, ky, kx)
         wide = r.add(r.mul(r.div(p, out_w), planes.wq), r.rem(p, out_w))
         return r.load(padded, [n, ch, plane, r.add(wide, shift)])
 
@@ -889,9 +899,10 @@ def _conv2d_channel_lanes(
     )
 
     def store(s: Emitter, cols: int) -> None:
-        """The tile transposed, through the epilogue: for each channel (an
-        unrolled loop: the tile stays in registers), its `mr` pixels as one
-        vector gathered from the tile's lanes, stored along the image."""
+        """The tile transposed, through the epilogue: for each channel, its
+        `mr` pixels as one vector gathered from the tile (register lanes
+        where LLVM unrolls the channels, else the tile spilled to the stack
+        once), stored along the image."""
         column, j = s.loop(cols, ForKind.UNROLLED)
         lane, i = column.loop(rows, ForKind.VECTORIZED)
         o = lane.add(lane.mul(ot, t.nr), j)
