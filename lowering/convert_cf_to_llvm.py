@@ -18,8 +18,10 @@ from dataclasses import dataclass
 
 from hetero.lowering.conversion import (
     ToLLVMPattern,
+    apply_lowerings,
     cast,
     icmp,
+    lowering,
     reject_leftovers,
     retype_block_args,
 )
@@ -29,12 +31,7 @@ from xdsl.dialects import cf, llvm
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
 
 
@@ -78,7 +75,7 @@ class BranchPattern(ToLLVMPattern):
 class BranchLowering(BranchPattern):
     """Lowers `cf.br` to `llvm.br`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: cf.BranchOp, rewriter: PatternRewriter, /):
         operands = self.successor(op, op.successor, op.arguments, rewriter)
         branch = llvm.BrOp(op.successor, *operands)
@@ -88,7 +85,7 @@ class BranchLowering(BranchPattern):
 class CondBranchLowering(BranchPattern):
     """Lowers `cf.cond_br` to `llvm.cond_br`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(
         self, op: cf.ConditionalBranchOp, rewriter: PatternRewriter, /
     ):
@@ -109,7 +106,7 @@ class CondBranchLowering(BranchPattern):
 class SwitchLowering(BranchPattern):
     """Lowers `cf.switch` to a chain of `llvm.icmp` and `llvm.cond_br`, one per case."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: cf.SwitchOp, rewriter: PatternRewriter, /):
         default = (
             op.default_block,
@@ -152,7 +149,7 @@ class SwitchLowering(BranchPattern):
 class AssertLowering(ToLLVMPattern):
     """Lowers `cf.assert` to a branch to a block that traps."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: cf.AssertOp, rewriter: PatternRewriter, /):
         block = op.parent_block()
         region = op.parent_region()
@@ -186,7 +183,5 @@ class ConvertCfToLLVMPass(ModulePass):
                 AssertLowering,
             )
         ]
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(patterns, dce_enabled=False)  # pyright: ignore[reportArgumentType]
-        ).rewrite_module(op)
+        apply_lowerings(op, patterns)
         reject_leftovers(op, "cf", self.name)

@@ -15,16 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from hetero.lowering.conversion import apply_lowerings
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
-    PatternRewriter,
-    PatternRewriteWalker,
-    op_type_rewrite_pattern,
-)
+from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering, SwitchLowering
 
 
@@ -56,8 +52,4 @@ class ConvertScfToCfPass(ModulePass):
     name = "convert-scf-to-cf"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [SwitchLowering(), IfLowering(), AnnotatedForLowering()]
-            )
-        ).rewrite_module(op)
+        apply_lowerings(op, [SwitchLowering(), IfLowering(), AnnotatedForLowering()])
