@@ -7,7 +7,8 @@ before outer, because their lowering reads the enclosing function's target:
 * `serial` → `scf.for`; `unrolled` → `scf.for` too, annotated
   `#llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>`
   (`hetero.lowering.llvm_attrs`) when the trip count is a constant of at most
-  `MAX_UNROLL`, else plain (LLVM's heuristics decide).  LLVM unrolls, not
+  `MAX_UNROLL`, else plain: it stays a loop (`CpuTarget` runs LLVM without
+  its heuristic unroller; see docs/lowering.md).  LLVM unrolls, not
   xDSL, so that the conversions to `llvm` handle one copy of the body, not
   one per iteration;
 * `vectorized` → `vector` ops over `lanes` elements (the target's SIMD width,

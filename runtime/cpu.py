@@ -408,11 +408,11 @@ class CpuTarget:
         return ObjectCode(code, parsed.as_bitcode(), functions, timings)
 
     def _optimize(self, module: llvm.ModuleRef) -> None:
-        """LLVM's `default<On>` pipeline without its heuristic loop unroller:
-        hetero's schedules unroll what they mean to (`llvm.loop` metadata,
-        which LLVM's full unroller still obeys), and the heuristic one only
-        adds code: a third of the code generator's time on ONNX networks,
-        for no measurable speed."""
+        """LLVM's `default<On>` pipeline, its loop unroller restricted to
+        the loops that ask for it (`llvm.loop.unroll.*` metadata: hetero's
+        `unrolled` loops and register tiles, docs/lowering.md): unrolling
+        every other loop only added code, a third of the code generator's
+        time on ONNX networks, for no measurable speed."""
         options = llvm.create_pipeline_tuning_options(speed_level=self.opt_level)
         options.loop_vectorization = options.slp_vectorization = self.opt_level >= 2
         options.loop_unrolling = False
