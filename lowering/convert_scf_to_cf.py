@@ -15,19 +15,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetero.lowering.conversion import apply_lowerings
+from hetero.lowering.conversion import apply_lowerings, lowering
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, op_type_rewrite_pattern
+from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering, SwitchLowering
 
 
 class AnnotatedForLowering(ForLowering):
     """xDSL's `scf.for` lowering; the loop's `llvm` attributes go to its back edge."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, for_op: scf.ForOp, rewriter: PatternRewriter, /):
         annotations = {
             name: value

@@ -80,7 +80,6 @@ def test_compiled_program_matches_the_reference(name: str):
     np.testing.assert_allclose(
         compiled(*inputs), run(parse_module(text), *inputs), rtol=2e-5, atol=2e-5
     )
-    assert "lower-aot-main" in compiled.timings
 
 
 def test_device_copy_runs_in_the_host_function():
@@ -189,16 +188,14 @@ def test_dynamic_batch_is_compiled_once_per_input_shape():
 
 def test_lower_to_tir_stops_before_code_generation():
     """`lower_to_tir` is hetero.compile's relay pipeline alone: kernels and the
-    host function as `tir.prim_func`s, each pass timed."""
+    host function as `tir.prim_func`s."""
     from hetero.dialects import tir
     from hetero.driver import lower_to_tir
 
     module = parse_module(_text(CNN))
-    timings: dict[str, float] = {}
-    lower_to_tir(module, timings=timings)
+    lower_to_tir(module)
     functions = {op.sym_name.data for op in module.ops if isinstance(op, tir.PrimFuncOp)}
     assert "main_host" in functions and len(functions) > 1
-    assert {"fuse-ops", "lower-te", "lower-aot-main", "plan-memory"} <= set(timings)
 
 
 def test_relu_maximum_and_clip_follow_tvm_on_nan():

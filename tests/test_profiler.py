@@ -58,7 +58,6 @@ def test_profile_replays_the_call_kernel_by_kernel() -> None:
     np.testing.assert_array_equal(profile.outputs, compiled(*inputs))
     assert [c.kernel for c in profile.calls] == _host_calls()
     assert len(profile.calls) >= 4
-    assert all(isinstance(c.seconds, float) for c in profile.calls)
 
 
 def test_profile_checks_its_inputs() -> None:
