@@ -15,6 +15,10 @@ before outer, because their lowering reads the enclosing function's target:
   or the constant extent when smaller) plus the remainder as one narrower
   vector (a scalar loop when the extent is dynamic), when the body is
   straight-line element-wise code (see `Vectorizer`); else `scf.for`.
+  With AVX-512 a remainder that is not a power of two is one *masked*
+  full-width vector instead (`vector.maskedload`/`maskedstore`): LLVM
+  splits a 13-lane vector into 8 + 4 + 1 pieces and reassembles them for
+  each op, where a masked `vmovups` is one instruction.
   The loop over whole vectors is annotated like an `unrolled` one;
 * `parallel` → its body outlined into a private function over an iteration
   range, launched by a call of `<body>.launch(threads, trips, captures...)`,
@@ -31,7 +35,7 @@ thread-bound loops are errors at the op: they belong to the GPU path.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from math import prod
@@ -50,6 +54,7 @@ from xdsl.dialects import arith, func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
@@ -87,6 +92,10 @@ STACK_BYTES = 4096
 
 CPU_SCOPES = ("global", "local")
 """Storage scopes that mean something on a CPU (both are ordinary memory)."""
+
+MASKED_TAIL_BITS = 512
+"""From this vector width on (AVX-512: masked loads and stores of every
+element width, as cheap as plain ones) a remainder is a masked vector."""
 
 SIMD_BITS: tuple[tuple[str, int], ...] = (("avx512f", 512), ("avx2", 256), ("avx", 256))
 """Target feature → vector register width; without either, 128 bits (SSE2/NEON)."""
@@ -200,6 +209,59 @@ def free_values(op: Operation) -> list[SSAValue]:
 # ----------------------------------------------------------------------------
 # Loops
 # ----------------------------------------------------------------------------
+
+
+@dataclass
+class Lanes:
+    """A vector body's shape: `width` lanes, of which the first `active` are
+    computed (fewer in a masked remainder: loads and stores touch only those,
+    the other lanes load 0)."""
+
+    width: int
+    active: int
+    masks: dict[int, SSAValue] = field(default_factory=dict[int, SSAValue])
+    """The masks made so far, by number of lanes on."""
+
+    def mask(self, count: int, block: Block) -> SSAValue:
+        """`vector<width x i1>`: the first `count` lanes on."""
+        if count not in self.masks:
+            on = [True] * count + [False] * (self.width - count)
+            t = VectorType(i1, [self.width])
+            mask = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, on))
+            block.add_op(mask)
+            self.masks[count] = mask.result
+        return self.masks[count]
+
+    def load(
+        self,
+        memory: SSAValue,
+        indices: Sequence[SSAValue],
+        t: VectorType,
+        count: int,
+        block: Block,
+    ) -> SSAValue:
+        """The vector at `indices` of which `count` lanes are needed."""
+        if count >= self.width:
+            block.add_op(load := vector.LoadOp(memory, indices, t))
+            return load.result
+        nothing = 0.0 if isinstance(t.element_type, AnyFloat) else 0
+        zero = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [nothing]))
+        block.add_op(zero)
+        if count <= 0:
+            return zero.result
+        mask = self.mask(count, block)
+        block.add_op(load := vector.MaskedLoadOp(memory, indices, mask, zero, t))
+        return load.result
+
+    def store(
+        self, value: SSAValue, memory: SSAValue, indices: Sequence[SSAValue], block: Block
+    ) -> None:
+        """Stores the active lanes of `value` at `indices`."""
+        if self.active >= self.width:
+            block.add_op(vector.StoreOp(value, memory, indices))
+            return
+        mask = self.mask(self.active, block)
+        block.add_op(vector.MaskedStoreOp(memory, indices, mask, value))
 
 
 @dataclass
@@ -350,6 +412,15 @@ class Vectorizer:
                 return self.strided[a]
         return None
 
+    def touches_local(self) -> bool:
+        """The body loads or stores a `local` buffer."""
+        return any(
+            isinstance(op, memref.LoadOp | memref.StoreOp)
+            and isinstance(t := op.memref.type, MemRefType)
+            and t.memory_space == StringAttr("local")
+            for op in self.loop.body.block.ops
+        )
+
     def gathered(self, op: memref.LoadOp) -> int | None:
         """The dimension of a load from a `local` buffer (a register tile)
         whose index there is affine and whose other indices are uniform,
@@ -398,37 +469,44 @@ class Vectorizer:
 
     @staticmethod
     def _every_other(
-        op: memref.LoadOp, lanes: int, mapping: dict[SSAValue, SSAValue], block: Block
+        op: memref.LoadOp, lanes: Lanes, mapping: dict[SSAValue, SSAValue], block: Block
     ) -> SSAValue:
         """Lanes 2 apart from `b`, lane 0's index: the even elements of
         `[b, b + lanes)` and the odd ones of `[b + lanes - 1, b + 2 lanes - 1)`,
         two vector loads and a shuffle that read no element past the last
-        lane's (a pooling's stride-2 taps)."""
+        active lane's (a pooling's stride-2 taps)."""
         *outer, first = (mapping.get(i, i) for i in op.indices)
-        block.add_ops([shift := index(lanes - 1), second := arith.AddiOp(first, shift)])
-        t = VectorType(op.res.type, [lanes])
-        low = vector.LoadOp(op.memref, [*outer, first], t)
-        high = vector.LoadOp(op.memref, [*outer, second.result], t)
-        mask = [2 * k if 2 * k < lanes else 2 * k + 1 for k in range(lanes)]
-        shuffle = vector.ShuffleOp(
-            low.result, high.result, DenseArrayBase.from_list(i64, mask), result_type=t
+        block.add_ops(
+            [shift := index(lanes.width - 1), second := arith.AddiOp(first, shift)]
         )
-        block.add_ops([low, high, shuffle])
+        t = VectorType(op.res.type, [lanes.width])
+        # The last active lane reads element `2 (active - 1)` from `b`.
+        end = 2 * lanes.active - 1
+        low = lanes.load(op.memref, [*outer, first], t, end, block)
+        high = lanes.load(op.memref, [*outer, second.result], t, end - lanes.width + 1, block)
+        mask = [
+            2 * k if 2 * k < lanes.width else 2 * k + 1 for k in range(lanes.width)
+        ]
+        shuffle = vector.ShuffleOp(
+            low, high, DenseArrayBase.from_list(i64, mask), result_type=t
+        )
+        block.add_op(shuffle)
         return shuffle.result
 
     @staticmethod
     def _gather(
         op: memref.LoadOp,
         dim: int,
-        lanes: int,
+        lanes: Lanes,
         mapping: dict[SSAValue, SSAValue],
         block: Block,
     ) -> SSAValue:
-        """Lane `k` of the vector: the element at index `dim` + `k`."""
+        """Lane `k` of the vector: the element at index `dim` + `k` (active
+        lanes only; the others repeat lane 0)."""
         indices = [mapping.get(i, i) for i in op.indices]
         result: SSAValue | None = None
-        t = VectorType(op.res.type, [lanes])
-        for k in range(lanes):
+        t = VectorType(op.res.type, [lanes.width])
+        for k in range(lanes.active):
             offset = index(k)
             at = arith.AddiOp(indices[dim], offset)
             position = [*indices[:dim], at.result, *indices[dim + 1 :]]
@@ -445,7 +523,7 @@ class Vectorizer:
         assert result is not None
         return result
 
-    def build(self, lanes: int) -> Block:
+    def build(self, lanes: Lanes) -> Block:
         """The vector body: one block taking the index of the first lane."""
         block = Block(arg_types=[IndexType()])
         block.args[0].name_hint = self.loop.induction_var.name_hint
@@ -458,7 +536,7 @@ class Vectorizer:
                 return mapping[value]
             if value not in broadcasts:
                 scalar = mapping.get(value, value)
-                op = vector.BroadcastOp(scalar, VectorType(scalar.type, [lanes]))
+                op = vector.BroadcastOp(scalar, VectorType(scalar.type, [lanes.width]))
                 block.add_op(op)
                 broadcasts[value] = op.vector
             return broadcasts[value]
@@ -472,13 +550,13 @@ class Vectorizer:
                 case memref.LoadOp() if op.indices and (
                     op.indices[-1] in self.affine or self.flat(op) is not None
                 ):
-                    new = vector.LoadOp(
+                    mapping[op.res] = lanes.load(
                         op.memref,
                         self._indices(op, mapping, block),
-                        VectorType(op.res.type, [lanes]),
+                        VectorType(op.res.type, [lanes.width]),
+                        lanes.active,
+                        block,
                     )
-                    block.add_op(new)
-                    mapping[op.res] = new.result
                     varying.add(op.res)
                 case memref.LoadOp() if op.indices and op.indices[-1] in self.strided:
                     mapping[op.res] = self._every_other(op, lanes, mapping, block)
@@ -487,12 +565,8 @@ class Vectorizer:
                     mapping[op.res] = self._gather(op, dim, lanes, mapping, block)
                     varying.add(op.res)
                 case memref.StoreOp():
-                    block.add_op(
-                        vector.StoreOp(
-                            vec(op.value),
-                            op.memref,
-                            self._indices(op, mapping, block),
-                        )
+                    lanes.store(
+                        vec(op.value), op.memref, self._indices(op, mapping, block), block
                     )
                 case arith.CmpiOp() | arith.CmpfOp() | arith.SelectOp() if any(
                     v in varying for v in op.operands
@@ -506,7 +580,7 @@ class Vectorizer:
                 ):
                     new = op.create(
                         operands=[vec(v) for v in op.operands],
-                        result_types=[VectorType(op.results[0].type, [lanes])],
+                        result_types=[VectorType(op.results[0].type, [lanes.width])],
                         properties=dict(op.properties),
                         attributes=dict(op.attributes),
                     )
@@ -571,38 +645,68 @@ def annotate_unroll(loop: scf.ForOp, trips: int) -> None:
 
 
 def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
-    """Whole vectors, then the rest: with a constant extent, one narrower
-    vector (the 8 columns past 48 of a 56-wide row: one op, not 8); with a
-    dynamic one, a scalar loop."""
+    """Whole vectors, then the rest: with a constant extent, one narrower or
+    masked vector (the 8 columns past 48 of a 56-wide row: one op, not 8);
+    with a dynamic one, a scalar loop."""
     vectorizer = Vectorizer(op, simd_bits(tir.function_of(op).target))
     lanes = vectorizer.plan() if const_evaluate_operand(op.step) == 1 else None
     if lanes is None:
         return lower_serial(op, rewriter)
     lb, ub = const_evaluate_operand(op.lb), const_evaluate_operand(op.ub)
-    extent = None if lb is None or ub is None else max(ub - lb, 0)
-    if extent is not None:
-        lanes = min(lanes, extent) or 1
-    ops: list[Operation] = [width := index(lanes)]
-    if extent is not None:
-        ops.append(split := index(lb + extent // lanes * lanes))  # type: ignore[operator]
-    else:
-        ops += [
-            zero := index(0),
-            trips := arith.SubiOp(op.ub, op.lb),
-            trips := arith.MaxSIOp(trips, zero),
-            whole := arith.RemSIOp(trips, width),
-            whole := arith.SubiOp(trips, whole),
-            split := arith.AddiOp(op.lb, whole),
-        ]
-    ops.append(loop := scf.ForOp(op.lb, split, width, [], vectorizer.build(lanes)))
-    if extent is not None:
-        annotate_unroll(loop, extent // lanes)
-    if extent is not None and (rest := extent % lanes):
+    if lb is None or ub is None:
+        return _vectorize_dynamic(op, vectorizer, lanes, rewriter)
+    extent = max(ub - lb, 0)
+    if not extent:
+        return rewriter.erase(op)
+    if extent < lanes and not _masked(vectorizer, extent):
+        lanes = extent
+    whole = extent // lanes * lanes
+    width = index(lanes)
+    ops: list[Operation] = [width] if whole else []
+    ops.append(split := index(lb + whole))
+    if whole:
+        body = vectorizer.build(Lanes(lanes, lanes))
+        ops.append(loop := scf.ForOp(op.lb, split, width, [], body))
+        annotate_unroll(loop, whole // lanes)
+    if rest := extent - whole:
+        tail = Lanes(lanes, rest) if _masked(vectorizer, rest) else Lanes(rest, rest)
         ops.append(step := index(rest))
-        ops.append(last := scf.ForOp(split, op.ub, step, [], vectorizer.build(rest)))
+        ops.append(last := scf.ForOp(split, op.ub, step, [], vectorizer.build(tail)))
         annotate_unroll(last, 1)
-    elif extent is None:
-        ops.append(scf_loop(split.results[0], op.ub, op.step, op.body.clone()))
+    rewriter.insert(ops, InsertPoint.before(op))
+    rewriter.erase(op)
+
+
+def _masked(vectorizer: Vectorizer, rest: int) -> bool:
+    """A remainder of `rest` lanes is one masked full vector: masks are cheap
+    on the target, `rest` is no LLVM-legal width (a power of two), and the
+    body touches no `local` buffer.  LLVM keeps a `local` buffer (an
+    accumulator) in registers (SROA) only when plain loads and stores access
+    it; masked, it stays in memory and each load waits for the store before
+    it (a global pooling's row of sums: 2-6x slower)."""
+    return (
+        vectorizer.bits >= MASKED_TAIL_BITS
+        and bool(rest & (rest - 1))
+        and not vectorizer.touches_local()
+    )
+
+
+def _vectorize_dynamic(
+    op: tir.ForOp, vectorizer: Vectorizer, lanes: int, rewriter: PatternRewriter
+) -> None:
+    """Whole vectors up to the last multiple of `lanes`, then a scalar loop."""
+    ops: list[Operation] = [
+        width := index(lanes),
+        zero := index(0),
+        trips := arith.SubiOp(op.ub, op.lb),
+        trips := arith.MaxSIOp(trips, zero),
+        whole := arith.RemSIOp(trips, width),
+        whole := arith.SubiOp(trips, whole),
+        split := arith.AddiOp(op.lb, whole),
+    ]
+    body = vectorizer.build(Lanes(lanes, lanes))
+    ops.append(scf.ForOp(op.lb, split, width, [], body))
+    ops.append(scf_loop(split.results[0], op.ub, op.step, op.body.clone()))
     rewriter.insert(ops, InsertPoint.before(op))
     rewriter.erase(op)
 

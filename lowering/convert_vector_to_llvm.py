@@ -3,7 +3,8 @@
 Mirrors the part of MLIR's `mlir/lib/Conversion/VectorToLLVM/ConvertVectorToLLVM.cpp`
 that vectorized loops need: contiguous `vector.load`/`vector.store` (an element
 address as `convert-memref-to-llvm` computes it, then a vector load or store
-aligned to the element), `vector.broadcast` (insert and shuffle),
+aligned to the element), `vector.maskedload`/`vector.maskedstore` (LLVM's
+`masked.load`/`masked.store` intrinsics at such an address), `vector.broadcast` (insert and shuffle),
 `vector.fma`, `vector.reduction` (LLVM's `vector.reduce.*` intrinsics),
 `vector.extract`/`vector.insert` of one element, `vector.shuffle` and
 `vector.bitcast`.  Splat constants are `arith.constant`s
@@ -113,6 +114,41 @@ class MemoryLowering(MemRefPattern):
         else:
             value = cast(op.vector, t, rewriter)
             rewriter.replace(op, llvm.StoreOp(value, address, alignment))
+
+
+class MaskedMemoryLowering(MemRefPattern):
+    """Lowers `vector.maskedload`/`vector.maskedstore` to LLVM's
+    `masked.load`/`masked.store` intrinsics (a vectorized loop's remainder:
+    masked-off lanes are neither read nor written)."""
+
+    @lowering
+    def match_and_rewrite(
+        self,
+        op: vector.MaskedLoadOp | vector.MaskedStoreOp,
+        rewriter: PatternRewriter,
+        /,
+    ):
+        loading = isinstance(op, vector.MaskedLoadOp)
+        vector_type = op.result.type if loading else op.value_to_store.type
+        t = self.convert(vector_type, op)
+        assert isinstance(t, VectorType)
+        address = self.element_pointer(op.base, op.indices, op, rewriter)
+        if address is None:
+            raise HeteroError(
+                f"'{op.name}' on a memref not lowered yet: run convert-memref-to-llvm first",
+                op,
+            )
+        align = rewriter.insert(constant(element_bytes(t), i32)).result
+        mask = cast(op.mask, self.convert(op.mask.type, op), rewriter)
+        name = intrinsic("llvm.masked.load" if loading else "llvm.masked.store", t)
+        if loading:
+            passthru = cast(op.pass_thru, t, rewriter)
+            call = llvm.CallIntrinsicOp(f"{name}.p0", [address, align, mask, passthru], [t])
+            self.replace(op, rewriter, [call])
+        else:
+            value = cast(op.value_to_store, t, rewriter)
+            call = llvm.CallIntrinsicOp(f"{name}.p0", [value, address, align, mask], [])
+            rewriter.replace(op, call)
 
 
 class BroadcastLowering(ToLLVMPattern):
@@ -258,6 +294,7 @@ class ConvertVectorToLLVMPass(ModulePass):
             p(self.index_bitwidth)
             for p in (
                 MemoryLowering,
+                MaskedMemoryLowering,
                 BroadcastLowering,
                 FMALowering,
                 ReductionLowering,

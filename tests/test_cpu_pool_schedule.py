@@ -14,12 +14,13 @@ from hetero.dialects import tir
 from hetero.dialects.relay import pool2d_shape
 from hetero.interpreter.relay import run
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
+from hetero.lowering.schedules import cpu_pool
 from hetero.lowering.schedules.cpu_pool import MAX_TAPS, Axis
 from hetero.transforms.fuse_ops import FuseOpsPass
 from hetero.transforms.lower_te import LowerTEPass
 from hetero.transforms.plan_devices import PlanDevicesPass
 from xdsl.context import Context
-from xdsl.dialects import scf, vector
+from xdsl.dialects import memref, scf, vector
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
@@ -209,7 +210,8 @@ def test_pool_epilogue_needs_no_intermediate_buffer() -> None:
         "max_pool2d", (1, 4, 12, 12), params, "%r = relay.relu %0 : {t}"
     )
     ops = _kernel_ops(_lowered(text))
-    assert not [op for op in ops if isinstance(op, tir.AllocOp) and op.scope != "local"]
+    (scratch,) = [op for op in ops if isinstance(op, tir.AllocOp)]
+    assert scratch.buffer.type.get_shape() == (6, 12)  # input rows folded, not outputs
     assert not [op for op in ops if isinstance(op, scf.IfOp)]
     kinds = {op.kind.data for op in ops if isinstance(op, tir.ForOp)}
     assert tir.ForKind.VECTORIZED in kinds and tir.ForKind.PARALLEL in kinds
@@ -233,6 +235,49 @@ def test_global_max_pool_with_epilogue() -> None:
         f"    %r = relay.relu %0 : {_t(out)}"
     )
     _check(_program({"x": shape}, out, body, threads=2), shape)
+
+
+@pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d"])
+@pytest.mark.parametrize("params", WINDOWS[:3] + WINDOWS[5:7])
+@pytest.mark.parametrize("fold_bytes", [1, 3 * 4 * 19])
+def test_rows_folded_in_blocks(
+    op: str, params: dict[str, object], fold_bytes: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Interior rows are folded a block at a time (`FOLD_BYTES`): blocks of
+    one row, and of three rows with a partial last block, give the same
+    result as the whole plane at once."""
+    monkeypatch.setattr(cpu_pool, "FOLD_BYTES", fold_bytes)
+    params = {**params, "count_include_pad": True} if op == "avg_pool2d" else params
+    shape = (1, 2, 17, 19)
+    _check(_pool_program(op, shape, params), shape)
+
+
+def test_separable_window_reads_each_input_row_once_per_output_row() -> None:
+    """A 3x3 window folds its 3 rows into a scratch row (3 input loads per
+    column, unit stride), and the outputs read only that row (3 taps, not 9)."""
+    params = {"pool_size": (3, 3), "strides": (2, 2)}
+    ops = _kernel_ops(_lowered(_pool_program("max_pool2d", (1, 4, 13, 13), params)))
+    vector_loops = [
+        op for op in ops if isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.VECTORIZED
+    ]
+    sources = [
+        sorted(
+            "scratch" if isinstance(load.memref.owner, tir.AllocOp) else "input"
+            for load in loop.walk()
+            if isinstance(load, memref.LoadOp)
+        )
+        for loop in vector_loops
+    ]
+    assert sorted(sources) == [["input"] * 3, ["scratch"] * 3]
+
+
+def test_one_row_window_reads_the_input() -> None:
+    """A window of one row has nothing to fold: no `local` row."""
+    params = {"pool_size": (1, 3), "strides": (1, 2)}
+    text = _pool_program("max_pool2d", (1, 2, 5, 11), params)
+    ops = _kernel_ops(_lowered(text))
+    assert not [op for op in ops if isinstance(op, tir.AllocOp)]
+    _check(text, (1, 2, 5, 11))
 
 
 def test_axis_classes() -> None:

@@ -6,6 +6,7 @@ purpose, so vectorized loops have a scalar remainder.
 """
 
 import math
+import re
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -239,6 +240,44 @@ def test_vectorized_loop_uses_vector_registers():
     assert "opt_level" in text
     assembly = compile_cpu(parse_module(text)).assembly()
     assert f"%{register}" in assembly
+
+
+EVERY_OTHER = """
+tir.prim_func @halve(%a: memref<64xf32>, %b: memref<32xf32>, %s: f32) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %n = arith.constant {n} : index
+  tir.for %i = %c0 to %n step %c1 vectorized {{
+    %j = arith.muli %i, %c2 : index
+    %x = memref.load %a[%j] : memref<64xf32>
+    %y = arith.mulf %x, %s : f32
+    memref.store %y, %b[%i] : memref<32xf32>
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("n", [3, 13, 16, 19, 29])
+def test_vector_remainder_touches_only_its_lanes(n):
+    """A remainder that is no power of two (a masked vector with AVX-512, a
+    narrower one else) writes exactly its elements: those past the loop
+    keep their sentinel; the stride-2 loads take every other element."""
+    a = RNG.standard_normal(64).astype(np.float32)
+    sentinel = np.full(32, 7.0, np.float32)
+    native, interpreted = both(EVERY_OTHER.format(n=n), "halve", a, sentinel, 0.5)
+    expected = sentinel.copy()
+    expected[:n] = a[: 2 * n : 2] * 0.5
+    for got in (native[1], interpreted[1]):
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_masked_remainder_on_avx512():
+    """With AVX-512 a 13-lane remainder is one masked 16-lane access."""
+    if not llvm.get_host_cpu_features().get("avx512f"):
+        pytest.skip("the host has no AVX-512")
+    assembly = compile_cpu(parse_module(EVERY_OTHER.format(n=29))).assembly()
+    assert re.search(r"vmovups\s+%zmm\d+, .*\{%k\d\}", assembly)
 
 
 THREAD_IDS = """

@@ -7,10 +7,20 @@ into *interior* ones (every tap inside) and the few *border* ones, and
 emits each class with exactly its taps, unrolled: no bounds test at run
 time, no padded copy, and the divisor of an average is a constant per class.
 
-* Interior rows are one serial loop; in each row the interior columns are
-  one `vectorized` loop whose body loads the `kh × kw` taps, combines them
-  as a tree (`addf`, or `a > b ? a : b` for a maximum), divides an average
-  by `kh · kw` and writes the element through the problem's `store` (any
+* The window is separable: a row's taps are first folded column by column
+  into a scratch row (`vectorized`, unit stride: `kh` loads and `kh - 1`
+  combines per column, no shuffles), and the row's outputs then combine
+  `kw` taps of that row.  A 3×3 stride-2 maximum thus costs 3 strided taps
+  (two loads and a shuffle each) per output instead of 9.  Rows are folded
+  a block at a time (`FOLD_BYTES` of scratch rows, on the stack) before
+  their outputs read them: a vector load of a row just stored, straddling
+  two stores, would wait for them to reach the cache.  A window of one row,
+  or of more than `MAX_TAPS` taps, reads the input directly.
+* Interior rows are one serial loop (of blocks of rows, when folded); in
+  each row the interior columns are
+  one `vectorized` loop whose body loads the taps, combines them as a tree
+  (`addf`, or `a > b ? a : b` for a maximum), divides an average by
+  `kh · kw` and writes the element through the problem's `store` (any
   fused epilogue).  The body is straight-line code at `x * sw + offset`,
   which `convert-tir-to-scf`'s vectorizer takes for column strides 1 and 2;
   another stride keeps a plain counted loop, which LLVM's loop vectorizer
@@ -31,10 +41,15 @@ from dataclasses import dataclass
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
+from hetero.lowering.convert_tir_to_scf import STACK_BYTES
 from hetero.lowering.schedules.problems import Pool2D
 from hetero.lowering.te_emit import Emitter, Index
 from xdsl.dialects import arith
 from xdsl.ir import SSAValue
+
+FOLD_BYTES = STACK_BYTES
+"""Most bytes of folded rows (`_folded_rows`) a plane keeps at once: a
+scratch buffer on the stack."""
 
 MAX_TAPS = 64
 """Most taps of a window that are unrolled into the loop body; a larger
@@ -129,21 +144,25 @@ def _tree(e: Emitter, combine: Combine, values: Sequence[SSAValue]) -> SSAValue:
     return values[0]
 
 
+Load = Callable[[Emitter, Index, Index], SSAValue]
+"""Loads tap row `ky` of the output row at input column `col`."""
+
+
 def _window(
     e: Emitter,
     p: Pool2D,
-    plane: Sequence[Index],
-    at: tuple[Index, Index],
+    load: Load,
+    x: Index,
     taps: tuple[range, range],
 ) -> SSAValue:
-    """The taps `taps` (rows × columns, all inside the input) of output `at`
-    combined: unrolled, or in loops for a window of more than `MAX_TAPS`."""
-    rows, cols = axes(p)
+    """The taps `taps` (rows × columns, all inside the input) of output
+    column `x` combined: unrolled, or in loops for a window of more than
+    `MAX_TAPS`."""
+    _, cols = axes(p)
     combine = _combine(p)
 
     def tap(e: Emitter, ky: Index, kx: Index) -> SSAValue:
-        row, col = rows.position(e, at[0], ky), cols.position(e, at[1], kx)
-        return p.data.load(e, [*plane, row, col])
+        return load(e, ky, cols.position(e, x, kx))
 
     element = p.data.element_type
     empty = e.constant(0.0 if p.average else -math.inf, element)
@@ -162,17 +181,72 @@ def _output(
     e: Emitter,
     p: Pool2D,
     plane: Sequence[Index],
+    load: Load,
     at: tuple[Index, Index],
     taps: tuple[range, range],
     count: int,
 ) -> None:
     """Output `[*plane, *at]` from its inside taps `taps`; an average divided
     by `count`."""
-    value = _window(e, p, plane, at, taps)
+    value = _window(e, p, load, at[1], taps)
     if p.average:
         divisor = e.constant(float(max(count, 1)), p.data.element_type)
         value = e.op(arith.DivfOp(value, divisor))
     p.store(e, [*plane, *at], value)
+
+
+def separable(p: Pool2D) -> bool:
+    """Rows are folded first: the window has several rows, and is unrolled."""
+    return 1 < p.pool_size[0] and math.prod(p.pool_size) <= MAX_TAPS
+
+
+def block_rows(p: Pool2D) -> int:
+    """Output rows folded together before their outputs are read (a block of
+    at most `FOLD_BYTES`)."""
+    row_bytes = p.data.shape[3] * p.data.element_type.bitwidth // 8  # type: ignore[union-attr]
+    return max(1, min(p.out_shape[2], FOLD_BYTES // row_bytes))
+
+
+def _fold_row(
+    e: Emitter,
+    p: Pool2D,
+    plane: Sequence[Index],
+    y: Index,
+    row_taps: range,
+    into: tuple[SSAValue, Index],
+) -> None:
+    """`folded[r, col]` = the taps `row_taps` of output row `y` at input
+    column `col` combined, for every column (one unit-stride vector loop);
+    `into` is `(folded, r)`."""
+    rows, _ = axes(p)
+    lane, col = e.loop(p.data.shape[3], ForKind.VECTORIZED)
+    values = [
+        p.data.load(lane, [*plane, rows.position(lane, y, ky), col]) for ky in row_taps
+    ]
+    lane.store(_tree(lane, _combine(p), values), into[0], [into[1], col])
+
+
+def _columns(
+    e: Emitter,
+    p: Pool2D,
+    plane: Sequence[Index],
+    y: Index,
+    load: Load,
+    row_taps: range,
+    row_count: int,
+) -> None:
+    """Output row `y` (its taps `row_taps`, `row_count` of them counted, read
+    by `load`): its border columns one by one, then one loop over its
+    interior columns."""
+    _, cols = axes(p)
+    for x in cols.border():
+        count = row_count * cols.counted(x, p.count_include_pad)
+        _output(e, p, plane, load, (y, x), (row_taps, cols.taps(x)), count)
+    inside = cols.interior()
+    if inside:
+        lane, x = e.range(inside.start, inside.stop, kind=ForKind.VECTORIZED)
+        count = row_count * cols.window
+        _output(lane, p, plane, load, (y, x), (row_taps, range(cols.window)), count)
 
 
 def _row(
@@ -183,17 +257,44 @@ def _row(
     row_taps: range,
     row_count: int,
 ) -> None:
-    """Output row `y` (its taps `row_taps`, `row_count` of them counted): its
-    border columns one by one, then one loop over its interior columns."""
-    _, cols = axes(p)
-    for x in cols.border():
-        count = row_count * cols.counted(x, p.count_include_pad)
-        _output(e, p, plane, (y, x), (row_taps, cols.taps(x)), count)
-    inside = cols.interior()
-    if inside:
-        lane, x = e.range(inside.start, inside.stop, kind=ForKind.VECTORIZED)
-        count = row_count * cols.window
-        _output(lane, p, plane, (y, x), (row_taps, range(cols.window)), count)
+    """Output row `y` from the input directly."""
+    rows, _ = axes(p)
+
+    def load(e: Emitter, ky: Index, col: Index) -> SSAValue:
+        return p.data.load(e, [*plane, rows.position(e, y, ky), col])
+
+    _columns(e, p, plane, y, load, row_taps, row_count)
+
+
+def _rows(e: Emitter, count: int) -> tuple[Emitter, Index]:
+    """A loop over `count` rows, or row 0 itself."""
+    return (e, 0) if count == 1 else e.loop(count)
+
+
+def _folded_rows(
+    e: Emitter,
+    p: Pool2D,
+    plane: Sequence[Index],
+    first: Index,
+    count: int,
+    row_taps: range,
+    row_count: int,
+    folded: SSAValue,
+) -> None:
+    """Output rows `first` to `first + count` (each with taps `row_taps`,
+    `row_count` of them counted for an average):
+    every row's taps folded into `folded` first, then every row's outputs,
+    so that no load waits for the store just before it (a vector load that
+    straddles two recent stores cannot take their data from the store
+    buffer: on this CPU it stalls until they reach the cache)."""
+    fold, r = _rows(e, count)
+    _fold_row(fold, p, plane, fold.add(first, r), row_taps, (folded, r))
+    out, row = _rows(e, count)
+
+    def load(e: Emitter, ky: Index, col: Index) -> SSAValue:
+        return e.load(folded, [row, col])
+
+    _columns(out, p, plane, out.add(first, row), load, range(1), row_count)
 
 
 def _global(e: Emitter, p: Pool2D, plane: Sequence[Index]) -> None:
@@ -232,10 +333,28 @@ def pool2d(e: Emitter, p: Pool2D, target: TargetAttr | None) -> None:
     if is_global(p):
         return _global(body, p, plane)
     rows, _ = axes(p)
-    for y in rows.border():
-        count = rows.counted(y, p.count_include_pad)
-        _row(body, p, plane, y, rows.taps(y), count)
     inside = rows.interior()
-    if inside:
-        row, y = body.range(inside.start, inside.stop)
-        _row(row, p, plane, y, range(rows.window), rows.window)
+    if not separable(p):
+        for y in rows.border():
+            _row(body, p, plane, y, rows.taps(y), rows.counted(y, p.count_include_pad))
+        if inside:
+            row, y = body.range(inside.start, inside.stop)
+            _row(row, p, plane, y, range(rows.window), rows.window)
+        return
+    block = block_rows(p)
+    folded = body.alloc([block, p.data.shape[3]], p.data.element_type)
+    for y in rows.border():
+        taps, count = rows.taps(y), rows.counted(y, p.count_include_pad)
+        if taps:
+            _folded_rows(body, p, plane, y, 1, taps, count, folded)
+        else:
+            _row(body, p, plane, y, taps, count)
+    window = (range(rows.window), rows.window)
+    whole, rest = divmod(len(inside), block)
+    if whole:
+        blocks, b = body.loop(whole)
+        first = blocks.add(blocks.mul(b, block), inside.start)
+        _folded_rows(blocks, p, plane, first, block, *window, folded)
+    if rest:
+        first = inside.start + whole * block
+        _folded_rows(body, p, plane, first, rest, *window, folded)

@@ -87,6 +87,109 @@ tir.prim_func @vectorized(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
 
 // -----
 
+// With AVX-512 a remainder that is no power of two (3 of 19) is one masked
+// full-width vector: masked-off lanes are neither loaded nor stored.
+// CHECK-LABEL: func.func @masked_remainder
+// CHECK:         scf.for %{{.*}} step %{{.*}} {
+// CHECK:           vector.load %a[%{{.*}}] : memref<19xf32>, vector<16xf32>
+// CHECK:         %[[REST:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    scf.for %[[R:.*]] = %{{.*}} to %c19 step %[[REST]] {
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT:      %[[M:.*]] = arith.constant dense<[true, true, true, false, false, false, false, false, false, false, false, false, false, false, false, false]> : vector<16xi1>
+// CHECK-NEXT:      %[[X:.*]] = vector.maskedload %a[%[[R]]], %[[M]], %[[Z]] : memref<19xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-NEXT:      %[[S:.*]] = vector.broadcast %s : f32 to vector<16xf32>
+// CHECK-NEXT:      %[[Y:.*]] = arith.mulf %[[X]], %[[S]] : vector<16xf32>
+// CHECK-NEXT:      vector.maskedstore %b[%[[R]]], %[[M]], %[[Y]] : memref<19xf32>, vector<16xi1>, vector<16xf32>
+// CHECK-NEXT:    }
+tir.prim_func @masked_remainder(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
+    target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c19 = arith.constant 19 : index
+  tir.for %i = %c0 to %c19 step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<19xf32>
+    %y = arith.mulf %x, %s : f32
+    memref.store %y, %b[%i] : memref<19xf32>
+  }
+}
+
+// -----
+
+// A power-of-two remainder (4 of 20) is a legal LLVM width: a narrower vector.
+// CHECK-LABEL: func.func @power_of_two_remainder
+// CHECK:         %[[REST:.*]] = arith.constant 4 : index
+// CHECK-NEXT:    scf.for %[[R:.*]] = %{{.*}} to %c20 step %[[REST]] {
+// CHECK-NEXT:      %[[X:.*]] = vector.load %a[%[[R]]] : memref<20xf32>, vector<4xf32>
+// CHECK-NEXT:      vector.store %[[X]], %b[%[[R]]] : memref<20xf32>, vector<4xf32>
+tir.prim_func @power_of_two_remainder(%a: memref<20xf32>, %b: memref<20xf32>)
+    target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c20 = arith.constant 20 : index
+  tir.for %i = %c0 to %c20 step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<20xf32>
+    memref.store %x, %b[%i] : memref<20xf32>
+  }
+}
+
+// -----
+
+// A loop shorter than a vector (13 lanes) is one masked vector, no loop of
+// whole ones.  Its stride-2 loads read through the last active lane's
+// element only: the second half's mask has 2 * 13 - 16 = 10 lanes on.
+// CHECK-LABEL: func.func @short_strided
+// CHECK-NOT:     vector<13xf32>
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %c13 step %{{.*}} {
+// CHECK-NEXT:      %[[J:.*]] = arith.muli %[[I]], %c2 : index
+// CHECK-NEXT:      %[[K:.*]] = arith.constant 15 : index
+// CHECK-NEXT:      %[[H:.*]] = arith.addi %[[J]], %[[K]] : index
+// CHECK-NEXT:      %[[LO:.*]] = vector.load %a[%[[J]]] : memref<27xf32>, vector<16xf32>
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT:      %[[M:.*]] = arith.constant dense<[true, true, true, true, true, true, true, true, true, true, false, false, false, false, false, false]> : vector<16xi1>
+// CHECK-NEXT:      %[[HI:.*]] = vector.maskedload %a[%[[H]]], %[[M]], %[[Z]]
+// CHECK-NEXT:      %[[X:.*]] = vector.shuffle %[[LO]], %[[HI]] [0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31]
+// CHECK-NEXT:      %[[N:.*]] = arith.constant dense<[true, true, true, true, true, true, true, true, true, true, true, true, true, false, false, false]> : vector<16xi1>
+// CHECK-NEXT:      vector.maskedstore %b[%[[I]]], %[[N]], %[[X]]
+// CHECK-NEXT:    }
+// CHECK-NOT:     vector<13xf32>
+tir.prim_func @short_strided(%a: memref<27xf32>, %b: memref<13xf32>)
+    target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c13 = arith.constant 13 : index
+  tir.for %i = %c0 to %c13 step %c1 vectorized {
+    %j = arith.muli %i, %c2 : index
+    %x = memref.load %a[%j] : memref<27xf32>
+    memref.store %x, %b[%i] : memref<13xf32>
+  }
+}
+
+// -----
+
+// A body that touches a `local` buffer (an accumulator, which LLVM keeps in
+// registers only through plain loads and stores) keeps a narrower remainder.
+// CHECK-LABEL: func.func @local_accumulator
+// CHECK-NOT:     vector.masked
+// CHECK:         vector.load %{{.*}}[%{{.*}}] : memref<13xf32>, vector<13xf32>
+// CHECK:         vector.store %{{.*}}, %{{.*}}[%{{.*}}] : memref<13xf32>, vector<13xf32>
+// CHECK-NOT:     vector.masked
+tir.prim_func @local_accumulator(%a: memref<13xf32>)
+    target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c13 = arith.constant 13 : index
+  %acc = tir.alloc : memref<13xf32, "local">
+  tir.for %i = %c0 to %c13 step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<13xf32>
+    %s = memref.load %acc[%i] : memref<13xf32, "local">
+    %y = arith.addf %x, %s : f32
+    memref.store %y, %acc[%i] : memref<13xf32, "local">
+  }
+}
+
+// -----
+
 // Scalar arithmetic on uniform values inside a vectorized loop (a strided
 // window's phase `k % 2` and offset `k / 2`) stays scalar: the loads at
 // `offset + i` are still unit-stride vectors.

@@ -140,3 +140,22 @@ func.func @bits(%m: memref<16xi1>, %i: index) -> vector<8xi1> {
   %0 = vector.load %m[%i] : memref<16xi1>, vector<8xi1>
   func.return %0 : vector<8xi1>
 }
+
+// -----
+
+// Masked loads and stores (a vectorized loop's remainder): LLVM's masked
+// intrinsics at the element address, aligned to the element, the masked-off
+// lanes of a load taken from the pass-through vector.
+// CHECK-LABEL: func.func @masked
+// CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[A0:.*]]: i64, %[[I:.*]]: index, %[[M:.*]]: vector<16xi1>, %[[Z:.*]]: vector<16xf32>)
+func.func @masked(%a: memref<?xf32>, %i: index, %m: vector<16xi1>, %z: vector<16xf32>) {
+  // CHECK:      %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK-NEXT: %[[AL:.*]] = llvm.mlir.constant(4 : i32) : i32
+  // CHECK-NEXT: %[[V:.*]] = llvm.call_intrinsic "llvm.masked.load.v16f32.p0"(%[[P]], %[[AL]], %[[M]], %[[Z]]) : (!llvm.ptr, i32, vector<16xi1>, vector<16xf32>) -> vector<16xf32>
+  %v = vector.maskedload %a[%i], %m, %z : memref<?xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+  // CHECK:      %[[Q:.*]] = llvm.getelementptr inbounds %[[A]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
+  // CHECK-NEXT: %[[AL2:.*]] = llvm.mlir.constant(4 : i32) : i32
+  // CHECK-NEXT: llvm.call_intrinsic "llvm.masked.store.v16f32.p0"(%[[V]], %[[Q]], %[[AL2]], %[[M]]) : (vector<16xf32>, !llvm.ptr, i32, vector<16xi1>) -> ()
+  vector.maskedstore %a[%i], %m, %v : memref<?xf32>, vector<16xi1>, vector<16xf32>
+  func.return
+}
