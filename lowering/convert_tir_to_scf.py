@@ -94,8 +94,13 @@ CPU_SCOPES = ("global", "local")
 """Storage scopes that mean something on a CPU (both are ordinary memory)."""
 
 MASKED_TAIL_BITS = 512
-"""From this vector width on (AVX-512: masked loads and stores of every
-element width, as cheap as plain ones) a remainder is a masked vector."""
+"""From this vector width on (AVX-512: masked loads and stores of 32- and
+64-bit elements, as cheap as plain ones) a remainder is a masked vector.
+Narrower elements need AVX512BW, without which LLVM masks lane by lane:
+their remainders stay narrower vectors."""
+
+MASKED_ELEMENT_BITS = 32
+"""Narrowest lane type a masked remainder may have."""
 
 SIMD_BITS: tuple[tuple[str, int], ...] = (("avx512f", 512), ("avx2", 256), ("avx", 256))
 """Target feature → vector register width; without either, 128 bits (SSE2/NEON)."""
@@ -306,6 +311,8 @@ class Vectorizer:
     """`a // w` and `a % w` of an affine `a`: (a, w, whether the quotient)."""
     strided: dict[SSAValue, int] = field(default_factory=dict[SSAValue, int])
     """Indices whose lanes are a constant stride apart (`STRIDED`): the stride."""
+    narrowest: int = 0
+    """Bits of the narrowest lane type (found by `plan`)."""
 
     def plan(self) -> int | None:
         """The number of lanes, or None when the body is not vectorizable."""
@@ -335,6 +342,7 @@ class Vectorizer:
                     return None
                 widths.append(_bits(element))
                 varying.update(op.results)
+        self.narrowest = min(widths[1:], default=0)
         return self.bits // max(widths) if max(widths) else None
 
     def _kind(self, op: Operation, varying: set[SSAValue]) -> bool | object | None:
@@ -679,13 +687,14 @@ def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
 
 def _masked(vectorizer: Vectorizer, rest: int) -> bool:
     """A remainder of `rest` lanes is one masked full vector: masks are cheap
-    on the target, `rest` is no LLVM-legal width (a power of two), and the
-    body touches no `local` buffer.  LLVM keeps a `local` buffer (an
-    accumulator) in registers (SROA) only when plain loads and stores access
-    it; masked, it stays in memory and each load waits for the store before
-    it (a global pooling's row of sums: 2-6x slower)."""
+    on the target for the lane type, `rest` is no LLVM-legal width (a power
+    of two), and the body touches no `local` buffer.  LLVM keeps a `local`
+    buffer (an accumulator) in registers (SROA) only when plain loads and
+    stores access it; masked, it stays in memory and each load waits for
+    the store before it (a global pooling's row of sums: 2-6x slower)."""
     return (
         vectorizer.bits >= MASKED_TAIL_BITS
+        and vectorizer.narrowest >= MASKED_ELEMENT_BITS
         and bool(rest & (rest - 1))
         and not vectorizer.touches_local()
     )

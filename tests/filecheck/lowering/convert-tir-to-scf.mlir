@@ -167,6 +167,26 @@ tir.prim_func @short_strided(%a: memref<27xf32>, %b: memref<13xf32>)
 
 // -----
 
+// Bytes would need AVX512BW for one-instruction masks: a 6-byte remainder of
+// a 70-byte loop stays a narrower vector.
+// CHECK-LABEL: func.func @byte_remainder
+// CHECK-NOT:     vector.masked
+// CHECK:         vector.load %a[%{{.*}}] : memref<70xi8>, vector<64xi8>
+// CHECK:         vector.load %a[%{{.*}}] : memref<70xi8>, vector<6xi8>
+// CHECK-NOT:     vector.masked
+tir.prim_func @byte_remainder(%a: memref<70xi8>, %b: memref<70xi8>)
+    target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c70 = arith.constant 70 : index
+  tir.for %i = %c0 to %c70 step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<70xi8>
+    memref.store %x, %b[%i] : memref<70xi8>
+  }
+}
+
+// -----
+
 // A body that touches a `local` buffer (an accumulator, which LLVM keeps in
 // registers only through plain loads and stores) keeps a narrower remainder.
 // CHECK-LABEL: func.func @local_accumulator
