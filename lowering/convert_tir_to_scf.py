@@ -226,6 +226,8 @@ class Lanes:
     active: int
     masks: dict[int, SSAValue] = field(default_factory=dict[int, SSAValue])
     """The masks made so far, by number of lanes on."""
+    zeros: dict[Attribute, SSAValue] = field(default_factory=dict[Attribute, SSAValue])
+    """The zero vectors made so far (masked loads' pass-through), by type."""
 
     def mask(self, count: int, block: Block) -> SSAValue:
         """`vector<width x i1>`: the first `count` lanes on."""
@@ -249,14 +251,21 @@ class Lanes:
         if count >= self.width:
             block.add_op(load := vector.LoadOp(memory, indices, t))
             return load.result
-        nothing = 0.0 if isinstance(t.element_type, AnyFloat) else 0
-        zero = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [nothing]))
-        block.add_op(zero)
+        zero = self.zero(t, block)
         if count <= 0:
-            return zero.result
+            return zero
         mask = self.mask(count, block)
         block.add_op(load := vector.MaskedLoadOp(memory, indices, mask, zero, t))
         return load.result
+
+    def zero(self, t: VectorType, block: Block) -> SSAValue:
+        """A zero vector of type `t`."""
+        if t not in self.zeros:
+            nothing = 0.0 if isinstance(t.element_type, AnyFloat) else 0
+            zero = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, [nothing]))
+            block.add_op(zero)
+            self.zeros[t] = zero.result
+        return self.zeros[t]
 
     def store(
         self, value: SSAValue, memory: SSAValue, indices: Sequence[SSAValue], block: Block

@@ -4,8 +4,8 @@ Mirrors the part of MLIR's `mlir/lib/Conversion/VectorToLLVM/ConvertVectorToLLVM
 that vectorized loops need: contiguous `vector.load`/`vector.store` (an element
 address as `convert-memref-to-llvm` computes it, then a vector load or store
 aligned to the element), `vector.maskedload`/`vector.maskedstore` (LLVM's
-`masked.load`/`masked.store` intrinsics at such an address), `vector.broadcast` (insert and shuffle),
-`vector.fma`, `vector.reduction` (LLVM's `vector.reduce.*` intrinsics),
+`masked.load`/`masked.store` intrinsics at such an address),
+`vector.broadcast` (insert and shuffle), `vector.fma`, `vector.reduction` (LLVM's `vector.reduce.*` intrinsics),
 `vector.extract`/`vector.insert` of one element, `vector.shuffle` and
 `vector.bitcast`.  Splat constants are `arith.constant`s
 (`convert-arith-to-llvm`).  Runs after `convert-memref-to-llvm`.  Floating-point
@@ -89,7 +89,26 @@ def element_bytes(t: VectorType) -> int:
     return element.bitwidth // 8
 
 
-class MemoryLowering(MemRefPattern):
+VectorAccess = (
+    vector.LoadOp | vector.StoreOp | vector.MaskedLoadOp | vector.MaskedStoreOp
+)
+
+
+class VectorMemoryPattern(MemRefPattern):
+    """A vector access at the element address of a lowered memref."""
+
+    def address(self, op: VectorAccess, rewriter: PatternRewriter) -> SSAValue:
+        """The element address of `op`'s base at its indices."""
+        address = self.element_pointer(op.base, op.indices, op, rewriter)
+        if address is None:
+            raise HeteroError(
+                f"'{op.name}' on a memref not lowered yet: run convert-memref-to-llvm first",
+                op,
+            )
+        return address
+
+
+class MemoryLowering(VectorMemoryPattern):
     """Lowers contiguous `vector.load`/`vector.store` to element-aligned LLVM ones."""
 
     @lowering
@@ -102,12 +121,7 @@ class MemoryLowering(MemRefPattern):
         assert isinstance(t, VectorType)
         if t.element_type == i1:
             raise HeteroError(f"'{op.name}' of {t}: LLVM packs i1 vectors in bits", op)
-        address = self.element_pointer(op.base, op.indices, op, rewriter)
-        if address is None:
-            raise HeteroError(
-                f"'{op.name}' on a memref not lowered yet: run convert-memref-to-llvm first",
-                op,
-            )
+        address = self.address(op, rewriter)
         alignment = element_bytes(t)
         if isinstance(op, vector.LoadOp):
             self.replace(op, rewriter, [llvm.LoadOp(address, t, alignment)])
@@ -116,7 +130,7 @@ class MemoryLowering(MemRefPattern):
             rewriter.replace(op, llvm.StoreOp(value, address, alignment))
 
 
-class MaskedMemoryLowering(MemRefPattern):
+class MaskedMemoryLowering(VectorMemoryPattern):
     """Lowers `vector.maskedload`/`vector.maskedstore` to LLVM's
     `masked.load`/`masked.store` intrinsics (a vectorized loop's remainder:
     masked-off lanes are neither read nor written)."""
@@ -132,12 +146,7 @@ class MaskedMemoryLowering(MemRefPattern):
         vector_type = op.result.type if loading else op.value_to_store.type
         t = self.convert(vector_type, op)
         assert isinstance(t, VectorType)
-        address = self.element_pointer(op.base, op.indices, op, rewriter)
-        if address is None:
-            raise HeteroError(
-                f"'{op.name}' on a memref not lowered yet: run convert-memref-to-llvm first",
-                op,
-            )
+        address = self.address(op, rewriter)
         align = rewriter.insert(constant(element_bytes(t), i32)).result
         mask = cast(op.mask, self.convert(op.mask.type, op), rewriter)
         name = intrinsic("llvm.masked.load" if loading else "llvm.masked.store", t)

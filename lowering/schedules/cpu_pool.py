@@ -17,11 +17,10 @@ time, no padded copy, and the divisor of an average is a constant per class.
   two stores, would wait for them to reach the cache.  A window of one row,
   or of more than `MAX_TAPS` taps, reads the input directly.
 * Interior rows are one serial loop (of blocks of rows, when folded); in
-  each row the interior columns are
-  one `vectorized` loop whose body loads the taps, combines them as a tree
-  (`addf`, or `a > b ? a : b` for a maximum), divides an average by
-  `kh · kw` and writes the element through the problem's `store` (any
-  fused epilogue).  The body is straight-line code at `x * sw + offset`,
+  each row the interior columns are one `vectorized` loop whose body loads
+  the taps, combines them as a tree (`addf`, or `a > b ? a : b` for a
+  maximum), divides an average by `kh · kw` and writes the element through
+  the problem's `store` (any fused epilogue).  The body is straight-line code at `x * sw + offset`,
   which `convert-tir-to-scf`'s vectorizer takes for column strides 1 and 2;
   another stride keeps a plain counted loop, which LLVM's loop vectorizer
   turns into vector code (strided taps by shuffles) where rows are wide.
@@ -213,17 +212,17 @@ def _fold_row(
     plane: Sequence[Index],
     y: Index,
     row_taps: range,
-    into: tuple[SSAValue, Index],
+    folded: SSAValue,
+    r: Index,
 ) -> None:
     """`folded[r, col]` = the taps `row_taps` of output row `y` at input
-    column `col` combined, for every column (one unit-stride vector loop);
-    `into` is `(folded, r)`."""
+    column `col` combined, for every column (one unit-stride vector loop)."""
     rows, _ = axes(p)
     lane, col = e.loop(p.data.shape[3], ForKind.VECTORIZED)
     values = [
         p.data.load(lane, [*plane, rows.position(lane, y, ky), col]) for ky in row_taps
     ]
-    lane.store(_tree(lane, _combine(p), values), into[0], [into[1], col])
+    lane.store(_tree(lane, _combine(p), values), folded, [r, col])
 
 
 def _columns(
@@ -282,13 +281,13 @@ def _folded_rows(
     folded: SSAValue,
 ) -> None:
     """Output rows `first` to `first + count` (each with taps `row_taps`,
-    `row_count` of them counted for an average):
-    every row's taps folded into `folded` first, then every row's outputs,
-    so that no load waits for the store just before it (a vector load that
-    straddles two recent stores cannot take their data from the store
-    buffer: on this CPU it stalls until they reach the cache)."""
+    `row_count` of them counted for an average): every row's taps folded
+    into `folded` first, then every row's outputs, so that no load waits for
+    the store just before it (a vector load that straddles two recent
+    stores cannot take their data from the store buffer: on this CPU it
+    stalls until they reach the cache)."""
     fold, r = _rows(e, count)
-    _fold_row(fold, p, plane, fold.add(first, r), row_taps, (folded, r))
+    _fold_row(fold, p, plane, fold.add(first, r), row_taps, folded, r)
     out, row = _rows(e, count)
 
     def load(e: Emitter, ky: Index, col: Index) -> SSAValue:
