@@ -332,6 +332,7 @@ def compile(
     from hetero.runtime.profiler import HostPlan
     from hetero.transforms.lower_aot_main import CONSTANTS, output_types
     from hetero.utils.gc_pause import gc_paused
+    from hetero.utils.huge_pages import small_pages
 
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -349,7 +350,7 @@ def compile(
         return ShapeSpecializedFunction(
             module, tuple(targets), entry, tuple(zip(labels, (a.type for a in main.args)))
         )
-    with gc_paused():
+    with gc_paused(), small_pages():  # the weights are folded and packed here
         lower_to_tir(module, entry, timings)
     main = SymbolTable.lookup_symbol(module, entry)
     host = SymbolTable.lookup_symbol(module, f"{entry}_host")

@@ -5,6 +5,7 @@ independently; sizes are odd on purpose (tails, single elements, empties).
 """
 
 import math
+import re
 
 import llvmlite.binding as llvm
 import numpy as np
@@ -12,7 +13,7 @@ import pytest
 
 from hetero.context import parse_module
 from hetero.lowering.pipeline import lower_to_llvm
-from hetero.runtime.cpu import CpuModule
+from hetero.runtime.cpu import CpuModule, codegen_flags
 from hetero.utils.diagnostics import HeteroError
 
 RNG = np.random.default_rng(20261122)
@@ -487,3 +488,65 @@ llvm.func @f(%x: f32) -> i1 {
     assert 'define internal fastcc i1 @"g"(float %".1") noinline' in text
     assert "fcmp true float" in text
     assert CpuModule(module).function("f")(1.0) is True
+
+
+STRIDED_GATHER = """
+func.func @gather(%x: memref<?xf32>, %y: memref<?xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c3 = arith.constant 3 : index
+  %n = memref.dim %y, %c0 : memref<?xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    %j = arith.muli %i, %c3 : index
+    %v = memref.load %x[%j] : memref<?xf32>
+    memref.store %v, %y[%i] : memref<?xf32>
+  }
+  return
+}
+"""
+
+GATHER_IR = """
+define void @gather(ptr %x, ptr %y, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [0, %entry], [%next, %loop]
+  %j = mul i64 %i, 3
+  %px = getelementptr float, ptr %x, i64 %j
+  %py = getelementptr float, ptr %y, i64 %i
+  %v = load float, ptr %px
+  store float %v, ptr %py
+  %next = add i64 %i, 1
+  %more = icmp slt i64 %next, %n
+  br i1 %more, label %loop, label %exit
+exit:
+  ret void
+}
+"""
+
+POINTER_BUMP = re.compile(r"addq\s+\$12, %r")
+"""Loop strength reduction's mark on the gather: x's address in a register of
+its own, bumped by 3 floats an iteration (without it: `lea (%i,%i,2)`)."""
+
+
+def test_code_generation_without_loop_strength_reduction():
+    """`CODEGEN_FLAGS`: hetero's machine code keeps `x + 3*i` addressing."""
+    module = compile_cpu(STRIDED_GATHER, opt_level=1)  # a scalar loop
+    assembly = module.assembly()
+    assert re.search(r"lea\w*\s+\((%\w+),\1,2\)", assembly)
+    assert not POINTER_BUMP.search(assembly)
+    x = np.arange(30, dtype=np.float32)
+    y = np.zeros(10, dtype=np.float32)
+    module.function("gather")(x, y)
+    np.testing.assert_array_equal(y, x[::3])
+
+
+def test_codegen_flags_leave_llvm_defaults_for_other_users():
+    """The options are process-global: after hetero's code generation (and
+    outside `codegen_flags`) plain llvmlite code gets LLVM's own pipeline."""
+    compile_cpu(STRIDED_GATHER, opt_level=1).assembly()
+    machine = llvm.Target.from_default_triple().create_target_machine(opt=3)
+    assert POINTER_BUMP.search(machine.emit_assembly(llvm.parse_assembly(GATHER_IR)))
+    with codegen_flags():
+        inside = machine.emit_assembly(llvm.parse_assembly(GATHER_IR))
+    assert not POINTER_BUMP.search(inside)
