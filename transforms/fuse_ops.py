@@ -38,11 +38,11 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, UnitAttr
 from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.traits import SymbolTable
 
 from hetero.dialects import relay
 from hetero.dialects.target import VirtualDeviceAttr
 from hetero.transforms.op_patterns import OpPattern, pattern_of
+from hetero.utils.symbols import fresh_name, symbol_names
 
 
 @dataclass
@@ -102,15 +102,16 @@ class _BlockFusion:
         self.group_of[op] = group
 
 
-def _function_name(module: ModuleOp, group: _Group) -> str:
-    """`fused_nn_conv2d_nn_bias_add_relu`, made unique in the module."""
-    base = "fused_" + "_".join(
-        op.name.removeprefix("relay.").replace(".", "_") for op in group.ops
+def _function_name(taken: set[str], group: _Group) -> str:
+    """`fused_nn_conv2d_nn_bias_add_relu`, made unique among the module's
+    symbols (`taken`, which gets it): a set, as a network's groups share
+    a few stems (ResNet-50 has 33 `fused_nn_conv2d_nn_bias_add_relu`s)."""
+    name = fresh_name(
+        "fused_"
+        + "_".join(op.name.removeprefix("relay.").replace(".", "_") for op in group.ops),
+        taken,
     )
-    name, count = base, 0
-    while SymbolTable.lookup_symbol(module, name) is not None:
-        count += 1
-        name = f"{base}_{count}"
+    taken.add(name)
     return name
 
 
@@ -125,12 +126,13 @@ def _parameters(group: _Group) -> list[SSAValue]:
     return params
 
 
-def _outline(module: ModuleOp, group: _Group) -> None:
-    """Move the group into a Primitive global and call it where its result was."""
+def _outline(module: ModuleOp, taken: set[str], group: _Group) -> None:
+    """Move the group into a Primitive global (named apart from `taken`) and
+    call it where its result was."""
     params = _parameters(group)
     root = group.root
     func = relay.FuncOp(
-        _function_name(module, group),
+        _function_name(taken, group),
         [p.type for p in params],
         root.results[0].type,
         private=True,
@@ -194,10 +196,11 @@ class FuseOpsPass(ModulePass):
     name = "fuse-ops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        taken = symbol_names(op)
         for func in _fusable_functions(op):
             for block in _blocks(func):
                 fusion = _BlockFusion()
                 for inner in list(block.ops):
                     fusion.visit(inner)
                 for group in fusion.groups:
-                    _outline(op, group)
+                    _outline(op, taken, group)

@@ -12,7 +12,7 @@ from itertools import count
 from typing import TypeVar
 
 from xdsl.ir import Operation
-from xdsl.traits import SymbolTable
+from xdsl.traits import SymbolOpInterface, SymbolTable
 
 OpT = TypeVar("OpT", bound=Operation)
 
@@ -53,6 +53,20 @@ def fresh_symbol(
         bare=bare,
         separator=separator,
     )
+
+
+def symbol_names(table: Operation) -> set[str]:
+    """The names of the symbols `table` defines, for `fresh_name` when many
+    names are made in a row (`fresh_symbol` looks each candidate up)."""
+    names: set[str] = set()
+    for region in table.regions:
+        for block in region.blocks:
+            for op in block.ops:
+                if (symbol := op.get_trait(SymbolOpInterface)) is not None and (
+                    name := symbol.get_sym_attr_name(op)
+                ) is not None:
+                    names.add(name.data)
+    return names
 
 
 def enclosing(op: Operation, kind: type[OpT]) -> OpT | None:
