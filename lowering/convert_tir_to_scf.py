@@ -986,4 +986,7 @@ class ConvertTirToScfPass(ModulePass):
             ),
             apply_recursively=False,
         ).rewrite_module(op)
-        PatternRewriteWalker(ScopeErasure(recursive=True)).rewrite_module(op)
+        # One walk: each op's types are its own, so a second finds nothing.
+        PatternRewriteWalker(
+            ScopeErasure(recursive=True), apply_recursively=False
+        ).rewrite_module(op)
