@@ -18,6 +18,10 @@ summed (lower-te's kernel cache makes one kernel serve every identical
 layer), the costliest first, then summed per kind of kernel (the fused op
 names without their numbering).
 
+After each table, where that compile's time went (`compile_breakdown`):
+the relay passes, then code generation, with the CPU seconds of its xDSL
+conversions and of LLVM.
+
 The last line is `onnx: X.XX× onnxruntime (...)`, X = onnxruntime time /
 hetero time, the worst over models and thread counts.
 """
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
@@ -103,6 +108,36 @@ def kernel_table(name: str, compiled: Any, x: np.ndarray) -> None:
         print(f"{1e3 * seconds:>9.3f} {100 * seconds / total:>5.1f}%  {kind}")
 
 
+COMPILE_STAGES: tuple[tuple[str, Callable[[str], bool]], ...] = (
+    ("LLVM", lambda stage: stage.startswith("llvm-")),
+    (
+        "xDSL conversions",
+        lambda stage: stage.startswith("convert-")
+        or stage == "reconcile-unrealized-casts",
+    ),
+    ("", lambda stage: stage in ("parse", "compile_cpu", "compile-workers")),
+    ("relay passes", lambda stage: True),
+)
+"""Kinds of `hetero.compile` timings, the first that matches a stage's name
+(the empty kind: wall times of the steps around them, reported apart)."""
+
+
+def compile_breakdown(name: str, timings: dict[str, float]) -> None:
+    """One line: the relay passes (this process), then code generation's
+    wall time and the CPU seconds its processes spent in xDSL's conversions
+    and in LLVM (summed over the compile workers)."""
+    kinds: dict[str, float] = {}
+    for stage, seconds in timings.items():
+        kind = next(k for k, matches in COMPILE_STAGES if matches(stage))
+        kinds[kind] = kinds.get(kind, 0.0) + seconds
+    print(
+        f"{name} compile: relay passes {kinds.get('relay passes', 0.0):.2f} s, "
+        f"code generation {timings.get('compile_cpu', 0.0):.2f} s "
+        f"(CPU: xDSL conversions {kinds.get('xDSL conversions', 0.0):.2f} s, "
+        f"LLVM {kinds.get('LLVM', 0.0):.2f} s)"
+    )
+
+
 def main(argv: list[str]) -> None:
     import onnx
     from hetero.frontends.onnx import from_onnx
@@ -141,6 +176,7 @@ def main(argv: list[str]) -> None:
         tables.append((name, compiled))
     for name, compiled in tables:
         kernel_table(name, compiled, x)
+        compile_breakdown(name, compiled.timings)
     print(
         f"onnx: {min(ratios):.3f}× onnxruntime (worst of {', '.join(models)} at "
         f"{'/'.join(map(str, THREADS))} threads; random weights, batch 1, median of "
