@@ -9,7 +9,10 @@ import hetero.driver
 import numpy as np
 import pytest
 from hetero.utils.huge_pages import small_pages
-from numpy._core import multiarray
+try:
+    from numpy._core import multiarray
+except ImportError:  # NumPy 1.x
+    from numpy.core import multiarray
 
 THP_MODE = Path("/sys/kernel/mm/transparent_hugepage/enabled")
 

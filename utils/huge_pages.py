@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from numpy._core import multiarray
+try:
+    from numpy._core import multiarray
+except ImportError:  # NumPy 1.x
+    from numpy.core import multiarray  # type: ignore[no-redef]
 
 
 @contextmanager
