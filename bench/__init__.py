@@ -1,5 +1,9 @@
 """hetero's benchmarks: `python -m bench NAME` (from the repository root).
 
+`python -m bench NAME` first prints `machine: ...` (`bench.common.machine`:
+the CPU's name, family and model, LLVM's name for it, the CPUs in use): the
+machines of this workplace differ from day to day (a Zen 4 runs 512-bit
+multiply-adds at half a Zen 5's rate), and the ratios are what compares.
 Each benchmark measures hetero and its reference side by side in one process
 (interleaved rounds, medians), prints a table and ends with one line
 `NAME: X.XX× REFERENCE (details)`, X = reference time / hetero time (above 1:

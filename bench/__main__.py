@@ -4,6 +4,7 @@ import sys
 from importlib import import_module
 
 from bench import BENCHMARKS
+from bench.common import machine
 
 
 def main(argv: list[str]) -> int:
@@ -15,6 +16,7 @@ def main(argv: list[str]) -> int:
             print(f"  {name:16} {what}")
         return 0 if not argv else 1
     module, _ = BENCHMARKS[argv[0]]
+    print(f"machine: {machine()}")
     import_module(module).main(argv[1:])
     return 0
 

@@ -1,5 +1,7 @@
 """Timing helpers shared by the benchmarks."""
 
+import os
+import platform
 import statistics
 import time
 from collections.abc import Callable
@@ -38,3 +40,39 @@ def interleaved(
             fn()
             samples.append(time.perf_counter() - start)
     return [statistics.median(samples) for samples in times]
+
+
+CPUINFO_FIELDS = {"model name": "", "cpu family": "family ", "model": "model "}
+"""The fields of Linux's `/proc/cpuinfo` that tell one CPU generation from
+another, with their labels in `describe_cpu`'s line."""
+
+
+def describe_cpu(cpuinfo: str, llvm_cpu: str, cpus: int) -> str:
+    """One line naming the CPU: from `cpuinfo` (the text of `/proc/cpuinfo`)
+    its model name, family and model number, then LLVM's name for it and the
+    CPUs the process may use.  A VM often names every AMD generation `AMD
+    EPYC`: the family and model tell Zen 4 (25, 17) from Zen 5 (26, 2),
+    whose 512-bit multiply-adds run at twice the rate, so timings taken on
+    different days compare only through this line."""
+    found: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key in CPUINFO_FIELDS and key not in found:
+            found[key] = value.strip()
+    name = found.pop("model name", "") or platform.processor() or platform.machine()
+    numbers = ", ".join(CPUINFO_FIELDS[k] + found[k] for k in CPUINFO_FIELDS if k in found)
+    return f"{name}{f' ({numbers})' if numbers else ''}, LLVM cpu {llvm_cpu}, {cpus} cpus"
+
+
+def machine() -> str:
+    """`describe_cpu` of the machine this process runs on."""
+    import llvmlite.binding as llvm
+
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpuinfo = f.read()
+    except OSError:
+        cpuinfo = ""
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return describe_cpu(cpuinfo, llvm.get_host_cpu_name(), cpus or 1)
