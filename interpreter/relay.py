@@ -221,6 +221,19 @@ def _fmin(a: np.ndarray, b: Any) -> np.ndarray:
     return np.where(a < b, a, b)
 
 
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`a / b`; on integers truncated toward zero (TVM's `truncdiv`), 0
+    where `b` is 0 (what the compiled code computes: `te_templates`
+    `_int_divide`), exact for all 64-bit values (no trip through float)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        return np.divide(a, b)
+    with np.errstate(divide="ignore", over="ignore"):
+        floor = np.floor_divide(a, b)
+        inexact = (a - floor * b != 0) & ((a < 0) != (b < 0))
+        return np.where(b == 0, 0, floor + inexact).astype(np.result_type(a, b))
+
+
 def _relu(x: np.ndarray) -> np.ndarray:
     return _fmax(x, x.dtype.type(0))
 
@@ -575,7 +588,7 @@ _PLAIN: dict[str, Callable[..., Any]] = {
     "add": np.add,
     "subtract": np.subtract,
     "multiply": np.multiply,
-    "divide": np.divide,
+    "divide": _divide,
     "maximum": _fmax,
     "minimum": _fmin,
     "negative": np.negative,

@@ -13,9 +13,11 @@ Two tables, by what an op's result needs:
   marked `parallel`; reductions are inner serial loops accumulating in the
   destination element.
 
-Arithmetic is on float element types (the relay ops' domain); integer
-tensors are accepted by the injective templates only, which merely move
-elements.
+Arithmetic is on float element types (the relay ops' domain), and the
+elementwise ops that integers have a meaning for (`INTEGER_UNARY`,
+`INTEGER_BINARY`) also take signless integers (the signed ints of ONNX and
+NumPy); other integer tensors are accepted by the injective templates only,
+which merely move elements.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
-from xdsl.dialects.builtin import AnyFloat, TensorType
+from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay
@@ -112,6 +114,42 @@ BINARY: dict[type[Operation], Binary] = {
 """Elementwise binary op → its scalar function."""
 
 
+def _int_divide(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    """`a / b` truncated toward zero (TVM's `truncdiv`, C's `/`), 0 where
+    `b` is 0 and `-a` (wrapping) where `b` is -1: the two cases where x86's
+    `idiv` traps, which must not bring the process down."""
+    zero, one = e.constant(0, a.type), e.constant(1, a.type)
+    minus_one = e.constant(-1, a.type)
+    by_zero = e.op(arith.CmpiOp(b, zero, "eq"))
+    by_minus_one = e.op(arith.CmpiOp(b, minus_one, "eq"))
+    safe = e.op(arith.SelectOp(e.op(arith.OrIOp(by_zero, by_minus_one)), one, b))
+    quotient = e.op(arith.DivSIOp(a, safe))
+    negated = e.op(arith.SelectOp(by_minus_one, e.op(arith.SubiOp(zero, a)), quotient))
+    return e.op(arith.SelectOp(by_zero, zero, negated))
+
+
+def _int_negative(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
+    return e.op(arith.SubiOp(e.constant(0, x.type), x))
+
+
+INTEGER_UNARY: dict[type[Operation], Unary] = {
+    relay.NegativeOp: _int_negative,
+    relay.ReluOp: lambda e, x, op: e.op(arith.MaxSIOp(x, e.constant(0, x.type))),
+}
+"""The unary ops of `UNARY` that signless integers take: their scalar
+function on integers (two's complement, wrapping like NumPy's)."""
+
+INTEGER_BINARY: dict[type[Operation], Binary] = {
+    relay.AddOp: _arith(arith.AddiOp),
+    relay.SubtractOp: _arith(arith.SubiOp),
+    relay.MultiplyOp: _arith(arith.MuliOp),
+    relay.DivideOp: _int_divide,
+    relay.MaximumOp: _arith(arith.MaxSIOp),
+    relay.MinimumOp: _arith(arith.MinSIOp),
+}
+"""The binary ops of `BINARY` that signless integers take (see `INTEGER_UNARY`)."""
+
+
 # ----------------------------------------------------------------------------
 # Lazy (inlined) templates
 # ----------------------------------------------------------------------------
@@ -129,17 +167,43 @@ def broadcast_indices(
     ]
 
 
+def _scalar_function(
+    op: Operation,
+    element_type: Attribute,
+    floats: dict[type[Operation], Unary] | dict[type[Operation], Binary],
+    integers: dict[type[Operation], Unary] | dict[type[Operation], Binary],
+) -> Callable[..., SSAValue]:
+    """The scalar function of elementwise `op` on `element_type`: from
+    `floats` for a float, from `integers` for a signless integer; a located
+    error where the op has none for the type (`exp` of an integer, any
+    arithmetic on unsigned or boolean elements)."""
+    if isinstance(element_type, AnyFloat):
+        return floats[type(op)]
+    if (found := integers.get(type(op))) is None:
+        why = f"{op.name} is lowered for float elements only"
+    elif (
+        isinstance(element_type, IntegerType)
+        and element_type.signedness.data == Signedness.SIGNLESS
+        and element_type.width.data > 1
+    ):
+        return found
+    else:
+        why = "integer arithmetic is lowered for signless integers, i8 to i64"
+    raise HeteroError(
+        f"lower-te: {op.name} on {element_type} elements is not supported ({why})", op
+    )
+
+
 def _unary(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     (x,) = inputs
-    _require_float(op, x.element_type)
-    scalar = UNARY[type(op)]
+    scalar = _scalar_function(op, x.element_type, UNARY, INTEGER_UNARY)
     return Tensor(x.shape, x.element_type, lambda e, idx: scalar(e, x.load(e, idx), op))
 
 
 def _binary(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     lhs, rhs = inputs
-    _require_float(op, lhs.element_type)
-    shape, scalar = result_shape(op), BINARY[type(op)]
+    shape = result_shape(op)
+    scalar = _scalar_function(op, lhs.element_type, BINARY, INTEGER_BINARY)
 
     def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
         a = lhs.load(e, broadcast_indices(idx, shape, lhs.shape))
@@ -705,6 +769,9 @@ UNARY.update(
         relay.SqrtOp: lambda e, x, op: e.op(math_dialect.SqrtOp(x)),
         relay.AbsOp: lambda e, x, op: e.op(math_dialect.AbsFOp(x)),
     }
+)
+INTEGER_UNARY[relay.AbsOp] = lambda e, x, op: e.op(
+    arith.MaxSIOp(x, _int_negative(e, x, op))
 )
 BINARY[relay.PowerOp] = _arith(math_dialect.PowFOp)
 

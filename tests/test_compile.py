@@ -218,3 +218,59 @@ def test_relu_maximum_and_clip_follow_tvm_on_nan():
     expected = np.tile(np.array([0.25, -1.0, 0.5, 1.0], np.float32), 10)
     np.testing.assert_array_equal(run(parse_module(text), x, y), expected)
     np.testing.assert_array_equal(hetero.compile(text)(x, y), expected)
+
+
+def _integer_program(element: str) -> str:
+    """Every integer elementwise op: binary ones on a 3x37 (vectors and a
+    rest) against a broadcast row, then the unary ones."""
+    t, row = f"tensor<3x37x{element}>", f"tensor<37x{element}>"
+    binary = "".join(
+        f"\n    %{op} = relay.{op} %x, %y : ({t}, {row}) -> {t}"
+        for op in ("add", "subtract", "multiply", "divide", "maximum", "minimum")
+    )
+    unary = "".join(
+        f"\n    %{op}_of_{arg} = relay.{op} %{arg} : {t}"
+        for op in ("negative", "relu", "abs")
+        for arg in ("x", "subtract")
+    )
+    results = ["add", "subtract", "multiply", "divide", "maximum", "minimum"] + [
+        f"{op}_of_{arg}" for op in ("negative", "relu", "abs") for arg in ("x", "subtract")
+    ]
+    values = ", ".join(f"%{r}" for r in results)
+    types = ", ".join([t] * len(results))
+    return _text(f"""
+  relay.func @main(%x: {t}, %y: {row}) -> tuple<{types}> {{{binary}{unary}
+    %r = relay.tuple({values}) : tuple<{types}>
+    relay.return %r : tuple<{types}>
+  }}""")
+
+
+@pytest.mark.parametrize("element, dtype", [("i8", np.int8), ("i32", np.int32), ("i64", np.int64)])
+def test_integer_arithmetic_matches_the_reference(element: str, dtype: type) -> None:
+    """Signless integers take the elementwise ops that have a meaning for
+    them, wrapping like NumPy; divide truncates toward zero, and its two
+    divisors that trap in x86's `idiv` (0, and -1 under the lowest value)
+    give 0 and the wrapped negation instead of a crash."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(0)
+    x = rng.integers(info.min, info.max, (3, 37), dtype=dtype, endpoint=True)
+    x[0, :6] = [info.min, info.min, 7, -7, 7, -7]
+    y = rng.integers(-9, 9, 37, dtype=dtype, endpoint=True)
+    y[:6] = [-1, 0, 2, 2, -2, -2]
+    text = _integer_program(element)
+    expected = run(parse_module(text), x, y)
+    with np.errstate(over="ignore"):
+        assert expected[3][0, :6].tolist() == [info.min, 0, 3, -3, -3, 3]
+    for got, want in zip(hetero.compile(text)(x, y), expected, strict=True):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_integer_ops_without_a_meaning_are_located_errors() -> None:
+    text = _text("""
+  relay.func @main(%x: tensor<4xi32>) -> tensor<4xi32> {
+    %r = relay.exp %x : tensor<4xi32>
+    relay.return %r : tensor<4xi32>
+  }""")
+    with pytest.raises(HeteroError, match="relay.exp is lowered for float elements only") as error:
+        hetero.compile(text)
+    assert error.value.op is not None

@@ -55,11 +55,6 @@ OUT_OF_SCOPE: dict[str, str] = {
 }
 """Node test → why it cannot be imported."""
 
-NOT_COMPILED: dict[str, str] = {
-    "test_operator_non_float_params": "lower-te lowers float arithmetic only (i64 add)",
-}
-"""Node tests that import and interpret but do not compile, and why."""
-
 
 def _node_tests() -> list[str]:
     return [
@@ -116,9 +111,7 @@ def test_node_interpreted(test: str) -> None:
         _check(run(module, *inputs), expected)
 
 
-@pytest.mark.parametrize(
-    "test", [_param(t, OUT_OF_SCOPE | NOT_COMPILED) for t in _node_tests()]
-)
+@pytest.mark.parametrize("test", [_param(t, OUT_OF_SCOPE) for t in _node_tests()])
 def test_node_compiled(test: str) -> None:
     path, inputs, expected = _load_case(test)
     _check(hetero.compile(from_onnx(path))(*inputs), expected)

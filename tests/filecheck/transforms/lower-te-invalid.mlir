@@ -37,8 +37,18 @@ builtin.module {
 
 builtin.module {
   relay.func private @k(%x: tensor<4xi32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) -> (tensor<4xi32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) attributes {Primitive} {
-    // expected-error@+1 {{lower-te: relay.exp on i32 elements is not supported (arithmetic is lowered for float element types only)}}
+    // expected-error@+1 {{lower-te: relay.exp on i32 elements is not supported (relay.exp is lowered for float elements only)}}
     %0 = relay.exp %x : tensor<4xi32>
     relay.return %0 : tensor<4xi32>
+  }
+}
+
+// -----
+
+builtin.module {
+  relay.func private @k(%x: tensor<4xui8> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) -> (tensor<4xui8> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) attributes {Primitive} {
+    // expected-error@+1 {{lower-te: relay.add on ui8 elements is not supported (integer arithmetic is lowered for signless integers, i8 to i64)}}
+    %0 = relay.add %x, %x : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+    relay.return %0 : tensor<4xui8>
   }
 }
