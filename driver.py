@@ -66,7 +66,7 @@ class Signature:
                 f"{self.label} must have shape {self.shape} and dtype {self.dtype}, "
                 f"got shape {value.shape} and dtype {value.dtype}"
             )
-        return np.ascontiguousarray(value)
+        return np.require(value, requirements="C")  # keeps rank 0 (`_decode_constants`)
 
 
 @dataclass

@@ -36,6 +36,7 @@ from xdsl.dialects.builtin import (
     FloatAttr,
     FunctionType,
     IntegerAttr,
+    IntegerType,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
@@ -344,6 +345,13 @@ def _inferred_dim(total: int, known: int, newshape: Sequence[int]) -> int:
             f"cannot reshape {total} elements into newshape {list(newshape)}"
         )
     return total // known
+
+
+def take_shape(data: Shape, indices: Shape, axis: int) -> Shape:
+    """`data` with dimension `axis` replaced by the dimensions of `indices`
+    (none for a scalar index: the axis is dropped)."""
+    axis = normalize_axis(axis, len(data))
+    return (*data[:axis], *indices, *data[axis + 1 :])
 
 
 def transpose_shape(data: Shape, axes: Sequence[int] | None) -> Shape:
@@ -2472,6 +2480,37 @@ class TransposeOp(TensorOp):
 
 
 @irdl_op_definition
+class TakeOp(TensorOp):
+    """Elements of `data` picked along `axis` by run-time `indices` (TVM's
+    `take`, ONNX's `Gather`): the result's dimension `axis` becomes the
+    dimensions of `indices`.  A negative index counts from the end; one
+    still out of range is clamped to the nearest end (TVM's default `clip`
+    mode), so no index reads outside `data`."""
+
+    name = "relay.take"
+
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    axis = IntParam(0)
+
+    @classmethod
+    def infer_result_type(
+        cls,
+        operand_types: Sequence[Attribute],
+        attributes: Mapping[str, Attribute] = _NO_ATTRIBUTES,
+    ) -> TensorType[Attribute]:
+        cls._check_operand_count(len(operand_types))
+        data, indices = _tensor_types(operand_types)
+        index_type = indices.element_type
+        if not isinstance(index_type, IntegerType) or index_type.width.data < 8:
+            raise VerifyException(f"indices must be integers, got {index_type}")
+        shape = take_shape(
+            data.get_shape(), indices.get_shape(), cls.axis.read(attributes)
+        )
+        return TensorType(data.element_type, shape)
+
+
+@irdl_op_definition
 class FlattenOp(TensorOp):
     """Collapse to 2-D: the dimensions before `axis`, and those from it on."""
 
@@ -2636,6 +2675,7 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     LRNOp,
     ReshapeOp,
     TransposeOp,
+    TakeOp,
     FlattenOp,
     ConcatenateOp,
     SqueezeOp,

@@ -766,14 +766,16 @@ def _split(n: Node) -> list[SSAValue]:
 
 
 def _gather(n: Node) -> SSAValue:
-    """Gather of constant indices (a scalar or a list) along `axis`: one slice
-    per index, concatenated; a scalar index drops the axis.  Run-time
-    indices (embeddings) need a take op relay does not have."""
+    """Gather along `axis`.  Constant indices (a scalar or a list, as in
+    shape arithmetic): one slice per index, concatenated, which constant
+    folding and dynamic dimensions take as they are; a scalar index drops
+    the axis.  Run-time indices (embeddings) and constant ones of higher
+    rank: `relay.take`."""
     shape = n.shape(0)
     axis = n.attrs.get("axis", 0) % len(shape)
+    if not n.is_constant(1) or n.const(1).ndim > 1:
+        return n.op(relay.TakeOp, n.input(0), n.input(1), axis=axis)
     indices = n.const(1)
-    if indices.ndim > 1:
-        raise n.error("indices of rank > 1 are not supported")
     dim = shape[axis]
     if dim < 0 and (indices < 0).any():
         raise n.error("negative indices into a dynamic dimension are not supported")

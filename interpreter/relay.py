@@ -387,6 +387,15 @@ def _transpose(op: Operation, x: np.ndarray) -> np.ndarray:
     return np.transpose(x, _attr(op, "axes", None))
 
 
+def _take(op: Operation, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """`np.take` along `axis`, a negative index counting from the end and
+    one still out of range clamped (`relay.take`'s rule)."""
+    axis = _attr(op, "axis", 0) % data.ndim
+    extent = data.shape[axis]
+    wrapped = np.where(indices < 0, indices.astype(np.int64) + extent, indices)
+    return np.take(data, np.clip(wrapped, 0, extent - 1), axis=axis)
+
+
 def _flatten(op: Operation, x: np.ndarray) -> np.ndarray:
     """`axis` may be the rank; a negative one counts from the end."""
     axis = _attr(op, "axis", 1)
@@ -623,6 +632,7 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "mean": lambda op, x: _reduce(op, x, mean=True),
     "reshape": _reshape,
     "transpose": _transpose,
+    "take": _take,
     "flatten": _flatten,
     "concatenate": _concatenate,
     "squeeze": _squeeze,

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
-from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness, TensorType
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, Signedness, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay
@@ -287,6 +287,28 @@ def _transpose(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     return Tensor(result_shape(op), x.element_type, load)
 
 
+def _take(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    """Output element `idx` reads `data` at `idx` with the `indices` element
+    at `idx[axis : axis + rank(indices)]` in place of those dimensions,
+    that index counted from the end if negative and clamped into the axis
+    (`relay.take`), so no element is read out of bounds."""
+    assert isinstance(op, relay.TakeOp)
+    data, indices = inputs
+    axis = op.axis % len(data.shape)
+    rank, extent = len(indices.shape), data.shape[axis]
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        raw = indices.load(e, idx[axis : axis + rank])
+        picked = e.op(arith.IndexCastOp(raw, IndexType()))
+        negative = e.op(arith.CmpiOp(picked, e.index(0), "slt"))
+        wrapped = e.op(arith.SelectOp(negative, e.index(e.add(picked, extent)), picked))
+        low = e.op(arith.MaxSIOp(wrapped, e.index(0)))
+        clamped = e.op(arith.MinSIOp(low, e.index(extent - 1)))
+        return data.load(e, [*idx[:axis], clamped, *idx[axis + rank :]])
+
+    return Tensor(result_shape(op), data.element_type, load)
+
+
 def _squeeze(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     """The dropped dimensions have size 1: read them at 0."""
     (x,) = inputs
@@ -359,6 +381,7 @@ LAZY_TEMPLATES: dict[type[Operation], LazyTemplate] = {
     relay.ReshapeOp: _reshape,
     relay.FlattenOp: _reshape,
     relay.TransposeOp: _transpose,
+    relay.TakeOp: _take,
     relay.SqueezeOp: _squeeze,
     relay.ExpandDimsOp: _expand_dims,
     relay.ConcatenateOp: _concatenate,

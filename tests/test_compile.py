@@ -1,6 +1,8 @@
 """`hetero.compile`: multi-kernel relay programs run natively through the AOT
 host function (`lower-aot-main`) and agree with the relay reference interpreter."""
 
+import math
+
 import hetero
 import numpy as np
 import pytest
@@ -274,3 +276,46 @@ def test_integer_ops_without_a_meaning_are_located_errors() -> None:
     with pytest.raises(HeteroError, match="relay.exp is lowered for float elements only") as error:
         hetero.compile(text)
     assert error.value.op is not None
+
+
+@pytest.mark.parametrize(
+    "data, indices, axis, index_type",
+    [
+        ((10, 40), (2, 3), 0, "i64"),  # an embedding lookup: rows of vectors
+        ((10, 40), (), 0, "i32"),  # a scalar index drops the axis
+        ((4, 9, 5), (6,), 1, "i8"),
+        ((4, 9, 5), (2, 2), -1, "i32"),  # the vectorized dimension is taken
+    ],
+)
+def test_take_matches_the_reference(
+    data: tuple[int, ...], indices: tuple[int, ...], axis: int, index_type: str
+) -> None:
+    """`relay.take`, fused with the elementwise op after it, compiled and
+    interpreted alike, with indices in range, negative (counted from the end)
+    and out of range on both sides (clamped)."""
+    extent = data[axis]
+    out = (*data[: axis % len(data)], *indices, *data[axis % len(data) + 1 :])
+    t = lambda shape, e="f32": f"tensor<{'x'.join(map(str, shape))}{'x' if shape else ''}{e}>"
+    text = _text(f"""
+  relay.func @main(%x: {t(data)}, %i: {t(indices, index_type)}) -> {t(out)} {{
+    %0 = relay.take %x, %i {{axis = {axis} : i64}} : ({t(data)}, {t(indices, index_type)}) -> {t(out)}
+    %r = relay.relu %0 : {t(out)}
+    relay.return %r : {t(out)}
+  }}""")
+    x = np.random.default_rng(2).standard_normal(data).astype(np.float32)
+    pool = np.array([-1, 0, extent - 1, 1, -extent, extent, -extent - 3, 100])
+    i = np.resize(pool, math.prod(indices)).reshape(indices).astype({"i8": np.int8, "i32": np.int32, "i64": np.int64}[index_type])
+    expected = run(parse_module(text), x, i)
+    clamped = np.clip(np.where(i < 0, i.astype(np.int64) + extent, i), 0, extent - 1)
+    np.testing.assert_array_equal(expected, np.maximum(np.take(x, clamped, axis=axis), 0))
+    np.testing.assert_array_equal(hetero.compile(text)(x, i), expected)
+
+
+def test_a_rank_0_input_is_passed_as_a_scalar_tensor() -> None:
+    text = _text("""
+  relay.func @main(%x: tensor<f32>, %y: tensor<3xf32>) -> tensor<3xf32> {
+    %r = relay.multiply %x, %y : (tensor<f32>, tensor<3xf32>) -> tensor<3xf32>
+    relay.return %r : tensor<3xf32>
+  }""")
+    x, y = np.array(2.0, np.float32), np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(hetero.compile(text)(x, y), [0.0, 2.0, 4.0])

@@ -50,8 +50,6 @@ OUT_OF_SCOPE: dict[str, str] = {
     "test_ConvTranspose2d": "ConvTranspose: no transposed convolution in relay",
     "test_ConvTranspose2d_no_bias": "ConvTranspose: no transposed convolution in relay",
     "test_operator_convtranspose": "ConvTranspose: no transposed convolution in relay",
-    "test_Embedding": "Gather of run-time indices: no take op in relay",
-    "test_Embedding_sparse": "Gather of run-time indices: no take op in relay",
 }
 """Node test → why it cannot be imported."""
 
@@ -159,6 +157,16 @@ def _reference(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> np.ndarr
         model.SerializeToString(), providers=["CPUExecutionProvider"]
     )
     return session.run(None, feeds)[0]
+
+
+def _with_int_input(
+    model: onnx.ModelProto, name: str, shape: tuple[int, ...]
+) -> onnx.ModelProto:
+    """`model` with one more graph input, `int64` (an embedding's indices)."""
+    model.graph.input.append(
+        helper.make_tensor_value_info(name, onnx.TensorProto.INT64, shape)
+    )
+    return model
 
 
 def _i64(*values: int) -> np.ndarray:
@@ -428,6 +436,29 @@ CASES: dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]] = {
             {"i": _i64(3, 0, -1), "j": np.array(-2, np.int64)},
         ),
         {"x": _X},
+    ),
+    "gather_constant_indices_of_rank_2": (
+        _model(
+            [helper.make_node("Gather", ["x", "i"], ["y"], axis=2)],
+            {"x": _X.shape},
+            "y",
+            13,
+            {"i": np.array([[5, -1], [0, 2]], np.int64)},
+        ),
+        {"x": _X},
+    ),
+    "gather_run_time_indices": (
+        _with_int_input(
+            _model(
+                [helper.make_node("Gather", ["x", "i"], ["y"], axis=0)],
+                {"x": _M.shape},
+                "y",
+                13,
+            ),
+            "i",
+            (2, 3),
+        ),
+        {"x": _M, "i": np.array([[0, 2, -1], [-3, 1, 1]], np.int64)},
     ),
     "reduce_sum_axes_input_opset13": (
         _model(

@@ -840,3 +840,27 @@ relay.func @f(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %0 = relay.shape_of %x : (tensor<2x3xf32>) -> tensor<3xi64>
   relay.return %x : tensor<2x3xf32>
 }
+
+// -----
+
+relay.func @f(%x: tensor<5x3xf32>, %i: tensor<2xf32>) -> tensor<5x3xf32> {
+  // expected-error@+1 {{indices must be integers, got f32}}
+  %0 = relay.take %x, %i : (tensor<5x3xf32>, tensor<2xf32>) -> tensor<2x3xf32>
+  relay.return %x : tensor<5x3xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<5x3xf32>, %i: tensor<2xi64>) -> tensor<5x3xf32> {
+  // expected-error@+1 {{axis 2 is out of range: expected -2 <= axis < 2}}
+  %0 = relay.take %x, %i {axis = 2 : i64} : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<5x2xf32>
+  relay.return %x : tensor<5x3xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<5x3xf32>, %i: tensor<2xi64>) -> tensor<5x3xf32> {
+  // expected-error@+1 {{result type mismatch: expected tensor<2x3xf32>, got tensor<5x3xf32>}}
+  %0 = relay.take %x, %i : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<5x3xf32>
+  relay.return %x : tensor<5x3xf32>
+}
