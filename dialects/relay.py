@@ -347,6 +347,55 @@ def _inferred_dim(total: int, known: int, newshape: Sequence[int]) -> int:
     return total // known
 
 
+def conv2d_transpose_shape(
+    data: Shape,
+    weight: Shape,
+    strides: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    output_padding: Sequence[int],
+    groups: int,
+) -> Shape:
+    """NCHW data and an IOHW weight (`[C, O / groups, KH, KW]`, ONNX's and
+    PyTorch's layout) to the NCHW output: `(H - 1) * sh - pt - pb + dh *
+    (KH - 1) + oph + 1` rows (the gradient of the conv2d that maps the
+    output back to the data's shape)."""
+    require_rank(data, 4, "conv2d_transpose data (NCHW)")
+    require_rank(weight, 4, "conv2d_transpose weight (IOHW)")
+    n, c, h, w = data
+    i, o, kh, kw = weight
+    if c != DYNAMIC and c % groups:
+        raise VerifyException(
+            f"input channels ({c}) are not divisible by groups ({groups})"
+        )
+    if DYNAMIC not in (c, i) and i != c:
+        raise VerifyException(
+            f"weight expects {i} input channels, but the data has {c}"
+        )
+    for extra, stride, dil in zip(output_padding, strides, dilation):
+        if extra >= max(stride, dil):
+            raise VerifyException(
+                f"output_padding ({extra}) must be smaller than the stride or "
+                f"the dilation ({max(stride, dil)})"
+            )
+    top, left, bottom, right = padding
+    sizes = []
+    for size, k, stride, dil, pad, extra in (
+        (h, kh, strides[0], dilation[0], top + bottom, output_padding[0]),
+        (w, kw, strides[1], dilation[1], left + right, output_padding[1]),
+    ):
+        if DYNAMIC in (size, k):
+            sizes.append(DYNAMIC)
+            continue
+        out = (size - 1) * stride - pad + dil * (k - 1) + extra + 1
+        if out < 1:
+            raise VerifyException(
+                f"padding ({pad}) leaves no output of an input of size {size}"
+            )
+        sizes.append(out)
+    return (n, DYNAMIC if o == DYNAMIC else o * groups, sizes[0], sizes[1])
+
+
 def take_shape(data: Shape, indices: Shape, axis: int) -> Shape:
     """`data` with dimension `axis` replaced by the dimensions of `indices`
     (none for a scalar index: the axis is dropped)."""
@@ -2285,6 +2334,38 @@ class Conv2DOp(TensorOp):
 
 
 @irdl_op_definition
+class Conv2DTransposeOp(TensorOp):
+    """2-D transposed convolution of NCHW data with IOHW weights (TVM's
+    `conv2d_transpose`, ONNX's `ConvTranspose`): each input pixel scatters
+    its weighted window into the output, `strides` apart; `padding` crops
+    the full result, `output_padding` adds rows and columns at its end."""
+
+    name = "relay.nn.conv2d_transpose"
+
+    x = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    strides = IntsParam((1, 1), length=2, minimum=1)
+    padding = IntsParam((0, 0, 0, 0), length=4, minimum=0)
+    dilation = IntsParam((1, 1), length=2, minimum=1)
+    output_padding = IntsParam((0, 0), length=2, minimum=0)
+    groups = IntParam(1, minimum=1)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return conv2d_transpose_shape(
+            shapes[0],
+            shapes[1],
+            cls.strides.read(attributes),
+            cls.padding.read(attributes),
+            cls.dilation.read(attributes),
+            cls.output_padding.read(attributes),
+            cls.groups.read(attributes),
+        )
+
+
+@irdl_op_definition
 class BiasAddOp(TensorOp):
     """`x + bias`, the `[C]` bias added along `axis`."""
 
@@ -2665,6 +2746,7 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     DenseOp,
     MatmulOp,
     Conv2DOp,
+    Conv2DTransposeOp,
     BiasAddOp,
     BatchNormOp,
     MaxPool2DOp,

@@ -530,6 +530,54 @@ def _conv(n: Node) -> SSAValue:
     return _from_2d(n, result, rank)
 
 
+def _conv_transpose(n: Node) -> SSAValue:
+    """ConvTranspose (1-D or 2-D) as `relay.nn.conv2d_transpose`.  With
+    `output_shape` (or a SAME `auto_pad`, whose output is the input times
+    the stride), the padding is what makes that shape, its odd unit at the
+    end for SAME_UPPER and at the start otherwise (the ONNX rule)."""
+    rank = _spatial_rank(n)
+    spatial = n.shape(0)[2:]
+    kernel = [int(k) for k in n.attrs.get("kernel_shape", n.shape(1)[2:])]
+    strides = [int(s) for s in n.attrs.get("strides", [1] * rank)]
+    dilations = [int(d) for d in n.attrs.get("dilations", [1] * rank)]
+    extra = [int(p) for p in n.attrs.get("output_padding", [0] * rank)]
+    pads = [int(p) for p in n.attrs.get("pads", [0] * 2 * rank)]
+    auto_pad = n.attrs.get("auto_pad", "NOTSET")
+    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    shape = n.attrs.get("output_shape")
+    if shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        shape = [size * stride for size, stride in zip(spatial, strides)]
+    if shape is not None:
+        shape = [int(d) for d in shape][-rank:]
+        totals = [
+            s * (i - 1) + e + (k - 1) * d + 1 - o
+            for s, i, e, k, d, o in zip(strides, spatial, extra, kernel, dilations, shape)
+        ]
+        if any(t < 0 for t in totals):
+            raise n.error(f"output_shape {shape} is larger than the input makes")
+        late = auto_pad == "SAME_UPPER"
+        starts = [t // 2 if late else t - t // 2 for t in totals]
+        pads = [*starts, *(t - b for t, b in zip(totals, starts))]
+    elif auto_pad == "VALID":
+        pads = [0] * 2 * rank
+    if rank == 1:
+        kernel, strides, dilations, extra = [1, *kernel], [1, *strides], [1, *dilations], [0, *extra]
+        pads = [0, pads[0], 0, pads[1]]
+    result = n.op(
+        relay.Conv2DTransposeOp,
+        _as_2d(n, n.input(0), rank),
+        _as_2d(n, n.input(1), rank),
+        strides=tuple(strides),
+        padding=tuple(pads),
+        dilation=tuple(dilations),
+        output_padding=tuple(extra),
+        groups=n.attrs.get("group", 1),
+    )
+    if n.has_input(2):
+        result = n.op(relay.BiasAddOp, result, n.input(2), axis=1)
+    return _from_2d(n, result, rank)
+
+
 def _pool(cls: type[relay.Pool2DOp]) -> Converter:
     """MaxPool / AveragePool (1-D or 2-D); the Indices output is not produced."""
 
@@ -856,6 +904,7 @@ CONVERTERS: dict[str, Converter] = {
     "Gemm": _gemm,
     "MatMul": _matmul,
     "Conv": _conv,
+    "ConvTranspose": _conv_transpose,
     "MaxPool": _pool(relay.MaxPool2DOp),
     "AveragePool": _pool(relay.AvgPool2DOp),
     "GlobalAveragePool": _global_pool(average=True),

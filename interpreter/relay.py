@@ -297,6 +297,36 @@ def _conv2d(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return out.transpose(1, 0, 4, 2, 3).reshape(n, o, oh, ow)
 
 
+def _conv2d_transpose(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """NCHW x IOHW: each window tap scatters the whole image, `strides`
+    apart, into the full output (one GEMM per group and tap), which the
+    padding then crops."""
+    pt, pl, pb, pr = _attr(op, "padding", (0, 0, 0, 0))
+    sh, sw = _attr(op, "strides", (1, 1))
+    dh, dw = _attr(op, "dilation", (1, 1))
+    oph, opw = _attr(op, "output_padding", (0, 0))
+    groups: int = _attr(op, "groups", 1)
+    x, w = _wide(x), _wide(w)
+    n, c, h, width = x.shape
+    _, og, kh, kw = w.shape
+    full = np.zeros(
+        (n, og * groups, (h - 1) * sh + dh * (kh - 1) + 1 + oph,
+         (width - 1) * sw + dw * (kw - 1) + 1 + opw),
+        np.result_type(x, w),
+    )
+    cg = c // groups
+    for g in range(groups):
+        xs, ws = x[:, g * cg : (g + 1) * cg], w[g * cg : (g + 1) * cg]
+        for ky in range(kh):
+            for kx in range(kw):
+                rows = slice(ky * dh, ky * dh + (h - 1) * sh + 1, sh)
+                cols = slice(kx * dw, kx * dw + (width - 1) * sw + 1, sw)
+                full[:, g * og : (g + 1) * og, rows, cols] += np.einsum(
+                    "nchw,co->nohw", xs, ws[:, :, ky, kx]
+                )
+    return full[:, :, pt : full.shape[2] - pb, pl : full.shape[3] - pr]
+
+
 def _pool_extra(size: int, pad: int, span: int, stride: int, ceil_mode: bool) -> int:
     """Rows (or columns) added after the padding so that `ceil_mode` keeps a
     last partial window (TVM's rule, as the type inference applies it:
@@ -620,6 +650,7 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "constant": constant_value,
     "clip": _clip,
     "nn.conv2d": _conv2d,
+    "nn.conv2d_transpose": _conv2d_transpose,
     "nn.bias_add": _bias_add,
     "nn.batch_norm": _batch_norm,
     "nn.max_pool2d": lambda op, x: _pool2d(op, x, average=False),

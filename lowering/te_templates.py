@@ -586,6 +586,54 @@ def _conv2d(
     _finish(e, out, result_shape(op), epilogue)
 
 
+def _conv2d_transpose(
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
+) -> None:
+    """out[n, o, y, x] = sum_{c, ky, kx} in[n, g*C/G + c, iy, ix] * w[g*C/G + c,
+    o % (O/G), ky, kx] over the taps whose input pixel exists: `iy * sh =
+    y + pt - ky * dh` (a whole multiple of the stride, inside the image),
+    likewise `ix` (the gather form of the scatter: no two taps write one
+    element at once)."""
+    assert isinstance(op, relay.Conv2DTransposeOp)
+    data, weight = inputs
+    _require_float(op, data.element_type)
+    (sh, sw), (dh, dw), (pt, pl, _, _) = op.strides, op.dilation, op.padding
+    channels, out_per_group, kh, kw = weight.shape
+    group_channels = channels // op.groups
+    height, width = data.shape[2:]
+    body, (n, o, y, x) = e.nest(result_shape(op), parallel=True)
+    body.store(body.constant(0.0, data.element_type), out, [n, o, y, x])
+    group = 0 if op.groups == 1 else body.div(o, out_per_group)
+    base = body.mul(group, group_channels)
+    o_in_group = o if op.groups == 1 else body.rem(o, out_per_group)
+    c_body, (c, ky, kx) = body.nest([group_channels, kh, kw])
+    row = c_body.sub(c_body.add(y, pt), c_body.mul(ky, dh))
+    col = c_body.sub(c_body.add(x, pl), c_body.mul(kx, dw))
+    inside = c_body.all_of(
+        [
+            c_body.in_range(row, 0, (height - 1) * sh + 1),
+            c_body.in_range(col, 0, (width - 1) * sw + 1),
+            *(_multiple(c_body, v, s) for v, s in ((row, sh), (col, sw)) if s > 1),
+        ]
+    )
+    if (tap := c_body.when(inside)) is not None:
+        channel = tap.add(base, c)
+        pixel = data.load(tap, [n, channel, tap.div(row, sh), tap.div(col, sw)])
+        weighted = weight.load(tap, [channel, o_in_group, ky, kx])
+        _accumulate(tap, out, [n, o, y, x], tap.op(arith.MulfOp(pixel, weighted)), arith.AddfOp)
+    _finish(e, out, result_shape(op), epilogue)
+
+
+def _multiple(e: Emitter, value: Index, stride: int) -> SSAValue:
+    """Whether `value` (not negative) is a whole multiple of `stride`."""
+    remainder = e.index(e.rem(value, stride))
+    return e.op(arith.CmpiOp(remainder, e.index(0), "eq"))
+
+
 def _pool_window(
     e: Emitter, op: relay.Pool2DOp, y: Index, x: Index
 ) -> tuple[Emitter, Index, Index, Index, Index]:
@@ -762,6 +810,7 @@ EPILOGUE_ANCHORS: frozenset[type[Operation]] = frozenset(
         relay.DenseOp,
         relay.MatmulOp,
         relay.Conv2DOp,
+        relay.Conv2DTransposeOp,
         relay.MaxPool2DOp,
         relay.AvgPool2DOp,
         relay.GlobalAvgPool2DOp,
@@ -774,6 +823,7 @@ NEST_TEMPLATES: dict[type[Operation], NestTemplate] = {
     relay.DenseOp: _dense,
     relay.MatmulOp: _matmul,
     relay.Conv2DOp: _conv2d,
+    relay.Conv2DTransposeOp: _conv2d_transpose,
     relay.MaxPool2DOp: _max_pool2d,
     relay.AvgPool2DOp: _avg_pool2d,
     relay.GlobalAvgPool2DOp: _global_avg_pool2d,

@@ -47,9 +47,6 @@ OUT_OF_SCOPE: dict[str, str] = {
             "test_MaxPool3d_stride_padding",
         )
     },
-    "test_ConvTranspose2d": "ConvTranspose: no transposed convolution in relay",
-    "test_ConvTranspose2d_no_bias": "ConvTranspose: no transposed convolution in relay",
-    "test_operator_convtranspose": "ConvTranspose: no transposed convolution in relay",
 }
 """Node test → why it cannot be imported."""
 
@@ -436,6 +433,52 @@ CASES: dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]] = {
             {"i": _i64(3, 0, -1), "j": np.array(-2, np.int64)},
         ),
         {"x": _X},
+    ),
+    "conv_transpose_strided_padded_grouped": (
+        _model(
+            [
+                helper.make_node(
+                    "ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 3],
+                    pads=[1, 0, 2, 1], output_padding=[1, 2], group=2, dilations=[1, 2],
+                )
+            ],
+            {"x": _X.shape},
+            "y",
+            13,
+            {"w": _RNG.standard_normal((4, 3, 3, 2)).astype(np.float32),
+             "b": _RNG.standard_normal(6).astype(np.float32)},
+        ),
+        {"x": _X},
+    ),
+    "conv_transpose_output_shape_same_upper": (
+        _model(
+            [
+                helper.make_node(
+                    "ConvTranspose", ["x", "w"], ["y"], strides=[2, 2],
+                    auto_pad="SAME_UPPER", kernel_shape=[3, 3],
+                ),
+                helper.make_node(
+                    "ConvTranspose", ["x", "w"], ["z"], strides=[2, 2],
+                    output_shape=[11, 12],
+                ),
+                helper.make_node("Concat", ["y", "z"], ["o"], axis=2),
+            ],
+            {"x": _X.shape},
+            "o",
+            13,
+            {"w": _RNG.standard_normal((4, 2, 3, 3)).astype(np.float32)},
+        ),
+        {"x": _X},
+    ),
+    "conv_transpose_1d": (
+        _model(
+            [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[3], pads=[1, 2])],
+            {"x": (2, 4, 7)},
+            "y",
+            13,
+            {"w": _RNG.standard_normal((4, 5, 4)).astype(np.float32)},
+        ),
+        {"x": _RNG.standard_normal((2, 4, 7)).astype(np.float32)},
     ),
     "gather_constant_indices_of_rank_2": (
         _model(

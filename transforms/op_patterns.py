@@ -72,6 +72,7 @@ OP_PATTERNS: dict[type[Operation], OpPattern] = {
     relay.DenseOp: OpPattern.OUT_ELEMWISE_FUSABLE,
     relay.MatmulOp: OpPattern.OUT_ELEMWISE_FUSABLE,
     relay.Conv2DOp: OpPattern.OUT_ELEMWISE_FUSABLE,
+    relay.Conv2DTransposeOp: OpPattern.OUT_ELEMWISE_FUSABLE,
 }
 """relay op class → pattern; an op not listed is `OPAQUE`."""
 

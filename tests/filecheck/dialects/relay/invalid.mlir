@@ -864,3 +864,27 @@ relay.func @f(%x: tensor<5x3xf32>, %i: tensor<2xi64>) -> tensor<5x3xf32> {
   %0 = relay.take %x, %i : (tensor<5x3xf32>, tensor<2xi64>) -> tensor<5x3xf32>
   relay.return %x : tensor<5x3xf32>
 }
+
+// -----
+
+relay.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<3x2x3x3xf32>) -> tensor<1x4x5x5xf32> {
+  // expected-error@+1 {{weight expects 3 input channels, but the data has 4}}
+  %0 = relay.nn.conv2d_transpose %x, %w : (tensor<1x4x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x2x7x7xf32>
+  relay.return %x : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<4x2x3x3xf32>) -> tensor<1x4x5x5xf32> {
+  // expected-error@+1 {{output_padding (2) must be smaller than the stride or the dilation (2)}}
+  %0 = relay.nn.conv2d_transpose %x, %w {strides = array<i64: 2, 2>, output_padding = array<i64: 2, 0>} : (tensor<1x4x5x5xf32>, tensor<4x2x3x3xf32>) -> tensor<1x2x13x11xf32>
+  relay.return %x : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<1x4x2x2xf32>, %w: tensor<4x2x1x1xf32>) -> tensor<1x4x2x2xf32> {
+  // expected-error@+1 {{padding (2) leaves no output of an input of size 2}}
+  %0 = relay.nn.conv2d_transpose %x, %w {padding = array<i64: 1, 0, 1, 0>} : (tensor<1x4x2x2xf32>, tensor<4x2x1x1xf32>) -> tensor<1x2x0x2xf32>
+  relay.return %x : tensor<1x4x2x2xf32>
+}
