@@ -200,8 +200,22 @@ def conv2d_shape(
     """NCHW data and OIHW weight (I = C / groups) to the NCHW output shape."""
     require_rank(data, 4, "conv2d data (NCHW)")
     require_rank(weight, 4, "conv2d weight (OIHW)")
-    n, c, h, w = data
-    o, i, kh, kw = weight
+    return conv_shape(data, weight, strides, padding, dilation, groups)
+
+
+def conv_shape(
+    data: Shape,
+    weight: Shape,
+    strides: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
+) -> Shape:
+    """`[N, C, *spatial]` data and `[O, C / groups, *kernel]` weight to the
+    `[N, O, *windows]` output, for any number of spatial dimensions;
+    `padding` is the starts of every spatial dimension, then their ends."""
+    n, c = data[:2]
+    o, i = weight[:2]
     if c != DYNAMIC and c % groups:
         raise VerifyException(
             f"input channels ({c}) are not divisible by groups ({groups})"
@@ -215,10 +229,27 @@ def conv2d_shape(
             f"weight expects {i * groups} input channels ({i} x groups {groups}), "
             f"but the data has {c}"
         )
-    top, left, bottom, right = padding
-    out_h = window_output_dim(h, kh, strides[0], dilation[0], top + bottom)
-    out_w = window_output_dim(w, kw, strides[1], dilation[1], left + right)
-    return (n, o, out_h, out_w)
+    return (n, o, *window_dims(data[2:], weight[2:], strides, padding, dilation))
+
+
+def window_dims(
+    sizes: Sequence[int],
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool = False,
+) -> tuple[int, ...]:
+    """`window_output_dim` of each spatial dimension; `padding` holds the
+    starts of all of them, then their ends."""
+    rank = len(sizes)
+    return tuple(
+        window_output_dim(
+            sizes[d], kernel[d], strides[d], dilation[d],
+            padding[d] + padding[rank + d], ceil_mode,
+        )
+        for d in range(rank)
+    )
 
 
 def logical_weight_shape(weight: Shape, layout: str, channels: int) -> Shape:
@@ -254,15 +285,20 @@ def pool2d_shape(
 ) -> Shape:
     """NCHW data to the NCHW shape after max or average pooling."""
     require_rank(data, 4, "pooling data (NCHW)")
-    n, c, h, w = data
-    top, left, bottom, right = padding
-    out_h = window_output_dim(
-        h, pool_size[0], strides[0], dilation[0], top + bottom, ceil_mode
-    )
-    out_w = window_output_dim(
-        w, pool_size[1], strides[1], dilation[1], left + right, ceil_mode
-    )
-    return (n, c, out_h, out_w)
+    return pool_shape(data, pool_size, strides, padding, dilation, ceil_mode)
+
+
+def pool_shape(
+    data: Shape,
+    pool_size: Sequence[int],
+    strides: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    ceil_mode: bool,
+) -> Shape:
+    """`[N, C, *spatial]` data to its shape after pooling (`window_dims`)."""
+    dims = window_dims(data[2:], pool_size, strides, padding, dilation, ceil_mode)
+    return (*data[:2], *dims)
 
 
 def dense_shape(data: Shape, weight: Shape) -> Shape:
@@ -2334,6 +2370,36 @@ class Conv2DOp(TensorOp):
 
 
 @irdl_op_definition
+class Conv3DOp(TensorOp):
+    """3-D convolution of NCDHW data with OIDHW weights (TVM's `conv3d`)."""
+
+    name = "relay.nn.conv3d"
+
+    x = operand_def(TensorType)
+    weight = operand_def(TensorType)
+    strides = IntsParam((1, 1, 1), length=3, minimum=1)
+    padding = IntsParam((0, 0, 0, 0, 0, 0), length=6, minimum=0)
+    """front, top, left, back, bottom, right."""
+    dilation = IntsParam((1, 1, 1), length=3, minimum=1)
+    groups = IntParam(1, minimum=1)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        require_rank(shapes[0], 5, "conv3d data (NCDHW)")
+        require_rank(shapes[1], 5, "conv3d weight (OIDHW)")
+        return conv_shape(
+            shapes[0],
+            shapes[1],
+            cls.strides.read(attributes),
+            cls.padding.read(attributes),
+            cls.dilation.read(attributes),
+            cls.groups.read(attributes),
+        )
+
+
+@irdl_op_definition
 class Conv2DTransposeOp(TensorOp):
     """2-D transposed convolution of NCHW data with IOHW weights (TVM's
     `conv2d_transpose`, ONNX's `ConvTranspose`): each input pixel scatters
@@ -2409,8 +2475,25 @@ class BatchNormOp(TensorOp):
         return shapes[0]
 
 
-class Pool2DOp(TensorOp):
+class WindowPoolOp(TensorOp):
+    """Base of the pooling operators over `LAYOUT` data (`pool_shape`);
+    subclasses declare the window parameters for its spatial axes."""
+
+    LAYOUT: ClassVar[str]
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        require_rank(shapes[0], len(cls.LAYOUT), f"pooling data ({cls.LAYOUT})")
+        params = ("pool_size", "strides", "padding", "dilation", "ceil_mode")
+        return pool_shape(shapes[0], *(getattr(cls, p).read(attributes) for p in params))
+
+
+class Pool2DOp(WindowPoolOp):
     """Base of the NCHW 2-D pooling operators."""
+
+    LAYOUT: ClassVar[str] = "NCHW"
 
     x = operand_def(TensorType)
     pool_size = IntsParam(length=2, minimum=1)
@@ -2418,19 +2501,6 @@ class Pool2DOp(TensorOp):
     padding = IntsParam((0, 0, 0, 0), length=4, minimum=0)
     dilation = IntsParam((1, 1), length=2, minimum=1)
     ceil_mode = BoolParam(False)
-
-    @classmethod
-    def infer_shape(
-        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
-    ) -> Shape:
-        return pool2d_shape(
-            shapes[0],
-            cls.pool_size.read(attributes),
-            cls.strides.read(attributes),
-            cls.padding.read(attributes),
-            cls.dilation.read(attributes),
-            cls.ceil_mode.read(attributes),
-        )
 
 
 @irdl_op_definition
@@ -2445,6 +2515,36 @@ class AvgPool2DOp(Pool2DOp):
     """Mean over each window; padding counts only with `count_include_pad`."""
 
     name = "relay.nn.avg_pool2d"
+
+    count_include_pad = BoolParam(False)
+
+
+class Pool3DOp(WindowPoolOp):
+    """Base of the NCDHW 3-D pooling operators (`padding`: front, top,
+    left, back, bottom, right)."""
+
+    LAYOUT: ClassVar[str] = "NCDHW"
+
+    x = operand_def(TensorType)
+    pool_size = IntsParam(length=3, minimum=1)
+    strides = IntsParam((1, 1, 1), length=3, minimum=1)
+    padding = IntsParam((0, 0, 0, 0, 0, 0), length=6, minimum=0)
+    dilation = IntsParam((1, 1, 1), length=3, minimum=1)
+    ceil_mode = BoolParam(False)
+
+
+@irdl_op_definition
+class MaxPool3DOp(Pool3DOp):
+    """Maximum over each window."""
+
+    name = "relay.nn.max_pool3d"
+
+
+@irdl_op_definition
+class AvgPool3DOp(Pool3DOp):
+    """Mean over each window; padding counts only with `count_include_pad`."""
+
+    name = "relay.nn.avg_pool3d"
 
     count_include_pad = BoolParam(False)
 
@@ -2747,10 +2847,13 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     MatmulOp,
     Conv2DOp,
     Conv2DTransposeOp,
+    Conv3DOp,
     BiasAddOp,
     BatchNormOp,
     MaxPool2DOp,
     AvgPool2DOp,
+    MaxPool3DOp,
+    AvgPool3DOp,
     GlobalAvgPool2DOp,
     SoftmaxOp,
     PadOp,

@@ -464,17 +464,18 @@ def _window_padding(
 
 @dataclass(frozen=True)
 class _Window:
-    """Convolution/pooling attributes in relay's 2-D form."""
+    """Convolution/pooling attributes in relay's form: 2-D (1-D data as
+    height 1) or 3-D; `padding` is the starts of every axis, then the ends."""
 
-    kernel: tuple[int, int]
-    strides: tuple[int, int]
-    dilation: tuple[int, int]
-    padding: tuple[int, int, int, int]
+    kernel: tuple[int, ...]
+    strides: tuple[int, ...]
+    dilation: tuple[int, ...]
+    padding: tuple[int, ...]
 
 
 def _window(n: Node, spatial: Sequence[int], kernel: Sequence[int]) -> _Window:
-    """ONNX window attributes for 1-D or 2-D data, as relay's 2-D ones (1-D
-    data is treated as height 1)."""
+    """ONNX window attributes of 1-D, 2-D or 3-D data, as relay's (1-D data
+    is treated as height 1)."""
     rank = len(spatial)
     strides = [int(s) for s in n.attrs.get("strides", [1] * rank)]
     dilations = [int(d) for d in n.attrs.get("dilations", [1] * rank)]
@@ -483,20 +484,24 @@ def _window(n: Node, spatial: Sequence[int], kernel: Sequence[int]) -> _Window:
         return _Window(
             (1, kernel[0]), (1, strides[0]), (1, dilations[0]), (0, pads[0], 0, pads[1])
         )
-    return _Window(
-        (kernel[0], kernel[1]),
-        (strides[0], strides[1]),
-        (dilations[0], dilations[1]),
-        (pads[0], pads[1], pads[2], pads[3]),
-    )
+    return _Window(tuple(kernel), tuple(strides), tuple(dilations), tuple(pads))
 
 
-def _spatial_rank(n: Node) -> int:
-    """1 or 2 spatial dimensions; 3-D convolution and pooling are not in relay."""
+SPATIAL_OPS: dict[int, tuple[type[relay.TensorOp], ...]] = {
+    2: (relay.Conv2DOp, relay.MaxPool2DOp, relay.AvgPool2DOp),
+    3: (relay.Conv3DOp, relay.MaxPool3DOp, relay.AvgPool3DOp),
+}
+"""Relay's convolution, max and average pooling per number of spatial axes
+(1-D data takes the 2-D ops as height 1)."""
+
+
+def _spatial_rank(n: Node, ranks: Sequence[int] = (1, 2, 3)) -> int:
+    """The number of spatial dimensions, one relay has windows for."""
     rank = len(n.shape(0)) - 2
-    if rank not in (1, 2):
+    if rank not in ranks:
         raise n.error(
-            f"{rank}-D spatial data is not supported (relay has 2-D windows only)"
+            f"{rank}-D spatial data is not supported (relay has "
+            f"{', '.join(f'{r}-D' for r in ranks)} windows here)"
         )
     return rank
 
@@ -517,7 +522,7 @@ def _conv(n: Node) -> SSAValue:
     window = _window(n, n.shape(0)[2:], kernel)
     weight = _as_2d(n, n.input(1), rank)
     result = n.op(
-        relay.Conv2DOp,
+        SPATIAL_OPS[max(rank, 2)][0],
         _as_2d(n, n.input(0), rank),
         weight,
         strides=window.strides,
@@ -535,7 +540,7 @@ def _conv_transpose(n: Node) -> SSAValue:
     `output_shape` (or a SAME `auto_pad`, whose output is the input times
     the stride), the padding is what makes that shape, its odd unit at the
     end for SAME_UPPER and at the start otherwise (the ONNX rule)."""
-    rank = _spatial_rank(n)
+    rank = _spatial_rank(n, (1, 2))
     spatial = n.shape(0)[2:]
     kernel = [int(k) for k in n.attrs.get("kernel_shape", n.shape(1)[2:])]
     strides = [int(s) for s in n.attrs.get("strides", [1] * rank)]
@@ -578,11 +583,13 @@ def _conv_transpose(n: Node) -> SSAValue:
     return _from_2d(n, result, rank)
 
 
-def _pool(cls: type[relay.Pool2DOp]) -> Converter:
-    """MaxPool / AveragePool (1-D or 2-D); the Indices output is not produced."""
+def _pool(average: bool) -> Converter:
+    """MaxPool / AveragePool (1-D, 2-D or 3-D); the Indices output is not
+    produced."""
 
     def convert(n: Node) -> SSAValue:
         rank = _spatial_rank(n)
+        cls = SPATIAL_OPS[max(rank, 2)][2 if average else 1]
         window = _window(n, n.shape(0)[2:], n.attrs["kernel_shape"])
         params: dict[str, Any] = {
             "pool_size": window.kernel,
@@ -591,7 +598,7 @@ def _pool(cls: type[relay.Pool2DOp]) -> Converter:
             "dilation": window.dilation,
             "ceil_mode": bool(n.attrs.get("ceil_mode", 0)),
         }
-        if cls is relay.AvgPool2DOp:
+        if average:
             params["count_include_pad"] = bool(n.attrs.get("count_include_pad", 0))
         return _from_2d(n, n.op(cls, _as_2d(n, n.input(0), rank), **params), rank)
 
@@ -600,7 +607,7 @@ def _pool(cls: type[relay.Pool2DOp]) -> Converter:
 
 def _global_pool(average: bool) -> Converter:
     def convert(n: Node) -> SSAValue:
-        rank = _spatial_rank(n)
+        rank = _spatial_rank(n, (1, 2))
         x = _as_2d(n, n.input(0), rank)
         if average:
             pooled = n.op(relay.GlobalAvgPool2DOp, x)
@@ -905,8 +912,8 @@ CONVERTERS: dict[str, Converter] = {
     "MatMul": _matmul,
     "Conv": _conv,
     "ConvTranspose": _conv_transpose,
-    "MaxPool": _pool(relay.MaxPool2DOp),
-    "AveragePool": _pool(relay.AvgPool2DOp),
+    "MaxPool": _pool(average=False),
+    "AveragePool": _pool(average=True),
     "GlobalAveragePool": _global_pool(average=True),
     "GlobalMaxPool": _global_pool(average=False),
     "BatchNormalization": _batch_norm,

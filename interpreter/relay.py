@@ -19,6 +19,7 @@ convolutions, strided window views for pooling).
 
 from __future__ import annotations
 
+import math
 from collections import ChainMap
 from collections.abc import Callable, MutableMapping, Sequence
 from dataclasses import dataclass, field
@@ -252,11 +253,22 @@ def _windows(
     strides: Sequence[int],
     dilation: Sequence[int],
 ) -> np.ndarray:
-    """[..., H, W] -> [..., OH, OW, KH, KW]: the receptive field of every
-    output position, as a strided view (no copy)."""
+    """[..., *spatial] -> [..., *windows, *kernel]: the receptive field of
+    every output position over the last `len(kernel)` axes, as a strided
+    view (no copy)."""
+    rank = len(kernel)
     span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    view = sliding_window_view(x, span, axis=(-2, -1))
-    return view[..., :: strides[0], :: strides[1], :: dilation[0], :: dilation[1]]
+    view = sliding_window_view(x, span, axis=tuple(range(-rank, 0)))
+    return view[
+        (..., *(slice(None, None, s) for s in strides), *(slice(None, None, d) for d in dilation))
+    ]
+
+
+def _spatial_pads(padding: Sequence[int]) -> list[tuple[int, int]]:
+    """Relay's padding (the starts of every spatial axis, then the ends) as
+    NumPy's (start, end) pairs."""
+    rank = len(padding) // 2
+    return list(zip(padding[:rank], padding[rank:]))
 
 
 def oihw_weight(w: np.ndarray, layout: str, channels: int) -> np.ndarray:
@@ -278,23 +290,36 @@ def packed_weight(w: np.ndarray, block: int) -> np.ndarray:
 
 
 def _conv2d(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """NCHW x OIHW as im2col (the window view, copied into [group, pixel,
-    tap] rows) and one GEMM per group, batched: exact and BLAS-fast."""
-    pt, pl, pb, pr = _attr(op, "padding", (0, 0, 0, 0))
-    groups: int = _attr(op, "groups", 1)
     w = oihw_weight(w, _attr(op, "kernel_layout", "OIHW"), _attr(op, "channels", 0))
+    return _conv(op, x, w)
+
+
+def _conv(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """[N, C, *spatial] x [O, C / groups, *kernel] as im2col (the window
+    view, copied into [group, pixel, tap] rows) and one GEMM per group,
+    batched: exact and BLAS-fast."""
+    rank = x.ndim - 2
+    groups: int = _attr(op, "groups", 1)
     n = x.shape[0]
-    o, cg, kh, kw = w.shape
-    xp = np.pad(_wide(x), ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    o, cg = w.shape[:2]
+    kernel = w.shape[2:]
+    pads = _spatial_pads(_attr(op, "padding", (0,) * 2 * rank))
+    xp = np.pad(_wide(x), [(0, 0), (0, 0), *pads])
     win = _windows(
-        xp, (kh, kw), _attr(op, "strides", (1, 1)), _attr(op, "dilation", (1, 1))
+        xp, kernel, _attr(op, "strides", (1,) * rank), _attr(op, "dilation", (1,) * rank)
     )
-    oh, ow = win.shape[2:4]
-    cols = win.reshape(n, groups, cg, oh, ow, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
-    cols = cols.reshape(groups, n * oh * ow, cg * kh * kw)
-    wmat = _wide(w).reshape(groups, o // groups, cg * kh * kw).transpose(0, 2, 1)
-    out = (cols @ wmat).reshape(groups, n, oh, ow, o // groups)
-    return out.transpose(1, 0, 4, 2, 3).reshape(n, o, oh, ow)
+    out_spatial = win.shape[2 : 2 + rank]
+    cols = win.reshape(n, groups, cg, *out_spatial, *kernel)
+    # [group, n, *out, cg, *kernel]: each output position's taps in one row
+    order = (1, 0, *range(3, 3 + rank), 2, *range(3 + rank, 3 + 2 * rank))
+    cols = cols.transpose(order).reshape(
+        groups, n * math.prod(out_spatial), cg * math.prod(kernel)
+    )
+    wmat = _wide(w).reshape(groups, o // groups, cg * math.prod(kernel)).transpose(0, 2, 1)
+    out = (cols @ wmat).reshape(groups, n, *out_spatial, o // groups)
+    # [n, group, o/group, *out] -> [n, o, *out]
+    out = out.transpose(1, 0, 2 + rank, *range(2, 2 + rank))
+    return out.reshape(n, o, *out_spatial)
 
 
 def _conv2d_transpose(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -337,37 +362,38 @@ def _pool_extra(size: int, pad: int, span: int, stride: int, ceil_mode: bool) ->
     return max(0, (out - 1) * stride + span - (size + pad))
 
 
-def _pool2d(op: Operation, x: np.ndarray, average: bool) -> np.ndarray:
-    """Max or average pooling over NCHW.  Max pads with the lowest value; the
-    average divides by the taps inside the input (and, with
-    `count_include_pad`, inside the explicit padding).  Extra rows that
+def _pool(op: Operation, x: np.ndarray, average: bool) -> np.ndarray:
+    """Max or average pooling over [N, C, *spatial].  Max pads with the
+    lowest value; the average divides by the taps inside the input (and,
+    with `count_include_pad`, inside the explicit padding).  Extra rows that
     `ceil_mode` adds never count."""
     kernel = _attr(op, "pool_size")
-    strides = _attr(op, "strides", (1, 1))
-    dilation = _attr(op, "dilation", (1, 1))
-    pt, pl, pb, pr = _attr(op, "padding", (0, 0, 0, 0))
+    rank = len(kernel)
+    strides = _attr(op, "strides", (1,) * rank)
+    dilation = _attr(op, "dilation", (1,) * rank)
+    pads = _spatial_pads(_attr(op, "padding", (0,) * 2 * rank))
     ceil_mode = _attr(op, "ceil_mode", False)
-    h, w = x.shape[-2:]
-    eb, er = (
-        _pool_extra(size, pad, d * (k - 1) + 1, s, ceil_mode)
-        for size, pad, k, s, d in zip(
-            (h, w), (pt + pb, pl + pr), kernel, strides, dilation
-        )
-    )
-    pads = ((0, 0), (0, 0), (pt, pb + eb), (pl, pr + er))
+    sizes = x.shape[2:]
+    extras = [
+        _pool_extra(size, begin + end, d * (k - 1) + 1, s, ceil_mode)
+        for size, (begin, end), k, s, d in zip(sizes, pads, kernel, strides, dilation)
+    ]
+    padded = [(begin, end + extra) for (begin, end), extra in zip(pads, extras)]
+    axes = tuple(range(-rank, 0))
     if not average:
-        xp = np.pad(x, pads, constant_values=_lowest(x.dtype))
-        return _windows(xp, kernel, strides, dilation).max(axis=(-2, -1))
-    total = _windows(np.pad(_wide(x), pads), kernel, strides, dilation).sum(
-        axis=(-2, -1)
+        xp = np.pad(x, [(0, 0), (0, 0), *padded], constant_values=_lowest(x.dtype))
+        return _windows(xp, kernel, strides, dilation).max(axis=axes)
+    total = _windows(np.pad(_wide(x), [(0, 0), (0, 0), *padded]), kernel, strides, dilation)
+    counted = np.zeros(
+        [b + size + e for size, (b, e) in zip(sizes, padded)], dtype=total.dtype
     )
-    counted = np.zeros((pt + h + pb + eb, pl + w + pr + er), dtype=total.dtype)
     if _attr(op, "count_include_pad", False):
-        counted[: pt + h + pb, : pl + w + pr] = 1
+        region = tuple(slice(0, b + size + e) for size, (b, e) in zip(sizes, pads))
     else:
-        counted[pt : pt + h, pl : pl + w] = 1
-    count = _windows(counted, kernel, strides, dilation).sum(axis=(-2, -1))
-    return total / np.maximum(count, 1)
+        region = tuple(slice(b, b + size) for size, (b, _) in zip(sizes, pads))
+    counted[region] = 1
+    count = _windows(counted, kernel, strides, dilation).sum(axis=axes)
+    return total.sum(axis=axes) / np.maximum(count, 1)
 
 
 def _global_avg_pool2d(x: np.ndarray) -> np.ndarray:
@@ -651,10 +677,13 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "clip": _clip,
     "nn.conv2d": _conv2d,
     "nn.conv2d_transpose": _conv2d_transpose,
+    "nn.conv3d": _conv,
     "nn.bias_add": _bias_add,
     "nn.batch_norm": _batch_norm,
-    "nn.max_pool2d": lambda op, x: _pool2d(op, x, average=False),
-    "nn.avg_pool2d": lambda op, x: _pool2d(op, x, average=True),
+    "nn.max_pool2d": lambda op, x: _pool(op, x, average=False),
+    "nn.avg_pool2d": lambda op, x: _pool(op, x, average=True),
+    "nn.max_pool3d": lambda op, x: _pool(op, x, average=False),
+    "nn.avg_pool3d": lambda op, x: _pool(op, x, average=True),
     "nn.softmax": _softmax,
     "nn.pad": _pad,
     "nn.lrn": _lrn,

@@ -547,8 +547,8 @@ def _conv2d(
     out: SSAValue,
     epilogue: Epilogue | None = None,
 ) -> None:
-    """out[n, o, y, x] = sum_{c, ky, kx} in[n, g*C/G + c, row, col] * w[o, c, ky, kx]
-    over the taps inside the input (padding reads as 0), g = o // (O/G)."""
+    """The target's conv2d schedule, else `_direct_conv` (with an `OIHW`
+    view of a packed weight)."""
     assert isinstance(op, relay.Conv2DOp)
     data, packed = inputs
     _require_float(op, data.element_type)
@@ -566,24 +566,63 @@ def _conv2d(
             packed if weight is not packed else None,
         )
         return schedule(e, problem, e.target)
-    (sh, sw), (dh, dw), (pt, pl, _, _) = op.strides, op.dilation, op.padding
-    out_channels, group_channels, kh, kw = weight.shape
-    height, width = data.shape[2:]
-    body, (n, o, y, x) = e.nest(result_shape(op), parallel=True)
-    body.store(body.constant(0.0, data.element_type), out, [n, o, y, x])
+    _direct_conv(e, op, data, weight, out, epilogue)
+
+
+def _conv3d(
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
+) -> None:
+    """conv2d's sum over one more spatial axis (no schedule: `_direct_conv`)."""
+    assert isinstance(op, relay.Conv3DOp)
+    data, weight = inputs
+    _require_float(op, data.element_type)
+    _direct_conv(e, op, data, weight, out, epilogue)
+
+
+def _direct_conv(
+    e: Emitter,
+    op: relay.Conv2DOp | relay.Conv3DOp,
+    data: Tensor,
+    weight: Tensor,
+    out: SSAValue,
+    epilogue: Epilogue | None,
+) -> None:
+    """out[n, o, *p] = sum_{c, *k} in[n, g*C/G + c, *(p * s + k * d - pad)] *
+    w[o, c, *k] over the taps inside the input (padding reads as 0), g = o //
+    (O/G), for any number of spatial axes: one parallel nest over the output."""
+    out_channels, group_channels, *kernel = weight.shape
+    sizes = data.shape[2:]
+    body, (n, o, *position) = e.nest(result_shape(op), parallel=True)
+    at = [n, o, *position]
+    body.store(body.constant(0.0, data.element_type), out, at)
     group = 0 if op.groups == 1 else body.div(o, out_channels // op.groups)
     base = body.mul(group, group_channels)
-    c_body, (c, ky, kx) = body.nest([group_channels, kh, kw])
-    row = _window_tap(c_body, y, ky, sh, dh, pt)
-    col = _window_tap(c_body, x, kx, sw, dw, pl)
+    c_body, (c, *taps) = body.nest([group_channels, *kernel])
+    source = _window_taps(c_body, op, position, taps)
     inside = c_body.all_of(
-        [c_body.in_range(row, 0, height), c_body.in_range(col, 0, width)]
+        [c_body.in_range(i, 0, size) for i, size in zip(source, sizes)]
     )
     if (tap := c_body.when(inside)) is not None:
-        pixel = data.load(tap, [n, tap.add(base, c), row, col])
-        product = tap.op(arith.MulfOp(pixel, weight.load(tap, [o, c, ky, kx])))
-        _accumulate(tap, out, [n, o, y, x], product, arith.AddfOp)
+        pixel = data.load(tap, [n, tap.add(base, c), *source])
+        product = tap.op(arith.MulfOp(pixel, weight.load(tap, [o, c, *taps])))
+        _accumulate(tap, out, at, product, arith.AddfOp)
     _finish(e, out, result_shape(op), epilogue)
+
+
+def _window_taps(
+    e: Emitter, op: Operation, position: Sequence[Index], taps: Sequence[Index]
+) -> list[Index]:
+    """The input element each spatial axis of a window tap reads (`_window_tap`
+    with the op's strides, dilation and starting padding)."""
+    strides, dilation, padding = op.strides, op.dilation, op.padding  # type: ignore[attr-defined]
+    return [
+        _window_tap(e, p, k, s, d, pad)
+        for p, k, s, d, pad in zip(position, taps, strides, dilation, padding)
+    ]
 
 
 def _conv2d_transpose(
@@ -635,15 +674,14 @@ def _multiple(e: Emitter, value: Index, stride: int) -> SSAValue:
 
 
 def _pool_window(
-    e: Emitter, op: relay.Pool2DOp, y: Index, x: Index
-) -> tuple[Emitter, Index, Index, Index, Index]:
-    """Loops over a pooling window: the body, the input row and column, and
-    the tap's offsets from the padded origin (for `count_include_pad`)."""
-    (sh, sw), (dh, dw), (pt, pl, _, _) = op.strides, op.dilation, op.padding
-    body, (ky, kx) = e.nest(op.pool_size)
-    row = _window_tap(body, y, ky, sh, dh, pt)
-    col = _window_tap(body, x, kx, sw, dw, pl)
-    return body, row, col, body.add(row, pt), body.add(col, pl)
+    e: Emitter, op: relay.Pool2DOp | relay.Pool3DOp, position: Sequence[Index]
+) -> tuple[Emitter, list[Index], list[Index]]:
+    """Loops over a pooling window: the body, the input element on each
+    spatial axis, and the tap's offsets from the padded origin (for
+    `count_include_pad`)."""
+    body, taps = e.nest(op.pool_size)
+    source = _window_taps(body, op, position, taps)
+    return body, source, [body.add(i, pad) for i, pad in zip(source, op.padding)]
 
 
 def _scheduled_pool(
@@ -670,34 +708,35 @@ def _scheduled_pool(
     return True
 
 
-def _max_pool2d(
+def _max_pool(
     e: Emitter,
     op: Operation,
     inputs: Sequence[Tensor],
     out: SSAValue,
     epilogue: Epilogue | None = None,
 ) -> None:
-    """out = max over the window's taps inside the input (padding never wins)."""
-    assert isinstance(op, relay.MaxPool2DOp)
+    """out = max over the window's taps inside the input (padding never
+    wins); 2-D through the target's pooling schedule where it has one."""
+    assert isinstance(op, relay.MaxPool2DOp | relay.MaxPool3DOp)
     (data,) = inputs
     _require_float(op, data.element_type)
-    if _scheduled_pool(e, op, data, out, epilogue, average=False):
+    if isinstance(op, relay.MaxPool2DOp) and _scheduled_pool(
+        e, op, data, out, epilogue, average=False
+    ):
         return
-    height, width = data.shape[2:]
-    body, (n, c, y, x) = e.nest(result_shape(op), parallel=True)
-    body.store(body.constant(-math.inf, data.element_type), out, [n, c, y, x])
-    window, row, col, _, _ = _pool_window(body, op, y, x)
+    body, (n, c, *position) = e.nest(result_shape(op), parallel=True)
+    at = [n, c, *position]
+    body.store(body.constant(-math.inf, data.element_type), out, at)
+    window, source, _ = _pool_window(body, op, position)
     inside = window.all_of(
-        [window.in_range(row, 0, height), window.in_range(col, 0, width)]
+        [window.in_range(i, 0, size) for i, size in zip(source, data.shape[2:])]
     )
     if (tap := window.when(inside)) is not None:
-        _accumulate(
-            tap, out, [n, c, y, x], data.load(tap, [n, c, row, col]), arith.MaximumfOp
-        )
+        _accumulate(tap, out, at, data.load(tap, [n, c, *source]), arith.MaximumfOp)
     _finish(e, out, result_shape(op), epilogue)
 
 
-def _avg_pool2d(
+def _avg_pool(
     e: Emitter,
     op: Operation,
     inputs: Sequence[Tensor],
@@ -707,41 +746,38 @@ def _avg_pool2d(
     """Sum of the taps inside the input divided by the number of counted taps:
     those inside the input, or with `count_include_pad` inside the explicitly
     padded input (never the rows `ceil_mode` adds); at least 1."""
-    assert isinstance(op, relay.AvgPool2DOp)
+    assert isinstance(op, relay.AvgPool2DOp | relay.AvgPool3DOp)
     (data,) = inputs
     element = data.element_type
     _require_float(op, element)
-    if _scheduled_pool(e, op, data, out, epilogue, average=True):
+    if isinstance(op, relay.AvgPool2DOp) and _scheduled_pool(
+        e, op, data, out, epilogue, average=True
+    ):
         return
-    height, width = data.shape[2:]
-    pt, pl, pb, pr = op.padding
-    body, (n, c, y, x) = e.nest(result_shape(op), parallel=True)
+    sizes = data.shape[2:]
+    rank = len(sizes)
+    body, (n, c, *position) = e.nest(result_shape(op), parallel=True)
+    at = [n, c, *position]
     zero, one = body.constant(0.0, element), body.constant(1.0, element)
     count = body.alloc([1], element, "local")
-    body.store(zero, out, [n, c, y, x])
+    body.store(zero, out, at)
     body.store(zero, count, [0])
-    window, row, col, prow, pcol = _pool_window(body, op, y, x)
+    window, source, padded = _pool_window(body, op, position)
     inside = window.all_of(
-        [window.in_range(row, 0, height), window.in_range(col, 0, width)]
+        [window.in_range(i, 0, size) for i, size in zip(source, sizes)]
     )
     if (tap := window.when(inside)) is not None:
-        _accumulate(
-            tap, out, [n, c, y, x], data.load(tap, [n, c, row, col]), arith.AddfOp
-        )
+        _accumulate(tap, out, at, data.load(tap, [n, c, *source]), arith.AddfOp)
     counted = inside
     if op.count_include_pad:
+        extents = [op.padding[d] + sizes[d] + op.padding[rank + d] for d in range(rank)]
         counted = window.all_of(
-            [
-                window.in_range(prow, 0, pt + height + pb),
-                window.in_range(pcol, 0, pl + width + pr),
-            ]
+            [window.in_range(i, 0, extent) for i, extent in zip(padded, extents)]
         )
     if (tally := window.when(counted)) is not None:
         _accumulate(tally, count, [0], one, arith.AddfOp)
     divisor = body.op(arith.MaximumfOp(body.load(count, [0]), one))
-    body.store(
-        body.op(arith.DivfOp(body.load(out, [n, c, y, x]), divisor)), out, [n, c, y, x]
-    )
+    body.store(body.op(arith.DivfOp(body.load(out, at), divisor)), out, at)
     _finish(e, out, result_shape(op), epilogue)
 
 
@@ -811,7 +847,10 @@ EPILOGUE_ANCHORS: frozenset[type[Operation]] = frozenset(
         relay.MatmulOp,
         relay.Conv2DOp,
         relay.Conv2DTransposeOp,
+        relay.Conv3DOp,
         relay.MaxPool2DOp,
+        relay.MaxPool3DOp,
+        relay.AvgPool3DOp,
         relay.AvgPool2DOp,
         relay.GlobalAvgPool2DOp,
     }
@@ -824,8 +863,11 @@ NEST_TEMPLATES: dict[type[Operation], NestTemplate] = {
     relay.MatmulOp: _matmul,
     relay.Conv2DOp: _conv2d,
     relay.Conv2DTransposeOp: _conv2d_transpose,
-    relay.MaxPool2DOp: _max_pool2d,
-    relay.AvgPool2DOp: _avg_pool2d,
+    relay.Conv3DOp: _conv3d,
+    relay.MaxPool2DOp: _max_pool,
+    relay.AvgPool2DOp: _avg_pool,
+    relay.MaxPool3DOp: _max_pool,
+    relay.AvgPool3DOp: _avg_pool,
     relay.GlobalAvgPool2DOp: _global_avg_pool2d,
     relay.SoftmaxOp: _softmax,
 }

@@ -381,3 +381,55 @@ def test_conv2d_transpose_matches_the_definition(
   }}""")
     np.testing.assert_allclose(run(parse_module(text), xs, ws, b), want, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(hetero.compile(text)(xs, ws, b), want, rtol=1e-5, atol=1e-5)
+
+
+def _naive_avg_pool3d(x, kernel, strides, padding, ceil_mode, count_include_pad):
+    """Average pooling by its definition: for each window, the mean of the
+    taps inside the input over the taps counted (inside the input, or with
+    `count_include_pad` inside the explicit padding)."""
+    rank = 3
+    begins, ends = padding[:rank], padding[rank:]
+    sizes = x.shape[2:]
+    outs = []
+    for size, k, s, b, e in zip(sizes, kernel, strides, begins, ends):
+        rounding = s - 1 if ceil_mode else 0
+        outs.append((size + b + e - k + rounding) // s + 1)
+    out = np.zeros((*x.shape[:2], *outs))
+    for index in np.ndindex(*outs):
+        total, count = 0.0, 0
+        for tap in np.ndindex(*kernel):
+            at = [i * s + t - b for i, s, t, b in zip(index, strides, tap, begins)]
+            inside = all(0 <= a < size for a, size in zip(at, sizes))
+            padded = all(-b <= a < size + e for a, size, b, e in zip(at, sizes, begins, ends))
+            if inside:
+                total = total + x[(slice(None), slice(None), *at)]
+            count += inside or (count_include_pad and padded)
+        out[(slice(None), slice(None), *index)] = total / max(count, 1)
+    return out
+
+
+@pytest.mark.parametrize("ceil_mode, count_include_pad", [(False, False), (True, True)])
+def test_3d_windows_match_the_definition(ceil_mode: bool, count_include_pad: bool) -> None:
+    """relay.nn.avg_pool3d (padding, ceil_mode, count_include_pad) against
+    its definition, and conv3d -> max_pool3d compiled as interpreted."""
+    x = np.random.default_rng(4).standard_normal((1, 2, 5, 6, 4)).astype(np.float32)
+    kernel, strides, padding = (2, 3, 2), (2, 2, 1), (1, 0, 1, 1, 1, 0)
+    want = _naive_avg_pool3d(x, kernel, strides, padding, ceil_mode, count_include_pad)
+    t = lambda s: f"tensor<{'x'.join(map(str, s))}xf32>"
+    a = lambda v: f"array<i64: {', '.join(map(str, v))}>"
+    flags = f"ceil_mode = {str(ceil_mode).lower()}, count_include_pad = {str(count_include_pad).lower()}"
+    text = _text(f"""
+  relay.func @main(%x: {t(x.shape)}) -> {t(want.shape)} {{
+    %r = relay.nn.avg_pool3d %x {{pool_size = {a(kernel)}, strides = {a(strides)}, padding = {a(padding)}, {flags}}} : ({t(x.shape)}) -> {t(want.shape)}
+    relay.return %r : {t(want.shape)}
+  }}""")
+    np.testing.assert_allclose(run(parse_module(text), x), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(hetero.compile(text)(x), want, rtol=1e-5, atol=1e-6)
+    w = np.random.default_rng(5).standard_normal((4, 1, 2, 2, 2)).astype(np.float32)
+    text = _text(f"""
+  relay.func @main(%x: {t(x.shape)}, %w: {t(w.shape)}) -> tensor<1x4x3x3x3xf32> {{
+    %c = relay.nn.conv3d %x, %w {{padding = {a((1, 1, 1, 0, 0, 1))}, dilation = {a((1, 2, 1))}, groups = 2 : i64}} : ({t(x.shape)}, {t(w.shape)}) -> tensor<1x4x5x5x5xf32>
+    %r = relay.nn.max_pool3d %c {{pool_size = {a((2, 2, 2))}, strides = {a((2, 2, 2))}, padding = {a((1, 1, 1, 0, 0, 0))}}} : (tensor<1x4x5x5x5xf32>) -> tensor<1x4x3x3x3xf32>
+    relay.return %r : tensor<1x4x3x3x3xf32>
+  }}""")
+    np.testing.assert_allclose(hetero.compile(text)(x, w), run(parse_module(text), x, w), rtol=1e-5, atol=1e-5)

@@ -138,4 +138,6 @@ def test_gpu_matmul_bench_skips_without_a_gpu() -> None:
         text=True,
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith("gpu-matmul: skipped: no GPU")
+    machine, skipped = result.stdout.splitlines()[:2]
+    assert machine.startswith("machine: ")
+    assert skipped.startswith("gpu-matmul: skipped: no GPU")

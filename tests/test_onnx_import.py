@@ -27,27 +27,7 @@ from onnx import helper, numpy_helper
 
 RTOL, ATOL = 1e-4, 1e-5
 
-_3D = "3-D convolution/pooling: relay has 2-D windows only"
-OUT_OF_SCOPE: dict[str, str] = {
-    **{
-        name: _3D
-        for name in (
-            "test_AvgPool3d",
-            "test_AvgPool3d_stride",
-            "test_AvgPool3d_stride1_pad0_gpu_input",
-            "test_Conv3d",
-            "test_Conv3d_dilated",
-            "test_Conv3d_dilated_strided",
-            "test_Conv3d_groups",
-            "test_Conv3d_no_bias",
-            "test_Conv3d_stride",
-            "test_Conv3d_stride_padding",
-            "test_MaxPool3d",
-            "test_MaxPool3d_stride",
-            "test_MaxPool3d_stride_padding",
-        )
-    },
-}
+OUT_OF_SCOPE: dict[str, str] = {}
 """Node test → why it cannot be imported."""
 
 
@@ -617,6 +597,24 @@ def test_unsupported_attribute_is_a_diagnostic() -> None:
         HeteroError, match=r"ONNX node 'p1' \(Pad\): pad mode 'wrap' is not supported"
     ):
         from_onnx(model)
+
+
+@pytest.mark.parametrize(
+    "node, shape, message",
+    [
+        (helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1, 1, 1, 1], name="m"),
+         (1, 1, 2, 2, 2, 2), r"ONNX node 'm' \(MaxPool\): 4-D spatial data is not supported "
+         r"\(relay has 1-D, 2-D, 3-D windows here\)"),
+        (helper.make_node("GlobalAveragePool", ["x"], ["y"], name="g"),
+         (1, 1, 2, 2, 2), r"ONNX node 'g' \(GlobalAveragePool\): 3-D spatial data is not "
+         r"supported \(relay has 1-D, 2-D windows here\)"),
+    ],
+)
+def test_spatial_rank_without_a_relay_op_is_a_diagnostic(
+    node: onnx.NodeProto, shape: tuple[int, ...], message: str
+) -> None:
+    with pytest.raises(HeteroError, match=message):
+        from_onnx(_model([node], {"x": shape}, "y", 13))
 
 
 # ----------------------------------------------------------------------------

@@ -64,6 +64,8 @@ OP_PATTERNS: dict[type[Operation], OpPattern] = {
     relay.StridedSliceOp: OpPattern.INJECTIVE,
     relay.MaxPool2DOp: OpPattern.COMM_REDUCE,
     relay.AvgPool2DOp: OpPattern.COMM_REDUCE,
+    relay.MaxPool3DOp: OpPattern.COMM_REDUCE,
+    relay.AvgPool3DOp: OpPattern.COMM_REDUCE,
     relay.GlobalAvgPool2DOp: OpPattern.COMM_REDUCE,
     relay.SumOp: OpPattern.COMM_REDUCE,
     relay.MeanOp: OpPattern.COMM_REDUCE,
@@ -73,6 +75,7 @@ OP_PATTERNS: dict[type[Operation], OpPattern] = {
     relay.MatmulOp: OpPattern.OUT_ELEMWISE_FUSABLE,
     relay.Conv2DOp: OpPattern.OUT_ELEMWISE_FUSABLE,
     relay.Conv2DTransposeOp: OpPattern.OUT_ELEMWISE_FUSABLE,
+    relay.Conv3DOp: OpPattern.OUT_ELEMWISE_FUSABLE,
 }
 """relay op class → pattern; an op not listed is `OPAQUE`."""
 

@@ -888,3 +888,19 @@ relay.func @f(%x: tensor<1x4x2x2xf32>, %w: tensor<4x2x1x1xf32>) -> tensor<1x4x2x
   %0 = relay.nn.conv2d_transpose %x, %w {padding = array<i64: 1, 0, 1, 0>} : (tensor<1x4x2x2xf32>, tensor<4x2x1x1xf32>) -> tensor<1x2x0x2xf32>
   relay.return %x : tensor<1x4x2x2xf32>
 }
+
+// -----
+
+relay.func @f(%x: tensor<1x4x5x5xf32>, %w: tensor<2x4x1x1x1xf32>) -> tensor<1x4x5x5xf32> {
+  // expected-error@+1 {{conv3d data (NCDHW) must have rank 5, got shape [1, 4, 5, 5]}}
+  %0 = relay.nn.conv3d %x, %w : (tensor<1x4x5x5xf32>, tensor<2x4x1x1x1xf32>) -> tensor<1x2x5x5x5xf32>
+  relay.return %x : tensor<1x4x5x5xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<1x4x5x5x5xf32>) -> tensor<1x4x5x5x5xf32> {
+  // expected-error@+1 {{window of extent 7 does not fit in the padded input of size 5}}
+  %0 = relay.nn.max_pool3d %x {pool_size = array<i64: 2, 7, 2>} : (tensor<1x4x5x5x5xf32>) -> tensor<1x4x4x1x4xf32>
+  relay.return %x : tensor<1x4x5x5x5xf32>
+}
