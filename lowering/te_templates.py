@@ -33,7 +33,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from hetero.dialects import relay
 from hetero.lowering.schedules import problem_schedule
 from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D, Store
-from hetero.lowering.te_emit import Emitter, Index, Tensor
+from hetero.lowering.te_emit import Emitter, Index, Tensor, store_all
 from hetero.utils.diagnostics import HeteroError
 
 LazyTemplate = Callable[[Operation, Sequence[Tensor]], Tensor]
@@ -640,6 +640,8 @@ def _conv2d_transpose(
     assert isinstance(op, relay.Conv2DTransposeOp)
     data, weight = inputs
     _require_float(op, data.element_type)
+    if _transposed_as_conv2d(e, op, data, weight, out, epilogue):
+        return
     (sh, sw), (dh, dw), (pt, pl, _, _) = op.strides, op.dilation, op.padding
     channels, out_per_group, kh, kw = weight.shape
     group_channels = channels // op.groups
@@ -665,6 +667,73 @@ def _conv2d_transpose(
         weighted = weight.load(tap, [channel, o_in_group, ky, kx])
         _accumulate(tap, out, [n, o, y, x], tap.op(arith.MulfOp(pixel, weighted)), arith.AddfOp)
     _finish(e, out, result_shape(op), epilogue)
+
+
+def _transposed_as_conv2d(
+    e: Emitter,
+    op: relay.Conv2DTransposeOp,
+    data: Tensor,
+    weight: Tensor,
+    out: SSAValue,
+    epilogue: Epilogue | None,
+) -> bool:
+    """Runs `op` through the target's conv2d schedule, if it has one: a
+    transposed convolution is the conv2d, stride 1 and the op's dilation,
+    of its input spread out (`strides - 1` zeros between the pixels) and
+    padded by `dilation * (kernel - 1) - padding` (plus `output_padding` at
+    the end), with the weight flipped along both window axes and its input
+    and output channels exchanged (TVM's generic `conv2d_transpose`).  The
+    spread input is one buffer; the zeros cost multiply-adds (a stride of
+    2 makes 4 of them per real one), which the register-tiled schedule
+    still does faster than the direct nest.  False (nothing emitted) where
+    there is no schedule or the padding exceeds the window's reach."""
+    schedule = problem_schedule(e.target, Conv2D)
+    (sh, sw), (dh, dw) = op.strides, op.dilation
+    (pt, pl, pb, pr), (oph, opw) = op.padding, op.output_padding
+    channels, out_per_group, kh, kw = weight.shape
+    reach_h, reach_w = dh * (kh - 1), dw * (kw - 1)
+    padding = (reach_h - pt, reach_w - pl, reach_h - pb + oph, reach_w - pr + opw)
+    if schedule is None or min(padding) < 0:
+        return False
+    element = data.element_type
+    batch, _, height, width = data.shape
+    if (sh, sw) != (1, 1):
+        spread_shape = (batch, channels, (height - 1) * sh + 1, (width - 1) * sw + 1)
+
+        def spread_load(r: Emitter, idx: Sequence[Index]) -> SSAValue:
+            n, c, y, x = idx
+            value = data.load(r, [n, c, r.div(y, sh), r.div(x, sw)])
+            on_grid = r.all_of(
+                [_multiple(r, v, s) for v, s in ((y, sh), (x, sw)) if s > 1]
+            )
+            return r.op(arith.SelectOp(on_grid, value, r.constant(0.0, element)))
+
+        spread = e.alloc(list(spread_shape), element)
+        store_all(e, Tensor(spread_shape, element, spread_load), spread)
+        data = Tensor.of_buffer(spread)
+    group_channels = channels // op.groups
+
+    def flipped(r: Emitter, idx: Sequence[Index]) -> SSAValue:
+        o, c, ky, kx = idx
+        group = 0 if op.groups == 1 else r.div(o, out_per_group)
+        within = o if op.groups == 1 else r.rem(o, out_per_group)
+        return weight.load(
+            r,
+            [r.add(r.mul(group, group_channels), c), within, r.sub(kh - 1, ky), r.sub(kw - 1, kx)],
+        )
+
+    problem = Conv2D(
+        data,
+        Tensor((out_per_group * op.groups, group_channels, kh, kw), element, flipped),
+        result_shape(op),
+        (1, 1),
+        (dh, dw),
+        padding,
+        op.groups,
+        _store_into(out, epilogue),
+    )
+    schedule(e, problem, e.target)
+    return True
 
 
 def _multiple(e: Emitter, value: Index, stride: int) -> SSAValue:

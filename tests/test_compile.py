@@ -351,13 +351,18 @@ def _scatter_conv2d_transpose(x, w, strides, padding, dilation, output_padding, 
                                       "output_padding": (1, 0), "groups": 2}),
         ((1, 2, 4, 4), (2, 2, 2, 3), {"strides": (3, 2), "dilation": (2, 2),
                                       "padding": (2, 1, 1, 2), "output_padding": (1, 1)}),
+        # a decoder's 2x upsampling (the CPU conv2d schedule's tiles)
+        ((1, 32, 9, 9), (32, 24, 4, 4), {"strides": (2, 2), "padding": (1, 1, 1, 1)}),
+        # cropped beyond the window's reach: the gather form
+        ((1, 2, 4, 4), (2, 3, 1, 1), {"strides": (2, 2), "padding": (1, 0, 1, 1)}),
     ],
 )
 def test_conv2d_transpose_matches_the_definition(
     x: tuple[int, ...], w: tuple[int, ...], attrs: dict[str, object]
 ) -> None:
-    """Compiled (gather form, with a fused bias and relu) and interpreted
-    (one GEMM per tap) against the scatter definition."""
+    """Compiled (as a conv2d of the spread input, or in gather form, with a
+    fused bias and relu) and interpreted (one GEMM per tap) against the
+    scatter definition."""
     rng = np.random.default_rng(3)
     xs, ws = rng.standard_normal(x).astype(np.float32), rng.standard_normal(w).astype(np.float32)
     b = rng.standard_normal(w[1] * attrs.get("groups", 1)).astype(np.float32)
