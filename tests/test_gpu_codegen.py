@@ -129,6 +129,20 @@ OPS: dict[str, tuple[list[list[int]], Build]] = {
         [[1, 3, 6, 6], [4, 3, 3, 3]],
         lambda p: relay.Conv2DOp(p[0], p[1], padding=(1, 1, 1, 1)),
     ),
+    "conv2d-transpose": (
+        [[1, 4, 3, 3], [4, 2, 3, 3]],
+        lambda p: relay.Conv2DTransposeOp(
+            p[0], p[1], strides=(2, 2), padding=(1, 1, 0, 0), groups=2
+        ),
+    ),
+    "conv3d": (
+        [[1, 2, 4, 4, 4], [3, 2, 2, 2, 2]],
+        lambda p: relay.Conv3DOp(p[0], p[1], padding=(1, 0, 1, 0, 1, 0)),
+    ),
+    "avg-pool3d": (
+        [[1, 2, 5, 4, 4]],
+        lambda p: relay.AvgPool3DOp(p[0], pool_size=(2, 2, 2), strides=(2, 2, 2)),
+    ),
 }
 """Ops with flat (one thread per output element) schedules."""
 
