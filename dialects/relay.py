@@ -27,6 +27,7 @@ from typing import Any, ClassVar, Generic, TypeVar, cast
 
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    AnyFloat,
     ArrayAttr,
     DenseArrayBase,
     DenseIntOrFPElementsAttr,
@@ -738,6 +739,19 @@ class KernelLayoutParam(Param[str]):
 
     def to_attr(self, value: str) -> Attribute:
         return StringAttr(value)
+
+
+class ElementTypeParam(Param[Attribute]):
+    """A tensor element type: a float, or an integer (`i1` to `i64`,
+    signless or unsigned), stored as the type itself (`dtype = f32`)."""
+
+    def from_attr(self, attr: Attribute) -> Attribute:
+        if not isinstance(attr, AnyFloat | IntegerType):
+            raise self._wrong_kind("a float or integer type", attr)
+        return attr
+
+    def to_attr(self, value: Attribute) -> Attribute:
+        return value
 
 
 class StrParam(Param[str]):
@@ -2065,9 +2079,19 @@ class TensorOp(ValueOp):
         """
         cls._check_operand_count(len(operand_types))
         tensors = _tensor_types(operand_types)
-        element_type = _common_element_type(tensors)
+        element_type = cls.infer_element_type(tensors, attributes)
         shapes = [t.get_shape() for t in tensors]
         return TensorType(element_type, cls.infer_shape(shapes, attributes))
+
+    @classmethod
+    def infer_element_type(
+        cls,
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        """The result's element type: by default the one the operands share
+        (relay has no implicit casts)."""
+        return _common_element_type(tensors)
 
     @classmethod
     def infer_shape(
@@ -2661,6 +2685,33 @@ class TransposeOp(TensorOp):
 
 
 @irdl_op_definition
+class CastOp(TensorOp):
+    """Each element converted to `dtype` (TVM's `cast`, ONNX's `Cast`, NumPy's
+    `astype`): floats round to the nearest, to integers toward zero (a
+    value out of the integer's range is undefined, as in C); to `i1`,
+    nonzero is true; from `i1`, true is 1."""
+
+    name = "relay.cast"
+
+    x = operand_def(TensorType)
+    dtype = ElementTypeParam()
+
+    @classmethod
+    def infer_element_type(
+        cls,
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        return cls.dtype.read(attributes)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return shapes[0]
+
+
+@irdl_op_definition
 class TakeOp(TensorOp):
     """Elements of `data` picked along `axis` by run-time `indices` (TVM's
     `take`, ONNX's `Gather`): the result's dimension `axis` becomes the
@@ -2675,20 +2726,21 @@ class TakeOp(TensorOp):
     axis = IntParam(0)
 
     @classmethod
-    def infer_result_type(
+    def infer_element_type(
         cls,
-        operand_types: Sequence[Attribute],
-        attributes: Mapping[str, Attribute] = _NO_ATTRIBUTES,
-    ) -> TensorType[Attribute]:
-        cls._check_operand_count(len(operand_types))
-        data, indices = _tensor_types(operand_types)
-        index_type = indices.element_type
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        index_type = tensors[1].element_type
         if not isinstance(index_type, IntegerType) or index_type.width.data < 8:
             raise VerifyException(f"indices must be integers, got {index_type}")
-        shape = take_shape(
-            data.get_shape(), indices.get_shape(), cls.axis.read(attributes)
-        )
-        return TensorType(data.element_type, shape)
+        return tensors[0].element_type
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return take_shape(shapes[0], shapes[1], cls.axis.read(attributes))
 
 
 @irdl_op_definition
@@ -2860,6 +2912,7 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     LRNOp,
     ReshapeOp,
     TransposeOp,
+    CastOp,
     TakeOp,
     FlattenOp,
     ConcatenateOp,

@@ -868,14 +868,17 @@ def _expand(n: Node) -> SSAValue:
 
 
 def _cast(n: Node) -> SSAValue:
-    """Only a cast to the element type the input already has (no conversion op in relay)."""
+    """`relay.cast` to the element type `to` names (nothing when the input
+    has it already)."""
     x = n.input(0)
-    target = helper.tensor_dtype_to_np_dtype(n.attrs["to"])
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(n.attrs["to"]))
+    if dtype not in _ELEMENT_TYPES:
+        raise n.error(f"a cast to {dtype} is not supported")
     type_ = x.type
     assert isinstance(type_, TensorType)
-    if element_type(np.dtype(target), "Cast") != type_.element_type:
-        raise n.error(f"a cast from {type_.element_type} to {target} is not supported")
-    return x
+    if _ELEMENT_TYPES[dtype] == type_.element_type:
+        return x
+    return n.op(relay.CastOp, x, dtype=_ELEMENT_TYPES[dtype])
 
 
 CONVERTERS: dict[str, Converter] = {

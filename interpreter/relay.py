@@ -693,6 +693,7 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "reshape": _reshape,
     "transpose": _transpose,
     "take": _take,
+    "cast": lambda op, x: x.astype(element_dtype(op.results[0].type.element_type)),
     "flatten": _flatten,
     "concatenate": _concatenate,
     "squeeze": _squeeze,

@@ -140,6 +140,14 @@ ELEMENTWISE: tuple[type[Operation], ...] = (
     arith.CmpfOp,
     arith.CmpiOp,
     arith.SelectOp,
+    arith.ExtFOp,
+    arith.TruncFOp,
+    arith.ExtSIOp,
+    arith.ExtUIOp,
+    arith.TruncIOp,
+    arith.SIToFPOp,
+    arith.UIToFPOp,
+    arith.FPToSIOp,
 )
 """Ops the vectorizer applies lane-wise (a comparison gives a vector of
 `i1`, a select takes one: as `llvm` ops, see `compare_or_select`)."""

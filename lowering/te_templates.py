@@ -309,6 +309,69 @@ def _take(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     return Tensor(result_shape(op), data.element_type, load)
 
 
+def _element_kind(op: Operation, t: Attribute) -> str:
+    """`float`, `int` (signless, i8 to i64) or `bool` (i1): what `CASTS`
+    keys on; a located error for unsigned integers."""
+    if isinstance(t, AnyFloat):
+        return "float"
+    assert isinstance(t, IntegerType)
+    if t.signedness.data != Signedness.SIGNLESS:
+        raise HeteroError(
+            f"lower-te: {op.name} from or to {t} is not supported (integers are "
+            "lowered signless: the signed ints of ONNX and NumPy)",
+            op,
+        )
+    return "bool" if t.width.data == 1 else "int"
+
+
+def _bitwidth(t: Attribute) -> int:
+    return t.bitwidth if isinstance(t, AnyFloat) else t.width.data  # type: ignore[attr-defined]
+
+
+def _resize(wider: type[Operation], narrower: type[Operation]) -> Cast:
+    """Between two types of one kind: widened, narrowed or kept."""
+
+    def convert(e: Emitter, x: SSAValue, to: Attribute) -> SSAValue:
+        source, target = _bitwidth(x.type), _bitwidth(to)
+        if source == target:
+            return x
+        return e.op((wider if target > source else narrower)(x, to))
+
+    return convert
+
+
+def _nonzero(e: Emitter, x: SSAValue, to: Attribute) -> SSAValue:
+    """Nonzero is true (a NaN too, as NumPy's `astype(bool)`)."""
+    if isinstance(x.type, AnyFloat):
+        return e.op(arith.CmpfOp(x, e.constant(0.0, x.type), "une"))
+    return e.op(arith.CmpiOp(x, e.constant(0, x.type), "ne"))
+
+
+Cast = Callable[[Emitter, SSAValue, Attribute], SSAValue]
+
+CASTS: dict[tuple[str, str], Cast] = {
+    ("float", "float"): _resize(arith.ExtFOp, arith.TruncFOp),
+    ("int", "int"): _resize(arith.ExtSIOp, arith.TruncIOp),
+    ("bool", "bool"): lambda e, x, to: x,
+    ("int", "float"): lambda e, x, to: e.op(arith.SIToFPOp(x, to)),
+    ("bool", "float"): lambda e, x, to: e.op(arith.UIToFPOp(x, to)),
+    ("float", "int"): lambda e, x, to: e.op(arith.FPToSIOp(x, to)),
+    ("bool", "int"): lambda e, x, to: e.op(arith.ExtUIOp(x, to)),
+    ("float", "bool"): _nonzero,
+    ("int", "bool"): _nonzero,
+}
+"""(source kind, target kind) of a `relay.cast` → its scalar conversion
+(`_element_kind`): NumPy's `astype` on the signed ints and floats."""
+
+
+def _cast(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    assert isinstance(op, relay.CastOp)
+    (x,) = inputs
+    to = op.dtype
+    convert = CASTS[_element_kind(op, x.element_type), _element_kind(op, to)]
+    return Tensor(x.shape, to, lambda e, idx: convert(e, x.load(e, idx), to))
+
+
 def _squeeze(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     """The dropped dimensions have size 1: read them at 0."""
     (x,) = inputs
@@ -382,6 +445,7 @@ LAZY_TEMPLATES: dict[type[Operation], LazyTemplate] = {
     relay.FlattenOp: _reshape,
     relay.TransposeOp: _transpose,
     relay.TakeOp: _take,
+    relay.CastOp: _cast,
     relay.SqueezeOp: _squeeze,
     relay.ExpandDimsOp: _expand_dims,
     relay.ConcatenateOp: _concatenate,

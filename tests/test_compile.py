@@ -438,3 +438,33 @@ def test_3d_windows_match_the_definition(ceil_mode: bool, count_include_pad: boo
     relay.return %r : tensor<1x4x3x3x3xf32>
   }}""")
     np.testing.assert_allclose(hetero.compile(text)(x, w), run(parse_module(text), x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_cast_matches_numpy_astype() -> None:
+    """relay.cast between floats, ints and bools, vectorized rows and a
+    scalar rest: NumPy's `astype`, compiled as interpreted."""
+    out = ["i32", "f64", "i1", "f32", "i8", "f32", "i64"]
+    t = lambda e: f"tensor<3x37x{e}>"
+    body = """
+    %0 = relay.cast %x {dtype = i32} : (tensor<3x37xf32>) -> tensor<3x37xi32>
+    %1 = relay.cast %x {dtype = f64} : (tensor<3x37xf32>) -> tensor<3x37xf64>
+    %2 = relay.cast %i {dtype = i1} : (tensor<3x37xi64>) -> tensor<3x37xi1>
+    %3 = relay.cast %2 {dtype = f32} : (tensor<3x37xi1>) -> tensor<3x37xf32>
+    %4 = relay.cast %i {dtype = i8} : (tensor<3x37xi64>) -> tensor<3x37xi8>
+    %5 = relay.cast %i {dtype = f32} : (tensor<3x37xi64>) -> tensor<3x37xf32>
+    %6 = relay.cast %2 {dtype = i64} : (tensor<3x37xi1>) -> tensor<3x37xi64>"""
+    types = ", ".join(t(e) for e in out)
+    text = _text(f"""
+  relay.func @main(%x: {t("f32")}, %i: {t("i64")}) -> tuple<{types}> {{{body}
+    %r = relay.tuple(%0, %1, %2, %3, %4, %5, %6) : tuple<{types}>
+    relay.return %r : tuple<{types}>
+  }}""")
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal((3, 37)) * 100).astype(np.float32)
+    i = rng.integers(-300, 300, (3, 37)).astype(np.int64)
+    i[0, :3] = 0
+    want = [x.astype(np.int32), x.astype(np.float64), i != 0, (i != 0).astype(np.float32),
+            i.astype(np.int8), i.astype(np.float32), (i != 0).astype(np.int64)]
+    for got, interpreted, expected in zip(hetero.compile(text)(x, i), run(parse_module(text), x, i), want, strict=True):
+        np.testing.assert_array_equal(interpreted, expected)
+        np.testing.assert_array_equal(got, expected)

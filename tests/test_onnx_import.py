@@ -460,6 +460,24 @@ CASES: dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]] = {
         ),
         {"x": _RNG.standard_normal((2, 4, 7)).astype(np.float32)},
     ),
+    "cast_through_int_and_bool": (
+        _model(
+            [
+                helper.make_node("Mul", ["x", "ten"], ["big"]),
+                helper.make_node("Cast", ["big"], ["i"], to=onnx.TensorProto.INT32),
+                helper.make_node("Cast", ["i"], ["f"], to=onnx.TensorProto.FLOAT),
+                helper.make_node("Cast", ["i"], ["b"], to=onnx.TensorProto.BOOL),
+                helper.make_node("Cast", ["b"], ["g"], to=onnx.TensorProto.FLOAT),
+                helper.make_node("Cast", ["g"], ["h"], to=onnx.TensorProto.FLOAT),
+                helper.make_node("Concat", ["f", "h"], ["y"], axis=1),
+            ],
+            {"x": _X.shape},
+            "y",
+            13,
+            {"ten": np.array(1.5, np.float32)},
+        ),
+        {"x": _X},
+    ),
     "gather_constant_indices_of_rank_2": (
         _model(
             [helper.make_node("Gather", ["x", "i"], ["y"], axis=2)],

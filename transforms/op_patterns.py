@@ -41,6 +41,7 @@ OP_PATTERNS: dict[type[Operation], OpPattern] = {
     relay.SigmoidOp: OpPattern.ELEMWISE,
     relay.ReluOp: OpPattern.ELEMWISE,
     relay.ClipOp: OpPattern.ELEMWISE,
+    relay.CastOp: OpPattern.ELEMWISE,
     relay.LogOp: OpPattern.ELEMWISE,
     relay.SqrtOp: OpPattern.ELEMWISE,
     relay.AbsOp: OpPattern.ELEMWISE,

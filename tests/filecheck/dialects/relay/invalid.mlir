@@ -904,3 +904,19 @@ relay.func @f(%x: tensor<1x4x5x5x5xf32>) -> tensor<1x4x5x5x5xf32> {
   %0 = relay.nn.max_pool3d %x {pool_size = array<i64: 2, 7, 2>} : (tensor<1x4x5x5x5xf32>) -> tensor<1x4x4x1x4xf32>
   relay.return %x : tensor<1x4x5x5x5xf32>
 }
+
+// -----
+
+relay.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'dtype' must be a float or integer type, got index}}
+  %0 = relay.cast %x {dtype = index} : (tensor<4xf32>) -> tensor<4xindex>
+  relay.return %x : tensor<4xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{result type mismatch: expected tensor<4xi32>, got tensor<4xf32>}}
+  %0 = relay.cast %x {dtype = i32} : (tensor<4xf32>) -> tensor<4xf32>
+  relay.return %x : tensor<4xf32>
+}
