@@ -696,11 +696,12 @@ def _conv2d_transpose(
     out: SSAValue,
     epilogue: Epilogue | None = None,
 ) -> None:
-    """out[n, o, y, x] = sum_{c, ky, kx} in[n, g*C/G + c, iy, ix] * w[g*C/G + c,
-    o % (O/G), ky, kx] over the taps whose input pixel exists: `iy * sh =
-    y + pt - ky * dh` (a whole multiple of the stride, inside the image),
-    likewise `ix` (the gather form of the scatter: no two taps write one
-    element at once)."""
+    """Through the target's conv2d schedule where it has one
+    (`_transposed_as_conv2d`), else in gather form: out[n, o, y, x] =
+    sum_{c, ky, kx} in[n, g*C/G + c, iy, ix] * w[g*C/G + c, o % (O/G), ky, kx]
+    over the taps whose input pixel exists: `iy * sh = y + pt - ky * dh` (a
+    whole multiple of the stride, inside the image), likewise `ix` (no two
+    taps write one element at once, unlike the scatter)."""
     assert isinstance(op, relay.Conv2DTransposeOp)
     data, weight = inputs
     _require_float(op, data.element_type)
