@@ -2200,6 +2200,134 @@ class ElementwiseUnaryOp(TensorOp):
         return shapes[0]
 
 
+class ComparisonOp(ElementwiseBinaryOp):
+    """`lhs <relation> rhs` element by element, with NumPy broadcasting: an
+    `i1` tensor (the operands share one element type)."""
+
+    @classmethod
+    def infer_element_type(
+        cls,
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        _common_element_type(tensors)
+        return i1
+
+
+class BooleanOperands:
+    """Mixin of the logical operators: `i1` operands, an `i1` result."""
+
+    @classmethod
+    def infer_element_type(
+        cls,
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        for index, t in enumerate(tensors):
+            if t.element_type != i1:
+                raise VerifyException(
+                    f"operand {index} must be of i1, got {t.element_type}"
+                )
+        return i1
+
+
+class LogicalBinaryOp(BooleanOperands, ElementwiseBinaryOp):
+    """A logical operator on `i1` tensors, with NumPy broadcasting."""
+
+
+@irdl_op_definition
+class EqualOp(ComparisonOp):
+    """`lhs == rhs`."""
+
+    name = "relay.equal"
+
+
+@irdl_op_definition
+class NotEqualOp(ComparisonOp):
+    """`lhs != rhs` (true where either is NaN)."""
+
+    name = "relay.not_equal"
+
+
+@irdl_op_definition
+class LessOp(ComparisonOp):
+    """`lhs < rhs`."""
+
+    name = "relay.less"
+
+
+@irdl_op_definition
+class LessEqualOp(ComparisonOp):
+    """`lhs <= rhs`."""
+
+    name = "relay.less_equal"
+
+
+@irdl_op_definition
+class GreaterOp(ComparisonOp):
+    """`lhs > rhs`."""
+
+    name = "relay.greater"
+
+
+@irdl_op_definition
+class GreaterEqualOp(ComparisonOp):
+    """`lhs >= rhs`."""
+
+    name = "relay.greater_equal"
+
+
+@irdl_op_definition
+class LogicalAndOp(LogicalBinaryOp):
+    """`lhs and rhs`."""
+
+    name = "relay.logical_and"
+
+
+@irdl_op_definition
+class LogicalOrOp(LogicalBinaryOp):
+    """`lhs or rhs`."""
+
+    name = "relay.logical_or"
+
+
+@irdl_op_definition
+class LogicalNotOp(BooleanOperands, ElementwiseUnaryOp):
+    """`not x` on an `i1` tensor."""
+
+    name = "relay.logical_not"
+
+
+@irdl_op_definition
+class WhereOp(TensorOp):
+    """`condition ? x : y` element by element, the three broadcast together
+    (NumPy's `where`); `condition` is `i1`, `x` and `y` share a type."""
+
+    name = "relay.where"
+
+    condition = operand_def(TensorType)
+    x = operand_def(TensorType)
+    y = operand_def(TensorType)
+
+    @classmethod
+    def infer_element_type(
+        cls,
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        if tensors[0].element_type != i1:
+            raise VerifyException(
+                f"the condition must be of i1, got {tensors[0].element_type}"
+            )
+        return _common_element_type(tensors[1:])
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return broadcast_shapes(broadcast_shapes(shapes[0], shapes[1]), shapes[2])
+
+
 @irdl_op_definition
 class AddOp(ElementwiseBinaryOp):
     """`lhs + rhs`."""
@@ -2886,6 +3014,16 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     MaximumOp,
     MinimumOp,
     PowerOp,
+    EqualOp,
+    NotEqualOp,
+    LessOp,
+    LessEqualOp,
+    GreaterOp,
+    GreaterEqualOp,
+    LogicalAndOp,
+    LogicalOrOp,
+    LogicalNotOp,
+    WhereOp,
     NegativeOp,
     ExpOp,
     TanhOp,

@@ -669,6 +669,16 @@ _PLAIN: dict[str, Callable[..., Any]] = {
     "matmul": _matmul,
     "nn.global_avg_pool2d": _global_avg_pool2d,
     "shape_of": lambda x: np.array(x.shape, dtype=np.int64),
+    "equal": np.equal,
+    "not_equal": np.not_equal,
+    "less": np.less,
+    "less_equal": np.less_equal,
+    "greater": np.greater,
+    "greater_equal": np.greater_equal,
+    "logical_and": np.logical_and,
+    "logical_or": np.logical_or,
+    "logical_not": np.logical_not,
+    "where": np.where,
 }
 """Tensor operators without attributes: NumPy semantics (broadcasting) is theirs."""
 

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
-from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, Signedness, TensorType
+from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, Signedness, TensorType, i1
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay
@@ -149,6 +149,48 @@ INTEGER_BINARY: dict[type[Operation], Binary] = {
 }
 """The binary ops of `BINARY` that signless integers take (see `INTEGER_UNARY`)."""
 
+COMPARISONS: dict[type[Operation], tuple[str, str]] = {
+    relay.EqualOp: ("oeq", "eq"),
+    relay.NotEqualOp: ("une", "ne"),
+    relay.LessOp: ("olt", "slt"),
+    relay.LessEqualOp: ("ole", "sle"),
+    relay.GreaterOp: ("ogt", "sgt"),
+    relay.GreaterEqualOp: ("oge", "sge"),
+}
+"""Comparison op → its `arith.cmpf` and `arith.cmpi` predicates (NumPy's:
+a NaN compares false, except with `!=`)."""
+
+
+def _compare(cmp: type[arith.CmpfOp] | type[arith.CmpiOp], predicate: str) -> Binary:
+    return lambda e, a, b: e.op(cmp(a, b, predicate))
+
+
+for _cls, (_ordered, _signed) in COMPARISONS.items():
+    BINARY[_cls] = _compare(arith.CmpfOp, _ordered)
+    INTEGER_BINARY[_cls] = _compare(arith.CmpiOp, _signed)
+
+BOOLEAN_UNARY: dict[type[Operation], Unary] = {
+    relay.LogicalNotOp: lambda e, x, op: e.op(arith.XOrIOp(x, e.constant(1, x.type))),
+}
+"""Elementwise op → its scalar function on `i1` (booleans)."""
+
+BOOLEAN_BINARY: dict[type[Operation], Binary] = {
+    relay.LogicalAndOp: _arith(arith.AndIOp),
+    relay.LogicalOrOp: _arith(arith.OrIOp),
+    relay.EqualOp: _compare(arith.CmpiOp, "eq"),
+    relay.NotEqualOp: _compare(arith.CmpiOp, "ne"),
+}
+"""Elementwise binary op → its scalar function on `i1` (see `BOOLEAN_UNARY`)."""
+
+SCALAR_TABLES: dict[int, dict[str, dict[type[Operation], Unary]] | dict[str, dict[type[Operation], Binary]]] = {
+    1: {"float": UNARY, "int": INTEGER_UNARY, "bool": BOOLEAN_UNARY},
+    2: {"float": BINARY, "int": INTEGER_BINARY, "bool": BOOLEAN_BINARY},
+}
+"""The scalar functions of the elementwise ops, by number of operands and
+kind of element (`_scalar_function`)."""
+
+KIND_NAMES = {"float": "float", "int": "signless integer (i8 to i64)", "bool": "i1"}
+
 
 # ----------------------------------------------------------------------------
 # Lazy (inlined) templates
@@ -167,50 +209,63 @@ def broadcast_indices(
     ]
 
 
-def _scalar_function(
-    op: Operation,
-    element_type: Attribute,
-    floats: dict[type[Operation], Unary] | dict[type[Operation], Binary],
-    integers: dict[type[Operation], Unary] | dict[type[Operation], Binary],
-) -> Callable[..., SSAValue]:
-    """The scalar function of elementwise `op` on `element_type`: from
-    `floats` for a float, from `integers` for a signless integer; a located
-    error where the op has none for the type (`exp` of an integer, any
-    arithmetic on unsigned or boolean elements)."""
-    if isinstance(element_type, AnyFloat):
-        return floats[type(op)]
-    if (found := integers.get(type(op))) is None:
-        why = f"{op.name} is lowered for float elements only"
-    elif (
-        isinstance(element_type, IntegerType)
+def _scalar_function(op: Operation, element_type: Attribute, arity: int) -> Callable[..., SSAValue]:
+    """The scalar function of elementwise `op` (of `arity` operands) on
+    `element_type`: from the float, signless integer or `i1` table
+    (`SCALAR_TABLES`); a located error where the op has none for the type
+    (`exp` of an integer, arithmetic on booleans or unsigned elements)."""
+    kind = (
+        "float" if isinstance(element_type, AnyFloat)
+        else "bool" if element_type == i1
+        else "int" if isinstance(element_type, IntegerType)
         and element_type.signedness.data == Signedness.SIGNLESS
-        and element_type.width.data > 1
-    ):
-        return found
-    else:
-        why = "integer arithmetic is lowered for signless integers, i8 to i64"
-    raise HeteroError(
-        f"lower-te: {op.name} on {element_type} elements is not supported ({why})", op
+        else None
     )
+    table = SCALAR_TABLES[arity].get(kind, {}) if kind else {}
+    if (found := table.get(type(op))) is not None:
+        return found
+    kinds = [k for k, t in SCALAR_TABLES[arity].items() if type(op) in t]
+    raise HeteroError(
+        f"lower-te: {op.name} on {element_type} elements is not supported "
+        f"({op.name} is lowered for {' and '.join(KIND_NAMES[k] for k in kinds)} elements)",
+        op,
+    )
+
+
+def _result_element(op: Operation) -> Attribute:
+    return op.results[0].type.element_type  # type: ignore[attr-defined]
 
 
 def _unary(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     (x,) = inputs
-    scalar = _scalar_function(op, x.element_type, UNARY, INTEGER_UNARY)
-    return Tensor(x.shape, x.element_type, lambda e, idx: scalar(e, x.load(e, idx), op))
+    scalar = _scalar_function(op, x.element_type, 1)
+    return Tensor(
+        x.shape, _result_element(op), lambda e, idx: scalar(e, x.load(e, idx), op)
+    )
 
 
 def _binary(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     lhs, rhs = inputs
     shape = result_shape(op)
-    scalar = _scalar_function(op, lhs.element_type, BINARY, INTEGER_BINARY)
+    scalar = _scalar_function(op, lhs.element_type, 2)
 
     def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
         a = lhs.load(e, broadcast_indices(idx, shape, lhs.shape))
         b = rhs.load(e, broadcast_indices(idx, shape, rhs.shape))
         return scalar(e, a, b)
 
-    return Tensor(shape, lhs.element_type, load)
+    return Tensor(shape, _result_element(op), load)
+
+
+def _where(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    """`condition ? x : y`, each operand read at its broadcast index."""
+    shape = result_shape(op)
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        condition, x, y = (t.load(e, broadcast_indices(idx, shape, t.shape)) for t in inputs)
+        return e.op(arith.SelectOp(condition, x, y))
+
+    return Tensor(shape, _result_element(op), load)
 
 
 def _channel_axis(op: Operation, rank: int) -> int:
@@ -437,8 +492,9 @@ def _concatenate(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
 
 
 LAZY_TEMPLATES: dict[type[Operation], LazyTemplate] = {
-    **{cls: _unary for cls in UNARY},
-    **{cls: _binary for cls in BINARY},
+    **{cls: _unary for table in SCALAR_TABLES[1].values() for cls in table},
+    **{cls: _binary for table in SCALAR_TABLES[2].values() for cls in table},
+    relay.WhereOp: _where,
     relay.BiasAddOp: _bias_add,
     relay.BatchNormOp: _batch_norm,
     relay.ReshapeOp: _reshape,
@@ -969,10 +1025,11 @@ def _softmax(
 
 
 def is_epilogue(op: Operation) -> bool:
-    """An elementwise op that an anchor can apply to each computed element."""
-    return type(op) in UNARY or type(op) in BINARY or isinstance(
-        op, relay.BiasAddOp | relay.BatchNormOp
-    )
+    """An elementwise op that an anchor can apply to each computed element
+    and store where the anchor would (of the anchor's element type: not a
+    comparison)."""
+    arithmetic = (type(op) in UNARY or type(op) in BINARY) and type(op) not in COMPARISONS
+    return arithmetic or isinstance(op, relay.BiasAddOp | relay.BatchNormOp)
 
 
 EPILOGUE_ANCHORS: frozenset[type[Operation]] = frozenset(

@@ -273,7 +273,7 @@ def test_integer_ops_without_a_meaning_are_located_errors() -> None:
     %r = relay.exp %x : tensor<4xi32>
     relay.return %r : tensor<4xi32>
   }""")
-    with pytest.raises(HeteroError, match="relay.exp is lowered for float elements only") as error:
+    with pytest.raises(HeteroError, match=r"relay.exp is lowered for float elements\)") as error:
         hetero.compile(text)
     assert error.value.op is not None
 
@@ -466,5 +466,39 @@ def test_cast_matches_numpy_astype() -> None:
     want = [x.astype(np.int32), x.astype(np.float64), i != 0, (i != 0).astype(np.float32),
             i.astype(np.int8), i.astype(np.float32), (i != 0).astype(np.int64)]
     for got, interpreted, expected in zip(hetero.compile(text)(x, i), run(parse_module(text), x, i), want, strict=True):
+        np.testing.assert_array_equal(interpreted, expected)
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("element, dtype", [("f32", np.float32), ("i32", np.int32)])
+def test_comparisons_logic_and_where_match_numpy(element: str, dtype: type) -> None:
+    """Every comparison (NaN compares false but with !=), the logical ops on
+    their i1 results and where, broadcast, vectorized rows and a rest."""
+    t, row = (lambda e: f"tensor<3x37x{e}>"), f"tensor<37x{element}>"
+    names = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
+    body = "".join(
+        f"\n    %{n} = relay.{n} %x, %y : ({t(element)}, {row}) -> {t('i1')}" for n in names
+    )
+    text = _text(f"""
+  relay.func @main(%x: {t(element)}, %y: {row}) -> tuple<{t('i1')}, {t(element)}, {t('i1')}> {{{body}
+    %a = relay.logical_and %less, %not_equal : ({t('i1')}, {t('i1')}) -> {t('i1')}
+    %o = relay.logical_or %a, %greater_equal : ({t('i1')}, {t('i1')}) -> {t('i1')}
+    %n = relay.logical_not %o : {t('i1')}
+    %w = relay.where %equal, %x, %y : ({t('i1')}, {t(element)}, {row}) -> {t(element)}
+    %r = relay.tuple(%n, %w, %less_equal) : tuple<{t('i1')}, {t(element)}, {t('i1')}>
+    relay.return %r : tuple<{t('i1')}, {t(element)}, {t('i1')}>
+  }}""")
+    rng = np.random.default_rng(7)
+    x = rng.integers(-3, 3, (3, 37)).astype(dtype)
+    y = rng.integers(-3, 3, 37).astype(dtype)
+    if dtype == np.float32:
+        x[0, :2], y[:2] = np.nan, [np.nan, 1.0]
+    with np.errstate(invalid="ignore"):
+        want = [
+            ~(((x < y) & (x != y)) | (x >= y)),
+            np.where(x == y, x, y),
+            x <= y,
+        ]
+    for got, interpreted, expected in zip(hetero.compile(text)(x, y), run(parse_module(text), x, y), want, strict=True):
         np.testing.assert_array_equal(interpreted, expected)
         np.testing.assert_array_equal(got, expected)

@@ -460,6 +460,24 @@ CASES: dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]] = {
         ),
         {"x": _RNG.standard_normal((2, 4, 7)).astype(np.float32)},
     ),
+    "comparisons_logic_and_where": (
+        _model(
+            [
+                helper.make_node("Less", ["x", "zero"], ["neg"]),
+                helper.make_node("GreaterOrEqual", ["x", "one"], ["big"]),
+                helper.make_node("Or", ["neg", "big"], ["out"]),
+                helper.make_node("Not", ["out"], ["mid"]),
+                helper.make_node("Equal", ["x", "x"], ["same"]),
+                helper.make_node("And", ["mid", "same"], ["keep"]),
+                helper.make_node("Where", ["keep", "x", "zero"], ["y"]),
+            ],
+            {"x": _X.shape},
+            "y",
+            13,
+            {"zero": np.array(0.0, np.float32), "one": np.array(1.0, np.float32)},
+        ),
+        {"x": _X},
+    ),
     "cast_through_int_and_bool": (
         _model(
             [

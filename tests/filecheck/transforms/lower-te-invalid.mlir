@@ -37,7 +37,7 @@ builtin.module {
 
 builtin.module {
   relay.func private @k(%x: tensor<4xi32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) -> (tensor<4xi32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) attributes {Primitive} {
-    // expected-error@+1 {{lower-te: relay.exp on i32 elements is not supported (relay.exp is lowered for float elements only)}}
+    // expected-error@+1 {{lower-te: relay.exp on i32 elements is not supported (relay.exp is lowered for float elements)}}
     %0 = relay.exp %x : tensor<4xi32>
     relay.return %0 : tensor<4xi32>
   }
@@ -47,7 +47,7 @@ builtin.module {
 
 builtin.module {
   relay.func private @k(%x: tensor<4xui8> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) -> (tensor<4xui8> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) attributes {Primitive} {
-    // expected-error@+1 {{lower-te: relay.add on ui8 elements is not supported (integer arithmetic is lowered for signless integers, i8 to i64)}}
+    // expected-error@+1 {{lower-te: relay.add on ui8 elements is not supported (relay.add is lowered for float and signless integer (i8 to i64) elements)}}
     %0 = relay.add %x, %x : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
     relay.return %0 : tensor<4xui8>
   }

@@ -920,3 +920,27 @@ relay.func @f(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = relay.cast %x {dtype = i32} : (tensor<4xf32>) -> tensor<4xf32>
   relay.return %x : tensor<4xf32>
 }
+
+// -----
+
+relay.func @f(%x: tensor<3xf32>, %i: tensor<3xi32>) -> tensor<3xf32> {
+  // expected-error@+1 {{element type mismatch: operand 0 is f32, operand 1 is i32}}
+  %0 = relay.less %x, %i : (tensor<3xf32>, tensor<3xi32>) -> tensor<3xi1>
+  relay.return %x : tensor<3xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{operand 0 must be of i1, got f32}}
+  %0 = relay.logical_not %x : tensor<3xf32>
+  relay.return %x : tensor<3xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{the condition must be of i1, got f32}}
+  %0 = relay.where %x, %x, %x : tensor<3xf32>
+  relay.return %x : tensor<3xf32>
+}
