@@ -2434,6 +2434,35 @@ class AbsOp(ElementwiseUnaryOp):
 
 
 @irdl_op_definition
+class FloorOp(ElementwiseUnaryOp):
+    """The largest integer not above `x` (a float)."""
+
+    name = "relay.floor"
+
+
+@irdl_op_definition
+class CeilOp(ElementwiseUnaryOp):
+    """The smallest integer not below `x` (a float)."""
+
+    name = "relay.ceil"
+
+
+@irdl_op_definition
+class RoundOp(ElementwiseUnaryOp):
+    """`x` rounded to the nearest integer, halves to even (NumPy's `round`,
+    ONNX's `Round`)."""
+
+    name = "relay.round"
+
+
+@irdl_op_definition
+class ErfOp(ElementwiseUnaryOp):
+    """The error function (GELU's `x * (1 + erf(x / sqrt 2)) / 2`)."""
+
+    name = "relay.erf"
+
+
+@irdl_op_definition
 class ClipOp(ElementwiseUnaryOp):
     """`x` clamped to `[a_min, a_max]`."""
 
@@ -3032,6 +3061,10 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     LogOp,
     SqrtOp,
     AbsOp,
+    FloorOp,
+    CeilOp,
+    RoundOp,
+    ErfOp,
     ClipOp,
     DenseOp,
     MatmulOp,

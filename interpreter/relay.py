@@ -235,6 +235,11 @@ def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(b == 0, 0, floor + inexact).astype(np.result_type(a, b))
 
 
+def _erf(x: np.ndarray) -> np.ndarray:
+    """The error function, elementwise (Python's `math.erf`: NumPy has none)."""
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
 def _relu(x: np.ndarray) -> np.ndarray:
     return _fmax(x, x.dtype.type(0))
 
@@ -664,6 +669,10 @@ _PLAIN: dict[str, Callable[..., Any]] = {
     "log": np.log,
     "sqrt": np.sqrt,
     "abs": np.abs,
+    "floor": np.floor,
+    "ceil": np.ceil,
+    "round": np.round,
+    "erf": _erf,
     "power": np.power,
     "nn.dense": _dense,
     "matmul": _matmul,

@@ -1074,6 +1074,10 @@ UNARY.update(
         relay.LogOp: lambda e, x, op: e.op(math_dialect.LogOp(x)),
         relay.SqrtOp: lambda e, x, op: e.op(math_dialect.SqrtOp(x)),
         relay.AbsOp: lambda e, x, op: e.op(math_dialect.AbsFOp(x)),
+        relay.FloorOp: lambda e, x, op: e.op(math_dialect.FloorOp(x)),
+        relay.CeilOp: lambda e, x, op: e.op(math_dialect.CeilOp(x)),
+        relay.RoundOp: lambda e, x, op: e.op(math_dialect.RoundEvenOp(x)),
+        relay.ErfOp: lambda e, x, op: e.op(math_dialect.ErfOp(x)),
     }
 )
 INTEGER_UNARY[relay.AbsOp] = lambda e, x, op: e.op(
@@ -1206,6 +1210,10 @@ LAZY_TEMPLATES.update(
         relay.LogOp: _unary,
         relay.SqrtOp: _unary,
         relay.AbsOp: _unary,
+        relay.FloorOp: _unary,
+        relay.CeilOp: _unary,
+        relay.RoundOp: _unary,
+        relay.ErfOp: _unary,
         relay.PowerOp: _binary,
         relay.PadOp: _pad,
         relay.StridedSliceOp: _strided_slice,

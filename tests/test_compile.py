@@ -502,3 +502,25 @@ def test_comparisons_logic_and_where_match_numpy(element: str, dtype: type) -> N
     for got, interpreted, expected in zip(hetero.compile(text)(x, y), run(parse_module(text), x, y), want, strict=True):
         np.testing.assert_array_equal(interpreted, expected)
         np.testing.assert_array_equal(got, expected)
+
+
+def test_floor_ceil_round_and_erf_match_the_definitions() -> None:
+    """Vectorized rows and a rest; round takes halves to even (NumPy's
+    rule), erf is Python's `math.erf`."""
+    t = "tensor<2x37xf32>"
+    ops = ("floor", "ceil", "round", "erf")
+    body = "".join(f"\n    %{o} = relay.{o} %x : {t}" for o in ops)
+    types = ", ".join([t] * len(ops))
+    text = _text(f"""
+  relay.func @main(%x: {t}) -> tuple<{types}> {{{body}
+    %r = relay.tuple({", ".join(f"%{o}" for o in ops)}) : tuple<{types}>
+    relay.return %r : tuple<{types}>
+  }}""")
+    x = (np.random.default_rng(8).standard_normal((2, 37)) * 3).astype(np.float32)
+    x[0, :6] = [0.5, 1.5, 2.5, -0.5, -1.5, -2.7]
+    erf = np.array([math.erf(v) for v in x.ravel()], np.float32).reshape(x.shape)
+    want = [np.floor(x), np.ceil(x), np.round(x), erf]
+    assert want[2][0, :6].tolist() == [0.0, 2.0, 2.0, -0.0, -2.0, -3.0]
+    for got, interpreted, expected in zip(hetero.compile(text)(x), run(parse_module(text), x), want, strict=True):
+        np.testing.assert_allclose(interpreted, expected, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)

@@ -478,6 +478,23 @@ CASES: dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]] = {
         ),
         {"x": _X},
     ),
+    "floor_ceil_round_erf": (
+        _model(
+            [
+                helper.make_node("Mul", ["x", "k"], ["s"]),
+                helper.make_node("Floor", ["s"], ["f"]),
+                helper.make_node("Ceil", ["s"], ["c"]),
+                helper.make_node("Round", ["s"], ["r"]),
+                helper.make_node("Erf", ["x"], ["e"]),
+                helper.make_node("Concat", ["f", "c", "r", "e"], ["y"], axis=1),
+            ],
+            {"x": _X.shape},
+            "y",
+            13,
+            {"k": np.array(2.5, np.float32)},
+        ),
+        {"x": _X},
+    ),
     "cast_through_int_and_bool": (
         _model(
             [
