@@ -276,19 +276,6 @@ def logical_weight_shape(weight: Shape, layout: str, channels: int) -> Shape:
     return (channels, i, kh, kw)
 
 
-def pool2d_shape(
-    data: Shape,
-    pool_size: Sequence[int],
-    strides: Sequence[int],
-    padding: Sequence[int],
-    dilation: Sequence[int],
-    ceil_mode: bool,
-) -> Shape:
-    """NCHW data to the NCHW shape after max or average pooling."""
-    require_rank(data, 4, "pooling data (NCHW)")
-    return pool_shape(data, pool_size, strides, padding, dilation, ceil_mode)
-
-
 def pool_shape(
     data: Shape,
     pool_size: Sequence[int],

@@ -434,6 +434,12 @@ def _matmul(n: Node) -> SSAValue:
 # -- convolution and pooling -----------------------------------------------------
 
 
+def _auto_pad(n: Node) -> str:
+    """The node's `auto_pad` attribute (`NOTSET` when absent)."""
+    auto_pad = n.attrs.get("auto_pad", "NOTSET")
+    return auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+
+
 def _window_padding(
     n: Node,
     spatial: Sequence[int],
@@ -443,8 +449,7 @@ def _window_padding(
 ) -> list[int]:
     """ONNX `pads` ([begins..., ends...]) or what `auto_pad` asks for."""
     rank = len(spatial)
-    auto_pad = n.attrs.get("auto_pad", b"NOTSET")
-    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    auto_pad = _auto_pad(n)
     if auto_pad in ("NOTSET", ""):
         return [int(p) for p in n.attrs.get("pads", [0] * (2 * rank))]
     if auto_pad == "VALID":
@@ -476,11 +481,25 @@ class _Window:
 def _window(n: Node, spatial: Sequence[int], kernel: Sequence[int]) -> _Window:
     """ONNX window attributes of 1-D, 2-D or 3-D data, as relay's (1-D data
     is treated as height 1)."""
-    rank = len(spatial)
-    strides = [int(s) for s in n.attrs.get("strides", [1] * rank)]
-    dilations = [int(d) for d in n.attrs.get("dilations", [1] * rank)]
+    strides, dilations = _strides_and_dilations(n, len(spatial))
     pads = _window_padding(n, spatial, kernel, strides, dilations)
-    if rank == 1:
+    return _relay_window(kernel, strides, dilations, pads)
+
+
+def _strides_and_dilations(n: Node, rank: int) -> tuple[list[int], list[int]]:
+    """The node's `strides` and `dilations` (1 on every axis when absent)."""
+    strides = [int(s) for s in n.attrs.get("strides", [1] * rank)]
+    return strides, [int(d) for d in n.attrs.get("dilations", [1] * rank)]
+
+
+def _relay_window(
+    kernel: Sequence[int],
+    strides: Sequence[int],
+    dilations: Sequence[int],
+    pads: Sequence[int],
+) -> _Window:
+    """ONNX window attributes as relay's: 1-D ones as height 1."""
+    if len(kernel) == 1:
         return _Window(
             (1, kernel[0]), (1, strides[0]), (1, dilations[0]), (0, pads[0], 0, pads[1])
         )
@@ -543,12 +562,10 @@ def _conv_transpose(n: Node) -> SSAValue:
     rank = _spatial_rank(n, (1, 2))
     spatial = n.shape(0)[2:]
     kernel = [int(k) for k in n.attrs.get("kernel_shape", n.shape(1)[2:])]
-    strides = [int(s) for s in n.attrs.get("strides", [1] * rank)]
-    dilations = [int(d) for d in n.attrs.get("dilations", [1] * rank)]
+    strides, dilations = _strides_and_dilations(n, rank)
     extra = [int(p) for p in n.attrs.get("output_padding", [0] * rank)]
     pads = [int(p) for p in n.attrs.get("pads", [0] * 2 * rank)]
-    auto_pad = n.attrs.get("auto_pad", "NOTSET")
-    auto_pad = auto_pad.decode() if isinstance(auto_pad, bytes) else auto_pad
+    auto_pad = _auto_pad(n)
     shape = n.attrs.get("output_shape")
     if shape is None and auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         shape = [size * stride for size, stride in zip(spatial, strides)]
@@ -565,17 +582,15 @@ def _conv_transpose(n: Node) -> SSAValue:
         pads = [*starts, *(t - b for t, b in zip(totals, starts))]
     elif auto_pad == "VALID":
         pads = [0] * 2 * rank
-    if rank == 1:
-        kernel, strides, dilations, extra = [1, *kernel], [1, *strides], [1, *dilations], [0, *extra]
-        pads = [0, pads[0], 0, pads[1]]
+    window = _relay_window(kernel, strides, dilations, pads)
     result = n.op(
         relay.Conv2DTransposeOp,
         _as_2d(n, n.input(0), rank),
         _as_2d(n, n.input(1), rank),
-        strides=tuple(strides),
-        padding=tuple(pads),
-        dilation=tuple(dilations),
-        output_padding=tuple(extra),
+        strides=window.strides,
+        padding=window.padding,
+        dilation=window.dilation,
+        output_padding=(0, *extra) if rank == 1 else tuple(extra),
         groups=n.attrs.get("group", 1),
     )
     if n.has_input(2):

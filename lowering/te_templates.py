@@ -209,18 +209,23 @@ def broadcast_indices(
     ]
 
 
+def _element_kind(t: Attribute) -> str | None:
+    """`float`, `int` (signless, the signed ints of ONNX and NumPy) or
+    `bool` (`i1`): what the scalar tables (`SCALAR_TABLES`, `CASTS`) key
+    on; None for what lower-te does not compute with (unsigned integers)."""
+    if isinstance(t, AnyFloat):
+        return "float"
+    if not isinstance(t, IntegerType) or t.signedness.data != Signedness.SIGNLESS:
+        return None
+    return "bool" if t.width.data == 1 else "int"
+
+
 def _scalar_function(op: Operation, element_type: Attribute, arity: int) -> Callable[..., SSAValue]:
     """The scalar function of elementwise `op` (of `arity` operands) on
     `element_type`: from the float, signless integer or `i1` table
     (`SCALAR_TABLES`); a located error where the op has none for the type
     (`exp` of an integer, arithmetic on booleans or unsigned elements)."""
-    kind = (
-        "float" if isinstance(element_type, AnyFloat)
-        else "bool" if element_type == i1
-        else "int" if isinstance(element_type, IntegerType)
-        and element_type.signedness.data == Signedness.SIGNLESS
-        else None
-    )
+    kind = _element_kind(element_type)
     table = SCALAR_TABLES[arity].get(kind, {}) if kind else {}
     if (found := table.get(type(op))) is not None:
         return found
@@ -364,21 +369,6 @@ def _take(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     return Tensor(result_shape(op), data.element_type, load)
 
 
-def _element_kind(op: Operation, t: Attribute) -> str:
-    """`float`, `int` (signless, i8 to i64) or `bool` (i1): what `CASTS`
-    keys on; a located error for unsigned integers."""
-    if isinstance(t, AnyFloat):
-        return "float"
-    assert isinstance(t, IntegerType)
-    if t.signedness.data != Signedness.SIGNLESS:
-        raise HeteroError(
-            f"lower-te: {op.name} from or to {t} is not supported (integers are "
-            "lowered signless: the signed ints of ONNX and NumPy)",
-            op,
-        )
-    return "bool" if t.width.data == 1 else "int"
-
-
 def _bitwidth(t: Attribute) -> int:
     return t.bitwidth if isinstance(t, AnyFloat) else t.width.data  # type: ignore[attr-defined]
 
@@ -423,7 +413,14 @@ def _cast(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     assert isinstance(op, relay.CastOp)
     (x,) = inputs
     to = op.dtype
-    convert = CASTS[_element_kind(op, x.element_type), _element_kind(op, to)]
+    kinds = _element_kind(x.element_type), _element_kind(to)
+    if None in kinds:
+        raise HeteroError(
+            f"lower-te: {op.name} from {x.element_type} to {to} is not supported "
+            "(integers are lowered signless: the signed ints of ONNX and NumPy)",
+            op,
+        )
+    convert = CASTS[kinds]  # type: ignore[index]
     return Tensor(x.shape, to, lambda e, idx: convert(e, x.load(e, idx), to))
 
 

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from hetero.context import parse_module
 from hetero.dialects import tir
-from hetero.dialects.relay import pool2d_shape
+from hetero.dialects.relay import pool_shape
 from hetero.interpreter.relay import run
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.schedules import cpu_pool
@@ -90,7 +90,7 @@ def _pool_program(
 ) -> str:
     """`relay.nn.<op>` over `shape`, then the relay line `epilogue` (`{t}`:
     the pooled type, reading `%0`, writing `%r`)."""
-    out = pool2d_shape(
+    out = pool_shape(
         shape,
         params["pool_size"],  # type: ignore[arg-type]
         params.get("strides", (1, 1)),  # type: ignore[arg-type]
