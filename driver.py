@@ -159,6 +159,7 @@ def lower_to_tir(
     tools and benchmarks that look at the kernels).  `timings` receives the
     seconds of each pass."""
     timings = {} if timings is None else timings
+    from hetero.transforms.alter_data_layout import AlterDataLayoutPass
     from hetero.transforms.alter_op_layout import AlterOpLayoutPass
     from hetero.transforms.fuse_ops import FuseOpsPass
     from hetero.transforms.inplace_concatenate import InplaceConcatenatePass
@@ -178,6 +179,7 @@ def lower_to_tir(
         FoldConstantPass(),
         PlanDevicesPass(),
         *_partition_stages(module),
+        AlterDataLayoutPass(),
         AlterOpLayoutPass(),
         FuseOpsPass(),
         LowerTEPass(),

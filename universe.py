@@ -17,6 +17,7 @@ DIALECTS = {
 
 PASSES: dict[str, tuple[str, str]] = {
     "plan-devices": ("hetero.transforms.plan_devices", "PlanDevicesPass"),
+    "alter-data-layout": ("hetero.transforms.alter_data_layout", "AlterDataLayoutPass"),
     "alter-op-layout": ("hetero.transforms.alter_op_layout", "AlterOpLayoutPass"),
     "fuse-ops": ("hetero.transforms.fuse_ops", "FuseOpsPass"),
     "lower-te": ("hetero.transforms.lower_te", "LowerTEPass"),

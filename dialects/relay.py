@@ -276,6 +276,36 @@ def logical_weight_shape(weight: Shape, layout: str, channels: int) -> Shape:
     return (channels, i, kh, kw)
 
 
+def nchw_shape(shape: Shape, layout: str, what: str) -> Shape:
+    """The `NCHW` shape of a tensor of shape `shape` in `layout`
+    (`DATA_LAYOUT`)."""
+    block = data_block(layout)
+    if not block:
+        require_rank(shape, 4, f"{what} (NCHW)")
+        return shape
+    require_rank(shape, 5, f"{what} ({layout})")
+    n, blocks, h, w, b = shape
+    if b != block:
+        raise VerifyException(
+            f"{what} in layout {layout} is [N, C / {block}, H, W, {block}], got {list(shape)}"
+        )
+    return (n, DYNAMIC if blocks == DYNAMIC else blocks * block, h, w)
+
+
+def blocked_shape(shape: Shape, layout: str, what: str) -> Shape:
+    """An `NCHW` shape in `layout` (`DATA_LAYOUT`); the channels must fill
+    whole blocks."""
+    block = data_block(layout)
+    if not block:
+        return shape
+    n, c, h, w = shape
+    if c != DYNAMIC and c % block:
+        raise VerifyException(
+            f"{what} has {c} channels, not a multiple of the block of {layout}"
+        )
+    return (n, DYNAMIC if c == DYNAMIC else c // block, h, w, block)
+
+
 def pool_shape(
     data: Shape,
     pool_size: Sequence[int],
@@ -708,20 +738,45 @@ KERNEL_LAYOUT = re.compile(r"OIHW(?:([1-9][0-9]*)o)?")
 """conv2d weight layouts: `OIHW`, or `OIHW<b>o`: `[ceil(O / b), I, KH, KW, b]`,
 element `[o // b, i, ky, kx, o % b]` holding `W[o, i, ky, kx]` (zero past `O`)."""
 
+DATA_LAYOUT = re.compile(r"NCHW(?:([1-9][0-9]*)c)?")
+"""conv2d data and output layouts: `NCHW`, or `NCHW<b>c` (TVM's `NCHWc`):
+`[N, C / b, H, W, b]`, element `[n, c // b, y, x, c % b]` holding `X[n, c,
+y, x]`; the channels fill whole blocks."""
 
-def kernel_block(layout: str) -> int:
-    """The output-channel block `b` of a conv2d weight layout (0: `OIHW`)."""
-    match = KERNEL_LAYOUT.fullmatch(layout)
+
+LAYOUT_FORMS: dict[re.Pattern[str], str] = {
+    KERNEL_LAYOUT: '"OIHW" or "OIHW<b>o" (b >= 1)',
+    DATA_LAYOUT: '"NCHW" or "NCHW<b>c" (b >= 1)',
+}
+"""What a diagnostic says each layout pattern accepts."""
+
+
+def _block(pattern: re.Pattern[str], layout: str) -> int:
+    match = pattern.fullmatch(layout)
     assert match is not None, layout
     return int(match.group(1) or 0)
 
 
-class KernelLayoutParam(Param[str]):
-    """A conv2d weight layout (`KERNEL_LAYOUT`), stored as a string."""
+def kernel_block(layout: str) -> int:
+    """The output-channel block `b` of a conv2d weight layout (0: `OIHW`)."""
+    return _block(KERNEL_LAYOUT, layout)
+
+
+def data_block(layout: str) -> int:
+    """The channel block `b` of a data layout (0: `NCHW`)."""
+    return _block(DATA_LAYOUT, layout)
+
+
+class LayoutParam(Param[str]):
+    """A layout (`KERNEL_LAYOUT` or `DATA_LAYOUT`: `pattern`), stored as a string."""
+
+    def __init__(self, pattern: re.Pattern[str], default: str = _REQUIRED) -> None:
+        super().__init__(default)
+        self.pattern = pattern
 
     def from_attr(self, attr: Attribute) -> str:
-        if not isinstance(attr, StringAttr) or not KERNEL_LAYOUT.fullmatch(attr.data):
-            raise self._wrong_kind('"OIHW" or "OIHW<b>o" (b >= 1)', attr)
+        if not isinstance(attr, StringAttr) or not self.pattern.fullmatch(attr.data):
+            raise self._wrong_kind(LAYOUT_FORMS[self.pattern], attr)
         return attr.data
 
     def to_attr(self, value: str) -> Attribute:
@@ -2505,7 +2560,10 @@ class MatmulOp(TensorOp):
 
 @irdl_op_definition
 class Conv2DOp(TensorOp):
-    """2-D convolution of NCHW data with OIHW weights."""
+    """2-D convolution of NCHW data with OIHW weights; the data and the
+    result may be in a channel-blocked layout (`data_layout`, `out_layout`:
+    `NCHW<b>c`, which `alter-data-layout` picks for the schedule of the
+    device) and the weight in `OIHW<b>o` (`kernel_layout`)."""
 
     name = "relay.nn.conv2d"
 
@@ -2515,7 +2573,9 @@ class Conv2DOp(TensorOp):
     padding = IntsParam((0, 0, 0, 0), length=4, minimum=0)
     dilation = IntsParam((1, 1), length=2, minimum=1)
     groups = IntParam(1, minimum=1)
-    kernel_layout = KernelLayoutParam("OIHW")
+    data_layout = LayoutParam(DATA_LAYOUT, "NCHW")
+    kernel_layout = LayoutParam(KERNEL_LAYOUT, "OIHW")
+    out_layout = LayoutParam(DATA_LAYOUT, "NCHW")
     channels = IntParam(0, minimum=0)
     """Output channels; 0 (the default) reads them from an `OIHW` weight."""
 
@@ -2523,8 +2583,9 @@ class Conv2DOp(TensorOp):
     def infer_shape(
         cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
     ) -> Shape:
-        return conv2d_shape(
-            shapes[0],
+        data = nchw_shape(shapes[0], cls.data_layout.read(attributes), "conv2d data")
+        out = conv2d_shape(
+            data,
             logical_weight_shape(
                 shapes[1],
                 cls.kernel_layout.read(attributes),
@@ -2535,6 +2596,7 @@ class Conv2DOp(TensorOp):
             cls.dilation.read(attributes),
             cls.groups.read(attributes),
         )
+        return blocked_shape(out, cls.out_layout.read(attributes), "the conv2d result")
 
 
 @irdl_op_definition
@@ -2659,7 +2721,8 @@ class WindowPoolOp(TensorOp):
 
 
 class Pool2DOp(WindowPoolOp):
-    """Base of the NCHW 2-D pooling operators."""
+    """Base of the NCHW 2-D pooling operators (the data and the result may
+    be channel-blocked: `layout = "NCHW<b>c"`, `DATA_LAYOUT`)."""
 
     LAYOUT: ClassVar[str] = "NCHW"
 
@@ -2669,6 +2732,16 @@ class Pool2DOp(WindowPoolOp):
     padding = IntsParam((0, 0, 0, 0), length=4, minimum=0)
     dilation = IntsParam((1, 1), length=2, minimum=1)
     ceil_mode = BoolParam(False)
+    layout = LayoutParam(DATA_LAYOUT, "NCHW")
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        layout = cls.layout.read(attributes)
+        data = nchw_shape(shapes[0], layout, "pooling data")
+        out = super().infer_shape([data], attributes)
+        return blocked_shape(out, layout, "the pooling result")
 
 
 @irdl_op_definition
@@ -2719,18 +2792,21 @@ class AvgPool3DOp(Pool3DOp):
 
 @irdl_op_definition
 class GlobalAvgPool2DOp(TensorOp):
-    """Mean over the whole H x W plane: `[N, C, H, W]` -> `[N, C, 1, 1]`."""
+    """Mean over the whole H x W plane: `[N, C, H, W]` -> `[N, C, 1, 1]`
+    (or channel-blocked: `layout = "NCHW<b>c"`, `DATA_LAYOUT`)."""
 
     name = "relay.nn.global_avg_pool2d"
 
     x = operand_def(TensorType)
+    layout = LayoutParam(DATA_LAYOUT, "NCHW")
 
     @classmethod
     def infer_shape(
         cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
     ) -> Shape:
-        require_rank(shapes[0], 4, "pooling data (NCHW)")
-        return shapes[0][:2] + (1, 1)
+        layout = cls.layout.read(attributes)
+        data = nchw_shape(shapes[0], layout, "pooling data")
+        return blocked_shape(data[:2] + (1, 1), layout, "the pooling result")
 
 
 @irdl_op_definition
@@ -2826,6 +2902,25 @@ class TransposeOp(TensorOp):
         cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
     ) -> Shape:
         return transpose_shape(shapes[0], cls.axes.read(attributes))
+
+
+@irdl_op_definition
+class LayoutTransformOp(TensorOp):
+    """The same tensor in another data layout (`DATA_LAYOUT`; TVM's
+    `layout_transform`): `NCHW` to `NCHW<b>c`, back, or between blocks."""
+
+    name = "relay.layout_transform"
+
+    x = operand_def(TensorType)
+    src_layout = LayoutParam(DATA_LAYOUT)
+    dst_layout = LayoutParam(DATA_LAYOUT)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        nchw = nchw_shape(shapes[0], cls.src_layout.read(attributes), "the data")
+        return blocked_shape(nchw, cls.dst_layout.read(attributes), "the data")
 
 
 @irdl_op_definition
@@ -3070,6 +3165,7 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     LRNOp,
     ReshapeOp,
     TransposeOp,
+    LayoutTransformOp,
     CastOp,
     TakeOp,
     FlattenOp,

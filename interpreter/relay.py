@@ -58,6 +58,7 @@ from hetero.dialects.relay import (
     GetItemOp,
     IfOp,
     Param,
+    data_block,
     kernel_block,
 )
 
@@ -294,9 +295,33 @@ def packed_weight(w: np.ndarray, block: int) -> np.ndarray:
     return np.ascontiguousarray(blocked.transpose(0, 2, 3, 4, 1))
 
 
+def nchw_data(x: np.ndarray, layout: str) -> np.ndarray:
+    """Data in `layout` (`relay.DATA_LAYOUT`) as `NCHW`."""
+    if not data_block(layout):
+        return x
+    n, blocks, h, w, block = x.shape
+    return x.transpose(0, 1, 4, 2, 3).reshape(n, blocks * block, h, w)
+
+
+def blocked_data(x: np.ndarray, layout: str) -> np.ndarray:
+    """`NCHW` data in `layout` (`relay.DATA_LAYOUT`)."""
+    if not (block := data_block(layout)):
+        return x
+    n, c, h, w = x.shape
+    return np.ascontiguousarray(
+        x.reshape(n, c // block, block, h, w).transpose(0, 1, 3, 4, 2)
+    )
+
+
 def _conv2d(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     w = oihw_weight(w, _attr(op, "kernel_layout", "OIHW"), _attr(op, "channels", 0))
-    return _conv(op, x, w)
+    x = nchw_data(x, _attr(op, "data_layout", "NCHW"))
+    return blocked_data(_conv(op, x, w), _attr(op, "out_layout", "NCHW"))
+
+
+def _layout_transform(op: Operation, x: np.ndarray) -> np.ndarray:
+    source = nchw_data(x, _attr(op, "src_layout", "NCHW"))
+    return blocked_data(source, _attr(op, "dst_layout", "NCHW"))
 
 
 def _conv(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -401,8 +426,16 @@ def _pool(op: Operation, x: np.ndarray, average: bool) -> np.ndarray:
     return total.sum(axis=axes) / np.maximum(count, 1)
 
 
-def _global_avg_pool2d(x: np.ndarray) -> np.ndarray:
-    return _wide(x).mean(axis=(-2, -1), keepdims=True)
+def _global_avg_pool2d(op: Operation, x: np.ndarray) -> np.ndarray:
+    layout = _attr(op, "layout", "NCHW")
+    mean = _wide(nchw_data(x, layout)).mean(axis=(-2, -1), keepdims=True)
+    return blocked_data(mean, layout)
+
+
+def _blocked_pool(op: Operation, x: np.ndarray, average: bool) -> np.ndarray:
+    """`_pool` of data in the op's `layout` (`relay.DATA_LAYOUT`)."""
+    layout = _attr(op, "layout", "NCHW")
+    return blocked_data(_pool(op, nchw_data(x, layout), average), layout)
 
 
 def _bias_add(op: Operation, x: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -676,7 +709,6 @@ _PLAIN: dict[str, Callable[..., Any]] = {
     "power": np.power,
     "nn.dense": _dense,
     "matmul": _matmul,
-    "nn.global_avg_pool2d": _global_avg_pool2d,
     "shape_of": lambda x: np.array(x.shape, dtype=np.int64),
     "equal": np.equal,
     "not_equal": np.not_equal,
@@ -699,8 +731,9 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "nn.conv3d": _conv,
     "nn.bias_add": _bias_add,
     "nn.batch_norm": _batch_norm,
-    "nn.max_pool2d": lambda op, x: _pool(op, x, average=False),
-    "nn.avg_pool2d": lambda op, x: _pool(op, x, average=True),
+    "nn.max_pool2d": lambda op, x: _blocked_pool(op, x, average=False),
+    "nn.avg_pool2d": lambda op, x: _blocked_pool(op, x, average=True),
+    "nn.global_avg_pool2d": _global_avg_pool2d,
     "nn.max_pool3d": lambda op, x: _pool(op, x, average=False),
     "nn.avg_pool3d": lambda op, x: _pool(op, x, average=True),
     "nn.softmax": _softmax,
@@ -711,6 +744,7 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "mean": lambda op, x: _reduce(op, x, mean=True),
     "reshape": _reshape,
     "transpose": _transpose,
+    "layout_transform": _layout_transform,
     "take": _take,
     "cast": lambda op, x: x.astype(element_dtype(op.results[0].type.element_type)),
     "flatten": _flatten,

@@ -31,6 +31,7 @@ from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, Signedness, 
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay
+from hetero.dialects.tir import ForKind
 from hetero.lowering.schedules import problem_schedule
 from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D, Store
 from hetero.lowering.te_emit import Emitter, Index, Tensor, store_all
@@ -332,6 +333,42 @@ def _reshape(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     return Tensor(shape, x.element_type, load)
 
 
+def _nchw(tensor: Tensor, layout: str) -> Tensor:
+    """`tensor`, in data layout `layout` (`relay.DATA_LAYOUT`), read as `NCHW`."""
+    if not (block := relay.data_block(layout)):
+        return tensor
+    n, blocks, h, w, _ = tensor.shape
+    return Tensor(
+        (n, blocks * block, h, w),
+        tensor.element_type,
+        lambda e, idx: tensor.load(
+            e, [idx[0], e.div(idx[1], block), *idx[2:], e.rem(idx[1], block)]
+        ),
+    )
+
+
+def _blocked_index(e: Emitter, idx: Sequence[Index], layout: str) -> list[Index]:
+    """Where `NCHW` element `idx` lies in data layout `layout`."""
+    if not (block := relay.data_block(layout)):
+        return list(idx)
+    n, c, y, x = idx
+    return [n, e.div(c, block), y, x, e.rem(c, block)]
+
+
+def _layout_transform(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    assert isinstance(op, relay.LayoutTransformOp)
+    source = _nchw(inputs[0], op.src_layout)
+    if not (block := relay.data_block(op.dst_layout)):
+        return Tensor(result_shape(op), source.element_type, source.load)
+    return Tensor(
+        result_shape(op),
+        source.element_type,
+        lambda e, idx: source.load(
+            e, [idx[0], e.add(e.mul(idx[1], block), idx[4]), *idx[2:4]]
+        ),
+    )
+
+
 def _transpose(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     assert isinstance(op, relay.TransposeOp)
     (x,) = inputs
@@ -497,6 +534,7 @@ LAZY_TEMPLATES: dict[type[Operation], LazyTemplate] = {
     relay.ReshapeOp: _reshape,
     relay.FlattenOp: _reshape,
     relay.TransposeOp: _transpose,
+    relay.LayoutTransformOp: _layout_transform,
     relay.TakeOp: _take,
     relay.CastOp: _cast,
     relay.SqueezeOp: _squeeze,
@@ -649,7 +687,7 @@ def _oihw(op: relay.Conv2DOp, weight: Tensor) -> Tensor:
         return weight
     _, group_channels, kh, kw, _ = weight.shape
     return Tensor(
-        (result_shape(op)[1], group_channels, kh, kw),
+        (op.channels, group_channels, kh, kw),
         weight.element_type,
         lambda e, idx: weight.load(
             e, [e.div(idx[0], block), *idx[1:], e.rem(idx[0], block)]
@@ -665,25 +703,41 @@ def _conv2d(
     epilogue: Epilogue | None = None,
 ) -> None:
     """The target's conv2d schedule, else `_direct_conv` (with an `OIHW`
-    view of a packed weight)."""
+    view of a packed weight, and an `NCHW` view of blocked data and result)."""
     assert isinstance(op, relay.Conv2DOp)
-    data, packed = inputs
-    _require_float(op, data.element_type)
+    stored, packed = inputs
+    _require_float(op, stored.element_type)
     weight = _oihw(op, packed)
+    data = _nchw(stored, op.data_layout)
+    out_shape = relay.nchw_shape(result_shape(op), op.out_layout, "the result")
+    store = _store_into(out, epilogue)
+    blocked = relay.data_block(op.out_layout)
     if (schedule := problem_schedule(e.target, Conv2D)) is not None:
         problem = Conv2D(
             data,
             weight,
-            result_shape(op),
+            tuple(out_shape),
             op.strides,
             op.dilation,
             op.padding,
             op.groups,
-            _store_into(out, epilogue),
-            packed if weight is not packed else None,
+            lambda e, idx, v: store(e, _blocked_index(e, idx, op.out_layout), v),
+            packed=packed if weight is not packed else None,
+            blocked_data=stored if data is not stored else None,
+            blocked_store=store if blocked else None,
+            out_block=blocked,
         )
         return schedule(e, problem, e.target)
-    _direct_conv(e, op, data, weight, out, epilogue)
+    _direct_conv(
+        e,
+        op,
+        data,
+        weight,
+        out,
+        epilogue,
+        out_shape,
+        lambda e, idx: _blocked_index(e, idx, op.out_layout),
+    )
 
 
 def _conv3d(
@@ -707,14 +761,18 @@ def _direct_conv(
     weight: Tensor,
     out: SSAValue,
     epilogue: Epilogue | None,
+    out_shape: Sequence[int] | None = None,
+    place: Callable[[Emitter, list[Index]], list[Index]] = lambda e, idx: idx,
 ) -> None:
     """out[n, o, *p] = sum_{c, *k} in[n, g*C/G + c, *(p * s + k * d - pad)] *
     w[o, c, *k] over the taps inside the input (padding reads as 0), g = o //
-    (O/G), for any number of spatial axes: one parallel nest over the output."""
+    (O/G), for any number of spatial axes: one parallel nest over the output.
+    `out_shape` is the `NCHW` shape of an output stored in another layout,
+    `place` where its element `[n, o, *p]` lies."""
     out_channels, group_channels, *kernel = weight.shape
     sizes = data.shape[2:]
-    body, (n, o, *position) = e.nest(result_shape(op), parallel=True)
-    at = [n, o, *position]
+    body, (n, o, *position) = e.nest(out_shape or result_shape(op), parallel=True)
+    at = place(body, [n, o, *position])
     body.store(body.constant(0.0, data.element_type), out, at)
     group = 0 if op.groups == 1 else body.div(o, out_channels // op.groups)
     base = body.mul(group, group_channels)
@@ -907,20 +965,43 @@ def _max_pool(
     assert isinstance(op, relay.MaxPool2DOp | relay.MaxPool3DOp)
     (data,) = inputs
     _require_float(op, data.element_type)
-    if isinstance(op, relay.MaxPool2DOp) and _scheduled_pool(
+    block = _pool_block(op)
+    if not block and isinstance(op, relay.MaxPool2DOp) and _scheduled_pool(
         e, op, data, out, epilogue, average=False
     ):
         return
-    body, (n, c, *position) = e.nest(result_shape(op), parallel=True)
-    at = [n, c, *position]
-    body.store(body.constant(-math.inf, data.element_type), out, at)
+    body, (n, c, *position) = _pool_nest(e, op)
+    init, ci = _lanes(body, block)
+    init.store(init.constant(-math.inf, data.element_type), out, [n, c, *position, *ci])
     window, source, _ = _pool_window(body, op, position)
-    inside = window.all_of(
-        [window.in_range(i, 0, size) for i, size in zip(source, data.shape[2:])]
-    )
+    sizes = data.shape[2 : 2 + len(source)]
+    inside = window.all_of([window.in_range(i, 0, s) for i, s in zip(source, sizes)])
     if (tap := window.when(inside)) is not None:
-        _accumulate(tap, out, at, data.load(tap, [n, c, *source]), arith.MaximumfOp)
+        lane, ci = _lanes(tap, block)
+        value = data.load(lane, [n, c, *source, *ci])
+        _accumulate(lane, out, [n, c, *position, *ci], value, arith.MaximumfOp)
     _finish(e, out, result_shape(op), epilogue)
+
+
+def _pool_block(op: Operation) -> int:
+    """The channel block of a pooling's blocked layout (0: none)."""
+    return relay.data_block(getattr(op, "layout", "NCHW"))
+
+
+def _pool_nest(e: Emitter, op: Operation) -> tuple[Emitter, list[Index]]:
+    """The parallel nest over a pooling's output pixels (a blocked layout's
+    channels of a pixel are the vector lanes of `_lanes`)."""
+    shape = result_shape(op)
+    return e.nest(shape[:-1] if _pool_block(op) else shape, parallel=True)
+
+
+def _lanes(e: Emitter, block: int) -> tuple[Emitter, list[Index]]:
+    """A vectorized loop over the channels of a block (blocked layouts: the
+    index to append to a pixel's), else nothing."""
+    if not block:
+        return e, []
+    lane, ci = e.loop(block, ForKind.VECTORIZED)
+    return lane, [ci]
 
 
 def _avg_pool(
@@ -937,24 +1018,27 @@ def _avg_pool(
     (data,) = inputs
     element = data.element_type
     _require_float(op, element)
-    if isinstance(op, relay.AvgPool2DOp) and _scheduled_pool(
+    block = _pool_block(op)
+    if not block and isinstance(op, relay.AvgPool2DOp) and _scheduled_pool(
         e, op, data, out, epilogue, average=True
     ):
         return
-    sizes = data.shape[2:]
-    rank = len(sizes)
-    body, (n, c, *position) = e.nest(result_shape(op), parallel=True)
-    at = [n, c, *position]
+    rank = len(op.pool_size)
+    sizes = data.shape[2 : 2 + rank]
+    body, (n, c, *position) = _pool_nest(e, op)
     zero, one = body.constant(0.0, element), body.constant(1.0, element)
     count = body.alloc([1], element, "local")
-    body.store(zero, out, at)
+    init, ci = _lanes(body, block)
+    init.store(zero, out, [n, c, *position, *ci])
     body.store(zero, count, [0])
     window, source, padded = _pool_window(body, op, position)
     inside = window.all_of(
         [window.in_range(i, 0, size) for i, size in zip(source, sizes)]
     )
     if (tap := window.when(inside)) is not None:
-        _accumulate(tap, out, at, data.load(tap, [n, c, *source]), arith.AddfOp)
+        lane, ci = _lanes(tap, block)
+        value = data.load(lane, [n, c, *source, *ci])
+        _accumulate(lane, out, [n, c, *position, *ci], value, arith.AddfOp)
     counted = inside
     if op.count_include_pad:
         extents = [op.padding[d] + sizes[d] + op.padding[rank + d] for d in range(rank)]
@@ -964,7 +1048,9 @@ def _avg_pool(
     if (tally := window.when(counted)) is not None:
         _accumulate(tally, count, [0], one, arith.AddfOp)
     divisor = body.op(arith.MaximumfOp(body.load(count, [0]), one))
-    body.store(body.op(arith.DivfOp(body.load(out, at), divisor)), out, at)
+    lane, ci = _lanes(body, block)
+    at = [n, c, *position, *ci]
+    lane.store(lane.op(arith.DivfOp(lane.load(out, at), divisor)), out, at)
     _finish(e, out, result_shape(op), epilogue)
 
 
@@ -978,16 +1064,21 @@ def _global_avg_pool2d(
     """out[n, c, 0, 0] = mean of in[n, c, :, :]."""
     (data,) = inputs
     _require_float(op, data.element_type)
-    if _scheduled_pool(e, op, data, out, epilogue, average=True):
+    block = _pool_block(op)
+    if not block and _scheduled_pool(e, op, data, out, epilogue, average=True):
         return
-    height, width = data.shape[2:]
-    body, (n, c, _, _) = e.nest(result_shape(op), parallel=True)
-    at = [n, c, 0, 0]
-    body.store(body.constant(0.0, data.element_type), out, at)
+    height, width = data.shape[2:4]
+    body, (n, c, _, _) = _pool_nest(e, op)
+    init, ci = _lanes(body, block)
+    init.store(init.constant(0.0, data.element_type), out, [n, c, 0, 0, *ci])
     window, (row, col) = body.nest([height, width])
-    _accumulate(window, out, at, data.load(window, [n, c, row, col]), arith.AddfOp)
-    size = body.constant(float(height * width), data.element_type)
-    body.store(body.op(arith.DivfOp(body.load(out, at), size)), out, at)
+    lane, ci = _lanes(window, block)
+    value = data.load(lane, [n, c, row, col, *ci])
+    _accumulate(lane, out, [n, c, 0, 0, *ci], value, arith.AddfOp)
+    lane, ci = _lanes(body, block)
+    at = [n, c, 0, 0, *ci]
+    size = lane.constant(float(height * width), data.element_type)
+    lane.store(lane.op(arith.DivfOp(lane.load(out, at), size)), out, at)
     _finish(e, out, result_shape(op), epilogue)
 
 

@@ -13,6 +13,11 @@ _LLVM_OPTIONS = {
     "mattr": OptionSpec(list, doc="extra LLVM target features, e.g. ['+avx512f']"),
     "opt_level": OptionSpec(int, default=3, choices=(0, 1, 2, 3)),
     "num_threads": OptionSpec(int, doc="threads for parallel loops (default: all cores)"),
+    "data_layout": OptionSpec(
+        str, default="NCHW", choices=("NCHW", "NCHWc"),
+        doc="activations between convolutions: NCHWc blocks the channels by the "
+        "vector width (alter-data-layout)",
+    ),
 }
 
 _CUDA_OPTIONS = {

@@ -61,10 +61,11 @@ def _wanted_block(op: relay.Conv2DOp) -> int:
         return 0
     return query(
         weight.get_shape(),
-        result.get_shape(),
+        relay.nchw_shape(result.get_shape(), op.out_layout, "the result"),
         op.groups,
         weight.element_type,
         device.target,
+        bool(relay.data_block(op.data_layout) or relay.data_block(op.out_layout)),
     )
 
 

@@ -70,6 +70,7 @@ OP_PATTERNS: dict[type[Operation], OpPattern] = {
     relay.BatchNormOp: OpPattern.BROADCAST,
     relay.ReshapeOp: OpPattern.INJECTIVE,
     relay.TransposeOp: OpPattern.INJECTIVE,
+    relay.LayoutTransformOp: OpPattern.INJECTIVE,
     relay.TakeOp: OpPattern.INJECTIVE,
     relay.FlattenOp: OpPattern.INJECTIVE,
     relay.ConcatenateOp: OpPattern.INJECTIVE,

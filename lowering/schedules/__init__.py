@@ -6,7 +6,8 @@ device type of the function's target; a device type without an entry gets
 the templates' plain loop nests.  Another target registers its own schedules
 by adding entries to `SCHEDULES`, and says which conv2d weight layout its
 schedule wants in `WEIGHT_BLOCKS` (`alter-op-layout` packs constant
-weights so at compile time).
+weights so at compile time) and of the data in `DATA_BLOCKS`
+(`alter-data-layout` blocks the activations between convolutions).
 """
 
 from __future__ import annotations
@@ -33,15 +34,24 @@ SCHEDULES: dict[tuple[DeviceType, type[Problem]], Schedule] = {
 """(device type, problem) → the schedule emitting its TIR."""
 
 WeightBlock = Callable[
-    [Sequence[int], Sequence[int], int, Attribute, TargetAttr | None], int
+    [Sequence[int], Sequence[int], int, Attribute, TargetAttr | None, bool], int
 ]
-"""(OIHW weight shape, output shape, groups, element type, target) → the
-output-channel block `b` of the `OIHW<b>o` weight layout the conv2d
-schedule wants (0: `OIHW`)."""
+"""(OIHW weight shape, NCHW output shape, groups, element type, target,
+whether its data or output is blocked) → the output-channel block `b` of
+the `OIHW<b>o` weight layout the conv2d schedule wants (0: `OIHW`)."""
 
 WEIGHT_BLOCKS: dict[DeviceType, WeightBlock] = {DeviceType.cpu: cpu.conv2d_weight_block}
 """Device type → what its conv2d schedule wants of the weights' layout
 (`alter-op-layout` asks; a device type without an entry keeps `OIHW`)."""
+
+DataBlock = Callable[[Sequence[int], int, Attribute, TargetAttr | None], int]
+"""(OIHW weight shape, groups, element type, target) → the channel block
+`b` of the `NCHW<b>c` layout the conv2d schedule wants its data and output
+in (0: `NCHW`)."""
+
+DATA_BLOCKS: dict[DeviceType, DataBlock] = {DeviceType.cpu: cpu.conv2d_data_block}
+"""Device type → what its conv2d schedule wants of the activations' layout
+(`alter-data-layout` asks; a device type without an entry keeps `NCHW`)."""
 
 
 def problem_schedule(

@@ -480,17 +480,28 @@ def _planes(c: Conv2D, panels_end: int) -> _Planes:
 
 def _pad_input(e: Emitter, c: Conv2D, planes: _Planes) -> SSAValue:
     """The input, zero-padded and split into stride-phase planes (`_Planes`),
-    one parallel task per input channel.  Only the planes some window tap
-    reads are filled (a 1x1 stride-2 conv reads one of four), and only
-    their padding and tail are zeroed."""
+    one parallel task per input channel (per block of channels of blocked
+    data, whose planes keep the block: `[N, C / b, phases, length * b]`,
+    element `pixel * b + c % b`).  Only the planes some window tap reads are
+    filled (a 1x1 stride-2 conv reads one of four), and only their padding
+    and tail are zeroed."""
+    block = _data_block(c)
     batch, channels, _, _ = c.data.shape
     sh, sw = c.strides
-    padded = e.alloc([batch, channels, sh * sw, planes.length], c.data.element_type)
-    body, flat = e.loop(batch * channels, ForKind.PARALLEL)
-    n, ch = body.div(flat, channels), body.rem(flat, channels)
+    groups = channels // block
+    padded = e.alloc(
+        [batch, groups, sh * sw, planes.length * block], c.data.element_type
+    )
+    body, flat = e.loop(batch * groups, ForKind.PARALLEL)
+    n, ch = body.div(flat, groups), body.rem(flat, groups)
     for rp, cp in _used_phases(c):
         _fill_plane(body, c, planes, padded, [n, ch, rp * sw + cp], rp, cp)
     return padded
+
+
+def _data_block(c: Conv2D) -> int:
+    """The channel block of the data as stored (1: `NCHW`)."""
+    return 1 if c.blocked_data is None else c.blocked_data.shape[-1]
 
 
 def _tap(
@@ -532,27 +543,38 @@ def _fill_plane(
     cp: int,
 ) -> None:
     """Plane (`rp`, `cp`): its rows and columns that hold input pixels
-    (padded row `rq * sh + rp`, column `cq * sw + cp`) copied, the rest zero."""
+    (padded row `rq * sh + rp`, column `cq * sw + cp`) copied, the rest zero
+    (blocked data: a block of channels per pixel, `_pad_input`)."""
     _, _, height, width = c.data.shape
     (sh, sw), (top, left) = c.strides, c.padding[:2]
     wq = planes.wq
+    block = _data_block(c)
     r0, r1 = _interior(top, height, sh, rp)
     q0, q1 = _interior(left, width, sw, cp)
     zero = e.constant(0.0, c.data.element_type)
 
     def zeros(em: Emitter, start: Index, count: int) -> None:
         if count > 0:
-            lane, i = em.loop(count, ForKind.VECTORIZED)
-            lane.store(zero, padded, [*at, lane.add(start, i)])
+            lane, i = em.loop(count * block, ForKind.VECTORIZED)
+            lane.store(zero, padded, [*at, lane.add(lane.mul(start, block), i)])
 
     zeros(e, 0, r0 * wq)
     rows, rq = e.range(r0, r1)
     start = rows.mul(rq, wq)
     zeros(rows, start, q0)
-    lane, cq = rows.range(q0, q1, kind=ForKind.VECTORIZED)
-    y = lane.sub(lane.add(lane.mul(rq, sh), rp), top)
-    x = lane.sub(lane.add(lane.mul(cq, sw), cp), left)
-    lane.store(c.data.load(lane, [*at[:2], y, x]), padded, [*at, lane.add(start, cq)])
+    y = rows.sub(rows.add(rows.mul(rq, sh), rp), top)
+    if c.blocked_data is None:
+        lane, cq = rows.range(q0, q1, kind=ForKind.VECTORIZED)
+        x = lane.sub(lane.add(lane.mul(cq, sw), cp), left)
+        value = c.data.load(lane, [*at[:2], y, x])
+        lane.store(value, padded, [*at, lane.add(start, cq)])
+    else:
+        column, cq = rows.range(q0, q1)
+        x = column.sub(column.add(column.mul(cq, sw), cp), left)
+        lane, ci = column.loop(block, ForKind.VECTORIZED)
+        value = c.blocked_data.load(lane, [*at[:2], y, x, ci])
+        at_pixel = lane.mul(lane.add(start, cq), block)
+        lane.store(value, padded, [*at, lane.add(at_pixel, ci)])
     zeros(rows, rows.add(start, q1), wq - q1)
     zeros(e, r1 * wq, planes.length - r1 * wq)
 
@@ -661,8 +683,9 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     element = c.data.element_type
     packed = c.packed
     if packed is not None and c.groups == 1:
-        if packed.shape[-1] == _lane_tiles(target, element).nr:
+        if packed.shape[-1] % _lane_tiles(target, element).lanes == 0:
             return _conv2d_channel_lanes(e, c, packed, target)
+    c = replace(c, blocked_data=None)  # pixel lanes read blocked data through its view
     g = _conv_tiles(c, tiles(target, element, CONV_VECTORS), target)
     t = g.t
     batch = c.data.shape[0]
@@ -801,19 +824,49 @@ LANE_ROWS = (7, 6, 5)
 
 
 def _lane_tiles(
-    target: TargetAttr | None, element_type: Attribute, pixels: int = 0
+    target: TargetAttr | None,
+    element_type: Attribute,
+    pixels: int = 0,
+    nr: int = 0,
 ) -> Tiles:
-    """`mr` pixels x `nr` output channels: 4 vectors wide with 32 registers
-    (each step loads 4 weight vectors and broadcasts, from memory, one value
-    per pixel), 2 with 16.  `mr` is the one of `LANE_ROWS` whose tiles
-    cover `pixels` with the fewest extra pixels, the largest on a tie: 7 for
-    7x7, 14x14, 28x28 and 56x56 images (6 would compute 54 pixels for 49)."""
+    """`mr` pixels x `nr` output channels: at most 4 vectors wide with 32
+    registers (each step loads 4 weight vectors and broadcasts, from memory,
+    one value per pixel), 2 with 16, or the `nr` of the packed weights.
+    `mr` is the one of `LANE_ROWS` whose tiles cover `pixels` with the
+    fewest extra pixels, the largest on a tie: 7 for 7x7, 14x14, 28x28 and
+    56x56 images (6 would compute 54 pixels for 49)."""
     assert isinstance(element_type, AnyFloat)
     bits = simd_bits(target)
     lanes = bits // element_type.bitwidth
     vectors = 4 if bits >= 512 else 2
     rows = min(LANE_ROWS, key=lambda r: (math.ceil(pixels / r) * r, -r))
-    return Tiles(lanes, rows, vectors * lanes)
+    return Tiles(lanes, rows, nr or vectors * lanes)
+
+
+def conv2d_data_block(
+    weight_shape: Sequence[int],
+    groups: int,
+    element_type: Attribute,
+    target: TargetAttr | None,
+) -> int:
+    """The channel block `b` of the `NCHW<b>c` data and output layout this
+    schedule wants for a conv2d (0: `NCHW`), where the target's
+    `data_layout` option is `NCHWc`: one vector of channels, for tiles with
+    the output channels in the lanes (`_conv2d_channel_lanes`), which then
+    store whole vectors (no transposition) and read `b` consecutive input
+    channels of a pixel from one cache line (in `NCHW`, each channel of a
+    reduction step is a plane of the image away).
+
+    Not the default: on the Zen 4 of docs/frontends/onnx.md, ResNet-50 and
+    SqueezeNet ran 1.5-2.5 % slower end to end with blocked activations
+    (the residual and 1x1 convolutions faster, the 3x3 ones on 7x7 and
+    14x14 images slower: their packed weights are read a channel block's
+    taps apart)."""
+    if target is None or target.option("data_layout") != "NCHWc":
+        return 0
+    if groups != 1 or not isinstance(element_type, AnyFloat):
+        return 0
+    return _lane_tiles(target, element_type).lanes
 
 
 def conv2d_weight_block(
@@ -822,9 +875,12 @@ def conv2d_weight_block(
     groups: int,
     element_type: Attribute,
     target: TargetAttr | None,
+    blocked: bool = False,
 ) -> int:
     """The output-channel block `b` of the `OIHW<b>o` weight layout this
-    schedule wants for a conv2d with these shapes (0: plain `OIHW`).
+    schedule wants for a conv2d with these shapes (0: plain `OIHW`), whose
+    data or output is `blocked` (`NCHW<b>c`: always the channel lanes, `b`
+    up to 4 vectors, dividing the output channels where they fill vectors).
 
     A tile with the output pixels in the lanes wastes the lanes past the
     last pixel of a small image (49 of 64 at 7x7, 196 of 224 at 14x14) and
@@ -836,11 +892,17 @@ def conv2d_weight_block(
     (`LANE_DEPTH`): 12 to 15 % faster on ResNet-50's 7x7 and 14x14 layers
     and on 3x3 convs of 28x28 images."""
     out_channels, group_channels, kh, kw = weight_shape
-    if groups != 1 or group_channels * kh * kw < LANE_DEPTH:
+    if groups != 1 or not isinstance(element_type, AnyFloat):
         return 0
-    if not isinstance(element_type, AnyFloat):
+    t = _lane_tiles(target, element_type)
+    if blocked:
+        vectors = math.ceil(out_channels / t.lanes)
+        if out_channels % t.lanes == 0:
+            return t.lanes * max(v for v in range(1, t.nr // t.lanes + 1) if vectors % v == 0)
+        return t.lanes * min(vectors, t.nr // t.lanes)
+    if group_channels * kh * kw < LANE_DEPTH:
         return 0
-    nr = _lane_tiles(target, element_type).nr
+    nr = t.nr
     used = out_channels / (math.ceil(out_channels / nr) * nr)
     return nr if used >= LANE_USE else 0
 
@@ -855,14 +917,16 @@ def _conv2d_channel_lanes(
     channel tile's packed weights are one sequential stream, which the
     prefetchers follow: blocking the reduction to keep them in L2 measured
     4-20 % slower, even at 4608 deep).  The last pixel tile overlaps the
-    one before."""
+    one before.  Blocked data (`NCHW<b>c`) is read a block of channels per
+    pixel; a blocked output is stored a vector of channels at a time."""
     element = c.data.element_type
-    t = _lane_tiles(target, element, math.prod(c.out_shape[2:]))
+    t = _lane_tiles(target, element, math.prod(c.out_shape[2:]), packed.shape[-1])
     batch, _, _, width = c.data.shape
     out_channels, channels, kh, kw = c.weight.shape
     _, _, out_h, out_w = c.out_shape
     dh = c.dilation[0]
-    assert c.groups == 1 and packed.shape[-1] == t.nr
+    block = _data_block(c)
+    assert c.groups == 1
     planes = _planes(c, 0)
     padded = None if _flat_windows(c) else _pad_input(e, c, planes)
     pixels = out_h * out_w
@@ -880,22 +944,33 @@ def _conv2d_channel_lanes(
     p0 = tile.min(tile.mul(q, rows), pixels - rows)
 
     def pixel(r: Emitter, i: Index, ks: Sequence[Index]) -> SSAValue:
-        """Input value of tap (c, ky, kx) for output pixel `p0 + i`."""
-        ch, ky, kx = ks
+        """Input value of tap (c, ky, kx) for output pixel `p0 + i` (blocked
+        data: tap (c // b, ky, kx, c % b))."""
+        cb, ky, kx, *ci = ks
         p = r.add(p0, i)
         if padded is None:
             # Stride 1, no padding, one column: pixel p's tap ky is input
             # pixel p + ky * dh * W of the flattened image.
-            return c.data.load(r, [n, ch, 0, r.add(p, r.mul(ky, dh * width))])
+            at = r.add(p, r.mul(ky, dh * width))
+            if c.blocked_data is None:
+                return c.data.load(r, [n, cb, 0, at])
+            return c.blocked_data.load(r, [n, cb, 0, at, *ci])
         plane, shift = _tap(r, c, planes, ky, kx)
         wide = r.add(r.mul(r.div(p, out_w), planes.wq), r.rem(p, out_w))
-        return r.load(padded, [n, ch, plane, r.add(wide, shift)])
+        at = r.add(wide, shift)
+        if block == 1:
+            return r.load(padded, [n, cb, plane, at])
+        return r.load(padded, [n, cb, plane, r.add(r.mul(at, block), *ci)])
 
     def weights(r: Emitter, j: Index, ks: Sequence[Index]) -> SSAValue:
-        return packed.load(r, [ot, *ks, j])
+        cb, ky, kx, *ci = ks
+        ch = r.add(r.mul(cb, block), *ci) if ci else cb
+        return packed.load(r, [ot, ch, ky, kx, j])
 
+    # Blocked data: a block's channels innermost, read along one cache line.
+    reduction = [channels // block, kh, kw] + ([block] if block > 1 else [])
     acc = _register_tile(
-        tile, t, rows, lambda r: r.nest([channels, kh, kw]), pixel, weights, element
+        tile, t, rows, lambda r: r.nest(reduction), pixel, weights, element
     )
 
     def store(s: Emitter, cols: int) -> None:
@@ -909,4 +984,17 @@ def _conv2d_channel_lanes(
         at = _row_major(lane, lane.add(p0, i), out_w)
         c.store(lane, [n, o, *at], lane.load(acc, [i, j]))
 
-    _each_panel(tile, t, out_channels, ot, store)
+    def store_blocked(s: Emitter, cols: int) -> None:
+        """The tile as it is: each pixel's channels, a vector at a time, to
+        their blocks (`c.out_block` = the lanes)."""
+        assert c.blocked_store is not None
+        vector, v = s.loop(cols // t.lanes, ForKind.UNROLLED)
+        row, i = vector.loop(rows, ForKind.UNROLLED)
+        at = _row_major(row, row.add(p0, i), out_w)
+        ob = row.add(row.mul(ot, t.nr // t.lanes), v)
+        lane, k = row.loop(t.lanes, ForKind.VECTORIZED)
+        value = lane.load(acc, [i, lane.add(lane.mul(v, t.lanes), k)])
+        c.blocked_store(lane, [n, ob, *at, k], value)
+
+    vector_blocks = c.out_block == t.lanes and t.nr % t.lanes == 0
+    _each_panel(tile, t, out_channels, ot, store_blocked if vector_blocks else store)

@@ -48,7 +48,11 @@ class Conv2D:
     `packed` is the weight as it is stored when the relay op's
     `kernel_layout` is `OIHW<b>o` (`[ceil(O / b), C/groups, KH, KW, b]`,
     the layout the schedule asked for: `schedules.WEIGHT_BLOCKS`);
-    `weight` then reads through it."""
+    `weight` then reads through it.  Likewise `blocked_data` is the data as
+    stored in layout `NCHW<b>c` (`[N, C / b, H, W, b]`), and
+    `blocked_store` writes the output in `NCHW<out_block>c`, at `[n, o // b,
+    y, x, o % b]`
+    (`alter-data-layout`); `data` and `store` stay the `NCHW` views."""
 
     data: Tensor
     weight: Tensor
@@ -59,6 +63,9 @@ class Conv2D:
     groups: int
     store: Store
     packed: Tensor | None = None
+    blocked_data: Tensor | None = None
+    blocked_store: Store | None = None
+    out_block: int = 0
 
 
 @dataclass(frozen=True)

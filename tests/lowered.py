@@ -1,0 +1,21 @@
+"""What `hetero.compile`'s relay pipeline makes of a program: the shapes of
+its kernels' buffers (for tests of the layouts that passes choose)."""
+
+from hetero.context import parse_module
+from hetero.dialects import tir
+from hetero.driver import lower_to_tir
+from xdsl.dialects.builtin import MemRefType
+
+
+def kernel_buffer_shapes(text: str) -> list[tuple[int, ...]]:
+    """The shape of every memref argument of the kernels (not the host
+    function) that `lower_to_tir` makes of `text`."""
+    module = parse_module(text)
+    lower_to_tir(module)
+    return [
+        tuple(a.type.get_shape())
+        for f in module.ops
+        if isinstance(f, tir.PrimFuncOp) and not f.sym_name.data.endswith("_host")
+        for a in f.args
+        if isinstance(a.type, MemRefType)
+    ]
