@@ -87,14 +87,25 @@ def _initialize() -> None:
     llvm.initialize_native_asmprinter()
 
 
-CODEGEN_FLAGS: dict[str, tuple[str, str]] = {"-disable-lsr": ("true", "false")}
+CODEGEN_FLAGS: dict[str, tuple[str, str]] = {
+    "-disable-lsr": ("true", "false"),
+    "-enable-misched": ("false", "true"),
+}
 """LLVM command-line options set while CPU machine code is generated, each
 with hetero's value and LLVM's default.  Loop strength reduction took half
 the code generator's time on ONNX networks (0.22 of 0.45 s CPU for resnet50)
 to turn hetero's `base + i*stride` addresses, which x86 addressing modes
 take as they are, into pointer increments: the networks ran no slower
 without it (kernel by kernel, interleaved: squeezenet 7.45 vs 7.64 ms,
-resnet50 77.8 vs 78.3 ms)."""
+resnet50 77.8 vs 78.3 ms).  The machine scheduler before register
+allocation hoisted every broadcast of a channel-lanes register tile to the
+top of the reduction step, which with 28 accumulators made LLVM spill and
+rotate registers inside the loop (stores and reloads of the stack whose
+cost varied from process to process: a 3x3 conv of blocked 14x14x256
+data took 2.1 ms in one, 5.2 in another);
+without it (SelectionDAG's order kept) resnet50 ran 4 % faster (interleaved
+in one process, 5 rounds each order: 0.92-0.99x the time), squeezenet 1 %
+slower (0.98-1.04x)."""
 
 
 @contextmanager

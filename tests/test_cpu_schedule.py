@@ -352,6 +352,30 @@ def test_micro_kernel_assembly() -> None:
     assert not re.search(r"vmov\w*\t[^\n]*\(%rsp", inner)
 
 
+def test_channel_lanes_tile_stays_in_registers() -> None:
+    """A 6-pixel x 64-channel tile (24 accumulators, 4 weight vectors) of a
+    conv2d with blocked data: no register goes to the stack in its reduction
+    loop.  LLVM's machine scheduler, which `CODEGEN_FLAGS` turns off, hoisted
+    the six broadcasts above the FMAs and spilled."""
+    if simd_bits(None) < 512:
+        pytest.skip("the register budget checked is AVX-512's")
+    x, out, w = (1, 16, 6, 6, 16), (1, 4, 6, 6, 16), (64, 256, 3, 3)
+    weight = RNG.standard_normal(w).astype(np.float32)
+    hexed = "0x" + np.ascontiguousarray(weight, "<f4").tobytes().hex().upper()
+    body = (
+        f'%w = relay.constant dense<"{hexed}"> : {_t(w)}\n'
+        f"    %0 = relay.nn.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>, "
+        f'data_layout = "NCHW16c", out_layout = "NCHW16c"}} : ({_t(x)}, {_t(w)}) -> {_t(out)}\n'
+        f"    %r = relay.relu %0 : {_t(out)}"
+    )
+    assembly = hetero.compile(_program(f"%x: {_t(x)}", _t(out), body)).native.assembly()
+    loops = re.split(r"\n\.LBB\S*:", assembly)
+    inner = max(loops, key=lambda body: body.count("vfmadd231ps"))
+    inner = inner.split("\n\tj")[0] if "\n\tj" in inner else inner
+    assert inner.count("vfmadd231ps") == 24
+    assert not re.search(r"vmov\w*\t[^\n]*\(%rsp", inner)
+
+
 def test_epilogue_chain_is_fused_into_the_tile_store() -> None:
     """dense → bias_add → add(residual) → tanh is applied as the tiles are
     stored: no buffer of the dense's shape in its kernel (the transpose after
