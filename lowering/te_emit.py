@@ -136,6 +136,11 @@ class Emitter:
             return min(a, b)
         return self.op(arith.MinSIOp(self.index(a), self.index(b)))
 
+    def max(self, a: Index, b: Index) -> Index:
+        if isinstance(a, int) and isinstance(b, int):
+            return max(a, b)
+        return self.op(arith.MaxSIOp(self.index(a), self.index(b)))
+
     def less(self, a: Index, b: Index) -> SSAValue | bool:
         """`a < b` (a Python bool when it folds)."""
         if isinstance(a, int) and isinstance(b, int):

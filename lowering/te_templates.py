@@ -965,22 +965,54 @@ def _max_pool(
     assert isinstance(op, relay.MaxPool2DOp | relay.MaxPool3DOp)
     (data,) = inputs
     _require_float(op, data.element_type)
-    block = _pool_block(op)
-    if not block and isinstance(op, relay.MaxPool2DOp) and _scheduled_pool(
+    if block := _pool_block(op):
+        return _blocked_max_pool(e, op, data, out, epilogue, block)
+    if isinstance(op, relay.MaxPool2DOp) and _scheduled_pool(
         e, op, data, out, epilogue, average=False
     ):
         return
-    body, (n, c, *position) = _pool_nest(e, op)
-    init, ci = _lanes(body, block)
-    init.store(init.constant(-math.inf, data.element_type), out, [n, c, *position, *ci])
+    body, (n, c, *position) = e.nest(result_shape(op), parallel=True)
+    at = [n, c, *position]
+    body.store(body.constant(-math.inf, data.element_type), out, at)
     window, source, _ = _pool_window(body, op, position)
-    sizes = data.shape[2 : 2 + len(source)]
-    inside = window.all_of([window.in_range(i, 0, s) for i, s in zip(source, sizes)])
+    inside = window.all_of(
+        [window.in_range(i, 0, size) for i, size in zip(source, data.shape[2:])]
+    )
     if (tap := window.when(inside)) is not None:
-        lane, ci = _lanes(tap, block)
-        value = data.load(lane, [n, c, *source, *ci])
-        _accumulate(lane, out, [n, c, *position, *ci], value, arith.MaximumfOp)
+        _accumulate(tap, out, at, data.load(tap, [n, c, *source]), arith.MaximumfOp)
     _finish(e, out, result_shape(op), epilogue)
+
+
+def _blocked_max_pool(
+    e: Emitter,
+    op: relay.MaxPool2DOp,
+    data: Tensor,
+    out: SSAValue,
+    epilogue: Epilogue | None,
+    block: int,
+) -> None:
+    """Max pooling of blocked data: per output pixel, the vectors of its
+    block of channels at the window's taps, maxed in a register.  A tap
+    outside the input reads the nearest pixel inside instead (clamped: it
+    cannot change a maximum, and every window has a tap inside), so the
+    taps, unrolled, take no branch."""
+    body, (n, c, *position) = e.nest(result_shape(op)[:-1], parallel=True)
+    acc = body.alloc([block], data.element_type, "local")
+    init, ci = _lanes(body, block)
+    init.store(init.constant(-math.inf, data.element_type), acc, ci)
+    taps, window = [], body
+    for extent in op.pool_size:
+        window, tap = window.loop(extent, ForKind.UNROLLED)
+        taps.append(tap)
+    source = [
+        window.min(window.max(i, 0), size - 1)
+        for i, size in zip(_window_taps(window, op, position, taps), data.shape[2:4])
+    ]
+    lane, ci = _lanes(window, block)
+    value = lane.fmax(lane.load(acc, ci), data.load(lane, [n, c, *source, *ci]))
+    lane.store(value, acc, ci)
+    lane, ci = _lanes(body, block)
+    _store_into(out, epilogue)(lane, [n, c, *position, *ci], lane.load(acc, ci))
 
 
 def _pool_block(op: Operation) -> int:

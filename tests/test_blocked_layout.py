@@ -243,6 +243,15 @@ def test_conv2d_data_block(
     assert conv2d_data_block(weight, groups, f32, target) == block
 
 
+def test_conv2d_data_block_of_nchw_data() -> None:
+    """NCHW data gets a blocked result only after a deep enough reduction
+    (an RGB 3x3 is 27 deep, a 7x7 147)."""
+    target = TargetAttr("llvm", {"mcpu": "x86-64", "mattr": ["+avx512f"], "data_layout": "NCHWc"})
+    assert conv2d_data_block((64, 3, 3, 3), 1, f32, target, False) == 0
+    assert conv2d_data_block((64, 3, 3, 3), 1, f32, target, True) == 16
+    assert conv2d_data_block((64, 3, 7, 7), 1, f32, target, False) == 16
+
+
 @pytest.mark.parametrize(
     "weight, block",
     [

@@ -16,7 +16,9 @@ each `NCHW` value the blocked value it equals, where one exists:
   static shapes, `NCHW` layouts and outside a BYOC `Compiler` function,
   takes its data blocked (`data_layout = "NCHW<b>c"`) where it is known
   blocked, and writes its result blocked (`out_layout`) where the output
-  channels fill whole blocks;
+  channels fill whole blocks (the query is told whether the data comes
+  blocked: the CPU blocks the result of `NCHW` data only after a reduction
+  of 64 or more);
 * an elementwise op of one tensor, and a binary one (`add`, `subtract`,
   `multiply`, `divide`, `maximum`, `minimum`) of two blocked values of one
   shape, or of a blocked value and a constant that varies at most along
@@ -70,8 +72,9 @@ def _static_nchw(value: SSAValue) -> bool:
     return isinstance(type, TensorType) and type.get_num_dims() == 4 and type.has_static_shape()
 
 
-def _wanted_block(op: relay.Conv2DOp) -> int:
-    """The block the conv2d schedule of `op`'s device wants (0: none)."""
+def _wanted_block(op: relay.Conv2DOp, data_blocked: bool) -> int:
+    """The block the conv2d schedule of `op`'s device wants (0: none), its
+    data coming blocked or not."""
     device = op.vdevice
     if device is None or device.target is None:
         return 0
@@ -83,7 +86,9 @@ def _wanted_block(op: relay.Conv2DOp) -> int:
         return 0
     if not (_static_nchw(op.x) and _static_nchw(op.results[0])):
         return 0
-    return query(weight.get_shape(), op.groups, weight.element_type, device.target)
+    return query(
+        weight.get_shape(), op.groups, weight.element_type, device.target, data_blocked
+    )
 
 
 def _layout(block: int) -> str:
@@ -136,9 +141,9 @@ class _Blocking:
             self._replace(op, [known[0]], known[1], {"layout": _layout(known[1])})
 
     def _conv2d(self, op: relay.Conv2DOp) -> None:
-        if not (block := _wanted_block(op)):
-            return
         data = self.blocked.get(op.x)
+        if not (block := _wanted_block(op, data is not None)):
+            return
         if data is None or data[1] != block:
             data = (op.x, 0)
         out_channels = op.results[0].type.get_shape()[1]  # type: ignore[attr-defined]

@@ -44,10 +44,10 @@ WEIGHT_BLOCKS: dict[DeviceType, WeightBlock] = {DeviceType.cpu: cpu.conv2d_weigh
 """Device type → what its conv2d schedule wants of the weights' layout
 (`alter-op-layout` asks; a device type without an entry keeps `OIHW`)."""
 
-DataBlock = Callable[[Sequence[int], int, Attribute, TargetAttr | None], int]
-"""(OIHW weight shape, groups, element type, target) → the channel block
-`b` of the `NCHW<b>c` layout the conv2d schedule wants its data and output
-in (0: `NCHW`)."""
+DataBlock = Callable[[Sequence[int], int, Attribute, TargetAttr | None, bool], int]
+"""(OIHW weight shape, groups, element type, target, whether the data comes
+blocked) → the channel block `b` of the `NCHW<b>c` layout the conv2d
+schedule wants its data and output in (0: `NCHW`)."""
 
 DATA_BLOCKS: dict[DeviceType, DataBlock] = {DeviceType.cpu: cpu.conv2d_data_block}
 """Device type → what its conv2d schedule wants of the activations' layout

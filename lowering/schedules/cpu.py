@@ -819,8 +819,13 @@ LANE_USE = 0.9
 """Least share of the channel tiles' lanes that must hold real output
 channels (1000 of 1024: yes; 16 of 64: no)."""
 
-LANE_ROWS = (7, 6, 5)
-"""The pixels a channel-lanes tile may have (`_lane_tiles`)."""
+LANE_ROWS = {False: (7, 6, 5), True: (6, 5)}
+"""The pixels a channel-lanes tile may have (`_lane_tiles`), for `NCHW`
+data and for blocked data.  Seven pixels x 4 vectors leave one register
+short (28 accumulators, 4 weight vectors, the broadcast): with `NCHW`
+data LLVM copes (six-pixel tiles measured 4-7 % slower at 7x7, no faster
+elsewhere); with blocked data, whose pixels each need an address of their
+own, the spills cost ResNet-50 17 % (93 ms against 79 with six)."""
 
 
 def _lane_tiles(
@@ -828,19 +833,28 @@ def _lane_tiles(
     element_type: Attribute,
     pixels: int = 0,
     nr: int = 0,
+    blocked: bool = False,
 ) -> Tiles:
     """`mr` pixels x `nr` output channels: at most 4 vectors wide with 32
     registers (each step loads 4 weight vectors and broadcasts, from memory,
     one value per pixel), 2 with 16, or the `nr` of the packed weights.
-    `mr` is the one of `LANE_ROWS` whose tiles cover `pixels` with the
-    fewest extra pixels, the largest on a tie: 7 for 7x7, 14x14, 28x28 and
-    56x56 images (6 would compute 54 pixels for 49)."""
+    `mr` is the one of `LANE_ROWS` (for `blocked` data or not) whose tiles
+    cover `pixels` with the fewest extra pixels, the largest on a tie: 7
+    for 7x7, 14x14, 28x28 and 56x56 images (6 would compute 54 pixels for
+    49)."""
     assert isinstance(element_type, AnyFloat)
     bits = simd_bits(target)
     lanes = bits // element_type.bitwidth
     vectors = 4 if bits >= 512 else 2
-    rows = min(LANE_ROWS, key=lambda r: (math.ceil(pixels / r) * r, -r))
+    rows = min(LANE_ROWS[blocked], key=lambda r: (math.ceil(pixels / r) * r, -r))
     return Tiles(lanes, rows, nr or vectors * lanes)
+
+
+BLOCKED_OUTPUT_DEPTH = 64
+"""Least reduction depth (`I * KH * KW`) for which a conv2d of `NCHW` data
+writes a blocked result: a shallower one (SqueezeNet's first, 27 deep)
+took 0.82 ms in channel-lane tiles against 0.65-0.72 ms in pixel-lane ones;
+ResNet-50's first (147) 2.3-2.4 ms against 2.7."""
 
 
 def conv2d_data_block(
@@ -848,6 +862,7 @@ def conv2d_data_block(
     groups: int,
     element_type: Attribute,
     target: TargetAttr | None,
+    data_blocked: bool = True,
 ) -> int:
     """The channel block `b` of the `NCHW<b>c` data and output layout this
     schedule wants for a conv2d (0: `NCHW`), where the target's
@@ -857,14 +872,18 @@ def conv2d_data_block(
     channels of a pixel from one cache line (in `NCHW`, each channel of a
     reduction step is a plane of the image away).
 
-    Not the default: on the Zen 4 of docs/frontends/onnx.md, ResNet-50 and
-    SqueezeNet ran 1.5-2.5 % slower end to end with blocked activations
+    Not the default: on the Zen 4 of docs/frontends/onnx.md, ResNet-50 ran
+    5-7 % and SqueezeNet 1-7 % slower end to end with blocked activations
     (the residual and 1x1 convolutions faster, the 3x3 ones on 7x7 and
-    14x14 images slower: their packed weights are read a channel block's
-    taps apart)."""
+    14x14 images slower).  `data_blocked` says whether the data would come blocked;
+    if not, only a deep enough reduction (`BLOCKED_OUTPUT_DEPTH`) blocks
+    the result."""
     if target is None or target.option("data_layout") != "NCHWc":
         return 0
     if groups != 1 or not isinstance(element_type, AnyFloat):
+        return 0
+    _, group_channels, kh, kw = weight_shape
+    if not data_blocked and group_channels * kh * kw < BLOCKED_OUTPUT_DEPTH:
         return 0
     return _lane_tiles(target, element_type).lanes
 
@@ -920,7 +939,8 @@ def _conv2d_channel_lanes(
     one before.  Blocked data (`NCHW<b>c`) is read a block of channels per
     pixel; a blocked output is stored a vector of channels at a time."""
     element = c.data.element_type
-    t = _lane_tiles(target, element, math.prod(c.out_shape[2:]), packed.shape[-1])
+    pixels = math.prod(c.out_shape[2:])
+    t = _lane_tiles(target, element, pixels, packed.shape[-1], c.blocked_data is not None)
     batch, _, _, width = c.data.shape
     out_channels, channels, kh, kw = c.weight.shape
     _, _, out_h, out_w = c.out_shape
