@@ -287,7 +287,8 @@ def nchw_shape(shape: Shape, layout: str, what: str) -> Shape:
     n, blocks, h, w, b = shape
     if b != block:
         raise VerifyException(
-            f"{what} in layout {layout} is [N, C / {block}, H, W, {block}], got {list(shape)}"
+            f"{what} in layout {layout} is [N, C / {block}, H, W, {block}], "
+            f"got {list(shape)}"
         )
     return (n, DYNAMIC if blocks == DYNAMIC else blocks * block, h, w)
 

@@ -12,7 +12,8 @@ each `NCHW` value the blocked value it equals, where one exists:
 * a `relay.nn.conv2d` placed on a device (its `vdevice`, from
   `plan-devices`) whose device type has an entry in
   `hetero.lowering.schedules.DATA_BLOCKS`, which asks for a block `b > 0`
-  for this conv (the CPU: one vector of channels, groups 1, a float), with
+  for this conv (the CPU, where its `llvm` target says `data_layout =
+  "NCHWc"`: one vector of channels, groups 1, a float), with
   static shapes, `NCHW` layouts and outside a BYOC `Compiler` function,
   takes its data blocked (`data_layout = "NCHW<b>c"`) where it is known
   blocked, and writes its result blocked (`out_layout`) where the output
@@ -69,7 +70,9 @@ operands' layouts alike)."""
 
 def _static_nchw(value: SSAValue) -> bool:
     type = value.type
-    return isinstance(type, TensorType) and type.get_num_dims() == 4 and type.has_static_shape()
+    if not isinstance(type, TensorType):
+        return False
+    return type.get_num_dims() == 4 and type.has_static_shape()
 
 
 def _wanted_block(op: relay.Conv2DOp, data_blocked: bool) -> int:
@@ -149,7 +152,10 @@ class _Blocking:
         out_channels = op.results[0].type.get_shape()[1]  # type: ignore[attr-defined]
         out_block = 0 if out_channels % block else block
         if data[1] or out_block:
-            layouts = {"data_layout": _layout(data[1]), "out_layout": _layout(out_block)}
+            layouts = {
+                "data_layout": _layout(data[1]),
+                "out_layout": _layout(out_block),
+            }
             self._replace(op, [data[0], op.weight], out_block, layouts)
 
     def _bias_add(self, op: relay.BiasAddOp) -> None:
@@ -157,10 +163,12 @@ class _Blocking:
         if known is None or op.axis not in (1, -3):
             return
         bias = _constant(op.bias)
-        bias = _channel_constant(None if bias is None else bias.reshape(-1, 1, 1), known[1])
         if bias is None:
             return
-        self._replace_with(op, relay.AddOp, [known[0], self._new_constant(op, bias)], known[1])
+        if (blocked := _channel_constant(bias.reshape(-1, 1, 1), known[1])) is None:
+            return
+        operands = [known[0], self._new_constant(op, blocked)]
+        self._replace_with(op, relay.AddOp, operands, known[1])
 
     def _binary(self, op: Operation) -> None:
         lhs, rhs = op.operands
@@ -184,12 +192,14 @@ class _Blocking:
         blocks = {known[1] for known in inputs if known is not None}
         if op.axis not in (1, -3) or None in inputs or len(blocks) != 1:
             return
-        self._replace(op, [known[0] for known in inputs if known], blocks.pop(), {"axis": 1})
+        values = [known[0] for known in inputs if known]
+        self._replace(op, values, blocks.pop(), {"axis": 1})
 
     def _new_constant(self, op: Operation, array: np.ndarray) -> SSAValue:
         type = op.results[0].type
         assert isinstance(type, TensorType)
-        constant = constant_of(array, TensorType(type.element_type, array.shape), "blocked")
+        element = type.element_type
+        constant = constant_of(array, TensorType(element, array.shape), "blocked")
         if (device := op.properties.get("vdevice")) is not None:
             constant.properties["vdevice"] = device
         self.rewriter.insert_op(constant, InsertPoint.before(op))
@@ -220,7 +230,8 @@ class _Blocking:
             properties[name] = param.to_attr(value)
         if kind is not type(op):
             properties = {k: v for k, v in properties.items() if k == "vdevice"}
-        result = kind.infer_result_type([o.type for o in operands], properties)  # type: ignore[attr-defined]
+        types = [o.type for o in operands]
+        result = kind.infer_result_type(types, properties)  # type: ignore[attr-defined]
         new = kind.create(
             operands=list(operands),
             result_types=[result],
@@ -245,7 +256,9 @@ class _Blocking:
         self.blocked[back.results[0]] = (new.results[0], block)
 
 
-RULES: tuple[tuple[type[Operation] | tuple[type[Operation], ...], Callable[[_Blocking, Any], None]], ...] = (
+Kinds = type[Operation] | tuple[type[Operation], ...]
+
+RULES: tuple[tuple[Kinds, Callable[[_Blocking, Any], None]], ...] = (
     (relay.Conv2DOp, _Blocking._conv2d),
     (relay.BiasAddOp, _Blocking._bias_add),
     (relay.ConcatenateOp, _Blocking._concatenate),

@@ -488,12 +488,12 @@ def _pad_input(e: Emitter, c: Conv2D, planes: _Planes) -> SSAValue:
     block = _data_block(c)
     batch, channels, _, _ = c.data.shape
     sh, sw = c.strides
-    groups = channels // block
+    blocks = channels // block
     padded = e.alloc(
-        [batch, groups, sh * sw, planes.length * block], c.data.element_type
+        [batch, blocks, sh * sw, planes.length * block], c.data.element_type
     )
-    body, flat = e.loop(batch * groups, ForKind.PARALLEL)
-    n, ch = body.div(flat, groups), body.rem(flat, groups)
+    body, flat = e.loop(batch * blocks, ForKind.PARALLEL)
+    n, ch = body.div(flat, blocks), body.rem(flat, blocks)
     for rp, cp in _used_phases(c):
         _fill_plane(body, c, planes, padded, [n, ch, rp * sw + cp], rp, cp)
     return padded
@@ -875,9 +875,9 @@ def conv2d_data_block(
     Not the default: on the Zen 4 of docs/frontends/onnx.md, ResNet-50 ran
     5-7 % and SqueezeNet 1-7 % slower end to end with blocked activations
     (the residual and 1x1 convolutions faster, the 3x3 ones on 7x7 and
-    14x14 images slower).  `data_blocked` says whether the data would come blocked;
-    if not, only a deep enough reduction (`BLOCKED_OUTPUT_DEPTH`) blocks
-    the result."""
+    14x14 images slower).  `data_blocked` says whether the data would come
+    blocked; if not, only a deep enough reduction (`BLOCKED_OUTPUT_DEPTH`)
+    blocks the result."""
     if target is None or target.option("data_layout") != "NCHWc":
         return 0
     if groups != 1 or not isinstance(element_type, AnyFloat):
@@ -915,10 +915,10 @@ def conv2d_weight_block(
         return 0
     t = _lane_tiles(target, element_type)
     if blocked:
-        vectors = math.ceil(out_channels / t.lanes)
+        vectors, most = math.ceil(out_channels / t.lanes), t.nr // t.lanes
         if out_channels % t.lanes == 0:
-            return t.lanes * max(v for v in range(1, t.nr // t.lanes + 1) if vectors % v == 0)
-        return t.lanes * min(vectors, t.nr // t.lanes)
+            return t.lanes * max(v for v in range(1, most + 1) if vectors % v == 0)
+        return t.lanes * min(vectors, most)
     if group_channels * kh * kw < LANE_DEPTH:
         return 0
     nr = t.nr
@@ -939,17 +939,17 @@ def _conv2d_channel_lanes(
     one before.  Blocked data (`NCHW<b>c`) is read a block of channels per
     pixel; a blocked output is stored a vector of channels at a time."""
     element = c.data.element_type
-    pixels = math.prod(c.out_shape[2:])
-    t = _lane_tiles(target, element, pixels, packed.shape[-1], c.blocked_data is not None)
     batch, _, _, width = c.data.shape
     out_channels, channels, kh, kw = c.weight.shape
     _, _, out_h, out_w = c.out_shape
+    pixels = out_h * out_w
+    blocked = c.blocked_data is not None
+    t = _lane_tiles(target, element, pixels, packed.shape[-1], blocked)
     dh = c.dilation[0]
     block = _data_block(c)
     assert c.groups == 1
     planes = _planes(c, 0)
     padded = None if _flat_windows(c) else _pad_input(e, c, planes)
-    pixels = out_h * out_w
     rows = min(t.mr, pixels)
     pixel_tiles = math.ceil(pixels / rows)
     channel_tiles = math.ceil(out_channels / t.nr)
