@@ -992,10 +992,11 @@ def _blocked_max_pool(
     block: int,
 ) -> None:
     """Max pooling of blocked data: per output pixel, the vectors of its
-    block of channels at the window's taps, maxed in a register.  A tap
-    outside the input reads the nearest pixel inside instead (clamped: it
-    cannot change a maximum, and every window has a tap inside), so the
-    taps, unrolled, take no branch."""
+    block of channels at the window's taps (unrolled), maxed in a register.
+    Where every window is dense and has a tap inside the input
+    (`_clamps_safely`), a tap outside reads the nearest pixel inside
+    instead, another tap of its window, which cannot change the maximum: no
+    branch; otherwise the taps outside are skipped."""
     body, (n, c, *position) = e.nest(result_shape(op)[:-1], parallel=True)
     acc = body.alloc([block], data.element_type, "local")
     init, ci = _lanes(body, block)
@@ -1004,15 +1005,38 @@ def _blocked_max_pool(
     for extent in op.pool_size:
         window, tap = window.loop(extent, ForKind.UNROLLED)
         taps.append(tap)
-    source = [
-        window.min(window.max(i, 0), size - 1)
-        for i, size in zip(_window_taps(window, op, position, taps), data.shape[2:4])
-    ]
-    lane, ci = _lanes(window, block)
-    value = lane.fmax(lane.load(acc, ci), data.load(lane, [n, c, *source, *ci]))
-    lane.store(value, acc, ci)
+    sizes = data.shape[2:4]
+    source = _window_taps(window, op, position, taps)
+    tap_body: Emitter | None = window
+    if _clamps_safely(op, sizes, result_shape(op)[2:4]):
+        source = [window.min(window.max(i, 0), size - 1) for i, size in zip(source, sizes)]
+    else:
+        inside = [window.in_range(i, 0, size) for i, size in zip(source, sizes)]
+        tap_body = window.when(window.all_of(inside))
+    if tap_body is not None:
+        lane, ci = _lanes(tap_body, block)
+        value = lane.fmax(lane.load(acc, ci), data.load(lane, [n, c, *source, *ci]))
+        lane.store(value, acc, ci)
     lane, ci = _lanes(body, block)
     _store_into(out, epilogue)(lane, [n, c, *position, *ci], lane.load(acc, ci))
+
+
+def _clamps_safely(
+    op: relay.MaxPool2DOp, sizes: Sequence[int], out_sizes: Sequence[int]
+) -> bool:
+    """Whether clamping a max pooling's taps into the input keeps its
+    result: no dilation (a window's taps are consecutive, so the nearest
+    pixel inside is a tap of it) and, along each axis, every window has a
+    tap inside (none lies wholly in the padding)."""
+    if any(d != 1 for d in op.dilation):
+        return False
+    return all(
+        y * stride - pad + extent > 0 and y * stride - pad < size
+        for size, out_size, extent, stride, pad in zip(
+            sizes, out_sizes, op.pool_size, op.strides, op.padding
+        )
+        for y in range(out_size)
+    )
 
 
 def _pool_block(op: Operation) -> int:

@@ -141,6 +141,10 @@ POOLS = [
     ('relay.nn.avg_pool2d', '{pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}', (6, 6), (6, 6)),
     ('relay.nn.avg_pool2d', '{pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = true, layout = "NCHW16c"}', (6, 6), (6, 6)),
     ('relay.nn.global_avg_pool2d', '{layout = "NCHW16c"}', (7, 7), (1, 1)),
+    # dilated taps: the nearest pixel inside is no tap of the window
+    ('relay.nn.max_pool2d', '{pool_size = array<i64: 2, 2>, dilation = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}', (4, 4), (4, 4)),
+    # the last row and column of windows lie wholly in the padding: -inf
+    ('relay.nn.max_pool2d', '{pool_size = array<i64: 2, 2>, padding = array<i64: 0, 0, 2, 2>, layout = "NCHW16c"}', (4, 4), (5, 5)),
 ]
 
 

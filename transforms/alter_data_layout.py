@@ -145,9 +145,13 @@ class _Blocking:
 
     def _conv2d(self, op: relay.Conv2DOp) -> None:
         data = self.blocked.get(op.x)
-        if not (block := _wanted_block(op, data is not None)):
+        block = _wanted_block(op, data is not None)
+        if data is not None and data[1] != block:
+            # Blocked otherwise than this conv wants: it reads NCHW.
+            data, block = None, _wanted_block(op, False)
+        if not block:
             return
-        if data is None or data[1] != block:
+        if data is None:
             data = (op.x, 0)
         out_channels = op.results[0].type.get_shape()[1]  # type: ignore[attr-defined]
         out_block = 0 if out_channels % block else block
