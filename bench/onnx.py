@@ -1,6 +1,10 @@
 """Whole ONNX networks: hetero vs onnxruntime, 1 and 2 threads.
 
-    python -m bench onnx [MODEL ...]     # default: squeezenet resnet50
+    python -m bench onnx [--data-layout NCHWc] [MODEL ...]
+                                         # default: squeezenet resnet50, NCHW
+
+`--data-layout NCHWc` compiles with the `llvm` target's `data_layout =
+"NCHWc"` (blocked activations between convolutions, `alter-data-layout`).
 
 Each model of the `onnx` wheel's light zoo gets seeded random weights
 (`hetero.frontends.onnx_models.randomized`), is imported with
@@ -46,8 +50,9 @@ KERNEL_ROUNDS = 5
 TOP_KERNELS = 12
 
 
-def _with_threads(module: Any, threads: int) -> Any:
-    """A copy of the module whose configuration is `llvm` with `num_threads`."""
+def _with_threads(module: Any, threads: int, data_layout: str = "NCHW") -> Any:
+    """A copy of the module whose configuration is `llvm` with `num_threads`
+    (and `data_layout`)."""
     from hetero.dialects.target import (
         CONFIG_ATTR_NAME,
         CompilationConfigAttr,
@@ -56,7 +61,7 @@ def _with_threads(module: Any, threads: int) -> Any:
 
     module = module.clone()
     module.attributes[CONFIG_ATTR_NAME] = CompilationConfigAttr(
-        [TargetAttr("llvm", {"num_threads": threads})]
+        [TargetAttr("llvm", {"num_threads": threads, "data_layout": data_layout})]
     )
     return module
 
@@ -143,6 +148,11 @@ def main(argv: list[str]) -> None:
     from hetero.frontends.onnx import from_onnx
     from hetero.frontends.onnx_models import light_model_path, logits, randomized
 
+    data_layout = "NCHW"
+    if argv[:1] == ["--data-layout"] and len(argv) > 1:
+        data_layout, argv = argv[1], argv[2:]
+    if data_layout not in ("NCHW", "NCHWc"):
+        raise SystemExit(f"--data-layout: NCHW or NCHWc, got {data_layout!r}")
     models = tuple(argv) or MODELS
     x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
     print(
@@ -157,7 +167,7 @@ def main(argv: list[str]) -> None:
         module = from_onnx(model)
         import_s = time.perf_counter() - start
         for threads in THREADS:
-            configured = _with_threads(module, threads)
+            configured = _with_threads(module, threads, data_layout)
             start = time.perf_counter()
             compiled = hetero.compile(configured)
             compile_s = time.perf_counter() - start
