@@ -997,7 +997,7 @@ def _blocked_max_pool(
     (`_clamps_safely`), a tap outside reads the nearest pixel inside
     instead, another tap of its window, which cannot change the maximum: no
     branch; otherwise the taps outside are skipped."""
-    body, (n, c, *position) = e.nest(result_shape(op)[:-1], parallel=True)
+    body, (n, c, *position) = _pool_nest(e, op)
     acc = body.alloc([block], data.element_type, "local")
     init, ci = _lanes(body, block)
     init.store(init.constant(-math.inf, data.element_type), acc, ci)
