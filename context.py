@@ -7,6 +7,7 @@ extension's), loaded lazily on first use, exactly as `hetero-opt` does.
 `file:line:col`, and the module is verified; errors are `HeteroError`s.
 """
 
+from hetero.lowering import llvm_ops, memref_ops
 from hetero.lowering.llvm_attrs import load_loop_attrs
 from hetero.universe import HETERO_UNIVERSE
 from hetero.utils.diagnostics import (
@@ -27,8 +28,17 @@ def make_context(allow_unregistered: bool = False) -> Context:
     dialects.update(Universe.get_multiverse().all_dialects)
     for name, factory in dialects.items():
         ctx.register_dialect(name, factory)
-    load_loop_attrs(ctx)
+    load_upstream_extras(ctx)
     return ctx
+
+
+def load_upstream_extras(ctx: Context) -> None:
+    """Make `ctx` parse the upstream MLIR attributes and ops that hetero
+    emits and xDSL's dialects lack (loop annotations, `memref.prefetch`,
+    `llvm.fptosi`, `llvm.intr.prefetch`, ...)."""
+    load_loop_attrs(ctx)
+    for op in (memref_ops.PrefetchOp, *llvm_ops.ABSENT_OPS):
+        ctx.load_op(op)
 
 
 def parse_module(text: str, filename: str = "<string>", ctx: Context | None = None) -> ModuleOp:

@@ -21,7 +21,8 @@ The ABI (also in `docs/lowering.md`)
   attribute, for runtimes that check arguments (`hetero.runtime.cpu`).
 
 Inside a function, `memref.load`/`memref.store` become an in-bounds
-`llvm.getelementptr` on the element type plus `llvm.load`/`llvm.store`,
+`llvm.getelementptr` on the element type plus `llvm.load`/`llvm.store`
+(`memref.prefetch`, `hetero.lowering.memref_ops`: plus `llvm.intr.prefetch`),
 `memref.alloca` an `llvm.alloca`, `memref.alloc`/`memref.dealloc` calls of the C
 library's `aligned_alloc`/`free` (64-byte alignment at least, the size rounded
 up to it), `memref.view` the source pointer advanced by its byte shift (how
@@ -37,6 +38,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from hetero.lowering import llvm_ops, memref_ops
 from hetero.lowering.conversion import (
     ToLLVMPattern,
     after_definition,
@@ -321,6 +323,18 @@ class StoreLowering(MemRefPattern):
         rewriter.replace(op, llvm.StoreOp(value, address))
 
 
+class PrefetchLowering(MemRefPattern):
+    """Lowers `memref.prefetch` to an element address and `llvm.intr.prefetch`."""
+
+    @lowering
+    def match_and_rewrite(self, op: memref_ops.PrefetchOp, rewriter: PatternRewriter, /):
+        address = self.element_pointer(op.memref, op.indices, op, rewriter)
+        if address is None:
+            return
+        write, data = op.isWrite.value.data, op.isDataCache.value.data
+        rewriter.replace(op, llvm_ops.PrefetchOp(address, bool(write), op.locality, bool(data)))
+
+
 class AllocLowering(MemRefPattern):
     """Lowers `memref.alloca` to `llvm.alloca` and `memref.alloc` to `aligned_alloc`."""
 
@@ -483,6 +497,7 @@ class ConvertMemRefToLLVMPass(ModulePass):
                 CallLowering,
                 LoadLowering,
                 StoreLowering,
+                PrefetchLowering,
                 AllocLowering,
                 ViewLowering,
                 DeallocLowering,

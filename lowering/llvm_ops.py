@@ -8,6 +8,7 @@ them to LLVM IR next to xDSL's own ops.
   `llvm.addrspacecast`: absent.
 * `llvm.fcmp`: xDSL's accepts scalars only (MLIR's also takes vectors).
 * `llvm.select`: xDSL's wants an `i1` condition (MLIR's also `vector<Nxi1>`).
+* `llvm.intr.prefetch`: absent (`memref.prefetch` lowers to it).
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from xdsl.dialects.builtin import (
     SignlessIntegerConstraint,
     VectorType,
     i1,
+    i32,
     i64,
 )
-from xdsl.dialects.llvm import FastMathAttr, FCmpPredicateFlag, GenericCastOp
+from xdsl.dialects.llvm import FastMathAttr, FCmpPredicateFlag, GenericCastOp, LLVMPointerType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -163,3 +165,32 @@ class SelectOp(IRDLOperation):
 
     def __init__(self, cond: SSAValue, lhs: SSAValue, rhs: SSAValue):
         super().__init__(operands=[cond, lhs, rhs], result_types=[lhs.type])
+
+
+@irdl_op_definition
+class PrefetchOp(IRDLOperation):
+    """`llvm.intr.prefetch`: LLVM's `llvm.prefetch(addr, rw, hint, cache)`,
+    its three immediates as properties (MLIR's form)."""
+
+    name = "llvm.intr.prefetch"
+
+    addr = operand_def(LLVMPointerType)
+    rw = prop_def(IntegerAttr[IntegerType])
+    hint = prop_def(IntegerAttr[IntegerType])
+    cache = prop_def(IntegerAttr[IntegerType])
+
+    def __init__(self, addr: SSAValue, write: bool, locality: int, data: bool):
+        super().__init__(
+            operands=[addr],
+            properties={
+                "rw": IntegerAttr(int(write), i32),
+                "hint": IntegerAttr(locality, i32),
+                "cache": IntegerAttr(int(data), i32),
+            },
+        )
+
+
+ABSENT_OPS = (FPToSIOp, FPToUIOp, UIToFPOp, AddrSpaceCastOp, ExtractElementOp, PrefetchOp)
+"""The ops here that xDSL's `llvm` dialect has none of: a `Context` may load
+them beside it (`hetero.context.load_upstream_extras`); `llvm.fcmp` and
+`llvm.select` parse as xDSL's."""

@@ -24,6 +24,7 @@ from xdsl.traits import IsTerminator
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import AllocOp, ForKind, ForOp, PrimFuncOp, scoped_memref
 from hetero.lowering.convert_tir_to_scf import is_cpu
+from hetero.lowering.memref_ops import PrefetchOp
 
 Index = int | SSAValue
 """An index expression: a Python int (folded) or an SSA `index` value."""
@@ -254,6 +255,10 @@ class Emitter:
         self, value: SSAValue, buffer: SSAValue, indices: Sequence[Index]
     ) -> None:
         self.op(memref.StoreOp.get(value, buffer, [self.index(i) for i in indices]))
+
+    def prefetch(self, buffer: SSAValue, indices: Sequence[Index]) -> None:
+        """Asks for the cache line of `buffer[indices]`, to be read later."""
+        self.op(PrefetchOp(buffer, [self.index(i) for i in indices]))
 
 
 Loader = Callable[[Emitter, Sequence[Index]], SSAValue]

@@ -7,7 +7,8 @@ phis for block arguments) with xDSL's own `convert_op` for every op it knows,
 and adds:
 
 * the ops of `hetero.lowering.llvm_ops` (`fptosi`, `fptoui`, `uitofp`,
-  `addrspacecast`, `extractelement`, vector `fcmp` and `select`);
+  `addrspacecast`, `extractelement`, vector `fcmp` and `select`,
+  `intr.prefetch`);
 * `llvm.fcmp` with the `_false`/`_true` predicates (xDSL passes the
   underscored name on to LLVM);
 * function linkage (`internal`, `private`, ...), calling convention and the
@@ -68,6 +69,20 @@ def _alloca(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
     return alloca
 
 
+def _prefetch(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
+    """A call of `llvm.prefetch.p0`, its immediates as `i32` constants."""
+    assert isinstance(op, llvm_ops.PrefetchOp)
+    i32 = ir.IntType(32)
+    args = [values[op.addr], *(ir.Constant(i32, a.value.data) for a in (op.rw, op.hint, op.cache))]
+    name = "llvm.prefetch.p0"
+    try:
+        intrinsic = builder.module.get_global(name)
+    except KeyError:
+        signature = ir.FunctionType(ir.VoidType(), [ir.PointerType(), i32, i32, i32])
+        intrinsic = ir.Function(builder.module, signature, name=name)
+    return builder.call(intrinsic, args)
+
+
 EXTRA_OPS: dict[type[Operation], Handler] = {
     llvm.AllocaOp: _alloca,
     llvm_ops.FPToSIOp: _cast("fptosi"),
@@ -82,6 +97,7 @@ EXTRA_OPS: dict[type[Operation], Handler] = {
     ),
     llvm_ops.FCmpOp: _fcmp,
     llvm.FCmpOp: _fcmp,
+    llvm_ops.PrefetchOp: _prefetch,
 }
 """Ops translated here rather than by xDSL's `convert_op`."""
 
@@ -153,7 +169,9 @@ def _convert_body(op: llvm.FuncOp, function: ir.Function) -> None:
         for inner in block.ops:
             try:
                 if (handler := EXTRA_OPS.get(type(inner))) is not None:
-                    values[inner.results[0]] = handler(inner, builder, values)
+                    value = handler(inner, builder, values)
+                    if inner.results:
+                        values[inner.results[0]] = value
                 else:
                     convert_op(inner, builder, values, blocks)
             except (NotImplementedError, LLVMTranslationException) as e:

@@ -107,6 +107,31 @@ def test_generic_printing(good: Path, capsys):
     assert '"builtin.module"() ({' in capsys.readouterr().out
 
 
+LOWERED = """func.func @f(%x: f32, %v: vector<4xf32>, %i: index, %m: memref<8xf32>) -> (i32, f32) {
+  %n = arith.fptosi %x : f32 to i32
+  %e = vector.extract %v[2] : f32 from vector<4xf32>
+  memref.prefetch %m[%i], read, locality<3>, data : memref<8xf32>
+  func.return %n, %e : i32, f32
+}
+"""
+
+
+def test_lowered_ops_that_xdsl_lacks_parse_back(tmp_path: Path, capsys):
+    """lower-to-llvm's output names upstream ops that xDSL's llvm dialect
+    lacks (`llvm.fptosi`, `llvm.extractelement`, `llvm.intr.prefetch`): hetero-opt
+    reads them back, as it reads `memref.prefetch`."""
+    source = tmp_path / "f.mlir"
+    source.write_text(LOWERED)
+    assert main([str(source), "-p", "lower-to-llvm"]) == 0
+    lowered = capsys.readouterr().out
+    for name in ("llvm.fptosi", "llvm.extractelement", "llvm.intr.prefetch"):
+        assert name in lowered
+    again = tmp_path / "lowered.mlir"
+    again.write_text(lowered)
+    assert main([str(again)]) == 0
+    assert capsys.readouterr().out == lowered
+
+
 # -- --verify-diagnostics ----------------------------------------------------------
 
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
-from hetero.lowering.llvm_attrs import load_loop_attrs
+from hetero.context import load_upstream_extras
 from hetero.universe import REPLACED_PASSES, lazy
 from hetero.utils.diagnostics import (
     HeteroError,
@@ -74,7 +74,7 @@ class HeteroOptMain(xDSLOptMain):
         # Loaded up front: a pass may create `dense_resource` blobs in an input
         # that never named a builtin op, and printing them needs the dialect.
         self.ctx.get_optional_dialect("builtin")
-        load_loop_attrs(self.ctx)
+        load_upstream_extras(self.ctx)
 
     def register_all_passes(self):
         super().register_all_passes()

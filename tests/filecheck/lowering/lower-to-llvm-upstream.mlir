@@ -5,6 +5,7 @@
 // CHECK-LABEL: llvm.func @axpy
 // CHECK-SAME: (%{{.*}}: f32, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: !llvm.ptr, %{{.*}}: i64)
 // CHECK: llvm.getelementptr inbounds
+// CHECK: llvm.intr.prefetch
 // CHECK: llvm.intr.fma
 // CHECK: llvm.fcmp "olt"
 // CHECK: llvm.fptosi
@@ -15,6 +16,7 @@ func.func @axpy(%a: f32, %x: memref<?xf32>, %y: memref<?xf32>) -> (i32, f32) {
   %n = memref.dim %x, %c0 : memref<?xf32>
   %va = vector.broadcast %a : f32 to vector<4xf32>
   scf.for %i = %c0 to %n step %c4 {
+    memref.prefetch %x[%i], read, locality<3>, data : memref<?xf32>
     %vx = vector.load %x[%i] : memref<?xf32>, vector<4xf32>
     %vy = vector.load %y[%i] : memref<?xf32>, vector<4xf32>
     %r = vector.fma %va, %vx, %vy : vector<4xf32>
