@@ -155,3 +155,42 @@ builtin.module {
     relay.return %0 : tensor<1x2x5x10xf32>
   }
 }
+
+// -----
+
+// conv2d with OIHW64o weights on AVX-512 (16 lanes: 64-channel tiles of four
+// vectors, 7-pixel rows): output channels in the lanes.  A task works on one
+// of the two channel tiles (%[[OT]]); each step of its reduction over (c, ky,
+// kx) also prefetches a cache line of the next channel tile's weights (the
+// last tile its own): of the four 64-byte lines of the step's 64 weights, the
+// one numbered by the pixel tile's rank in the task, modulo 4.
+// CHECK-LABEL: tir.prim_func @lanes_tir
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// CHECK:         memref<1x32x1x81xf32>
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK-NEXT:      %[[PB:.*]] = arith.remsi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      %[[REST:.*]] = arith.divsi %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      %[[OT:.*]] = arith.remsi %[[REST]], %{{.*}} : index
+// CHECK-NEXT:      arith.divsi
+// CHECK-NEXT:      %[[FIRST:.*]] = arith.muli %[[PB]], %{{.*}} : index
+// CHECK-NEXT:      %[[AFTER:.*]] = arith.addi %[[OT]], %[[C1]] : index
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.minsi %[[AFTER]], %[[C1]] : index
+// CHECK:           tir.for %[[Q:.*]] = %[[FIRST]] to %{{.*}} step %{{.*}} {
+// CHECK:             %[[RANK:.*]] = arith.subi %[[Q]], %[[FIRST]] : index
+// CHECK-NEXT:        %[[LINE:.*]] = arith.remsi %[[RANK]], %[[C4]] : index
+// CHECK:             tir.for %[[CH:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:          tir.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:            tir.for %[[KX:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:              %[[J:.*]] = arith.muli %[[LINE]], %[[C16]] : index
+// CHECK-NEXT:              memref.prefetch %1[%[[NEXT]], %[[CH]], %[[KY]], %[[KX]], %[[J]]], read, locality<3>, data : memref<2x32x3x3x64xf32>
+// CHECK-NEXT:              tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
+// CHECK:                     memref.load %1[%[[OT]], %[[CH]], %[[KY]], %[[KX]], %{{.*}}] : memref<2x32x3x3x64xf32>
+builtin.module {
+  relay.func private @lanes(%x: tensor<1x32x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>}, %w: tensor<2x32x3x3x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>}) -> (tensor<1x128x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW64o", channels = 128 : i64} : (tensor<1x32x7x7xf32>, tensor<2x32x3x3x64xf32>) -> tensor<1x128x7x7xf32>
+    relay.return %0 : tensor<1x128x7x7xf32>
+  }
+}
