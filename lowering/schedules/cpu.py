@@ -853,6 +853,15 @@ def _lane_tiles(
     return Tiles(lanes, rows, nr or vectors * lanes)
 
 
+PREFETCH_PIXEL_TILES = 48
+"""Most pixel tiles per channel tile for which `_conv2d_channel_lanes`
+prefetches the next channel tile's weights.  The first pass over a channel
+tile's weights, from memory, costs about one pixel tile's time again: a
+share of about 1 / pixel tiles, which pays for a prefetch on small images
+(7x7: 7-10 tiles, 14x14: 28-33; ResNet-50's layers there 3-18 % faster, 2.5
+ms in all) but is lost in the noise at 28x28 (112 tiles), where the next
+tile's weights would also share L2 with the current ones and the input."""
+
 BLOCKED_OUTPUT_DEPTH = 64
 """Least reduction depth (`I * KH * KW`) for which a conv2d of `NCHW` data
 writes a blocked result: a shallower one (SqueezeNet's first, 27 deep)
@@ -964,7 +973,9 @@ def _conv2d_channel_lanes(
     task, flat = e.loop(math.prod(grid), ForKind.PARALLEL)
     n, ot, pb = task.unflatten(flat, grid)
     first = task.mul(pb, per_task)
-    next_tile = task.min(task.add(ot, 1), channel_tiles - 1)
+    # The task this thread likely takes next (threads take tasks in order).
+    later = task.min(task.add(flat, num_threads(target)), math.prod(grid) - 1)
+    next_tile = task.rem(task.div(later, blocks), channel_tiles)
     tile, q = task.range(first, task.min(task.add(first, per_task), pixel_tiles))
     p0 = tile.min(tile.mul(q, rows), pixels - rows)
 
@@ -1000,24 +1011,32 @@ def _conv2d_channel_lanes(
     # Blocked data: a block's channels innermost, read along one cache line.
     reduction = [channels // block, kh, kw] + ([block] if block > 1 else [])
     per_line = CACHE_LINE_BYTES * 8 // element.bitwidth
-    line = tile.rem(tile.sub(q, first), math.ceil(t.nr / per_line))
+    lines = math.ceil(t.nr / per_line)
+    # Each pixel tile of a task fetches `step_lines` of them per step, so
+    # that the task's first `lines / step_lines` pixel tiles fetch all.
+    step_lines = next(k for k in range(1, lines + 1) if lines % k == 0 and k * per_task >= lines)
+    line = tile.mul(tile.rem(tile.sub(q, first), lines // step_lines), step_lines)
 
     def loops(r: Emitter) -> tuple[Emitter, Sequence[Index]]:
-        """The reduction, each step of which also prefetches one cache line
-        of the next channel tile's weights: of the lines of the step's `nr`
-        weights, the one whose number is the pixel tile's rank in the task
-        (modulo their count), so the task's first few pixel tiles fetch all.
-        A channel tile's packed weights (ResNet-50's 512-channel 3x3: 1.2
-        MB) outgrow L2 and are read again by each pixel tile, from L3; but
-        the first pixel tile reads them from memory, at the rate one core's
-        misses allow, slower than its multiply-adds.  Prefetched while the
-        channel tile before computes, they wait in L2 or L3 (cold weights,
-        measured: 512-channel 3x3 at 7x7 2.86 -> 2.63 ms, 1x1 1024 -> 256
-        at 14x14 1.16 -> 1.08 ms; ResNet-50 3 % faster)."""
+        """The reduction, each step of which also prefetches (on images of
+        at most `PREFETCH_PIXEL_TILES` pixel tiles) one cache line of the
+        weights of the channel tile that this thread likely computes next
+        (that of the task `threads` tasks on, or the last): of the lines of
+        the step's `nr` weights, the one numbered by the pixel tile's rank
+        in the task (modulo their count; several lines a step where a task
+        has fewer pixel tiles than lines), so the task's first few pixel
+        tiles fetch all.  A channel tile's weights come from memory on their
+        first pass (a network's weights do not stay in cache from one call
+        to the next), at the rate one core's misses allow, slower than the
+        pixel tile's multiply-adds; prefetched while the tile before
+        computes, they wait in L2 or L3.  Cold weights, measured: 512-channel
+        3x3 at 7x7 2.86 -> 2.63 ms, 1x1 1024 -> 256 at 14x14 1.16 -> 1.08
+        ms."""
         body, ks = r.nest(reduction)
-        if packed.buffer is not None:
-            at = weight_index(body, next_tile, body.mul(line, per_line), ks)
-            body.prefetch(packed.buffer, at)
+        if packed.buffer is not None and pixel_tiles <= PREFETCH_PIXEL_TILES:
+            for k in range(step_lines):
+                j = body.mul(body.add(line, k), per_line)
+                body.prefetch(packed.buffer, weight_index(body, next_tile, j, ks))
         return body, ks
 
     acc = _register_tile(tile, t, rows, loops, pixel, weights, element)

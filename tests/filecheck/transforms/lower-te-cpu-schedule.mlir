@@ -159,38 +159,87 @@ builtin.module {
 // -----
 
 // conv2d with OIHW64o weights on AVX-512 (16 lanes: 64-channel tiles of four
-// vectors, 7-pixel rows): output channels in the lanes.  A task works on one
-// of the two channel tiles (%[[OT]]); each step of its reduction over (c, ky,
-// kx) also prefetches a cache line of the next channel tile's weights (the
-// last tile its own): of the four 64-byte lines of the step's 64 weights, the
-// one numbered by the pixel tile's rank in the task, modulo 4.
+// vectors, 7-pixel rows), output channels in the lanes, on 2 threads: 8 tasks,
+// each one of the 2 channel tiles (%[[OT]]) x one of 4 blocks of pixel tiles
+// (2 of the 7 each).  Each step of a tile's reduction over (c, ky, kx) also
+// prefetches cache lines of the weights of the channel tile of the task 2 on
+// (%[[NEXT]]: the one this thread likely takes next), 2 of the step's four
+// 64-byte lines, chosen by the pixel tile's rank in its task: a task's two
+// pixel tiles fetch all four.
 // CHECK-LABEL: tir.prim_func @lanes_tir
 // CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C7:.*]] = arith.constant 7 : index
 // CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
 // CHECK:         memref<1x32x1x81xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK-NEXT:      %[[PB:.*]] = arith.remsi %{{.*}}, %{{.*}} : index
-// CHECK-NEXT:      %[[REST:.*]] = arith.divsi %{{.*}}, %{{.*}} : index
-// CHECK-NEXT:      %[[OT:.*]] = arith.remsi %[[REST]], %{{.*}} : index
+// CHECK:         tir.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK-NEXT:      %[[PB:.*]] = arith.remsi %[[T]], %[[C4]] : index
+// CHECK-NEXT:      %[[REST:.*]] = arith.divsi %[[T]], %[[C4]] : index
+// CHECK-NEXT:      %[[OT:.*]] = arith.remsi %[[REST]], %[[C2]] : index
 // CHECK-NEXT:      arith.divsi
-// CHECK-NEXT:      %[[FIRST:.*]] = arith.muli %[[PB]], %{{.*}} : index
-// CHECK-NEXT:      %[[AFTER:.*]] = arith.addi %[[OT]], %[[C1]] : index
-// CHECK-NEXT:      %[[NEXT:.*]] = arith.minsi %[[AFTER]], %[[C1]] : index
+// CHECK-NEXT:      %[[FIRST:.*]] = arith.muli %[[PB]], %[[C2]] : index
+// CHECK-NEXT:      %[[AHEAD:.*]] = arith.addi %[[T]], %[[C2]] : index
+// CHECK-NEXT:      %[[LATER:.*]] = arith.minsi %[[AHEAD]], %[[C7]] : index
+// CHECK-NEXT:      %[[TILES:.*]] = arith.divsi %[[LATER]], %[[C4]] : index
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.remsi %[[TILES]], %[[C2]] : index
 // CHECK:           tir.for %[[Q:.*]] = %[[FIRST]] to %{{.*}} step %{{.*}} {
 // CHECK:             %[[RANK:.*]] = arith.subi %[[Q]], %[[FIRST]] : index
-// CHECK-NEXT:        %[[LINE:.*]] = arith.remsi %[[RANK]], %[[C4]] : index
+// CHECK-NEXT:        %[[PAIR:.*]] = arith.remsi %[[RANK]], %[[C2]] : index
+// CHECK-NEXT:        %[[LINE:.*]] = arith.muli %[[PAIR]], %[[C2]] : index
 // CHECK:             tir.for %[[CH:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:          tir.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:            tir.for %[[KX:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
-// CHECK-NEXT:              %[[J:.*]] = arith.muli %[[LINE]], %[[C16]] : index
-// CHECK-NEXT:              memref.prefetch %1[%[[NEXT]], %[[CH]], %[[KY]], %[[KX]], %[[J]]], read, locality<3>, data : memref<2x32x3x3x64xf32>
+// CHECK-NEXT:              %[[J0:.*]] = arith.muli %[[LINE]], %[[C16]] : index
+// CHECK-NEXT:              memref.prefetch %1[%[[NEXT]], %[[CH]], %[[KY]], %[[KX]], %[[J0]]], read, locality<3>, data : memref<2x32x3x3x64xf32>
+// CHECK-NEXT:              %[[LINE1:.*]] = arith.addi %[[LINE]], %[[C1]] : index
+// CHECK-NEXT:              %[[J1:.*]] = arith.muli %[[LINE1]], %[[C16]] : index
+// CHECK-NEXT:              memref.prefetch %1[%[[NEXT]], %[[CH]], %[[KY]], %[[KX]], %[[J1]]], read, locality<3>, data : memref<2x32x3x3x64xf32>
 // CHECK-NEXT:              tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
 // CHECK:                     memref.load %1[%[[OT]], %[[CH]], %[[KY]], %[[KX]], %{{.*}}] : memref<2x32x3x3x64xf32>
 builtin.module {
-  relay.func private @lanes(%x: tensor<1x32x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>}, %w: tensor<2x32x3x3x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>}) -> (tensor<1x128x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>}) attributes {Primitive} {
+  relay.func private @lanes(%x: tensor<1x32x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 2}>>}, %w: tensor<2x32x3x3x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 2}>>}) -> (tensor<1x128x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 2}>>}) attributes {Primitive} {
     %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW64o", channels = 128 : i64} : (tensor<1x32x7x7xf32>, tensor<2x32x3x3x64xf32>) -> tensor<1x128x7x7xf32>
     relay.return %0 : tensor<1x128x7x7xf32>
+  }
+}
+
+// -----
+
+// The same on one thread: 4 tasks of 4 pixel tiles, each tile prefetching one
+// line a step (its rank in the task) of the next task's channel tile.
+// CHECK-LABEL: tir.prim_func @lanes_tir
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK:         memref<1x32x1x81xf32>
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:         tir.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           %[[AHEAD:.*]] = arith.addi %[[T]], %[[C1]] : index
+// CHECK:           tir.for %[[Q:.*]] = %[[FIRST:.*]] to %{{.*}} step %{{.*}} {
+// CHECK:             %[[RANK:.*]] = arith.subi %[[Q]], %[[FIRST]] : index
+// CHECK-NEXT:        %[[LINE:.*]] = arith.remsi %[[RANK]], %{{.*}} : index
+// CHECK:                 %[[J:.*]] = arith.muli %[[LINE]], %{{.*}} : index
+// CHECK-NEXT:            memref.prefetch %1[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[J]]]
+// CHECK-NEXT:            tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
+builtin.module {
+  relay.func private @lanes(%x: tensor<1x32x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}, %w: tensor<2x32x3x3x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) -> (tensor<1x128x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW64o", channels = 128 : i64} : (tensor<1x32x7x7xf32>, tensor<2x32x3x3x64xf32>) -> tensor<1x128x7x7xf32>
+    relay.return %0 : tensor<1x128x7x7xf32>
+  }
+}
+
+// -----
+
+// On a 28x28 image (112 pixel tiles per channel tile: more than
+// PREFETCH_PIXEL_TILES) the first pass over the weights is a small share of
+// the work: no prefetch.
+// CHECK-LABEL: tir.prim_func @large_tir
+// CHECK-NOT:     memref.prefetch
+// CHECK:         memref.load %1
+// CHECK-NOT:     memref.prefetch
+builtin.module {
+  relay.func private @large(%x: tensor<1x16x28x28xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}, %w: tensor<1x16x1x1x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) -> (tensor<1x64x28x28xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {kernel_layout = "OIHW64o", channels = 64 : i64} : (tensor<1x16x28x28xf32>, tensor<1x16x1x1x64xf32>) -> tensor<1x64x28x28xf32>
+    relay.return %0 : tensor<1x64x28x28xf32>
   }
 }
