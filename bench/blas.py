@@ -24,7 +24,7 @@ import hetero
 import numpy as np
 from hetero.utils import programs
 
-from bench.common import interleaved
+from bench.common import interleaved, sizes_argument
 
 SIZES = (1024, 2048)
 MLP_BATCH, MLP_WIDTHS = 256, (1024, 1024, 1024, 10)
@@ -76,7 +76,7 @@ def environment() -> str:
 
 
 def main(argv: list[str]) -> None:
-    sizes = tuple(int(a) for a in argv) or SIZES
+    sizes = sizes_argument("blas", argv, SIZES)
     rng = np.random.default_rng(0)
     print(environment())
     print(f"{'case':>12} {'threads':>12} {'hetero ms':>10} {'numpy ms':>9} {'hetero GF/s':>12} {'ratio':>7}")

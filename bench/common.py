@@ -1,5 +1,6 @@
-"""Timing helpers shared by the benchmarks."""
+"""Timing and argument helpers shared by the benchmarks."""
 
+import argparse
 import os
 import platform
 import statistics
@@ -76,3 +77,25 @@ def machine() -> str:
         cpuinfo = ""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return describe_cpu(cpuinfo, llvm.get_host_cpu_name(), cpus or 1)
+
+
+def _size(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a size is a positive integer, got '{text}'")
+    return int(text)
+
+
+def sizes_argument(name: str, argv: list[str], default: tuple[int, ...] = ()) -> tuple[int, ...]:
+    """The sizes `python -m bench NAME SIZE ...` asks for, else `default`; a
+    benchmark without sizes (`default` empty) takes no argument.  A bad one
+    is argparse's usage line and exit status 2, not a traceback."""
+    parser = argparse.ArgumentParser(prog=f"python -m bench {name}")
+    if default:
+        parser.add_argument(
+            "sizes",
+            nargs="*",
+            type=_size,
+            metavar="SIZE",
+            help=f"problem sizes (default: {' '.join(map(str, default))})",
+        )
+    return tuple(getattr(parser.parse_args(argv), "sizes", ())) or default

@@ -18,6 +18,7 @@ import time
 import hetero
 
 from bench import conv2d, matmul
+from bench.common import sizes_argument
 
 ROUNDS = 3
 TVM_UNSCHEDULED_MATMUL_S = 0.03
@@ -30,6 +31,7 @@ PROGRAMS = {
 
 
 def main(argv: list[str]) -> None:
+    sizes_argument("compile-time", argv)
     timings: dict[str, list[dict[str, float]]] = {name: [] for name in PROGRAMS}
     for _ in range(ROUNDS):
         for name, text in PROGRAMS.items():

@@ -18,7 +18,7 @@ import os
 import hetero
 import numpy as np
 
-from bench.common import interleaved
+from bench.common import interleaved, sizes_argument
 
 BATCH, CHANNELS, SIZE, FILTERS, KERNEL = 1, 64, 56, 64, 3
 ROUNDS = 25
@@ -81,6 +81,7 @@ def onnxruntime_conv(w: np.ndarray, threads: int = 0):  # type: ignore[no-untype
 
 
 def main(argv: list[str]) -> None:
+    sizes_argument("conv2d", argv)
     rng = np.random.default_rng(0)
     x = rng.standard_normal((BATCH, CHANNELS, SIZE, SIZE)).astype(np.float32)
     w = rng.standard_normal((FILTERS, CHANNELS, KERNEL, KERNEL)).astype(np.float32)

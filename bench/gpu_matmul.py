@@ -26,6 +26,8 @@ from hetero.transforms.lower_te import LowerTEPass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
+from bench.common import sizes_argument
+
 SIZES = (4096,)
 ROUNDS = 10
 
@@ -78,10 +80,10 @@ def _seconds(fn: Callable[[], object]) -> float:
 
 
 def main(argv: list[str]) -> None:
+    sizes = sizes_argument("gpu-matmul", argv, SIZES)
     if (reason := cuda.unavailable_reason()) is not None:
         print(f"gpu-matmul: skipped: no GPU ({reason})")
         return
-    sizes = tuple(int(a) for a in argv) or SIZES
     print(f"device: {cuda.device().name}")
     print(f"{'N':>6} {'hetero GF/s':>12} {'cuBLAS GF/s':>12} {'ratio':>7}")
     summary = ""

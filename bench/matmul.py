@@ -22,7 +22,7 @@ import time
 import hetero
 import numpy as np
 
-from bench.common import interleaved
+from bench.common import interleaved, sizes_argument
 
 SIZES = (1024, 2048)
 PEAK_PER_CORE = 245.0
@@ -68,7 +68,7 @@ def numpy_unpinned(n: int, rounds: int, threads: int | None = None) -> float:
 
 
 def main(argv: list[str]) -> None:
-    sizes = tuple(int(a) for a in argv) or SIZES
+    sizes = sizes_argument("matmul", argv, SIZES)
     cores = os.cpu_count() or 1
     print(
         f"{'N':>6} {'threads':>7} {'hetero GF/s':>12} {'numpy GF/s':>11} {'numpy AVX-512':>14} "

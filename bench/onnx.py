@@ -32,6 +32,7 @@ hetero time, the worst over models and thread counts.
 
 from __future__ import annotations
 
+import argparse
 import re
 import time
 from collections.abc import Callable
@@ -143,17 +144,43 @@ def compile_breakdown(name: str, timings: dict[str, float]) -> None:
     )
 
 
+def arguments(argv: list[str]) -> argparse.Namespace:
+    """The models and options of `python -m bench onnx [--data-layout L] [MODEL ...]`
+    (a bad one: argparse's usage line and exit status 2)."""
+    from hetero.frontends.onnx_models import LIGHT_MODELS
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench onnx",
+        description="Latency and compile time of ONNX models, hetero and onnxruntime.",
+    )
+    parser.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help=f"light models of the onnx wheel (default: {' '.join(MODELS)}; "
+        f"any of {', '.join(LIGHT_MODELS)})",
+    )
+    parser.add_argument(
+        "--data-layout",
+        choices=("NCHW", "NCHWc"),
+        default="NCHW",
+        help="the llvm target's data_layout option",
+    )
+    args = parser.parse_args(argv)
+    for name in args.models:
+        if name not in LIGHT_MODELS:
+            parser.error(f"unknown model '{name}' (choose from {', '.join(LIGHT_MODELS)})")
+    return args
+
+
 def main(argv: list[str]) -> None:
     import onnx
     from hetero.frontends.onnx import from_onnx
     from hetero.frontends.onnx_models import light_model_path, logits, randomized
 
-    data_layout = "NCHW"
-    if argv[:1] == ["--data-layout"] and len(argv) > 1:
-        data_layout, argv = argv[1], argv[2:]
-    if data_layout not in ("NCHW", "NCHWc"):
-        raise SystemExit(f"--data-layout: NCHW or NCHWc, got {data_layout!r}")
-    models = tuple(argv) or MODELS
+    args = arguments(argv)
+    data_layout = args.data_layout
+    models = tuple(args.models) or MODELS
     x = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
     print(
         f"{'model':>12} {'threads':>7} {'hetero ms':>10} {'ort ms':>9} {'ort/hetero':>10} "

@@ -18,6 +18,8 @@ from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr, Targ
 from hetero.targets.kind import DeviceType
 from hetero.transforms.plan_devices import PlanDevicesPass
 
+from bench.common import sizes_argument
+
 SIZES = (1_000, 10_000, 100_000)
 
 
@@ -56,6 +58,7 @@ def plan_time(size: int, rounds: int) -> float:
 
 
 def main(argv: list[str]) -> None:
+    sizes_argument("plan-devices", argv)
     results = {}
     print(f"{'ops':>8} {'time (s)':>10} {'µs/op':>8}")
     for size in SIZES:

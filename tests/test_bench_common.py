@@ -58,3 +58,50 @@ def test_bench_prints_the_machine_before_the_benchmark(monkeypatch, capsys):
 def test_bench_listing_prints_no_machine(argv, capsys):
     bench_main.main(argv)
     assert "machine:" not in capsys.readouterr().out
+
+
+def test_bench_onnx_arguments(capsys):
+    """`python -m bench onnx`: the default models, a layout, and a bad model
+    or layout as argparse's one-line error (exit status 2), no traceback."""
+    pytest.importorskip("onnx")
+    from bench.onnx import arguments
+
+    assert arguments([]).models == [] and arguments([]).data_layout == "NCHW"
+    chosen = arguments(["resnet50", "--data-layout", "NCHWc"])
+    assert chosen.models == ["resnet50"] and chosen.data_layout == "NCHWc"
+    for bad in (["--help-me"], ["no_such_net"], ["--data-layout", "NHWC"]):
+        with pytest.raises(SystemExit) as exit:
+            arguments(bad)
+        assert exit.value.code == 2
+    assert "unknown model 'no_such_net'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [([], (64, 128)), (["32", "5"], (32, 5))],
+)
+def test_sizes_argument(argv, expected):
+    from bench.common import sizes_argument
+
+    assert sizes_argument("matmul", argv, (64, 128)) == expected
+
+
+@pytest.mark.parametrize(
+    "argv, default, message",
+    [
+        (["0"], (64,), "a size is a positive integer, got '0'"),
+        (["x"], (64,), "a size is a positive integer, got 'x'"),
+        (["--bogus"], (64,), "unrecognized arguments: --bogus"),
+        (["64"], (), "unrecognized arguments: 64"),
+    ],
+)
+def test_sizes_argument_errors_are_usage_lines(argv, default, message, capsys):
+    """A benchmark's bad argument is argparse's usage line and exit status 2;
+    one without sizes takes no argument."""
+    from bench.common import sizes_argument
+
+    with pytest.raises(SystemExit) as exit:
+        sizes_argument("matmul", argv, default)
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: python -m bench matmul") and message in err
