@@ -60,6 +60,21 @@ def test_profile_replays_the_call_kernel_by_kernel() -> None:
     assert len(profile.calls) >= 4
 
 
+def test_profile_runs_reuse_the_arena() -> None:
+    """Each replay runs in the arena of the one before (mapped memory, as the
+    host's calls get from the C library), and still computes the call: with
+    other inputs, the outputs of the host function on them."""
+    compiled = hetero.compile(NETWORK)
+    compiled.profile(*_inputs())
+    assert isinstance(compiled.plan, HostPlan)
+    arena = [a.__array_interface__["data"][0] for a in compiled.plan.allocated]
+    assert arena
+    other = [2.0 * a + 1.0 for a in _inputs()]
+    profile = compiled.profile(*other)
+    assert [a.__array_interface__["data"][0] for a in compiled.plan.allocated] == arena
+    np.testing.assert_array_equal(profile.outputs, compiled(*other))
+
+
 def test_profile_checks_its_inputs() -> None:
     compiled = hetero.compile(NETWORK)
     with pytest.raises(ValueError, match="takes 4 input"):
