@@ -8,7 +8,7 @@ extension's), loaded lazily on first use, exactly as `hetero-opt` does.
 """
 
 from hetero.lowering import llvm_ops, memref_ops
-from hetero.lowering.llvm_attrs import load_loop_attrs
+from hetero.lowering.llvm_attrs import LoopAnnotationAttr, load_loop_attrs
 from hetero.universe import HETERO_UNIVERSE
 from hetero.utils.diagnostics import (
     HeteroError,
@@ -35,10 +35,13 @@ def make_context(allow_unregistered: bool = False) -> Context:
 def load_upstream_extras(ctx: Context) -> None:
     """Make `ctx` parse the upstream MLIR attributes and ops that hetero
     emits and xDSL's dialects lack (loop annotations, `memref.prefetch`,
-    `llvm.fptosi`, `llvm.intr.prefetch`, ...)."""
-    load_loop_attrs(ctx)
+    `llvm.fptosi`, `llvm.intr.prefetch`, ...); those it has already stay."""
+    loaded = set(ctx.loaded_ops)
+    if LoopAnnotationAttr not in set(ctx.loaded_attrs):
+        load_loop_attrs(ctx)
     for op in (memref_ops.PrefetchOp, *llvm_ops.ABSENT_OPS):
-        ctx.load_op(op)
+        if op not in loaded:
+            ctx.load_op(op)
 
 
 def parse_module(text: str, filename: str = "<string>", ctx: Context | None = None) -> ModuleOp:

@@ -58,6 +58,7 @@ from xdsl.interpreters.utils.ptr import RawPtr, TypedPtr
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
+from hetero.lowering.memref_ops import PrefetchOp
 from hetero.dialects.tir import (
     AllocOp,
     CallExternOp,
@@ -190,6 +191,13 @@ class TirFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: arith.MaxSIOp, args: PythonValues
     ) -> PythonValues:
         return (max(args),)
+
+    @impl(PrefetchOp)
+    def run_prefetch(
+        self, interpreter: Interpreter, op: PrefetchOp, args: PythonValues
+    ) -> PythonValues:
+        """A cache hint: no effect on any value."""
+        return ()
 
     @impl(TargetRegionOp)
     def run_target_region(

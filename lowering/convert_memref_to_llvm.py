@@ -331,8 +331,8 @@ class PrefetchLowering(MemRefPattern):
         address = self.element_pointer(op.memref, op.indices, op, rewriter)
         if address is None:
             return
-        write, data = op.isWrite.value.data, op.isDataCache.value.data
-        rewriter.replace(op, llvm_ops.PrefetchOp(address, bool(write), op.locality, bool(data)))
+        write, data = bool(op.isWrite.value.data), bool(op.isDataCache.value.data)
+        rewriter.replace(op, llvm_ops.PrefetchOp(address, op.locality, write, data))
 
 
 class AllocLowering(MemRefPattern):

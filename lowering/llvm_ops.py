@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     I1,
+    I32,
     AnyFloatConstr,
     IntegerAttr,
     IntegerType,
@@ -40,6 +41,7 @@ from xdsl.irdl import (
 )
 from xdsl.printer import Printer
 from xdsl.traits import Pure
+from xdsl.utils.exceptions import VerifyException
 
 _BOOL_LIKE = I1 | VectorType[I1]
 
@@ -170,24 +172,36 @@ class SelectOp(IRDLOperation):
 @irdl_op_definition
 class PrefetchOp(IRDLOperation):
     """`llvm.intr.prefetch`: LLVM's `llvm.prefetch(addr, rw, hint, cache)`,
-    its three immediates as properties (MLIR's form)."""
+    its three immediates as `i32` properties (MLIR's form)."""
 
     name = "llvm.intr.prefetch"
 
     addr = operand_def(LLVMPointerType)
-    rw = prop_def(IntegerAttr[IntegerType])
-    hint = prop_def(IntegerAttr[IntegerType])
-    cache = prop_def(IntegerAttr[IntegerType])
+    cache = prop_def(IntegerAttr[I32])
+    hint = prop_def(IntegerAttr[I32])
+    rw = prop_def(IntegerAttr[I32])
 
-    def __init__(self, addr: SSAValue, write: bool, locality: int, data: bool):
+    RANGES: ClassVar = {"cache": range(2), "hint": range(4), "rw": range(2)}
+    """What LLVM accepts of each immediate."""
+
+    def __init__(self, addr: SSAValue, locality: int, write: bool, data: bool):
         super().__init__(
             operands=[addr],
             properties={
-                "rw": IntegerAttr(int(write), i32),
-                "hint": IntegerAttr(locality, i32),
                 "cache": IntegerAttr(int(data), i32),
+                "hint": IntegerAttr(locality, i32),
+                "rw": IntegerAttr(int(write), i32),
             },
         )
+
+    def verify_(self) -> None:
+        for name, allowed in self.RANGES.items():
+            value = self.properties[name]
+            assert isinstance(value, IntegerAttr)
+            if value.value.data not in allowed:
+                raise VerifyException(
+                    f"{name} must be {allowed.start} to {allowed.stop - 1}, got {value.value.data}"
+                )
 
 
 ABSENT_OPS = (FPToSIOp, FPToUIOp, UIToFPOp, AddrSpaceCastOp, ExtractElementOp, PrefetchOp)

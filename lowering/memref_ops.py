@@ -13,9 +13,9 @@ in MLIR's syntax:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import BoolAttr, IndexType, IntegerAttr, MemRefType, i32
+from xdsl.dialects.builtin import I32, BoolAttr, IndexType, IntegerAttr, MemRefType, i32
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     IRDLOperation,
@@ -33,14 +33,6 @@ LOCALITIES = range(4)
 `locality<3>` (high: keep it in every level), as LLVM's `llvm.prefetch`."""
 
 
-def _parse_choice(parser: Parser, no: str, yes: str) -> bool:
-    """Whether the next keyword, which must be `no` or `yes`, is `yes`."""
-    for keyword, value in ((no, False), (yes, True)):
-        if parser.parse_optional_keyword(keyword) is not None:
-            return value
-    parser.raise_error(f"expected '{no}' or '{yes}'")
-
-
 @irdl_op_definition
 class PrefetchOp(IRDLOperation):
     """`memref.prefetch`: fetch the cache line holding `memref[indices]`."""
@@ -49,9 +41,9 @@ class PrefetchOp(IRDLOperation):
 
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
-    isWrite = prop_def(BoolAttr)
-    localityHint = prop_def(IntegerAttr)
     isDataCache = prop_def(BoolAttr)
+    isWrite = prop_def(BoolAttr)
+    localityHint = prop_def(IntegerAttr[I32])
 
     def __init__(
         self,
@@ -60,14 +52,16 @@ class PrefetchOp(IRDLOperation):
         locality: int = 3,
         write: bool = False,
         data: bool = True,
+        attributes: Mapping[str, Attribute] | None = None,
     ):
         super().__init__(
             operands=[memref, indices],
             properties={
+                "isDataCache": IntegerAttr.from_bool(data),
                 "isWrite": IntegerAttr.from_bool(write),
                 "localityHint": IntegerAttr(locality, i32),
-                "isDataCache": IntegerAttr.from_bool(data),
             },
+            attributes=attributes,
         )
 
     @property
@@ -91,7 +85,9 @@ class PrefetchOp(IRDLOperation):
         printer.print_list(self.indices, printer.print_ssa_value)
         access = "write" if self.isWrite.value.data else "read"
         cache = "data" if self.isDataCache.value.data else "instr"
-        printer.print_string(f"], {access}, locality<{self.locality}>, {cache} : ")
+        printer.print_string(f"], {access}, locality<{self.locality}>, {cache}")
+        printer.print_op_attributes(self.attributes)
+        printer.print_string(" : ")
         printer.print_attribute(self.memref.type)
 
     @classmethod
@@ -101,14 +97,18 @@ class PrefetchOp(IRDLOperation):
             parser.Delimiter.SQUARE, parser.parse_unresolved_operand
         )
         parser.parse_punctuation(",")
-        write = _parse_choice(parser, "read", "write")
+        write = parser.parse_keyword_in(("read", "write")) == "write"
         parser.parse_punctuation(",")
         parser.parse_keyword("locality")
         parser.parse_punctuation("<")
+        at = parser.pos
         locality = parser.parse_integer(allow_boolean=False, allow_negative=False)
+        if locality not in LOCALITIES:
+            parser.raise_error(f"locality must be 0 to 3, got {locality}", at, parser.pos)
         parser.parse_punctuation(">")
         parser.parse_punctuation(",")
-        data = not _parse_choice(parser, "data", "instr")
+        data = parser.parse_keyword_in(("data", "instr")) == "data"
+        attributes = parser.parse_optional_attr_dict()
         parser.parse_punctuation(":")
         t: Attribute = parser.parse_type()
         return cls(
@@ -117,5 +117,5 @@ class PrefetchOp(IRDLOperation):
             locality,
             write,
             data,
+            attributes,
         )
-

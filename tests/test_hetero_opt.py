@@ -132,6 +132,16 @@ def test_lowered_ops_that_xdsl_lacks_parse_back(tmp_path: Path, capsys):
     assert capsys.readouterr().out == lowered
 
 
+def test_upstream_extras_load_into_a_context_that_has_them():
+    """`load_upstream_extras` on a context that has them (`make_context`'s)
+    leaves them: an extension may call it on any context."""
+    from hetero.context import load_upstream_extras, make_context
+
+    ctx = make_context()
+    load_upstream_extras(ctx)
+    assert ctx.get_optional_op("memref.prefetch") is not None
+
+
 # -- --verify-diagnostics ----------------------------------------------------------
 
 

@@ -30,6 +30,7 @@ from hetero.dialects import relay
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
 from hetero.dialects.tir import ForKind, ForOp, PrimFuncOp
 from hetero.interpreter.relay import evaluate_function
+from hetero.lowering.memref_ops import PrefetchOp
 from hetero.transforms.fuse_ops import FuseOpsPass
 from hetero.transforms.lower_te import LowerTEPass
 from hetero.transforms.plan_devices import PlanDevicesPass
@@ -190,6 +191,18 @@ def test_matmul(a: list[int], b: list[int]) -> None:
 )
 def test_conv2d(x: list[int], w: list[int], params: dict) -> None:
     check_lowering([x, w], lambda p: relay.Conv2DOp(p[0], p[1], **params))
+
+
+def test_conv2d_channel_lanes_with_weight_prefetch() -> None:
+    """OIHW64o weights: the channel-lane schedule, whose reduction also
+    prefetches the next channel tile's weights (a 5x5 image: few pixel
+    tiles), runs in the TIR interpreter (a prefetch is a no-op there) and
+    computes what the relay interpreter does."""
+    params = {"padding": (1, 1, 1, 1), "kernel_layout": "OIHW64o", "channels": 128}
+    module, _, _ = check_lowering(
+        [[1, 3, 5, 5], [2, 3, 3, 3, 64]], lambda p: relay.Conv2DOp(p[0], p[1], **params)
+    )
+    assert any(isinstance(op, PrefetchOp) for op in module.walk())
 
 
 def test_bias_add_and_batch_norm() -> None:
