@@ -197,6 +197,17 @@ def num_threads(target: TargetAttr | None) -> int:
     return (target.option("num_threads") if target else None) or os.cpu_count() or 1
 
 
+CHUNKS_PER_THREAD = 8
+"""How finely `hetero_parallel_for` cuts a parallel loop (`hetero.runtime.parallel`)."""
+
+
+def parallel_chunk(trips: int, threads: int) -> int:
+    """The iterations of each chunk of a parallel loop of `trips` on `threads`:
+    its threads take chunks in turn from a shared counter, so a thread on a
+    busy core takes fewer."""
+    return max(1, trips // (CHUNKS_PER_THREAD * max(1, min(threads, trips))))
+
+
 def index(value: int) -> arith.ConstantOp:
     return arith.ConstantOp(IntegerAttr.from_index_int_value(value))
 

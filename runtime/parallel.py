@@ -26,7 +26,7 @@ loop holds it, the loop runs serially on its own thread: a parallel loop
 inside a task, or a second Python thread calling compiled code), starts the
 workers it lacks (created once, up to `MAX_THREADS - 1`, then kept parked),
 tells `min(threads, trips) - 1` of them to go and works itself; all take
-chunks of `max(1, trips / (8 threads))` iterations from a shared atomic
+chunks of `parallel_chunk(trips, threads)` iterations from a shared atomic
 counter until none is left, so a thread on a busy core does less (the cores
 are shared: a static split waits for the slowest).  When the caller finds no
 chunk left it retracts the go of every worker that has not claimed it yet
@@ -55,7 +55,11 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import llvmlite.binding as llvm_binding
-from hetero.lowering.convert_tir_to_scf import LAUNCH_SUFFIX, PARALLEL_BODY
+from hetero.lowering.convert_tir_to_scf import (
+    CHUNKS_PER_THREAD,
+    LAUNCH_SUFFIX,
+    PARALLEL_BODY,
+)
 from hetero.runtime.cpu import _initialize
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import llvm
@@ -320,7 +324,7 @@ share:
   %np = getelementptr %loop, ptr @hetero_pool_loop, i32 0, i32 2
   store i64 %n, ptr %np
   %p = add i64 %helpers, 1
-  %grains = mul i64 %p, 8
+  %grains = mul i64 %p, {chunks_per_thread}
   %c0 = sdiv i64 %n, %grains
   %tiny = icmp slt i64 %c0, 1
   %c = select i1 %tiny, i64 1, i64 %c0
@@ -402,6 +406,7 @@ def pool_ir(machine: str = platform.machine()) -> str:
         "max_threads": MAX_THREADS,
         "go_bytes": 64 * (MAX_THREADS - 1),
         "spins": SPINS,
+        "chunks_per_thread": CHUNKS_PER_THREAD,
         **MACHINES[machine]._asdict(),
     }
     text = POOL_IR

@@ -46,7 +46,7 @@ from dataclasses import dataclass, replace
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
-from hetero.lowering.convert_tir_to_scf import num_threads, simd_bits
+from hetero.lowering.convert_tir_to_scf import num_threads, parallel_chunk, simd_bits
 from hetero.lowering.schedules.problems import Conv2D, Gemm
 from hetero.lowering.te_emit import Emitter, Index, Tensor
 from xdsl.dialects import arith
@@ -790,6 +790,22 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
         _unwiden(e, c, g.planes.wq, wide)
 
 
+def _next_task(e: Emitter, flat: Index, tasks: int, target: TargetAttr | None) -> Index:
+    """The task of a parallel loop over `tasks` that the thread running task
+    `flat` likely runs next: the next of its chunk, else the first of the
+    chunk after the other threads' (threads take chunks in turn,
+    `parallel_chunk`); the last task, past the end."""
+    threads = min(num_threads(target), tasks)
+    chunk = parallel_chunk(tasks, threads)
+    if chunk == 1:
+        later = e.add(flat, threads)
+    else:
+        after = e.add(flat, 1)
+        chunk_ends = e.sub(1, e.min(e.rem(after, chunk), 1))
+        later = e.add(after, e.mul(chunk_ends, (threads - 1) * chunk))
+    return e.min(later, tasks - 1)
+
+
 def _row_major(e: Emitter, pixel: Index, width: int) -> list[Index]:
     """Row and column of element `pixel` of a flattened image `width` wide
     (the vectorizer addresses consecutive pixels as one run across rows)."""
@@ -973,9 +989,7 @@ def _conv2d_channel_lanes(
     task, flat = e.loop(math.prod(grid), ForKind.PARALLEL)
     n, ot, pb = task.unflatten(flat, grid)
     first = task.mul(pb, per_task)
-    # The task this thread likely takes next (threads take tasks in order).
-    later = task.min(task.add(flat, num_threads(target)), math.prod(grid) - 1)
-    next_tile = task.rem(task.div(later, blocks), channel_tiles)
+    next_tile = task.rem(task.div(_next_task(task, flat, math.prod(grid), target), blocks), channel_tiles)
     tile, q = task.range(first, task.min(task.add(first, per_task), pixel_tiles))
     p0 = tile.min(tile.mul(q, rows), pixels - rows)
 
@@ -1013,27 +1027,30 @@ def _conv2d_channel_lanes(
     per_line = CACHE_LINE_BYTES * 8 // element.bitwidth
     lines = math.ceil(t.nr / per_line)
     # Each pixel tile of a task fetches `step_lines` of them per step, so
-    # that the task's first `lines / step_lines` pixel tiles fetch all.
-    step_lines = next(k for k in range(1, lines + 1) if lines % k == 0 and k * per_task >= lines)
-    line = tile.mul(tile.rem(tile.sub(q, first), lines // step_lines), step_lines)
+    # that the first `lines / step_lines` pixel tiles of every task (the
+    # last block's too, which may have fewer) fetch all.
+    fewest = pixel_tiles - (blocks - 1) * per_task
+    step_lines = next(k for k in range(1, lines + 1) if lines % k == 0 and k * fewest >= lines)
+    groups = lines // step_lines
+    line = tile.mul(tile.rem(tile.sub(q, first), groups), step_lines) if groups > 1 else 0
 
     def loops(r: Emitter) -> tuple[Emitter, Sequence[Index]]:
         """The reduction, each step of which also prefetches (on images of
-        at most `PREFETCH_PIXEL_TILES` pixel tiles) one cache line of the
-        weights of the channel tile that this thread likely computes next
-        (that of the task `threads` tasks on, or the last): of the lines of
-        the step's `nr` weights, the one numbered by the pixel tile's rank
-        in the task (modulo their count; several lines a step where a task
-        has fewer pixel tiles than lines), so the task's first few pixel
-        tiles fetch all.  A channel tile's weights come from memory on their
-        first pass (a network's weights do not stay in cache from one call
-        to the next), at the rate one core's misses allow, slower than the
-        pixel tile's multiply-adds; prefetched while the tile before
-        computes, they wait in L2 or L3.  Cold weights, measured: 512-channel
-        3x3 at 7x7 2.86 -> 2.63 ms, 1x1 1024 -> 256 at 14x14 1.16 -> 1.08
-        ms."""
+        at most `PREFETCH_PIXEL_TILES` pixel tiles, with more than one
+        channel tile) cache lines of the weights of the channel tile that
+        this thread likely computes next (that of `_next_task`): of the
+        lines of the step's `nr` weights, the one numbered by the pixel
+        tile's rank in the task (modulo their count; several a step where a
+        task has fewer pixel tiles than lines), so the task's first few
+        pixel tiles fetch all.  A channel tile's weights come from memory
+        on their first pass (a network's weights do not stay in cache from
+        one call to the next), at the rate one core's misses allow, slower
+        than the pixel tile's multiply-adds; prefetched while the tile
+        before computes, they wait in L2 or L3.  Cold weights, measured:
+        512-channel 3x3 at 7x7 2.86 -> 2.63 ms, 1x1 1024 -> 256 at 14x14
+        1.16 -> 1.08 ms."""
         body, ks = r.nest(reduction)
-        if packed.buffer is not None and pixel_tiles <= PREFETCH_PIXEL_TILES:
+        if packed.buffer is not None and channel_tiles > 1 and pixel_tiles <= PREFETCH_PIXEL_TILES:
             for k in range(step_lines):
                 j = body.mul(body.add(line, k), per_line)
                 body.prefetch(packed.buffer, weight_index(body, next_tile, j, ks))

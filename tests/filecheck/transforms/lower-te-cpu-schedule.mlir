@@ -161,17 +161,19 @@ builtin.module {
 // conv2d with OIHW64o weights on AVX-512 (16 lanes: 64-channel tiles of four
 // vectors, 7-pixel rows), output channels in the lanes, on 2 threads: 8 tasks,
 // each one of the 2 channel tiles (%[[OT]]) x one of 4 blocks of pixel tiles
-// (2 of the 7 each).  Each step of a tile's reduction over (c, ky, kx) also
-// prefetches cache lines of the weights of the channel tile of the task 2 on
-// (%[[NEXT]]: the one this thread likely takes next), 2 of the step's four
-// 64-byte lines, chosen by the pixel tile's rank in its task: a task's two
-// pixel tiles fetch all four.
+// (2, 2, 2 and 1 of the 7).  Each step of a tile's reduction over (c, ky, kx)
+// also prefetches cache lines of the weights of the channel tile of the task
+// 2 on (%[[NEXT]]: tasks are handed out one at a time, in turn, so the one
+// this thread likely takes next), the last task its own: all four 64-byte
+// lines of the step's 64 weights, as the last block has one pixel tile.
 // CHECK-LABEL: tir.prim_func @lanes_tir
-// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C0:.*]] = arith.constant 0 : index
 // CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
 // CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG:     %[[C7:.*]] = arith.constant 7 : index
 // CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG:     %[[C32:.*]] = arith.constant 32 : index
+// CHECK-DAG:     %[[C48:.*]] = arith.constant 48 : index
 // CHECK:         memref<1x32x1x81xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:         tir.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
@@ -184,18 +186,14 @@ builtin.module {
 // CHECK-NEXT:      %[[LATER:.*]] = arith.minsi %[[AHEAD]], %[[C7]] : index
 // CHECK-NEXT:      %[[TILES:.*]] = arith.divsi %[[LATER]], %[[C4]] : index
 // CHECK-NEXT:      %[[NEXT:.*]] = arith.remsi %[[TILES]], %[[C2]] : index
-// CHECK:           tir.for %[[Q:.*]] = %[[FIRST]] to %{{.*}} step %{{.*}} {
-// CHECK:             %[[RANK:.*]] = arith.subi %[[Q]], %[[FIRST]] : index
-// CHECK-NEXT:        %[[PAIR:.*]] = arith.remsi %[[RANK]], %[[C2]] : index
-// CHECK-NEXT:        %[[LINE:.*]] = arith.muli %[[PAIR]], %[[C2]] : index
+// CHECK:           tir.for %{{.*}} = %[[FIRST]] to %{{.*}} step %{{.*}} {
 // CHECK:             tir.for %[[CH:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:          tir.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:            tir.for %[[KX:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
-// CHECK-NEXT:              %[[J0:.*]] = arith.muli %[[LINE]], %[[C16]] : index
-// CHECK-NEXT:              memref.prefetch %1[%[[NEXT]], %[[CH]], %[[KY]], %[[KX]], %[[J0]]], read, locality<3>, data : memref<2x32x3x3x64xf32>
-// CHECK-NEXT:              %[[LINE1:.*]] = arith.addi %[[LINE]], %[[C1]] : index
-// CHECK-NEXT:              %[[J1:.*]] = arith.muli %[[LINE1]], %[[C16]] : index
-// CHECK-NEXT:              memref.prefetch %1[%[[NEXT]], %[[CH]], %[[KY]], %[[KX]], %[[J1]]], read, locality<3>, data : memref<2x32x3x3x64xf32>
+// CHECK-NEXT:              memref.prefetch %1[%[[NEXT]], %[[CH]], %[[KY]], %[[KX]], %[[C0]]], read, locality<3>, data : memref<2x32x3x3x64xf32>
+// CHECK-NEXT:              memref.prefetch %1[%[[NEXT]], %[[CH]], %[[KY]], %[[KX]], %[[C16]]], read, locality<3>, data
+// CHECK-NEXT:              memref.prefetch %1[%[[NEXT]], %[[CH]], %[[KY]], %[[KX]], %[[C32]]], read, locality<3>, data
+// CHECK-NEXT:              memref.prefetch %1[%[[NEXT]], %[[CH]], %[[KY]], %[[KX]], %[[C48]]], read, locality<3>, data
 // CHECK-NEXT:              tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
 // CHECK:                     memref.load %1[%[[OT]], %[[CH]], %[[KY]], %[[KX]], %{{.*}}] : memref<2x32x3x3x64xf32>
 builtin.module {
@@ -207,39 +205,79 @@ builtin.module {
 
 // -----
 
-// The same on one thread: 4 tasks of 4 pixel tiles, each tile prefetching one
-// line a step (its rank in the task) of the next task's channel tile.
-// CHECK-LABEL: tir.prim_func @lanes_tir
+// On one thread, 14x14 (28 pixel tiles in 2 blocks of 14 per channel tile):
+// each pixel tile prefetches one line a step, the one numbered by its rank in
+// the task modulo 4, of the next task's channel tile.
+// CHECK-LABEL: tir.prim_func @lanes14_tir
 // CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
-// CHECK:         memref<1x32x1x81xf32>
+// CHECK-DAG:     %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG:     %[[C16:.*]] = arith.constant 16 : index
+// CHECK:         memref<1x32x1x256xf32>
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:         tir.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:           %[[AHEAD:.*]] = arith.addi %[[T]], %[[C1]] : index
 // CHECK:           tir.for %[[Q:.*]] = %[[FIRST:.*]] to %{{.*}} step %{{.*}} {
 // CHECK:             %[[RANK:.*]] = arith.subi %[[Q]], %[[FIRST]] : index
-// CHECK-NEXT:        %[[LINE:.*]] = arith.remsi %[[RANK]], %{{.*}} : index
-// CHECK:                 %[[J:.*]] = arith.muli %[[LINE]], %{{.*}} : index
+// CHECK-NEXT:        %[[LINE:.*]] = arith.remsi %[[RANK]], %[[C4]] : index
+// CHECK:                 %[[J:.*]] = arith.muli %[[LINE]], %[[C16]] : index
 // CHECK-NEXT:            memref.prefetch %1[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[J]]]
 // CHECK-NEXT:            tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
 builtin.module {
-  relay.func private @lanes(%x: tensor<1x32x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}, %w: tensor<2x32x3x3x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) -> (tensor<1x128x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) attributes {Primitive} {
-    %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW64o", channels = 128 : i64} : (tensor<1x32x7x7xf32>, tensor<2x32x3x3x64xf32>) -> tensor<1x128x7x7xf32>
-    relay.return %0 : tensor<1x128x7x7xf32>
+  relay.func private @lanes14(%x: tensor<1x32x14x14xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}, %w: tensor<2x32x3x3x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) -> (tensor<1x128x14x14xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW64o", channels = 128 : i64} : (tensor<1x32x14x14xf32>, tensor<2x32x3x3x64xf32>) -> tensor<1x128x14x14xf32>
+    relay.return %0 : tensor<1x128x14x14xf32>
   }
 }
 
 // -----
 
-// On a 28x28 image (112 pixel tiles per channel tile: more than
-// PREFETCH_PIXEL_TILES) the first pass over the weights is a small share of
-// the work: no prefetch.
+// 2048 channels (32 tasks, one per channel tile) on 2 threads: the pool hands
+// out chunks of 2 tasks, so a thread goes on within its chunk, or after its
+// chunk to the one after the other thread's: task T + 1 or T + 3.
+// CHECK-LABEL: tir.prim_func @chunks_tir
+// CHECK-DAG:     %[[C1:.*]] = arith.constant 1 : index
+// CHECK-DAG:     %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG:     %[[C31:.*]] = arith.constant 31 : index
+// CHECK:         memref<1x4x1x81xf32>
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:         tir.for %[[T:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           %[[AFTER:.*]] = arith.addi %[[T]], %[[C1]] : index
+// CHECK-NEXT:      %[[REM:.*]] = arith.remsi %[[AFTER]], %[[C2]] : index
+// CHECK-NEXT:      %[[SOME:.*]] = arith.minsi %[[REM]], %[[C1]] : index
+// CHECK-NEXT:      %[[ENDS:.*]] = arith.subi %[[C1]], %[[SOME]] : index
+// CHECK-NEXT:      %[[SKIP:.*]] = arith.muli %[[ENDS]], %[[C2]] : index
+// CHECK-NEXT:      %[[AHEAD:.*]] = arith.addi %[[AFTER]], %[[SKIP]] : index
+// CHECK-NEXT:      %[[LATER:.*]] = arith.minsi %[[AHEAD]], %[[C31]] : index
+// CHECK-NEXT:      %[[NEXT:.*]] = arith.remsi %[[LATER]], %{{.*}} : index
+// CHECK:           memref.prefetch %1[%[[NEXT]],
+builtin.module {
+  relay.func private @chunks(%x: tensor<1x4x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 2}>>}, %w: tensor<32x4x3x3x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 2}>>}) -> (tensor<1x2048x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 2}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW64o", channels = 2048 : i64} : (tensor<1x4x7x7xf32>, tensor<32x4x3x3x64xf32>) -> tensor<1x2048x7x7xf32>
+    relay.return %0 : tensor<1x2048x7x7xf32>
+  }
+}
+
+// -----
+
+// No prefetch on a 28x28 image (112 pixel tiles per channel tile: more than
+// PREFETCH_PIXEL_TILES, the first pass over the weights is a small share of
+// the work), nor with a single channel tile (no other weights to fetch).
 // CHECK-LABEL: tir.prim_func @large_tir
 // CHECK-NOT:     memref.prefetch
 // CHECK:         memref.load %1
 // CHECK-NOT:     memref.prefetch
+// CHECK-LABEL: tir.prim_func @single_tir
+// CHECK-NOT:     memref.prefetch
+// CHECK:         memref.load %1
+// CHECK-NOT:     memref.prefetch
 builtin.module {
-  relay.func private @large(%x: tensor<1x16x28x28xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}, %w: tensor<1x16x1x1x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) -> (tensor<1x64x28x28xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) attributes {Primitive} {
-    %0 = relay.nn.conv2d %x, %w {kernel_layout = "OIHW64o", channels = 64 : i64} : (tensor<1x16x28x28xf32>, tensor<1x16x1x1x64xf32>) -> tensor<1x64x28x28xf32>
-    relay.return %0 : tensor<1x64x28x28xf32>
+  relay.func private @large(%x: tensor<1x16x28x28xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}, %w: tensor<2x16x1x1x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) -> (tensor<1x128x28x28xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {kernel_layout = "OIHW64o", channels = 128 : i64} : (tensor<1x16x28x28xf32>, tensor<2x16x1x1x64xf32>) -> tensor<1x128x28x28xf32>
+    relay.return %0 : tensor<1x128x28x28xf32>
+  }
+
+  relay.func private @single(%x: tensor<1x16x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}, %w: tensor<1x16x3x3x64xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) -> (tensor<1x64x7x7xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"], num_threads = 1}>>}) attributes {Primitive} {
+    %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, kernel_layout = "OIHW64o", channels = 64 : i64} : (tensor<1x16x7x7xf32>, tensor<1x16x3x3x64xf32>) -> tensor<1x64x7x7xf32>
+    relay.return %0 : tensor<1x64x7x7xf32>
   }
 }
