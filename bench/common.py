@@ -79,9 +79,10 @@ def machine() -> str:
     return describe_cpu(cpuinfo, llvm.get_host_cpu_name(), cpus or 1)
 
 
-def _size(text: str) -> int:
+def positive_int(text: str) -> int:
+    """An argparse type: a positive integer, else a usage error."""
     if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"a size is a positive integer, got '{text}'")
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got '{text}'")
     return int(text)
 
 
@@ -94,7 +95,7 @@ def sizes_argument(name: str, argv: list[str], default: tuple[int, ...] = ()) ->
         parser.add_argument(
             "sizes",
             nargs="*",
-            type=_size,
+            type=positive_int,
             metavar="SIZE",
             help=f"problem sizes (default: {' '.join(map(str, default))})",
         )

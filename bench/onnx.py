@@ -42,7 +42,7 @@ from typing import Any
 import hetero
 import numpy as np
 
-from bench.common import SETTLE_SECONDS, interleaved
+from bench.common import SETTLE_SECONDS, interleaved, positive_int
 
 MODELS = ("squeezenet", "resnet50")
 THREADS = (1, 2)
@@ -166,6 +166,12 @@ def arguments(argv: list[str]) -> argparse.Namespace:
         default="NCHW",
         help="the llvm target's data_layout option",
     )
+    parser.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=ROUNDS,
+        help=f"interleaved timed calls of each side (default {ROUNDS}; more on a busy machine)",
+    )
     args = parser.parse_args(argv)
     for name in args.models:
         if name not in LIGHT_MODELS:
@@ -203,7 +209,7 @@ def main(argv: list[str]) -> None:
             error = float(
                 np.abs(compiled(x) - reference).max() / np.abs(reference).max()
             )
-            ours, theirs = interleaved([partial(compiled, x), partial(ort, x)], ROUNDS)
+            ours, theirs = interleaved([partial(compiled, x), partial(ort, x)], args.rounds)
             ratios.append(theirs / ours)
             print(
                 f"{name:>12} {threads:>7} {1e3 * ours:>10.2f} {1e3 * theirs:>9.2f} "
@@ -217,5 +223,5 @@ def main(argv: list[str]) -> None:
     print(
         f"onnx: {min(ratios):.3f}× onnxruntime (worst of {', '.join(models)} at "
         f"{'/'.join(map(str, THREADS))} threads; random weights, batch 1, median of "
-        f"{ROUNDS} interleaved rounds)"
+        f"{args.rounds} interleaved rounds)"
     )

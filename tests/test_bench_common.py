@@ -66,10 +66,12 @@ def test_bench_onnx_arguments(capsys):
     pytest.importorskip("onnx")
     from bench.onnx import arguments
 
-    assert arguments([]).models == [] and arguments([]).data_layout == "NCHW"
-    chosen = arguments(["resnet50", "--data-layout", "NCHWc"])
+    default = arguments([])
+    assert default.models == [] and default.data_layout == "NCHW" and default.rounds == 7
+    chosen = arguments(["resnet50", "--data-layout", "NCHWc", "--rounds", "15"])
     assert chosen.models == ["resnet50"] and chosen.data_layout == "NCHWc"
-    for bad in (["--help-me"], ["no_such_net"], ["--data-layout", "NHWC"]):
+    assert chosen.rounds == 15
+    for bad in (["--help-me"], ["no_such_net"], ["--data-layout", "NHWC"], ["--rounds", "0"]):
         with pytest.raises(SystemExit) as exit:
             arguments(bad)
         assert exit.value.code == 2
@@ -89,8 +91,8 @@ def test_sizes_argument(argv, expected):
 @pytest.mark.parametrize(
     "argv, default, message",
     [
-        (["0"], (64,), "a size is a positive integer, got '0'"),
-        (["x"], (64,), "a size is a positive integer, got 'x'"),
+        (["0"], (64,), "expected a positive integer, got '0'"),
+        (["x"], (64,), "expected a positive integer, got 'x'"),
         (["--bogus"], (64,), "unrecognized arguments: --bogus"),
         (["64"], (), "unrecognized arguments: 64"),
     ],
