@@ -315,19 +315,59 @@ def _strides(shape: Sequence[int]) -> list[int]:
     return [math.prod(shape[i + 1 :]) for i in range(len(shape))]
 
 
+def reshape_groups(
+    source: Sequence[int], target: Sequence[int]
+) -> list[tuple[list[int], list[int]]]:
+    """The dimensions of `source` and of `target` (shapes of one size) in
+    consecutive groups of equal size, as small as can be: a reshape maps
+    each group of `target` onto the same group of `source` alone
+    (`[N, C, H, W]` to `[N, g, C/g, H, W]`: `C` to `g, C/g`, the others
+    one to one).  A dimension of size 1 left over is a group of its own."""
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(source) or j < len(target):
+        a: list[int] = []
+        b: list[int] = []
+        size_a = size_b = 1
+        if i < len(source):
+            a.append(i)
+            size_a, i = source[i], i + 1
+        if j < len(target):
+            b.append(j)
+            size_b, j = target[j], j + 1
+        while size_a != size_b:
+            if size_a < size_b:
+                a.append(i)
+                size_a, i = size_a * source[i], i + 1
+            else:
+                b.append(j)
+                size_b, j = size_b * target[j], j + 1
+        groups.append((a, b))
+    return groups
+
+
 def _reshape(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
-    """Same row-major order: linearise the output index, split it for the input."""
+    """Same row-major order, group by group (`reshape_groups`): a dimension
+    kept as it is keeps its index (an image's rows and columns stay affine,
+    for the vectorizer); within a group the output index is linearised and
+    split for the input."""
     (x,) = inputs
     shape = result_shape(op)
+    groups = reshape_groups(x.shape, shape) if math.prod(shape) else None
 
     def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
-        flat: Index = 0
-        for i, stride in zip(idx, _strides(shape)):
-            flat = e.add(flat, e.mul(i, stride))
-        source = [
-            e.rem(e.div(flat, stride), dim)
-            for stride, dim in zip(_strides(x.shape), x.shape)
-        ]
+        if groups is None:  # no element is ever read
+            return x.load(e, [0] * len(x.shape))
+        source: list[Index] = [0] * len(x.shape)
+        for a, b in groups:
+            if len(a) == 1 and len(b) == 1:
+                source[a[0]] = idx[b[0]]
+                continue
+            flat: Index = 0
+            for d, stride in zip(b, _strides([shape[d] for d in b])):
+                flat = e.add(flat, e.mul(idx[d], stride))
+            for d, stride in zip(a, _strides([x.shape[d] for d in a])):
+                source[d] = e.rem(e.div(flat, stride), x.shape[d])
         return x.load(e, source)
 
     return Tensor(shape, x.element_type, load)
