@@ -1,5 +1,5 @@
 """`fold-scale-axis`: a per-output-channel scale after a convolution or dense
-layer is folded into its constant weights.
+layer is folded into its constant weights, a per-channel shift into its bias.
 
 TVM's backward `FoldScaleAxis`: `conv2d(x, W) · s`, with `s` constant and
 varying only along the output-channel axis, equals `conv2d(x, W · s')` where
@@ -9,11 +9,17 @@ time: `fold-constant` computes `W · s'` once.  A `relay.nn.bias_add` on the
 channel axis between the anchor and the scale is passed through, scaling the
 (constant) bias too: `bias_add(y, b) · s = bias_add(y · s, b · s)`.
 
-Rules (each a pattern below); the anchor (and a bias_add in between) must
-have no other user, and its weight must be a `relay.constant` — otherwise the
-multiply would move onto weights computed at run time, which is no gain.  The
-scale may be a scalar-like constant (all dimensions 1).  Run `fold-constant`
-afterwards; `simplify-inference` produces exactly this shape from batch_norm.
+A constant shift added after such a bias_add joins its bias:
+`bias_add(y, b) + t = bias_add(y, b + t)`, `t` varying along the channel axis
+only.  Rules (each a pattern below); the anchor (and a bias_add in between)
+must have no other user, and its weight (and a bias) must be a constant or
+what this pass made of constants (`_constant`) — otherwise the multiply
+would move onto weights computed at run time, which is no gain.  A batch
+norm followed by another per-channel scale and shift (Inception v2's
+convolutions) so folds whole: the second scale moves onto the weights the
+first made.  The scale may be a scalar-like constant (all dimensions 1).
+Run `fold-constant` afterwards; `simplify-inference` produces exactly this
+shape from batch_norm.
 """
 
 from __future__ import annotations
@@ -69,9 +75,20 @@ def _split(op: relay.MultiplyOp) -> tuple[SSAValue, SSAValue]:
     return (rhs, lhs) if isinstance(lhs.owner, relay.ConstantOp) else (lhs, rhs)
 
 
+def _constant(value: SSAValue) -> bool:
+    """Whether `value` is a constant, or what this pass makes of constants
+    (a scaled or reshaped one), which `fold-constant` computes."""
+    owner = value.owner
+    if isinstance(owner, relay.ConstantOp):
+        return True
+    return isinstance(owner, relay.MultiplyOp | relay.ReshapeOp | relay.AddOp) and all(
+        _constant(v) for v in owner.operands
+    )
+
+
 def _anchor_axis(value: SSAValue) -> tuple[Operation, int] | None:
     anchor = _single_use_result(value, tuple(ANCHORS))
-    if anchor is None or not isinstance(anchor.operands[1].owner, relay.ConstantOp):
+    if anchor is None or not _constant(anchor.operands[1]):
         return None
     if getattr(anchor, "kernel_layout", "OIHW") != "OIHW":
         return None  # a packed weight's axis 0 is not the output channel
@@ -120,7 +137,7 @@ class FoldScaleThroughBiasAdd(RewritePattern):
     def match_and_rewrite(self, op: relay.MultiplyOp, rewriter: PatternRewriter, /):
         value, scale = _split(op)
         bias_add = _single_use_result(value, relay.BiasAddOp)
-        if bias_add is None or not isinstance(bias_add.bias.owner, relay.ConstantOp):
+        if bias_add is None or not _constant(bias_add.bias):
             return
         if (found := _anchor_axis(bias_add.x)) is None:
             return
@@ -137,6 +154,30 @@ class FoldScaleThroughBiasAdd(RewritePattern):
         rewriter.erase(bias_add)
 
 
+class FoldShiftIntoBiasAdd(RewritePattern):
+    """`bias_add(anchor(...), b) + t` → `bias_add(anchor(...), b + t')`, `t`
+    a constant varying along the bias axis only (a batch norm's shift, or a
+    Caffe-style scale layer's after it, as in Inception v2): one addition
+    per element less in the anchor's epilogue."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: relay.AddOp, rewriter: PatternRewriter, /):
+        lhs, rhs = op.operands
+        value, shift = (rhs, lhs) if _constant(lhs) else (lhs, rhs)
+        bias_add = _single_use_result(value, relay.BiasAddOp)
+        if bias_add is None or not _constant(bias_add.bias) or not _constant(shift):
+            return
+        if _anchor_axis(bias_add.x) is None:
+            return
+        if (channels := _channel_scale(shift, value, bias_add.axis)) is None:
+            return
+        laid = relay.ReshapeOp(shift, newshape=(channels,))
+        bias = relay.AddOp(bias_add.bias, laid)
+        moved = relay.BiasAddOp(bias_add.x, bias, axis=bias_add.axis)
+        rewriter.replace(op, _placed_like(op, [laid, bias, moved]))
+        rewriter.erase(bias_add)
+
+
 @dataclass(frozen=True)
 class FoldScaleAxisPass(ModulePass):
     """Folds per-channel scales into constant weights (see the module docstring)."""
@@ -145,5 +186,7 @@ class FoldScaleAxisPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
-            GreedyRewritePatternApplier([FoldScaleThroughBiasAdd(), FoldScaleIntoAnchor()])
+            GreedyRewritePatternApplier(
+                [FoldScaleThroughBiasAdd(), FoldScaleIntoAnchor(), FoldShiftIntoBiasAdd()]
+            )
         ).rewrite_module(op)

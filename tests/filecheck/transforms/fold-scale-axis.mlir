@@ -91,3 +91,63 @@ relay.func @kept_bias(%x: tensor<4x3xf32>, %b: tensor<2xf32>) -> tensor<4x2xf32>
 // CHECK:         relay.multiply %y0, %s
 // CHECK:         relay.multiply %y1, %s
 // CHECK:         relay.multiply %d2, %big
+
+// -----
+
+// A batch norm (scale, bias_add) followed by a Caffe-style scale and shift
+// (Inception v2): the first scale folds into the weights, the second through
+// the bias_add into the weights made of the first (a constant expression,
+// which fold-constant computes), and the shift joins the bias: the
+// convolution's epilogue is one bias_add.
+relay.func @norm_then_scale(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %w = relay.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %s1 = relay.constant dense<[[[2.0]], [[3.0]]]> : tensor<2x1x1xf32>
+  %b = relay.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %s2 = relay.constant dense<[[[4.0]], [[5.0]]]> : tensor<2x1x1xf32>
+  %t = relay.constant dense<[[[1.0]], [[-1.0]]]> : tensor<2x1x1xf32>
+  %c = relay.nn.conv2d %x, %w : (tensor<1x2x3x3xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %0 = relay.multiply %c, %s1 : (tensor<1x2x3x3xf32>, tensor<2x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %1 = relay.nn.bias_add %0, %b {axis = 1 : i64} : (tensor<1x2x3x3xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
+  %2 = relay.multiply %1, %s2 : (tensor<1x2x3x3xf32>, tensor<2x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %3 = relay.add %t, %2 : (tensor<2x1x1xf32>, tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32>
+  relay.return %3 : tensor<1x2x3x3xf32>
+}
+
+// CHECK-LABEL: relay.func @norm_then_scale
+// CHECK:         %[[W1:.*]] = relay.multiply %w, %{{.*}} : (tensor<2x2x1x1xf32>, tensor<2x1x1x1xf32>)
+// CHECK:         %[[W2:.*]] = relay.multiply %[[W1]], %{{.*}} : (tensor<2x2x1x1xf32>, tensor<2x1x1x1xf32>)
+// CHECK-NEXT:    %c = relay.nn.conv2d %x, %[[W2]]
+// CHECK:         %[[B2:.*]] = relay.multiply %b, %{{.*}} : tensor<2xf32>
+// CHECK:         %[[T:.*]] = relay.reshape %t {newshape = array<i64: 2>}
+// CHECK-NEXT:    %[[B3:.*]] = relay.add %[[B2]], %[[T]] : tensor<2xf32>
+// CHECK-NEXT:    %[[R:.*]] = relay.nn.bias_add %c, %[[B3]] {axis = 1 : i64}
+// CHECK-NEXT:    relay.return %[[R]]
+
+// -----
+
+// A shift that varies along another axis than the bias's, or a bias_add
+// whose input is no anchor, stays an add.
+relay.func @shift_across(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %w = relay.constant dense<1.0> : tensor<2x2x1x1xf32>
+  %b = relay.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %rows = relay.constant dense<[[1.0], [2.0], [3.0]]> : tensor<3x1xf32>
+  %c = relay.nn.conv2d %x, %w : (tensor<1x2x3x3xf32>, tensor<2x2x1x1xf32>) -> tensor<1x2x3x3xf32>
+  %0 = relay.nn.bias_add %c, %b {axis = 1 : i64} : (tensor<1x2x3x3xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
+  %1 = relay.add %0, %rows : (tensor<1x2x3x3xf32>, tensor<3x1xf32>) -> tensor<1x2x3x3xf32>
+  relay.return %1 : tensor<1x2x3x3xf32>
+}
+
+relay.func @no_anchor(%y: tensor<1x2x3x3xf32>) -> tensor<1x2x3x3xf32> {
+  %b = relay.constant dense<[0.5, 0.25]> : tensor<2xf32>
+  %t = relay.constant dense<[[[1.0]], [[-1.0]]]> : tensor<2x1x1xf32>
+  %0 = relay.nn.bias_add %y, %b {axis = 1 : i64} : (tensor<1x2x3x3xf32>, tensor<2xf32>) -> tensor<1x2x3x3xf32>
+  %1 = relay.add %0, %t : (tensor<1x2x3x3xf32>, tensor<2x1x1xf32>) -> tensor<1x2x3x3xf32>
+  relay.return %1 : tensor<1x2x3x3xf32>
+}
+
+// CHECK-LABEL: relay.func @shift_across
+// CHECK:         %[[A:.*]] = relay.nn.bias_add %c, %b
+// CHECK-NEXT:    relay.add %[[A]], %rows
+// CHECK-LABEL: relay.func @no_anchor
+// CHECK:         %[[B:.*]] = relay.nn.bias_add %y, %b
+// CHECK-NEXT:    relay.add %[[B]], %t
