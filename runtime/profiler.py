@@ -103,10 +103,10 @@ class HostPlan:
     allocated: list[np.ndarray] = field(default_factory=list, compare=False, repr=False)
     """The buffers the host allocates, made by the first run (aligned as the
     host's, `_aligned`) and reused by the next, as a call's arena is memory
-    that the C library hands out again and again, already mapped: fresh arrays would charge the page faults of
-    their first touch to whichever kernel writes a page first (ResNet-50's
-    first conv, with a blocked result: 4.3 ms in a fresh arena, 3.0 in a
-    reused one)."""
+    that the C library hands out again and again, already mapped: fresh
+    arrays would charge the page faults of their first touch to whichever
+    kernel writes a page first (ResNet-50's first conv, with a blocked
+    result: 4.3 ms in a fresh arena, 3.0 in a reused one)."""
     lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
     """Held by a run: runs of one plan share its buffers."""
 

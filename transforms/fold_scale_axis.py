@@ -69,8 +69,9 @@ def _channel_scale(scale: SSAValue, result: SSAValue, axis: int) -> int | None:
     return padded[channel]
 
 
-def _split(op: relay.MultiplyOp) -> tuple[SSAValue, SSAValue]:
-    """(anchor side, scale side) of a multiply, the constant on the right."""
+def _split(op: relay.MultiplyOp | relay.AddOp) -> tuple[SSAValue, SSAValue]:
+    """(anchor side, scale or shift side) of a multiply or add, the constant
+    on the right."""
     lhs, rhs = op.operands
     return (rhs, lhs) if isinstance(lhs.owner, relay.ConstantOp) else (lhs, rhs)
 
@@ -162,8 +163,7 @@ class FoldShiftIntoBiasAdd(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: relay.AddOp, rewriter: PatternRewriter, /):
-        lhs, rhs = op.operands
-        value, shift = (rhs, lhs) if _constant(lhs) else (lhs, rhs)
+        value, shift = _split(op)
         bias_add = _single_use_result(value, relay.BiasAddOp)
         if bias_add is None or not _constant(bias_add.bias) or not _constant(shift):
             return

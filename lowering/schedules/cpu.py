@@ -965,8 +965,9 @@ def _conv2d_channel_lanes(
     prefetchers follow: blocking the reduction to keep them in L2 measured
     4-20 % slower, even at 4608 deep); the next channel tile's weights are
     prefetched as the first pixel tiles of a task run (`loops`).  The last
-    pixel tile overlaps the one before.  Blocked data (`NCHW<b>c`) is read a block of channels per
-    pixel; a blocked output is stored a vector of channels at a time."""
+    pixel tile overlaps the one before.  Blocked data (`NCHW<b>c`) is read
+    a block of channels per pixel; a blocked output is stored a vector of
+    channels at a time."""
     element = c.data.element_type
     batch, _, _, width = c.data.shape
     out_channels, channels, kh, kw = c.weight.shape
@@ -989,7 +990,12 @@ def _conv2d_channel_lanes(
     task, flat = e.loop(math.prod(grid), ForKind.PARALLEL)
     n, ot, pb = task.unflatten(flat, grid)
     first = task.mul(pb, per_task)
-    next_tile = task.rem(task.div(_next_task(task, flat, math.prod(grid), target), blocks), channel_tiles)
+    prefetching = (
+        packed.buffer is not None and channel_tiles > 1 and pixel_tiles <= PREFETCH_PIXEL_TILES
+    )
+    if prefetching:
+        later = _next_task(task, flat, math.prod(grid), target)
+        next_tile = task.rem(task.div(later, blocks), channel_tiles)
     tile, q = task.range(first, task.min(task.add(first, per_task), pixel_tiles))
     p0 = tile.min(tile.mul(q, rows), pixels - rows)
 
@@ -1032,7 +1038,10 @@ def _conv2d_channel_lanes(
     fewest = pixel_tiles - (blocks - 1) * per_task
     step_lines = next(k for k in range(1, lines + 1) if lines % k == 0 and k * fewest >= lines)
     groups = lines // step_lines
-    line = tile.mul(tile.rem(tile.sub(q, first), groups), step_lines) if groups > 1 else 0
+    if prefetching and groups > 1:
+        line = tile.mul(tile.rem(tile.sub(q, first), groups), step_lines)
+    else:
+        line = 0
 
     def loops(r: Emitter) -> tuple[Emitter, Sequence[Index]]:
         """The reduction, each step of which also prefetches (on images of
@@ -1050,7 +1059,8 @@ def _conv2d_channel_lanes(
         512-channel 3x3 at 7x7 2.86 -> 2.63 ms, 1x1 1024 -> 256 at 14x14
         1.16 -> 1.08 ms."""
         body, ks = r.nest(reduction)
-        if packed.buffer is not None and channel_tiles > 1 and pixel_tiles <= PREFETCH_PIXEL_TILES:
+        if prefetching:
+            assert packed.buffer is not None
             for k in range(step_lines):
                 j = body.mul(body.add(line, k), per_line)
                 body.prefetch(packed.buffer, weight_index(body, next_tile, j, ks))
