@@ -257,6 +257,8 @@ def logical_weight_shape(weight: Shape, layout: str, channels: int) -> Shape:
     """The `OIHW` shape of a conv2d weight of shape `weight` in `layout`
     (`KERNEL_LAYOUT`) for `channels` output channels (0: the weight's own)."""
     block = kernel_block(layout)
+    if tile := winograd_tile(layout):
+        return _winograd_weight_shape(weight, layout, channels, tile, block)
     if not block:
         require_rank(weight, 4, "conv2d weight (OIHW)")
         if channels and weight[0] not in (channels, DYNAMIC):
@@ -274,6 +276,23 @@ def logical_weight_shape(weight: Shape, layout: str, channels: int) -> Shape:
             f"[{-(-channels // block)}, I, KH, KW, {block}], got {list(weight)}"
         )
     return (channels, i, kh, kw)
+
+
+def _winograd_weight_shape(
+    weight: Shape, layout: str, channels: int, tile: int, block: int
+) -> Shape:
+    """The `OIHW` shape (3x3 windows) of a weight in layout `winograd<m>_OI<b>o`."""
+    require_rank(weight, 4, f"conv2d weight ({layout})")
+    if not channels:
+        raise VerifyException(f"kernel_layout \"{layout}\" needs 'channels'")
+    positions, blocks, i, b = weight
+    expected = [(tile + 2) ** 2, -(-channels // block), "I", block]
+    if positions != expected[0] or b != block or blocks not in (expected[1], DYNAMIC):
+        raise VerifyException(
+            f"a weight in layout {layout} for {channels} output channels has shape "
+            f"{expected}, got {list(weight)}".replace("'I'", "I")
+        )
+    return (channels, i, 3, 3)
 
 
 def nchw_shape(shape: Shape, layout: str, what: str) -> Shape:
@@ -735,9 +754,15 @@ class BoolParam(Param[bool]):
         return IntegerAttr.from_bool(value)
 
 
-KERNEL_LAYOUT = re.compile(r"OIHW(?:([1-9][0-9]*)o)?")
-"""conv2d weight layouts: `OIHW`, or `OIHW<b>o`: `[ceil(O / b), I, KH, KW, b]`,
-element `[o // b, i, ky, kx, o % b]` holding `W[o, i, ky, kx]` (zero past `O`)."""
+KERNEL_LAYOUT = re.compile(
+    r"OIHW(?:([1-9][0-9]*)o)?|winograd(?P<tile>[24])_OI(?P<wblock>[1-9][0-9]*)o"
+)
+"""conv2d weight layouts: `OIHW`; `OIHW<b>o`: `[ceil(O / b), I, KH, KW, b]`,
+element `[o // b, i, ky, kx, o % b]` holding `W[o, i, ky, kx]` (zero past
+`O`); `winograd<m>_OI<b>o`: a 3x3 weight in the Winograd domain of F(m x m,
+3 x 3), m = 2 or 4 (`hetero.utils.winograd`): `[(m + 2)^2, ceil(O / b), I,
+b]`, element `[u * (m + 2) + v, o // b, i, o % b]` holding `(G W[o, i]
+G^T)[u, v]` (zero past `O`)."""
 
 DATA_LAYOUT = re.compile(r"NCHW(?:([1-9][0-9]*)c)?")
 """conv2d data and output layouts: `NCHW`, or `NCHW<b>c` (TVM's `NCHWc`):
@@ -746,7 +771,7 @@ y, x]`; the channels fill whole blocks."""
 
 
 LAYOUT_FORMS: dict[re.Pattern[str], str] = {
-    KERNEL_LAYOUT: '"OIHW" or "OIHW<b>o" (b >= 1)',
+    KERNEL_LAYOUT: '"OIHW", "OIHW<b>o" or "winograd<m>_OI<b>o" (b >= 1, m = 2 or 4)',
     DATA_LAYOUT: '"NCHW" or "NCHW<b>c" (b >= 1)',
 }
 """What a diagnostic says each layout pattern accepts."""
@@ -760,7 +785,16 @@ def _block(pattern: re.Pattern[str], layout: str) -> int:
 
 def kernel_block(layout: str) -> int:
     """The output-channel block `b` of a conv2d weight layout (0: `OIHW`)."""
-    return _block(KERNEL_LAYOUT, layout)
+    match = KERNEL_LAYOUT.fullmatch(layout)
+    assert match is not None, layout
+    return int(match.group(1) or match.group("wblock") or 0)
+
+
+def winograd_tile(layout: str) -> int:
+    """The output tile `m` of a `winograd<m>_OI<b>o` weight layout (0: another)."""
+    match = KERNEL_LAYOUT.fullmatch(layout)
+    assert match is not None, layout
+    return int(match.group("tile") or 0)
 
 
 def data_block(layout: str) -> int:

@@ -49,6 +49,7 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from hetero.context import parse_module
 from hetero.utils.dense_resources import resource_bytes
+from hetero.utils.winograd import spatial_weight
 from hetero.dialects.relay import (
     CallOp,
     ConstantOp,
@@ -60,6 +61,7 @@ from hetero.dialects.relay import (
     Param,
     data_block,
     kernel_block,
+    winograd_tile,
 )
 
 
@@ -279,6 +281,8 @@ def _spatial_pads(padding: Sequence[int]) -> list[tuple[int, int]]:
 
 def oihw_weight(w: np.ndarray, layout: str, channels: int) -> np.ndarray:
     """A conv2d weight in `layout` (`relay.KERNEL_LAYOUT`) as `OIHW`."""
+    if tile := winograd_tile(layout):
+        return spatial_weight(w, tile, channels)
     if not kernel_block(layout):
         return w
     blocks, i, kh, kw, block = w.shape

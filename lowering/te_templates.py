@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from itertools import product
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
@@ -36,6 +37,7 @@ from hetero.lowering.schedules import problem_schedule
 from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D, Store
 from hetero.lowering.te_emit import Emitter, Index, Tensor, store_all
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.winograd import TRANSFORMS, Transforms
 
 LazyTemplate = Callable[[Operation, Sequence[Tensor]], Tensor]
 NestTemplate = Callable[[Emitter, Operation, Sequence[Tensor], SSAValue], None]
@@ -723,6 +725,8 @@ def _window_tap(
 def _oihw(op: relay.Conv2DOp, weight: Tensor) -> Tensor:
     """The weight as `OIHW` (`[O, I, KH, KW]`), whatever its `kernel_layout`."""
     block = relay.kernel_block(op.kernel_layout)
+    if tile := relay.winograd_tile(op.kernel_layout):
+        return _spatial_view(weight, TRANSFORMS[tile], op.channels, block)
     if not block:
         return weight
     _, group_channels, kh, kw, _ = weight.shape
@@ -733,6 +737,42 @@ def _oihw(op: relay.Conv2DOp, weight: Tensor) -> Tensor:
             e, [e.div(idx[0], block), *idx[1:], e.rem(idx[0], block)]
         ),
     )
+
+
+def _spatial_view(
+    weight: Tensor, transforms: Transforms, channels: int, block: int
+) -> Tensor:
+    """A weight in the Winograd domain (`winograd<m>_OI<b>o`) read as `OIHW`:
+    `w[o, i, ky, kx] = sum L[ky, u] L[kx, v] U[u, v, o, i]` over the nonzero
+    terms of the left inverse `L` of `G`, each chosen by `(ky, kx)` with a
+    select (folded away where the tap is a constant).  For schedules that
+    read `OIHW`; the Winograd schedule reads the weight as it is."""
+    alpha = transforms.alpha
+    terms = [
+        (k, u, coefficient)
+        for k, row in enumerate(transforms.left)
+        for u, coefficient in enumerate(row)
+        if coefficient
+    ]
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        o, i, ky, kx = idx
+        element = weight.element_type
+        zero = e.constant(0.0, element)
+        total: SSAValue | None = None
+        for (row, u, cu), (col, v, cv) in product(terms, terms):
+            if (isinstance(ky, int) and ky != row) or (isinstance(kx, int) and kx != col):
+                continue
+            stored = weight.load(e, [u * alpha + v, e.div(o, block), i, e.rem(o, block)])
+            term = e.op(arith.MulfOp(stored, e.constant(cu * cv, element)))
+            for tap, at in ((ky, row), (kx, col)):
+                if not isinstance(tap, int):
+                    hit = e.op(arith.CmpiOp(tap, e.index(at), "eq"))
+                    term = e.op(arith.SelectOp(hit, term, zero))
+            total = term if total is None else e.op(arith.AddfOp(total, term))
+        return total if total is not None else zero
+
+    return Tensor((channels, weight.shape[2], 3, 3), weight.element_type, load)
 
 
 def _conv2d(
@@ -766,6 +806,7 @@ def _conv2d(
             blocked_data=stored if data is not stored else None,
             blocked_store=store if blocked else None,
             out_block=blocked,
+            winograd=relay.winograd_tile(op.kernel_layout),
         )
         return schedule(e, problem, e.target)
     _direct_conv(

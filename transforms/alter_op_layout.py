@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, i64
 from xdsl.passes import ModulePass
@@ -39,7 +40,8 @@ from xdsl.rewriter import InsertPoint
 
 from hetero.dialects import relay
 from hetero.interpreter.relay import constant_value, packed_weight
-from hetero.lowering.schedules import WEIGHT_BLOCKS
+from hetero.lowering.schedules import WEIGHT_BLOCKS, WINOGRAD_TILES
+from hetero.utils.winograd import transformed_weight
 from hetero.transforms.fold_constant import constant_of
 from hetero.utils.symbols import enclosing
 
@@ -49,24 +51,38 @@ def _in_external_function(op: relay.Conv2DOp) -> bool:
     return function is not None and (function.compiler is not None or function.is_extern)
 
 
-def _wanted_block(op: relay.Conv2DOp) -> int:
-    """The block the schedule of `op`'s device wants (0: none, or not known)."""
+def _wanted_layout(op: relay.Conv2DOp) -> str | None:
+    """The weight layout the schedule of `op`'s device wants (None: `OIHW`,
+    or not known): the Winograd domain where it asks for it, else a block."""
     device = op.vdevice
     if device is None or device.target is None:
-        return 0
-    query = WEIGHT_BLOCKS.get(device.target.device_type)
+        return None
     weight, result = op.weight.type, op.results[0].type
     assert isinstance(weight, TensorType) and isinstance(result, TensorType)
-    if query is None or not weight.has_static_shape() or not result.has_static_shape():
-        return 0
-    return query(
-        weight.get_shape(),
-        relay.nchw_shape(result.get_shape(), op.out_layout, "the result"),
-        op.groups,
-        weight.element_type,
-        device.target,
-        bool(relay.data_block(op.data_layout) or relay.data_block(op.out_layout)),
-    )
+    if not weight.has_static_shape() or not result.has_static_shape():
+        return None
+    shape = weight.get_shape()
+    out = relay.nchw_shape(result.get_shape(), op.out_layout, "the result")
+    blocked = bool(relay.data_block(op.data_layout) or relay.data_block(op.out_layout))
+    target, element = device.target, weight.element_type
+    winograd = WINOGRAD_TILES.get(target.device_type)
+    if winograd is not None:
+        tile, block = winograd(
+            shape, out, op.strides, op.dilation, op.groups, element, target, blocked
+        )
+        if tile:
+            return f"winograd{tile}_OI{block}o"
+    query = WEIGHT_BLOCKS.get(target.device_type)
+    block = query(shape, out, op.groups, element, target, blocked) if query else 0
+    return f"OIHW{block}o" if block else None
+
+
+def _packed(w: np.ndarray, layout: str) -> np.ndarray:
+    """The `OIHW` weight `w` in `layout`."""
+    block = relay.kernel_block(layout)
+    if tile := relay.winograd_tile(layout):
+        return transformed_weight(w, tile, block)
+    return packed_weight(w, block)
 
 
 class PackConvWeights(RewritePattern):
@@ -77,18 +93,18 @@ class PackConvWeights(RewritePattern):
         weight = op.weight.owner
         if op.kernel_layout != "OIHW" or not isinstance(weight, relay.ConstantOp):
             return
-        if _in_external_function(op) or not (block := _wanted_block(op)):
+        if _in_external_function(op) or not (layout := _wanted_layout(op)):
             return
         old = op.weight.type
         assert isinstance(old, TensorType)
-        packed = packed_weight(constant_value(weight), block)
+        packed = _packed(constant_value(weight), layout)
         packed.setflags(write=False)  # fresh: dense_resource keeps it uncopied
         new = constant_of(packed, TensorType(old.element_type, packed.shape), "packed")
         if weight.vdevice is not None:
             new.properties["vdevice"] = weight.vdevice
         rewriter.insert(new, InsertPoint.before(op))
         op.operands[1] = new.results[0]
-        op.properties["kernel_layout"] = StringAttr(f"OIHW{block}o")
+        op.properties["kernel_layout"] = StringAttr(layout)
         op.properties["channels"] = IntegerAttr(old.get_shape()[0], i64)
         rewriter.notify_op_modified(op)
         if not weight.results[0].uses:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from hetero.dialects.target import TargetAttr
 from hetero.lowering import gpu_schedules
-from hetero.lowering.schedules import cpu, cpu_pool
+from hetero.lowering.schedules import cpu, cpu_pool, cpu_winograd
 from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D
 from hetero.lowering.te_emit import Emitter
 from hetero.targets.kind import DeviceType
@@ -43,6 +43,31 @@ the `OIHW<b>o` weight layout the conv2d schedule wants (0: `OIHW`)."""
 WEIGHT_BLOCKS: dict[DeviceType, WeightBlock] = {DeviceType.cpu: cpu.conv2d_weight_block}
 """Device type → what its conv2d schedule wants of the weights' layout
 (`alter-op-layout` asks; a device type without an entry keeps `OIHW`)."""
+
+WinogradTile = Callable[
+    [
+        Sequence[int],
+        Sequence[int],
+        Sequence[int],
+        Sequence[int],
+        int,
+        Attribute,
+        TargetAttr | None,
+        bool,
+    ],
+    tuple[int, int],
+]
+"""(OIHW weight shape, NCHW output shape, strides, dilation, groups, element
+type, target, whether its data or output is blocked) → the output tile `m`
+and the output-channel block `b` of the `winograd<m>_OI<b>o` weight layout
+(a 3x3 weight in the Winograd domain of F(m x m, 3 x 3)) the conv2d schedule
+wants; (0, 0): none."""
+
+WINOGRAD_TILES: dict[DeviceType, WinogradTile] = {
+    DeviceType.cpu: cpu_winograd.conv2d_winograd_tile
+}
+"""Device type → whether its conv2d schedule wants a weight in the Winograd
+domain (`alter-op-layout` asks before `WEIGHT_BLOCKS`)."""
 
 DataBlock = Callable[[Sequence[int], int, Attribute, TargetAttr | None, bool], int]
 """(OIHW weight shape, groups, element type, target, whether the data comes

@@ -683,6 +683,13 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     """Direct NCHW conv2d on register tiles (see the module docstring); with
     the weights in the layout `conv2d_weight_block` asks for, channels in
     the lanes (`_conv2d_channel_lanes`)."""
+    # Imported here: the Winograd schedule is built from this module's pieces.
+    from hetero.lowering.schedules.cpu_winograd import conv2d_winograd, winograd_applies
+
+    if c.winograd:
+        if winograd_applies(c):
+            return conv2d_winograd(e, c, target)
+        c = replace(c, packed=None, winograd=0)  # read through the OIHW view
     element = c.data.element_type
     packed = c.packed
     if packed is not None and c.groups == 1:

@@ -52,7 +52,10 @@ class Conv2D:
     stored in layout `NCHW<b>c` (`[N, C / b, H, W, b]`), and
     `blocked_store` writes the output in `NCHW<out_block>c`, at `[n, o // b,
     y, x, o % b]`
-    (`alter-data-layout`); `data` and `store` stay the `NCHW` views."""
+    (`alter-data-layout`); `data` and `store` stay the `NCHW` views.
+    `winograd` is `m` when `packed` is a 3x3 weight in the Winograd domain
+    of F(m x m, 3 x 3) (kernel layout `winograd<m>_OI<b>o`: `[(m + 2)^2,
+    ceil(O / b), C, b]`, `hetero.utils.winograd`)."""
 
     data: Tensor
     weight: Tensor
@@ -66,6 +69,7 @@ class Conv2D:
     blocked_data: Tensor | None = None
     blocked_store: Store | None = None
     out_block: int = 0
+    winograd: int = 0
 
 
 @dataclass(frozen=True)

@@ -28,13 +28,60 @@ relay.func @avx2_and_padding(%x: tensor<1x32x14x14xf32>) -> tensor<1x100x14x14xf
 
 // -----
 
-// 96 output channels fill 6 AVX2 tiles.
+// 96 output channels fill 6 AVX2 tiles (a 1x1 conv: no Winograd).
 // CHECK-LABEL: relay.func @avx2_packed
-// CHECK:         relay.nn.conv2d %x, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, vdevice = {{.*}}, kernel_layout = "OIHW16o", channels = 96 : i64} : (tensor<1x32x14x14xf32>, tensor<6x32x3x3x16xf32>)
-relay.func @avx2_packed(%x: tensor<1x32x14x14xf32>) -> tensor<1x96x14x14xf32> {
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {vdevice = {{.*}}, kernel_layout = "OIHW16o", channels = 96 : i64} : (tensor<1x288x14x14xf32>, tensor<6x288x1x1x16xf32>)
+relay.func @avx2_packed(%x: tensor<1x288x14x14xf32>) -> tensor<1x96x14x14xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} dense<0.5> : tensor<96x288x1x1xf32>
+  %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} : (tensor<1x288x14x14xf32>, tensor<96x288x1x1xf32>) -> tensor<1x96x14x14xf32>
+  relay.return %c : tensor<1x96x14x14xf32>
+}
+
+// -----
+
+// A 3x3 conv of stride 1 goes to the Winograd domain of F(2x2, 3x3): its
+// weight, transformed at compile time, is [16 positions, 96 / 16 channel
+// blocks, 32 inputs, 16 channels] on AVX2 (two vectors a block).
+// CHECK-LABEL: relay.func @avx2_winograd
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, vdevice = {{.*}}, kernel_layout = "winograd2_OI16o", channels = 96 : i64} : (tensor<1x32x14x14xf32>, tensor<16x6x32x16xf32>)
+relay.func @avx2_winograd(%x: tensor<1x32x14x14xf32>) -> tensor<1x96x14x14xf32> {
   %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} dense<0.5> : tensor<96x32x3x3xf32>
   %c = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} : (tensor<1x32x14x14xf32>, tensor<96x32x3x3xf32>) -> tensor<1x96x14x14xf32>
   relay.return %c : tensor<1x96x14x14xf32>
+}
+
+// -----
+
+// AVX-512: blocks of 64 channels.  The transformed weight is a
+// dense_resource (its values: tests/test_winograd.py).
+// CHECK-LABEL: relay.func @winograd
+// CHECK:         %[[U:.*]] = relay.constant {vdevice = {{.*}}} dense_resource<packed{{.*}}> : tensor<16x2x64x64xf32>
+// CHECK-NEXT:    relay.nn.conv2d %x, %[[U]] {vdevice = {{.*}}, kernel_layout = "winograd2_OI64o", channels = 128 : i64} : (tensor<1x64x30x30xf32>, tensor<16x2x64x64xf32>) -> tensor<1x128x28x28xf32>
+relay.func @winograd(%x: tensor<1x64x30x30xf32>) -> tensor<1x128x28x28xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<128x64x3x3xf32>
+  %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x64x30x30xf32>, tensor<128x64x3x3xf32>) -> tensor<1x128x28x28xf32>
+  relay.return %c : tensor<1x128x28x28xf32>
+}
+
+// -----
+
+// Stride 2, dilation 2, a 2x2 window or a 6x6 result (fewer than 7x7
+// pixels) keep the direct schedules: channel lanes for these deep reductions.
+// CHECK-LABEL: relay.func @not_winograd
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, vdevice = {{.*}}, kernel_layout = "OIHW64o", channels = 64 : i64}
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {padding = array<i64: 2, 2, 2, 2>, dilation = array<i64: 2, 2>, vdevice = {{.*}}, kernel_layout = "OIHW64o", channels = 64 : i64}
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {vdevice = {{.*}}, kernel_layout = "OIHW64o", channels = 64 : i64} : (tensor<1x64x14x14xf32>, tensor<1x64x2x2x64xf32>)
+// CHECK:         relay.nn.conv2d %s, %{{.*}} {vdevice = {{.*}}, kernel_layout = "OIHW64o", channels = 64 : i64} : (tensor<1x64x8x8xf32>, tensor<1x64x3x3x64xf32>)
+#cpu = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>
+relay.func @not_winograd(%x: tensor<1x64x14x14xf32>, %s: tensor<1x64x8x8xf32>) -> tuple<tensor<1x64x7x7xf32>, tensor<1x64x14x14xf32>, tensor<1x64x13x13xf32>, tensor<1x64x6x6xf32>> {
+  %w = relay.constant {vdevice = #cpu} dense<0.5> : tensor<64x64x3x3xf32>
+  %w2 = relay.constant {vdevice = #cpu} dense<0.5> : tensor<64x64x2x2xf32>
+  %a = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, vdevice = #cpu} : (tensor<1x64x14x14xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x7x7xf32>
+  %b = relay.nn.conv2d %x, %w {padding = array<i64: 2, 2, 2, 2>, dilation = array<i64: 2, 2>, vdevice = #cpu} : (tensor<1x64x14x14xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x14x14xf32>
+  %c = relay.nn.conv2d %x, %w2 {vdevice = #cpu} : (tensor<1x64x14x14xf32>, tensor<64x64x2x2xf32>) -> tensor<1x64x13x13xf32>
+  %d = relay.nn.conv2d %s, %w {vdevice = #cpu} : (tensor<1x64x8x8xf32>, tensor<64x64x3x3xf32>) -> tensor<1x64x6x6xf32>
+  %t = relay.tuple(%a, %b, %c, %d) : tuple<tensor<1x64x7x7xf32>, tensor<1x64x14x14xf32>, tensor<1x64x13x13xf32>, tensor<1x64x6x6xf32>>
+  relay.return %t : tuple<tensor<1x64x7x7xf32>, tensor<1x64x14x14xf32>, tensor<1x64x13x13xf32>, tensor<1x64x6x6xf32>>
 }
 
 // -----

@@ -122,9 +122,9 @@ relay.func @f(%x: tensor<2x3xf32>, %img: tensor<1x4x9x9xf32>, %w: tensor<9x2x3x3
 
 // -----
 
-// Weight layouts: OIHW or OIHW<b>o, whose 5-D weight must match `channels`.
+// Weight layouts: OIHW, OIHW<b>o or winograd<m>_OI<b>o, whose weight must match `channels`.
 relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32> {
-  // expected-error@+1 {{'kernel_layout' must be "OIHW" or "OIHW<b>o" (b >= 1), got "HWIO"}}
+  // expected-error@+1 {{'kernel_layout' must be "OIHW", "OIHW<b>o" or "winograd<m>_OI<b>o" (b >= 1, m = 2 or 4), got "HWIO"}}
   %0 = relay.nn.conv2d %img, %w {kernel_layout = "HWIO"} : (tensor<1x4x9x9xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x7x7xf32>
   relay.return %0 : tensor<1x8x7x7xf32>
 }
@@ -143,6 +143,40 @@ relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<1x4x3x3x16xf32>) -> tensor<1
   // expected-error@+1 {{a weight in layout OIHW16o for 20 output channels has shape [2, I, KH, KW, 16], got [1, 4, 3, 3, 16]}}
   %0 = relay.nn.conv2d %img, %w {kernel_layout = "OIHW16o", channels = 20 : i64} : (tensor<1x4x9x9xf32>, tensor<1x4x3x3x16xf32>) -> tensor<1x20x7x7xf32>
   relay.return %0 : tensor<1x20x7x7xf32>
+}
+
+// -----
+
+// Winograd tiles are 2 or 4 outputs wide (F(2x2, 3x3), F(4x4, 3x3)).
+relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<25x1x4x16xf32>) -> tensor<1x8x7x7xf32> {
+  // expected-error@+1 {{'kernel_layout' must be "OIHW", "OIHW<b>o" or "winograd<m>_OI<b>o" (b >= 1, m = 2 or 4), got "winograd3_OI16o"}}
+  %0 = relay.nn.conv2d %img, %w {kernel_layout = "winograd3_OI16o", channels = 8 : i64} : (tensor<1x4x9x9xf32>, tensor<25x1x4x16xf32>) -> tensor<1x8x7x7xf32>
+  relay.return %0 : tensor<1x8x7x7xf32>
+}
+
+// -----
+
+relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<16x1x4x16xf32>) -> tensor<1x8x7x7xf32> {
+  // expected-error@+1 {{kernel_layout "winograd2_OI16o" needs 'channels'}}
+  %0 = relay.nn.conv2d %img, %w {kernel_layout = "winograd2_OI16o"} : (tensor<1x4x9x9xf32>, tensor<16x1x4x16xf32>) -> tensor<1x8x7x7xf32>
+  relay.return %0 : tensor<1x8x7x7xf32>
+}
+
+// -----
+
+// F(4x4, 3x3) transforms 6x6 tiles: 36 positions, not 16.
+relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<16x2x4x16xf32>) -> tensor<1x20x7x7xf32> {
+  // expected-error@+1 {{a weight in layout winograd4_OI16o for 20 output channels has shape [36, 2, I, 16], got [16, 2, 4, 16]}}
+  %0 = relay.nn.conv2d %img, %w {kernel_layout = "winograd4_OI16o", channels = 20 : i64} : (tensor<1x4x9x9xf32>, tensor<16x2x4x16xf32>) -> tensor<1x20x7x7xf32>
+  relay.return %0 : tensor<1x20x7x7xf32>
+}
+
+// -----
+
+relay.func @f(%img: tensor<1x4x9x9xf32>, %w: tensor<16x1x4x3x3xf32>) -> tensor<1x8x7x7xf32> {
+  // expected-error@+1 {{conv2d weight (winograd2_OI16o) must have rank 4, got shape [16, 1, 4, 3, 3]}}
+  %0 = relay.nn.conv2d %img, %w {kernel_layout = "winograd2_OI16o", channels = 8 : i64} : (tensor<1x4x9x9xf32>, tensor<16x1x4x3x3xf32>) -> tensor<1x8x7x7xf32>
+  relay.return %0 : tensor<1x8x7x7xf32>
 }
 
 // -----

@@ -1,0 +1,281 @@
+"""conv2d by Winograd's minimal filtering F(m x m, 3 x 3) on the CPU.
+
+A 3x3 convolution of stride 1 multiplies `9 m^2` times per `m x m` output
+tile in the direct form and `(m + 2)^2` times in the Winograd domain
+(`hetero.utils.winograd`): with F(2, 3), 2.25 times fewer multiply-adds,
+paid for with two transforms and a round trip of the transformed input
+through memory.  The weight is transformed at compile time
+(`alter-op-layout`, layout `winograd<m>_OI<b>o` as `conv2d_winograd_tile`
+asks); at run time:
+
+1. **Input transform** (one parallel task per input channel): the channel
+   is copied, zero-padded, into `m` column-phase planes (`cpu._fill_plane`
+   with a column stride of `m`: the `a x a` patch of tile `(ty, tx)` reads
+   plane `j % m` at `tx + j // m`, so consecutive tiles of a row read
+   consecutive elements), then each row of tiles is transformed a vector of
+   tiles at a time (`B^T d B`: adds and subtractions, F(4, 3) a few
+   multiplies) into `V[u * a + v, n * th + ty, c, tx]`.
+2. **Products and output transform** (tasks: output-channel tiles × rows of
+   tiles): for each of the `a^2` positions, each block of `mr` tiles of the
+   row is a register tile of `mr` tiles × `nr` output channels (4 vectors
+   with AVX-512), the reduction over the input channels broadcasting `V`
+   and loading the packed weight `U[u * a + v, ot, c, :]` as vectors, the
+   channel-lanes kernel of `cpu._conv2d_channel_lanes`; the `a^2` tiles
+   wait in a `local` buffer.  Then each tile's outputs `A^T M A`, a vector
+   of channels at a time, and the block is stored transposed through the
+   epilogue: for each channel and output row, the block's `mr * m` pixels
+   as one vector gathered from the staging buffer.  The row's weights are
+   read once per position for all of its blocks.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import replace
+
+from hetero.dialects.target import TargetAttr
+from hetero.dialects.tir import ForKind
+from hetero.lowering.schedules.cpu import (
+    Tiles,
+    _fill_plane,
+    _lane_tiles,
+    _Planes,
+    _register_tile,
+)
+from hetero.lowering.schedules.problems import Conv2D
+from hetero.lowering.te_emit import Emitter, Index
+from hetero.utils.winograd import TRANSFORMS, Transforms
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import AnyFloat
+from xdsl.ir import Attribute, SSAValue
+
+WINOGRAD_TILE = 2
+"""The output tile `m` of F(m x m, 3 x 3) that `conv2d_winograd_tile` asks for."""
+
+WINOGRAD_DEPTH = 16
+"""Fewest input channels for which a 3x3 conv2d goes to the Winograd domain."""
+
+WINOGRAD_PIXELS = 7 * 7
+"""Fewest output pixels for which a 3x3 conv2d goes to the Winograd domain."""
+
+
+def conv2d_winograd_tile(
+    weight_shape: Sequence[int],
+    out_shape: Sequence[int],
+    strides: Sequence[int],
+    dilation: Sequence[int],
+    groups: int,
+    element_type: Attribute,
+    target: TargetAttr | None,
+    blocked: bool = False,
+) -> tuple[int, int]:
+    """The output tile `m` and channel block `b` of the Winograd layout this
+    schedule wants for a conv2d's weight ((0, 0): none): 3x3 windows of
+    stride 1, not dilated, one group, `NCHW` data and result, f32, and
+    enough input channels and pixels."""
+    out_channels, channels, kh, kw = weight_shape
+    if (kh, kw) != (3, 3) or tuple(strides) != (1, 1) or tuple(dilation) != (1, 1):
+        return 0, 0
+    if groups != 1 or blocked or not isinstance(element_type, AnyFloat):
+        return 0, 0
+    if element_type.bitwidth != 32 or channels < WINOGRAD_DEPTH:
+        return 0, 0
+    t = _lane_tiles(target, element_type)
+    if out_channels % t.lanes or out_shape[2] * out_shape[3] < WINOGRAD_PIXELS:
+        return 0, 0
+    return WINOGRAD_TILE, t.nr
+
+
+def winograd_applies(c: Conv2D) -> bool:
+    """Whether `conv2d_winograd` computes `c` (else its weight is read as
+    `OIHW` by the direct schedules)."""
+    return (
+        c.winograd in TRANSFORMS
+        and c.packed is not None
+        and c.strides == (1, 1)
+        and c.dilation == (1, 1)
+        and c.groups == 1
+        and c.blocked_data is None
+        and c.blocked_store is None
+    )
+
+
+def _combine(
+    e: Emitter, coefficients: Sequence[float], values: Sequence[SSAValue]
+) -> SSAValue:
+    """`sum coefficients[k] * values[k]` over the nonzero coefficients, with
+    subtractions for -1 and no multiply for 1."""
+    total: SSAValue | None = None
+    for k, value in zip(coefficients, values):
+        if not k:
+            continue
+        negative = total is not None and k < 0
+        if abs(k) != 1 or (total is None and k < 0):
+            factor = -k if negative else k
+            value = e.op(arith.MulfOp(value, e.constant(factor, value.type)))
+        if total is None:
+            total = value
+        elif negative:
+            total = e.op(arith.SubfOp(total, value))
+        else:
+            total = e.op(arith.AddfOp(total, value))
+    assert total is not None
+    return total
+
+
+def _sandwich(
+    e: Emitter, left: Sequence[Sequence[float]], d: Sequence[Sequence[SSAValue]]
+) -> list[list[SSAValue]]:
+    """`left · d · left^T` with a constant `left`: along the columns of `d`
+    first, then along the rows of that."""
+    columns = [
+        [_combine(e, r, [row[j] for row in d]) for j in range(len(d[0]))] for r in left
+    ]
+    return [[_combine(e, r, row) for r in left] for row in columns]
+
+
+def _planes(c: Conv2D, tr: Transforms, th: int, tw: int) -> _Planes:
+    """The column-phase planes of the padded input: `th * m + 2` rows and
+    `tw * m + 2` columns at least (every tile's patch inside), in `m`
+    planes of `wq` columns."""
+    _, _, height, width = c.data.shape
+    top, left = c.padding[:2]
+    rows = max(th * tr.m + 2, top + height)
+    wq = math.ceil(max(tw * tr.m + 2, left + width) / tr.m)
+    return _Planes(wq, rows * wq)
+
+
+def _input_transform(
+    e: Emitter, c: Conv2D, tr: Transforms, th: int, tw: int
+) -> SSAValue:
+    """`V[u * a + v, n * th + ty, c, tx]`: the transformed patches (step 1)."""
+    batch, channels, _, _ = c.data.shape
+    element = c.data.element_type
+    planes = _planes(c, tr, th, tw)
+    phased = replace(c, strides=(1, tr.m))
+    padded = e.alloc([batch, channels, tr.m, planes.length], element)
+    v = e.alloc([tr.alpha**2, batch * th, channels, tw], element)
+    body, flat = e.loop(batch * channels, ForKind.PARALLEL)
+    n, ch = body.div(flat, channels), body.rem(flat, channels)
+    for phase in range(tr.m):
+        _fill_plane(body, phased, planes, padded, [n, ch, phase], 0, phase)
+    row, ty = body.loop(th)
+    lane, tx = row.loop(tw, ForKind.VECTORIZED)
+    top = lane.add(lane.mul(ty, tr.m * planes.wq), tx)
+
+    def element(i: int, j: int) -> SSAValue:
+        at = lane.add(top, i * planes.wq + j // tr.m)
+        return lane.load(padded, [n, ch, j % tr.m, at])
+
+    patch = [[element(i, j) for j in range(tr.alpha)] for i in range(tr.alpha)]
+    nt = lane.add(lane.mul(n, th), ty)
+    for u, values in enumerate(_sandwich(lane, tr.bt, patch)):
+        for w, value in enumerate(values):
+            lane.store(value, v, [u * tr.alpha + w, nt, ch, tx])
+    return v
+
+
+def conv2d_winograd(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
+    """conv2d of 3x3 windows, stride 1, in the Winograd domain (module docstring)."""
+    tr = TRANSFORMS[c.winograd]
+    packed = c.packed
+    assert packed is not None
+    element = c.data.element_type
+    batch, channels, _, _ = c.data.shape
+    out_channels = c.weight.shape[0]
+    _, _, out_h, out_w = c.out_shape
+    th, tw = math.ceil(out_h / tr.m), math.ceil(out_w / tr.m)
+    t = _lane_tiles(target, element, tw, packed.shape[-1])
+    rows = min(t.mr, tw)
+    blocks = math.ceil(tw / rows)
+    v = _input_transform(e, c, tr, th, tw)
+    channel_tiles = math.ceil(out_channels / t.nr)
+    task, flat = e.loop(channel_tiles * batch * th, ForKind.PARALLEL)
+    ot, nt = task.div(flat, batch * th), task.rem(flat, batch * th)
+    products = task.alloc([blocks, tr.alpha**2, rows, t.nr], element, "local")
+    position, xi = task.loop(tr.alpha**2)
+    block, b = position.loop(blocks)
+    tx0 = block.min(block.mul(b, rows), tw - rows)
+    acc = _register_tile(
+        block,
+        t,
+        rows,
+        lambda r: r.nest([channels]),
+        lambda r, i, ks: r.load(v, [xi, nt, ks[0], r.add(tx0, i)]),
+        lambda r, j, ks: packed.load(r, [xi, ot, ks[0], j]),
+        element,
+    )
+    copy, i = block.loop(rows, ForKind.UNROLLED)
+    lane, j = copy.loop(t.nr, ForKind.VECTORIZED)
+    lane.store(lane.load(acc, [i, j]), products, [b, xi, i, j])
+    after, b = task.loop(blocks)
+    _output_transform(after, c, tr, t, rows, products, b, ot, nt, th, tw)
+
+
+def _output_transform(
+    e: Emitter,
+    c: Conv2D,
+    tr: Transforms,
+    t: Tiles,
+    rows: int,
+    products: SSAValue,
+    b: Index,
+    ot: Index,
+    nt: Index,
+    th: int,
+    tw: int,
+) -> None:
+    """Block `b`'s outputs `A^T M A` (a vector of channels at a time) into a
+    staging buffer `[m, rows * m, nr]`, then stored transposed: for each
+    channel and output row, the block's `rows * m` pixels as one vector."""
+    element = c.data.element_type
+    out_channels = c.weight.shape[0]
+    _, _, out_h, out_w = c.out_shape
+    m, alpha = tr.m, tr.alpha
+    staged = e.alloc([m, rows * m, t.nr], element, "local")
+    tile, i = e.loop(rows)
+    lane, j = tile.loop(t.nr, ForKind.VECTORIZED)
+    products_of = [
+        [lane.load(products, [b, u * alpha + w, i, j]) for w in range(alpha)]
+        for u in range(alpha)
+    ]
+    outputs = _sandwich(lane, tr.at, products_of)
+    for y in range(m):
+        for x in range(m):
+            lane.store(outputs[y][x], staged, [y, lane.add(lane.mul(i, m), x), j])
+    tx0 = e.min(e.mul(b, rows), tw - rows)
+    n, ty = e.div(nt, th), e.rem(nt, th)
+    channels_left = out_channels - (math.ceil(out_channels / t.nr) - 1) * t.nr
+
+    def store(s: Emitter, cols: int, pixels: int) -> None:
+        channel, jj = s.loop(cols)
+        o = channel.add(channel.mul(ot, t.nr), jj)
+        for y in range(m):
+            row_at = channel.add(channel.mul(ty, m), y)
+            at = channel
+            if out_h % m and y >= out_h % m:
+                inside = channel.when(channel.less(ty, th - 1))
+                if inside is None:
+                    continue
+                at = inside
+            lane, p = at.loop(pixels, ForKind.VECTORIZED)
+            x = lane.add(lane.mul(tx0, m), p)
+            c.store(lane, [n, o, row_at, x], lane.load(staged, [y, p, jj]))
+
+    def by_pixels(s: Emitter, cols: int) -> None:
+        last = out_w - (tw - rows) * m
+        if last == rows * m:
+            return store(s, cols, rows * m)
+        if (full := s.when(s.less(tx0, tw - rows))) is not None:
+            store(full, cols, rows * m)
+        if (edge := s.when(s.less(tw - rows - 1, tx0))) is not None:
+            store(edge, cols, last)
+
+    if channels_left == t.nr:
+        return by_pixels(e, t.nr)
+    tiles_count = math.ceil(out_channels / t.nr)
+    if (full := e.when(e.less(ot, tiles_count - 1))) is not None:
+        by_pixels(full, t.nr)
+    if (edge := e.when(e.less(tiles_count - 2, ot))) is not None:
+        by_pixels(edge, channels_left)

@@ -1,0 +1,201 @@
+"""Winograd's F(m x m, 3 x 3) for conv2d: the transforms, the weight layout
+`winograd<m>_OI<b>o`, when the CPU schedule asks for it, and the compiled
+convolutions against the reference interpreter (which reads the weight
+back as OIHW and convolves directly)."""
+
+from __future__ import annotations
+
+import hetero
+import numpy as np
+import pytest
+from hetero.context import parse_module
+from hetero.interpreter.relay import oihw_weight, run
+from hetero.lowering.schedules import cpu_winograd
+from hetero.lowering.schedules.cpu_winograd import conv2d_winograd_tile
+from hetero.targets.target_string import parse_target_string
+from hetero.utils.winograd import TRANSFORMS, spatial_weight, transformed_weight
+from xdsl.dialects.builtin import f32, f64
+
+from lowered import kernel_buffer_shapes
+
+RNG = np.random.default_rng(11)
+AVX512 = parse_target_string("llvm -mcpu=x86-64 -mattr=+avx512f")
+
+
+@pytest.mark.parametrize("m", sorted(TRANSFORMS))
+def test_transforms_compute_a_correlation(m: int) -> None:
+    """A^T [(G g) * (B^T d)] is the correlation of d with g, and L G = I."""
+    t = TRANSFORMS[m]
+    bt, g, at, left = map(np.asarray, (t.bt, t.g, t.at, t.left))
+    np.testing.assert_allclose(left @ g, np.eye(3), atol=1e-15)
+    d, w = RNG.standard_normal(t.alpha), RNG.standard_normal(3)
+    expected = [d[i : i + 3] @ w for i in range(m)]
+    np.testing.assert_allclose(at @ ((g @ w) * (bt @ d)), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("m", sorted(TRANSFORMS))
+def test_transformed_weight_layout_and_its_inverse(m: int) -> None:
+    w = RNG.standard_normal((70, 5, 3, 3)).astype(np.float32)
+    u = transformed_weight(w, m, 64)
+    alpha = m + 2
+    assert u.shape == (alpha * alpha, 2, 5, 64) and u.dtype == np.float32
+    g = np.asarray(TRANSFORMS[m].g)
+    # Element [u * a + v, o // b, i, o % b] is (G w[o, i] G^T)[u, v] ...
+    np.testing.assert_allclose(u[1 * alpha + 2, 1, 3, 69 - 64], (g @ w[69, 3] @ g.T)[1, 2], rtol=1e-6)
+    assert not u[:, 1, :, 70 - 64 :].any()  # ... and zero past channel 70
+    np.testing.assert_allclose(spatial_weight(u, m, 70), w, rtol=1e-5, atol=1e-6)
+    layout = f"winograd{m}_OI64o"
+    np.testing.assert_allclose(oihw_weight(u, layout, 70), w, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("weight", "out", "strides", "dilation", "groups", "element", "blocked", "wanted"),
+    [
+        ((64, 64, 3, 3), (1, 64, 56, 56), (1, 1), (1, 1), 1, f32, False, (2, 64)),
+        ((64, 16, 3, 3), (1, 64, 55, 55), (1, 1), (1, 1), 1, f32, False, (2, 64)),
+        ((512, 512, 3, 3), (1, 512, 7, 7), (1, 1), (1, 1), 1, f32, False, (2, 64)),
+        ((64, 64, 3, 3), (1, 64, 28, 28), (2, 2), (1, 1), 1, f32, False, (0, 0)),
+        ((64, 64, 3, 3), (1, 64, 28, 28), (1, 1), (2, 2), 1, f32, False, (0, 0)),
+        ((64, 32, 3, 3), (1, 64, 28, 28), (1, 1), (1, 1), 2, f32, False, (0, 0)),
+        ((64, 64, 1, 1), (1, 64, 28, 28), (1, 1), (1, 1), 1, f32, False, (0, 0)),
+        ((64, 64, 3, 3), (1, 64, 28, 28), (1, 1), (1, 1), 1, f64, False, (0, 0)),
+        ((64, 64, 3, 3), (1, 64, 28, 28), (1, 1), (1, 1), 1, f32, True, (0, 0)),
+        ((64, 8, 3, 3), (1, 64, 28, 28), (1, 1), (1, 1), 1, f32, False, (0, 0)),
+        ((100, 64, 3, 3), (1, 100, 28, 28), (1, 1), (1, 1), 1, f32, False, (0, 0)),
+        ((64, 64, 3, 3), (1, 64, 6, 6), (1, 1), (1, 1), 1, f32, False, (0, 0)),
+    ],
+    ids=[
+        "resnet", "shallow", "7x7", "stride", "dilation", "groups", "1x1", "f64",
+        "blocked", "few-inputs", "ragged-channels", "small-image",
+    ],
+)
+def test_when_the_cpu_schedule_asks_for_winograd(
+    weight: tuple[int, ...],
+    out: tuple[int, ...],
+    strides: tuple[int, int],
+    dilation: tuple[int, int],
+    groups: int,
+    element: object,
+    blocked: bool,
+    wanted: tuple[int, int],
+) -> None:
+    got = conv2d_winograd_tile(weight, out, strides, dilation, groups, element, AVX512, blocked)
+    assert got == wanted
+
+
+def _hex(array: np.ndarray) -> str:
+    return "0x" + np.ascontiguousarray(array, "<f4").tobytes().hex().upper()
+
+
+def _t(shape: tuple[int, ...]) -> str:
+    return f"tensor<{'x'.join(map(str, shape))}xf32>"
+
+
+def _conv(
+    x: tuple[int, ...],
+    w: np.ndarray,
+    pad: int,
+    *,
+    residual: bool = False,
+    layout: str = "OIHW",
+    channels: int = 0,
+    strides: int = 1,
+    target: str = "",
+) -> str:
+    """conv2d + bias_add + (add of a second input) + relu: the epilogue the
+    schedule applies as it stores."""
+    o = channels or w.shape[0]
+    oh = (x[2] + 2 * pad - 3) // strides + 1
+    ow = (x[3] + 2 * pad - 3) // strides + 1
+    out = (x[0], o, oh, ow)
+    b = RNG.standard_normal(o).astype(np.float32)
+    params = f"%x: {_t(x)}" + (f", %r: {_t(out)}" if residual else "")
+    attrs = [f"padding = array<i64: {pad}, {pad}, {pad}, {pad}>"]
+    if strides != 1:
+        attrs.append(f"strides = array<i64: {strides}, {strides}>")
+    if layout != "OIHW":
+        attrs += [f'kernel_layout = "{layout}"', f"channels = {o} : i64"]
+    options = f", {{{target}}}" if target else ""
+    add = (
+        f"    %2 = relay.add %1, %r : ({_t(out)}, {_t(out)}) -> {_t(out)}\n"
+        if residual
+        else f"    %2 = relay.add %1, %1 : ({_t(out)}, {_t(out)}) -> {_t(out)}\n"
+    )
+    return (
+        f'builtin.module attributes {{target.config = #target.config<[#target.target<"llvm"{options}>]>}} {{\n'
+        f"  relay.func @main({params}) -> {_t(out)} {{\n"
+        f'    %w = relay.constant dense<"{_hex(w)}"> : {_t(w.shape)}\n'
+        f'    %b = relay.constant dense<"{_hex(b)}"> : {_t((o,))}\n'
+        f"    %0 = relay.nn.conv2d %x, %w {{{', '.join(attrs)}}} : ({_t(x)}, {_t(w.shape)}) -> {_t(out)}\n"
+        f"    %1 = relay.nn.bias_add %0, %b : ({_t(out)}, {_t((o,))}) -> {_t(out)}\n"
+        f"{add}"
+        f"    %3 = relay.relu %2 : {_t(out)}\n"
+        f"    relay.return %3 : {_t(out)}\n  }}\n}}\n"
+    )
+
+
+def _check(text: str, *inputs: np.ndarray) -> None:
+    expected = run(parse_module(text), *inputs)
+    got = hetero.compile(text)(*inputs)
+    scale = np.abs(expected).max()
+    np.testing.assert_allclose(got / scale, expected / scale, rtol=0, atol=1e-5)
+
+
+def _winograd_weights(text: str) -> list[tuple[int, ...]]:
+    """The 4-D kernel buffers of the compiled program: transformed weights
+    (`[positions, channel blocks, inputs, block]`)."""
+    return [s for s in kernel_buffer_shapes(text) if len(s) == 4 and s[0] in (16, 36)]
+
+
+@pytest.mark.parametrize(
+    ("x", "o", "pad", "residual"),
+    [
+        ((1, 64, 14, 14), 64, 1, False),  # ResNet's kind: even, padded
+        ((2, 32, 13, 11), 48, 1, True),  # odd sizes (the last tile row and column clipped), batch 2
+        ((1, 16, 9, 20), 80, 0, False),  # unpadded, a channel tile of 16 past 64
+        ((1, 24, 7, 7), 32, 1, True),  # a row of 4 tiles: one block of 4
+    ],
+)
+def test_compiled_winograd_conv_matches_the_interpreter(
+    x: tuple[int, ...], o: int, pad: int, residual: bool
+) -> None:
+    w = (RNG.standard_normal((o, x[1], 3, 3)) / np.sqrt(9 * x[1])).astype(np.float32)
+    text = _conv(x, w, pad, residual=residual)
+    assert _winograd_weights(text), "the CPU schedule should have asked for Winograd"
+    data = RNG.standard_normal(x).astype(np.float32)
+    out = (x[0], o, x[2] + 2 * pad - 2, x[3] + 2 * pad - 2)
+    extra = [RNG.standard_normal(out).astype(np.float32)] if residual else []
+    _check(text, data, *extra)
+
+
+def test_f4_tiles_compile_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """F(4x4, 3x3), the other transforms: 6x6 tiles, 36 positions."""
+    monkeypatch.setattr(cpu_winograd, "WINOGRAD_TILE", 4)
+    x = (1, 32, 15, 18)
+    w = (RNG.standard_normal((64, 32, 3, 3)) / np.sqrt(9 * 32)).astype(np.float32)
+    text = _conv(x, w, 1, residual=True)
+    assert [s[0] for s in _winograd_weights(text)] == [36]
+    out = (1, 64, 15, 18)
+    _check(text, RNG.standard_normal(x).astype(np.float32), RNG.standard_normal(out).astype(np.float32))
+
+
+@pytest.mark.parametrize("m", sorted(TRANSFORMS))
+def test_a_winograd_weight_the_schedule_cannot_use_is_read_as_oihw(m: int) -> None:
+    """A weight given in the Winograd domain to a conv of stride 2 (which
+    the Winograd schedule does not compute) is read through its OIHW view
+    by the direct schedule: same result as the interpreter."""
+    x = (1, 8, 11, 11)
+    w = RNG.standard_normal((20, 8, 3, 3)).astype(np.float32)
+    u = transformed_weight(w, m, 16)
+    text = _conv(x, u, 1, layout=f"winograd{m}_OI16o", channels=20, strides=2)
+    _check(text, RNG.standard_normal(x).astype(np.float32))
+
+
+def test_avx2_tiles() -> None:
+    """With AVX2, 16-channel blocks (two vectors) and 8-lane vectors."""
+    x = (1, 32, 10, 10)
+    w = (RNG.standard_normal((32, 32, 3, 3)) / np.sqrt(9 * 32)).astype(np.float32)
+    text = _conv(x, w, 1, target='mcpu = "haswell", mattr = ["+avx2", "-avx512f"]')
+    assert [s[-1] for s in _winograd_weights(text)] == [16]
+    _check(text, RNG.standard_normal(x).astype(np.float32))
+
