@@ -51,8 +51,10 @@ def test_transformed_weight_layout_and_its_inverse(m: int) -> None:
 @pytest.mark.parametrize(
     ("weight", "out", "strides", "dilation", "groups", "element", "blocked", "wanted"),
     [
-        ((64, 64, 3, 3), (1, 64, 56, 56), (1, 1), (1, 1), 1, f32, False, (2, 64)),
-        ((64, 16, 3, 3), (1, 64, 55, 55), (1, 1), (1, 1), 1, f32, False, (2, 64)),
+        ((64, 64, 3, 3), (1, 64, 56, 56), (1, 1), (1, 1), 1, f32, False, (4, 64)),
+        ((64, 16, 3, 3), (1, 64, 55, 55), (1, 1), (1, 1), 1, f32, False, (4, 64)),
+        ((64, 16, 3, 3), (1, 64, 23, 55), (1, 1), (1, 1), 1, f32, False, (2, 64)),
+        ((256, 256, 3, 3), (1, 256, 14, 14), (1, 1), (1, 1), 1, f32, False, (2, 64)),
         ((512, 512, 3, 3), (1, 512, 7, 7), (1, 1), (1, 1), 1, f32, False, (2, 64)),
         ((64, 64, 3, 3), (1, 64, 28, 28), (2, 2), (1, 1), 1, f32, False, (0, 0)),
         ((64, 64, 3, 3), (1, 64, 28, 28), (1, 1), (2, 2), 1, f32, False, (0, 0)),
@@ -65,7 +67,7 @@ def test_transformed_weight_layout_and_its_inverse(m: int) -> None:
         ((64, 64, 3, 3), (1, 64, 6, 6), (1, 1), (1, 1), 1, f32, False, (0, 0)),
     ],
     ids=[
-        "resnet", "shallow", "7x7", "stride", "dilation", "groups", "1x1", "f64",
+        "resnet", "shallow", "short", "14x14", "7x7", "stride", "dilation", "groups", "1x1", "f64",
         "blocked", "few-inputs", "ragged-channels", "small-image",
     ],
 )
@@ -154,6 +156,7 @@ def _winograd_weights(text: str) -> list[tuple[int, ...]]:
         ((2, 32, 13, 11), 48, 1, True),  # odd sizes (the last tile row and column clipped), batch 2
         ((1, 16, 9, 20), 80, 0, False),  # unpadded, a channel tile of 16 past 64
         ((1, 24, 7, 7), 32, 1, True),  # a row of 4 tiles: one block of 4
+        ((1, 16, 27, 30), 64, 1, True),  # F(4x4): clipped, blocks of 5 of 8 tiles overlap
     ],
 )
 def test_compiled_winograd_conv_matches_the_interpreter(
@@ -168,9 +171,19 @@ def test_compiled_winograd_conv_matches_the_interpreter(
     _check(text, data, *extra)
 
 
+def test_f2_tiles_compile_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
+    """F(2x2, 3x3) on an image large enough for F(4x4, 3x3)."""
+    monkeypatch.setattr(cpu_winograd, "WINOGRAD_TILES", {2: 0})
+    x = (1, 32, 25, 30)
+    w = (RNG.standard_normal((64, 32, 3, 3)) / np.sqrt(9 * 32)).astype(np.float32)
+    text = _conv(x, w, 1)
+    assert [s[0] for s in _winograd_weights(text)] == [16]
+    _check(text, RNG.standard_normal(x).astype(np.float32))
+
+
 def test_f4_tiles_compile_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
-    """F(4x4, 3x3), the other transforms: 6x6 tiles, 36 positions."""
-    monkeypatch.setattr(cpu_winograd, "WINOGRAD_TILE", 4)
+    """F(4x4, 3x3): 6x6 tiles, 36 positions (here on a small image)."""
+    monkeypatch.setattr(cpu_winograd, "WINOGRAD_TILES", {4: 0})
     x = (1, 32, 15, 18)
     w = (RNG.standard_normal((64, 32, 3, 3)) / np.sqrt(9 * 32)).astype(np.float32)
     text = _conv(x, w, 1, residual=True)

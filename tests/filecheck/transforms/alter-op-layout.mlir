@@ -52,11 +52,12 @@ relay.func @avx2_winograd(%x: tensor<1x32x14x14xf32>) -> tensor<1x96x14x14xf32> 
 
 // -----
 
-// AVX-512: blocks of 64 channels.  The transformed weight is a
-// dense_resource (its values: tests/test_winograd.py).
+// AVX-512: blocks of 64 channels; a 28x28 result takes F(4x4, 3x3) (6x6
+// tiles: 36 positions).  The transformed weight is a dense_resource (its
+// values: tests/test_winograd.py).
 // CHECK-LABEL: relay.func @winograd
-// CHECK:         %[[U:.*]] = relay.constant {vdevice = {{.*}}} dense_resource<packed{{.*}}> : tensor<16x2x64x64xf32>
-// CHECK-NEXT:    relay.nn.conv2d %x, %[[U]] {vdevice = {{.*}}, kernel_layout = "winograd2_OI64o", channels = 128 : i64} : (tensor<1x64x30x30xf32>, tensor<16x2x64x64xf32>) -> tensor<1x128x28x28xf32>
+// CHECK:         %[[U:.*]] = relay.constant {vdevice = {{.*}}} dense_resource<packed{{.*}}> : tensor<36x2x64x64xf32>
+// CHECK-NEXT:    relay.nn.conv2d %x, %[[U]] {vdevice = {{.*}}, kernel_layout = "winograd4_OI64o", channels = 128 : i64} : (tensor<1x64x30x30xf32>, tensor<36x2x64x64xf32>) -> tensor<1x128x28x28xf32>
 relay.func @winograd(%x: tensor<1x64x30x30xf32>) -> tensor<1x128x28x28xf32> {
   %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<128x64x3x3xf32>
   %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x64x30x30xf32>, tensor<128x64x3x3xf32>) -> tensor<1x128x28x28xf32>
