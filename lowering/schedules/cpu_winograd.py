@@ -8,40 +8,46 @@ through memory.  The weight is transformed at compile time
 (`alter-op-layout`, layout `winograd<m>_OI<b>o` as `conv2d_winograd_tile`
 asks); at run time:
 
-1. **Input transform** (one parallel task per input channel): the channel
-   is copied, zero-padded, into `m` column-phase planes (`cpu._fill_plane`
-   with a column stride of `m`: the `a x a` patch of tile `(ty, tx)` reads
-   plane `j % m` at `tx + j // m`, so consecutive tiles of a row read
-   consecutive elements), then each row of tiles is transformed a vector of
-   tiles at a time (`B^T d B`: adds and subtractions, F(4, 3) a few
-   multiplies) into `V[u * a + v, n * th + ty, c, tx]`.
-2. **Products and output transform** (tasks: output-channel tiles × rows of
-   tiles): for each of the `a^2` positions, each block of `mr` tiles of the
-   row is a register tile of `mr` tiles × `nr` output channels (4 vectors
-   with AVX-512), the reduction over the input channels broadcasting `V`
-   and loading the packed weight `U[u * a + v, ot, c, :]` as vectors, the
-   channel-lanes kernel of `cpu._conv2d_channel_lanes`; the `a^2` tiles
-   wait in a `local` buffer.  Then each tile's outputs `A^T M A`, a vector
-   of channels at a time, and the block is stored transposed through the
-   epilogue: for each channel and output row, the block's `mr * m` pixels
-   as one vector gathered from the staging buffer.  The row's weights are
-   read once per position for all of its blocks.
+1. **Padding** (a parallel task per input channel): the channel is copied,
+   zero-padded, into `m` column-phase planes (`cpu._fill_plane` with a
+   column stride of `m`): the `a x a` patch of tile `(ty, tx)` reads plane
+   `j % m` at `tx + j // m`, so consecutive tiles of a row read consecutive
+   elements.
+2. Then for each band of rows of tiles (`V_BAND_BYTES` of transformed
+   patches, which stay in the caches until their products read them):
+   **input transform** (a task per row of tiles and group of channels):
+   `B^T d B` a vector of tiles at a time (adds and subtractions, F(4x4) a
+   few multiplies) into `V[u * a + v, row, c, tx]`;
+   **products and output transform** (tasks: output-channel tiles × rows
+   of tiles × parts of rows): for each of the `a^2` positions, each block
+   of `mr` tiles of the row is a register tile of `mr` tiles × `nr` output
+   channels (4 vectors with AVX-512), the reduction over the input
+   channels broadcasting `V` and loading the packed weight `U[u * a + v,
+   ot, c, :]` as vectors, the kernel of `cpu._conv2d_channel_lanes`; the
+   `a^2` tiles wait in a `local` buffer.  Then each tile's outputs `A^T M
+   A`, a vector of channels at a time, and the block is stored transposed
+   through the epilogue: for each channel and output row, the block's `mr
+   * m` pixels as one vector gathered from a staging buffer.  A task's
+   weights are read once per position for all of its blocks.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
+from hetero.lowering.convert_tir_to_scf import num_threads
 from hetero.lowering.schedules.cpu import (
+    TASKS_PER_THREAD,
     Tiles,
     _fill_plane,
     _lane_tiles,
     _Planes,
     _register_tile,
+    _split,
 )
 from hetero.lowering.schedules.problems import Conv2D
 from hetero.lowering.te_emit import Emitter, Index
@@ -65,6 +71,17 @@ WINOGRAD_DEPTH = 16
 
 WINOGRAD_PIXELS = 7 * 7
 """Fewest output pixels for which a 3x3 conv2d goes to the Winograd domain."""
+
+V_BAND_BYTES = 2 * 1024 * 1024
+"""Most bytes of transformed patches `V` computed before their products:
+the rows of tiles go in bands that keep `V` in the caches (and its buffer
+small: a large one came fresh from the system, page by page, at every
+call)."""
+
+BLOCKS_PER_TASK = 4
+"""Most blocks of tiles (of `mr` tiles each) a task of the products takes:
+their products wait in a `local` (stack) buffer of `[blocks, a^2, mr,
+nr]`, 4 x 36 x 7 x 64 floats for F(4x4) with AVX-512 (258 KiB)."""
 
 
 def conv2d_winograd_tile(
@@ -155,21 +172,43 @@ def _planes(c: Conv2D, tr: Transforms, th: int, tw: int) -> _Planes:
     return _Planes(wq, rows * wq)
 
 
+@dataclass(frozen=True)
+class _Geometry:
+    """How `conv2d_winograd` cuts a conv2d: `th x tw` tiles per image, in
+    register tiles of `t.mr` tiles x `t.nr` channels (`blocks` per row of
+    tiles), the rows of tiles of all images in bands of `band` rows."""
+
+    tr: Transforms
+    t: Tiles
+    th: int
+    tw: int
+    blocks: int
+    band: int
+
+
 def _input_transform(
-    e: Emitter, c: Conv2D, tr: Transforms, th: int, tw: int
-) -> SSAValue:
-    """`V[u * a + v, n * th + ty, c, tx]`: the transformed patches (step 1)."""
-    batch, channels, _, _ = c.data.shape
-    element = c.data.element_type
-    planes = _planes(c, tr, th, tw)
-    phased = replace(c, strides=(1, tr.m))
-    padded = e.alloc([batch, channels, tr.m, planes.length], element)
-    v = e.alloc([tr.alpha**2, batch * th, channels, tw], element)
-    body, flat = e.loop(batch * channels, ForKind.PARALLEL)
-    n, ch = body.div(flat, channels), body.rem(flat, channels)
-    for phase in range(tr.m):
-        _fill_plane(body, phased, planes, padded, [n, ch, phase], 0, phase)
-    row, ty = body.loop(th)
+    e: Emitter,
+    c: Conv2D,
+    g: _Geometry,
+    padded: SSAValue,
+    planes: _Planes,
+    v: SSAValue,
+    first: Index,
+    target: TargetAttr | None,
+) -> None:
+    """`V[u * a + v, r, c, tx]` for the band's rows of tiles `first + r`: a
+    row of tiles (and a group of channels) a task, so that each task writes
+    `a^2` runs of `V` that grow along its channels."""
+    tr, th, tw = g.tr, g.th, g.tw
+    channels = c.data.shape[1]
+    wanted = TASKS_PER_THREAD * num_threads(target)
+    per_group, groups = _split(channels, -(-wanted // g.band))
+    task, flat = e.loop(g.band * groups, ForKind.PARALLEL)
+    r, group = task.div(flat, groups), task.rem(flat, groups)
+    nt = task.add(first, r)
+    n, ty = task.div(nt, th), task.rem(nt, th)
+    start = task.mul(group, per_group)
+    row, ch = task.range(start, task.min(task.add(start, per_group), channels))
     lane, tx = row.loop(tw, ForKind.VECTORIZED)
     top = lane.add(lane.mul(ty, tr.m * planes.wq), tx)
 
@@ -178,66 +217,114 @@ def _input_transform(
         return lane.load(padded, [n, ch, j % tr.m, at])
 
     patch = [[element(i, j) for j in range(tr.alpha)] for i in range(tr.alpha)]
-    nt = lane.add(lane.mul(n, th), ty)
     for u, values in enumerate(_sandwich(lane, tr.bt, patch)):
         for w, value in enumerate(values):
-            lane.store(value, v, [u * tr.alpha + w, nt, ch, tx])
-    return v
+            lane.store(value, v, [u * tr.alpha + w, r, ch, tx])
+
+
+def _geometry(c: Conv2D, target: TargetAttr | None) -> _Geometry:
+    """Tiles, register tiles and bands (`V_BAND_BYTES`) of `c`."""
+    tr = TRANSFORMS[c.winograd]
+    assert c.packed is not None
+    batch, channels, _, _ = c.data.shape
+    _, _, out_h, out_w = c.out_shape
+    th, tw = math.ceil(out_h / tr.m), math.ceil(out_w / tr.m)
+    element = c.data.element_type
+    assert isinstance(element, AnyFloat)
+    t = _lane_tiles(target, element, tw, c.packed.shape[-1])
+    t = replace(t, mr=min(t.mr, tw))
+    row_bytes = tr.alpha**2 * channels * tw * element.bitwidth // 8
+    band = min(batch * th, max(1, V_BAND_BYTES // row_bytes))
+    return _Geometry(tr, t, th, tw, math.ceil(tw / t.mr), band)
 
 
 def conv2d_winograd(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
-    """conv2d of 3x3 windows, stride 1, in the Winograd domain (module docstring)."""
-    tr = TRANSFORMS[c.winograd]
+    """conv2d of 3x3 windows, stride 1, in the Winograd domain (module
+    docstring): the padded planes, then for each band of rows of tiles, its
+    transformed patches and its products and outputs."""
+    g = _geometry(c, target)
+    tr = g.tr
+    batch, channels, _, _ = c.data.shape
+    element = c.data.element_type
+    planes = _planes(c, tr, g.th, g.tw)
+    phased = replace(c, strides=(1, tr.m))
+    padded = e.alloc([batch, channels, tr.m, planes.length], element)
+    fill, flat = e.loop(batch * channels, ForKind.PARALLEL)
+    n, ch = fill.div(flat, channels), fill.rem(flat, channels)
+    for phase in range(tr.m):
+        _fill_plane(fill, phased, planes, padded, [n, ch, phase], 0, phase)
+    v = e.alloc([tr.alpha**2, g.band, channels, g.tw], element)
+    rows_of_tiles = batch * g.th
+    band, b = e.loop(math.ceil(rows_of_tiles / g.band))
+    # The last band overlaps the one before rather than running past the end.
+    first = band.min(band.mul(b, g.band), rows_of_tiles - g.band)
+    _input_transform(band, c, g, padded, planes, v, first, target)
+    _products(band, c, g, v, first, target)
+
+
+def _products(
+    e: Emitter,
+    c: Conv2D,
+    g: _Geometry,
+    v: SSAValue,
+    first: Index,
+    target: TargetAttr | None,
+) -> None:
+    """The band's products, a position at a time, and its outputs (step 2).
+    A task takes one channel tile of a row of tiles, or of a part of it: at
+    most `BLOCKS_PER_TASK` blocks, whose products wait in a stack buffer,
+    and fewer where tasks would be too few for the threads."""
+    tr, t, tw = g.tr, g.t, g.tw
     packed = c.packed
     assert packed is not None
+    channels = c.data.shape[1]
+    channel_tiles = math.ceil(c.weight.shape[0] / t.nr)
+    wanted = TASKS_PER_THREAD * num_threads(target)
+    parts = max(-(-g.blocks // BLOCKS_PER_TASK), -(-wanted // (channel_tiles * g.band)))
+    per_task, parts = _split(g.blocks, parts)
+    task, flat = e.loop(channel_tiles * g.band * parts, ForKind.PARALLEL)
+    ot, r, part = task.unflatten(flat, [channel_tiles, g.band, parts])
+    positions = tr.alpha**2
     element = c.data.element_type
-    batch, channels, _, _ = c.data.shape
-    out_channels = c.weight.shape[0]
-    _, _, out_h, out_w = c.out_shape
-    th, tw = math.ceil(out_h / tr.m), math.ceil(out_w / tr.m)
-    t = _lane_tiles(target, element, tw, packed.shape[-1])
-    rows = min(t.mr, tw)
-    blocks = math.ceil(tw / rows)
-    v = _input_transform(e, c, tr, th, tw)
-    channel_tiles = math.ceil(out_channels / t.nr)
-    task, flat = e.loop(channel_tiles * batch * th, ForKind.PARALLEL)
-    ot, nt = task.div(flat, batch * th), task.rem(flat, batch * th)
-    products = task.alloc([blocks, tr.alpha**2, rows, t.nr], element, "local")
-    position, xi = task.loop(tr.alpha**2)
-    block, b = position.loop(blocks)
-    tx0 = block.min(block.mul(b, rows), tw - rows)
+    products = task.alloc([per_task, positions, t.mr, t.nr], element, "local")
+    start = task.mul(part, per_task)
+    position, xi = task.loop(positions)
+    block, k = position.loop(per_task)
+    # The last task's blocks past the row repeat its last block.
+    tx0 = block.min(block.mul(block.add(start, k), t.mr), tw - t.mr)
     acc = _register_tile(
         block,
         t,
-        rows,
-        lambda r: r.nest([channels]),
-        lambda r, i, ks: r.load(v, [xi, nt, ks[0], r.add(tx0, i)]),
-        lambda r, j, ks: packed.load(r, [xi, ot, ks[0], j]),
+        t.mr,
+        lambda s: s.nest([channels]),
+        lambda s, i, ks: s.load(v, [xi, r, ks[0], s.add(tx0, i)]),
+        lambda s, j, ks: packed.load(s, [xi, ot, ks[0], j]),
         element,
     )
-    copy, i = block.loop(rows, ForKind.UNROLLED)
+    copy, i = block.loop(t.mr, ForKind.UNROLLED)
     lane, j = copy.loop(t.nr, ForKind.VECTORIZED)
-    lane.store(lane.load(acc, [i, j]), products, [b, xi, i, j])
-    after, b = task.loop(blocks)
-    _output_transform(after, c, tr, t, rows, products, b, ot, nt, th, tw)
+    lane.store(lane.load(acc, [i, j]), products, [k, xi, i, j])
+    after, k = task.loop(per_task)
+    tx0 = after.min(after.mul(after.add(start, k), t.mr), tw - t.mr)
+    nt = after.add(first, r)
+    _output_transform(after, c, g, products, k, tx0, ot, nt)
 
 
 def _output_transform(
     e: Emitter,
     c: Conv2D,
-    tr: Transforms,
-    t: Tiles,
-    rows: int,
+    g: _Geometry,
     products: SSAValue,
-    b: Index,
+    k: Index,
+    tx0: Index,
     ot: Index,
     nt: Index,
-    th: int,
-    tw: int,
 ) -> None:
-    """Block `b`'s outputs `A^T M A` (a vector of channels at a time) into a
-    staging buffer `[m, rows * m, nr]`, then stored transposed: for each
-    channel and output row, the block's `rows * m` pixels as one vector."""
+    """The outputs `A^T M A` of the task's `k`-th block (of tiles from `tx0`),
+    a vector of channels at a time, into a staging buffer `[m, rows * m,
+    nr]`, then stored transposed: for each channel and output row, the
+    block's `rows * m` pixels as one vector."""
+    tr, t, th, tw, rows = g.tr, g.t, g.th, g.tw, g.t.mr
     element = c.data.element_type
     out_channels = c.weight.shape[0]
     _, _, out_h, out_w = c.out_shape
@@ -246,14 +333,13 @@ def _output_transform(
     tile, i = e.loop(rows)
     lane, j = tile.loop(t.nr, ForKind.VECTORIZED)
     products_of = [
-        [lane.load(products, [b, u * alpha + w, i, j]) for w in range(alpha)]
+        [lane.load(products, [k, u * alpha + w, i, j]) for w in range(alpha)]
         for u in range(alpha)
     ]
     outputs = _sandwich(lane, tr.at, products_of)
     for y in range(m):
         for x in range(m):
             lane.store(outputs[y][x], staged, [y, lane.add(lane.mul(i, m), x), j])
-    tx0 = e.min(e.mul(b, rows), tw - rows)
     n, ty = e.div(nt, th), e.rem(nt, th)
     channels_left = out_channels - (math.ceil(out_channels / t.nr) - 1) * t.nr
 
