@@ -157,6 +157,8 @@ def _winograd_weights(text: str) -> list[tuple[int, ...]]:
         ((1, 16, 9, 20), 80, 0, False),  # unpadded, a channel tile of 16 past 64
         ((1, 24, 7, 7), 32, 1, True),  # a row of 4 tiles: one block of 4
         ((1, 16, 27, 30), 64, 1, True),  # F(4x4): clipped, blocks of 5 of 8 tiles overlap
+        ((1, 16, 9, 70), 32, 1, False),  # F(2x2), 35 tiles a row: vectors of tiles overlap
+        ((1, 16, 24, 72), 32, 1, False),  # F(4x4), 18 tiles a row
     ],
 )
 def test_compiled_winograd_conv_matches_the_interpreter(

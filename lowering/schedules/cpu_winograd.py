@@ -209,7 +209,15 @@ def _input_transform(
     n, ty = task.div(nt, th), task.rem(nt, th)
     start = task.mul(group, per_group)
     row, ch = task.range(start, task.min(task.add(start, per_group), channels))
-    lane, tx = row.loop(tw, ForKind.VECTORIZED)
+    lanes = g.t.lanes
+    if tw <= lanes:
+        lane, tx = row.loop(tw, ForKind.VECTORIZED)
+    else:
+        # A vector of tiles an iteration, the last overlapping the one
+        # before: one copy of the transform's code, not one per vector.
+        vector, q = row.loop(-(-tw // lanes))
+        lane, tl = vector.loop(lanes, ForKind.VECTORIZED)
+        tx = lane.add(lane.min(lane.mul(q, lanes), tw - lanes), tl)
     top = lane.add(lane.mul(ty, tr.m * planes.wq), tx)
 
     def element(i: int, j: int) -> SSAValue:
@@ -331,7 +339,11 @@ def _output_transform(
     m, alpha = tr.m, tr.alpha
     staged = e.alloc([m, rows * m, t.nr], element, "local")
     tile, i = e.loop(rows)
-    lane, j = tile.loop(t.nr, ForKind.VECTORIZED)
+    # A vector of channels an iteration: LLVM unrolls a vectorized loop of
+    # up to 16 vectors, which here only multiplied the code.
+    vector, q = tile.loop(t.nr // t.lanes)
+    lane, jl = vector.loop(t.lanes, ForKind.VECTORIZED)
+    j = lane.add(lane.mul(q, t.lanes), jl)
     products_of = [
         [lane.load(products, [k, u * alpha + w, i, j]) for w in range(alpha)]
         for u in range(alpha)
@@ -346,17 +358,13 @@ def _output_transform(
     def store(s: Emitter, cols: int, pixels: int) -> None:
         channel, jj = s.loop(cols)
         o = channel.add(channel.mul(ot, t.nr), jj)
-        for y in range(m):
-            row_at = channel.add(channel.mul(ty, m), y)
-            at = channel
-            if out_h % m and y >= out_h % m:
-                inside = channel.when(channel.less(ty, th - 1))
-                if inside is None:
-                    continue
-                at = inside
-            lane, p = at.loop(pixels, ForKind.VECTORIZED)
-            x = lane.add(lane.mul(tx0, m), p)
-            c.store(lane, [n, o, row_at, x], lane.load(staged, [y, p, jj]))
+        row, y = channel.loop(m)
+        row_at = row.add(row.mul(ty, m), y)
+        if out_h % m and (inside := row.when(row.less(row_at, out_h))) is not None:
+            row = inside  # the last row of tiles, clipped to the image
+        lane, p = row.loop(pixels, ForKind.VECTORIZED)
+        x = lane.add(lane.mul(tx0, m), p)
+        c.store(lane, [n, o, row_at, x], lane.load(staged, [y, p, jj]))
 
     def by_pixels(s: Emitter, cols: int) -> None:
         last = out_w - (tw - rows) * m
