@@ -51,7 +51,7 @@ from hetero.lowering.schedules.cpu import (
 )
 from hetero.lowering.schedules.problems import Conv2D
 from hetero.lowering.te_emit import Emitter, Index
-from hetero.utils.winograd import TRANSFORMS, Transforms
+from hetero.utils.winograd import TRANSFORMS, Program, Transforms, program
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import AnyFloat
 from xdsl.ir import Attribute, SSAValue
@@ -127,38 +127,30 @@ def winograd_applies(c: Conv2D) -> bool:
     )
 
 
-def _combine(
-    e: Emitter, coefficients: Sequence[float], values: Sequence[SSAValue]
-) -> SSAValue:
-    """`sum coefficients[k] * values[k]` over the nonzero coefficients, with
-    subtractions for -1 and no multiply for 1."""
-    total: SSAValue | None = None
-    for k, value in zip(coefficients, values):
-        if not k:
-            continue
-        negative = total is not None and k < 0
-        if abs(k) != 1 or (total is None and k < 0):
-            factor = -k if negative else k
-            value = e.op(arith.MulfOp(value, e.constant(factor, value.type)))
-        if total is None:
-            total = value
-        elif negative:
-            total = e.op(arith.SubfOp(total, value))
+STEPS = {"add": arith.AddfOp, "sub": arith.SubfOp}
+"""The ops of a transform `Program`'s steps (and "scale", a multiply)."""
+
+
+def _run(e: Emitter, program: Program, inputs: Sequence[SSAValue]) -> list[SSAValue]:
+    """`program` (`matrix · inputs`) as float ops."""
+    values = list(inputs)
+    for op, a, b in program.steps:
+        if op == "scale":
+            factor = e.constant(b, values[a].type)
+            values.append(e.op(arith.MulfOp(values[a], factor)))
         else:
-            total = e.op(arith.AddfOp(total, value))
-    assert total is not None
-    return total
+            values.append(e.op(STEPS[op](values[a], values[int(b)])))
+    return [values[k] for k in program.outputs]
 
 
 def _sandwich(
-    e: Emitter, left: Sequence[Sequence[float]], d: Sequence[Sequence[SSAValue]]
+    e: Emitter, left: tuple[tuple[float, ...], ...], d: Sequence[Sequence[SSAValue]]
 ) -> list[list[SSAValue]]:
     """`left · d · left^T` with a constant `left`: along the columns of `d`
-    first, then along the rows of that."""
-    columns = [
-        [_combine(e, r, [row[j] for row in d]) for j in range(len(d[0]))] for r in left
-    ]
-    return [[_combine(e, r, row) for r in left] for row in columns]
+    first, then along the rows of that (`hetero.utils.winograd.program`)."""
+    steps = program(left)
+    columns = [_run(e, steps, [row[j] for row in d]) for j in range(len(d[0]))]
+    return [_run(e, steps, row) for row in zip(*columns)]
 
 
 def _planes(c: Conv2D, tr: Transforms, th: int, tw: int) -> _Planes:
