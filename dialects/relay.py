@@ -762,7 +762,9 @@ element `[o // b, i, ky, kx, o % b]` holding `W[o, i, ky, kx]` (zero past
 `O`); `winograd<m>_OI<b>o`: a 3x3 weight in the Winograd domain of F(m x m,
 3 x 3), m = 2 or 4 (`hetero.utils.winograd`): `[(m + 2)^2, ceil(O / b), I,
 b]`, element `[u * (m + 2) + v, o // b, i, o % b]` holding `(G W[o, i]
-G^T)[u, v]` (zero past `O`)."""
+G^T)[u, v]` (zero past `O`).  Only such values mean a weight: the compiled
+code multiplies by them as they are, the interpreter reads `W` back with a
+left inverse of `G` (values outside the transform's range differ there)."""
 
 DATA_LAYOUT = re.compile(r"NCHW(?:([1-9][0-9]*)c)?")
 """conv2d data and output layouts: `NCHW`, or `NCHW<b>c` (TVM's `NCHWc`):

@@ -16,6 +16,8 @@ from hetero.targets.target_string import parse_target_string
 from hetero.utils.winograd import TRANSFORMS, program, spatial_weight, transformed_weight
 from xdsl.dialects.builtin import f32, f64
 
+from hetero.dialects.tir import AllocOp
+
 from lowered import kernel_buffer_shapes
 
 RNG = np.random.default_rng(11)
@@ -228,3 +230,37 @@ def test_transform_programs(m: int, name: str) -> None:
     np.testing.assert_allclose(steps(x), np.asarray(matrix) @ x, rtol=1e-12, atol=1e-12)
     if (m, name) in {(4, "bt"), (4, "at")}:
         assert len(steps.steps) == {"bt": 19, "at": 13}[name]
+
+
+@pytest.mark.parametrize(("m", "block"), [(2, 16), (4, 32)])
+def test_lowered_winograd_kernel_interpreted(m: int, block: int) -> None:
+    """The schedule's TIR itself, run by the TIR interpreter (no LLVM), against
+    the relay interpreter: a transformed weight given as a parameter in
+    layout winograd<m>_OI<b>o, 20 channels (a partial channel tile with
+    16), a clipped last row and column of tiles."""
+    from test_lower_te import complete_interpreter, kernel_module
+
+    import hetero.interpreter.tir as tir_interpreter
+    from hetero.dialects import relay
+    from hetero.interpreter.relay import evaluate_function
+    from hetero.transforms.lower_te import LowerTEPass
+    from xdsl.context import Context
+
+    layout = f"winograd{m}_OI{block}o"
+    w = RNG.standard_normal((20, 4, 3, 3)).astype(np.float32)
+    inputs = [RNG.standard_normal((1, 4, 5, 7)).astype(np.float32), transformed_weight(w, m, block)]
+    module = kernel_module(
+        [a.shape for a in inputs],
+        lambda p: relay.Conv2DOp(*p, padding=(1, 1, 1, 1), kernel_layout=layout, channels=20),
+    )
+    expected = evaluate_function(module, "k", inputs)
+    LowerTEPass().apply(Context(), module)
+    # The Winograd schedule's transformed patches: [positions, band, 4, tiles].
+    assert any(
+        isinstance(op, AllocOp) and op.results[0].type.get_shape()[0] == (m + 2) ** 2
+        for op in module.walk()
+    )
+    out = np.zeros(expected.shape, np.float32)
+    with complete_interpreter():
+        tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-4, atol=1e-4)
