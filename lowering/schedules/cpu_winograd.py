@@ -143,16 +143,6 @@ def _run(e: Emitter, program: Program, inputs: Sequence[SSAValue]) -> list[SSAVa
     return [values[k] for k in program.outputs]
 
 
-def _sandwich(
-    e: Emitter, left: tuple[tuple[float, ...], ...], d: Sequence[Sequence[SSAValue]]
-) -> list[list[SSAValue]]:
-    """`left · d · left^T` with a constant `left`: along the columns of `d`
-    first, then along the rows of that (`hetero.utils.winograd.program`)."""
-    steps = program(left)
-    columns = [_run(e, steps, [row[j] for row in d]) for j in range(len(d[0]))]
-    return [_run(e, steps, row) for row in zip(*columns)]
-
-
 def _planes(c: Conv2D, tr: Transforms, th: int, tw: int) -> _Planes:
     """The column-phase planes of the padded input: `th * m + 2` rows and
     `tw * m + 2` columns at least (every tile's patch inside), in `m`
@@ -200,26 +190,36 @@ def _input_transform(
     nt = task.add(first, r)
     n, ty = task.div(nt, th), task.rem(nt, th)
     start = task.mul(group, per_group)
+    # B^T d, a column of the patch at a time; then its rows times B.
+    partial = task.alloc([tr.alpha, tr.alpha, tw], c.data.element_type)
     row, ch = task.range(start, task.min(task.add(start, per_group), channels))
-    lanes = g.t.lanes
-    if tw <= lanes:
-        lane, tx = row.loop(tw, ForKind.VECTORIZED)
-    else:
-        # A vector of tiles an iteration, the last overlapping the one
-        # before: one copy of the transform's code, not one per vector.
-        vector, q = row.loop(-(-tw // lanes))
-        lane, tl = vector.loop(lanes, ForKind.VECTORIZED)
-        tx = lane.add(lane.min(lane.mul(q, lanes), tw - lanes), tl)
-    top = lane.add(lane.mul(ty, tr.m * planes.wq), tx)
+    steps = program(tr.bt)
+    column, j = row.loop(tr.alpha)
+    plane, shift = column.rem(j, tr.m), column.div(j, tr.m)
+    lane, tx = _tiles_in_lanes(column, tw, g.t.lanes)
+    top = lane.add(lane.add(lane.mul(ty, tr.m * planes.wq), shift), tx)
+    patch = [
+        lane.load(padded, [n, ch, plane, lane.add(top, i * planes.wq)])
+        for i in range(tr.alpha)
+    ]
+    for u, value in enumerate(_run(lane, steps, patch)):
+        lane.store(value, partial, [u, j, tx])
+    rows, u = row.loop(tr.alpha)
+    lane, tx = _tiles_in_lanes(rows, tw, g.t.lanes)
+    values = [lane.load(partial, [u, k, tx]) for k in range(tr.alpha)]
+    for w, value in enumerate(_run(lane, steps, values)):
+        lane.store(value, v, [lane.add(lane.mul(u, tr.alpha), w), r, ch, tx])
 
-    def element(i: int, j: int) -> SSAValue:
-        at = lane.add(top, i * planes.wq + j // tr.m)
-        return lane.load(padded, [n, ch, j % tr.m, at])
 
-    patch = [[element(i, j) for j in range(tr.alpha)] for i in range(tr.alpha)]
-    for u, values in enumerate(_sandwich(lane, tr.bt, patch)):
-        for w, value in enumerate(values):
-            lane.store(value, v, [u * tr.alpha + w, r, ch, tx])
+def _tiles_in_lanes(e: Emitter, tiles: int, lanes: int) -> tuple[Emitter, Index]:
+    """A vectorized loop over `tiles`: at most one vector, or a vector an
+    iteration with the last overlapping the one before (one copy of the
+    body's code, where LLVM unrolls a loop of whole vectors)."""
+    if tiles <= lanes:
+        return e.loop(tiles, ForKind.VECTORIZED)
+    vector, q = e.loop(-(-tiles // lanes))
+    lane, tl = vector.loop(lanes, ForKind.VECTORIZED)
+    return lane, lane.add(lane.min(lane.mul(q, lanes), tiles - lanes), tl)
 
 
 def _geometry(c: Conv2D, target: TargetAttr | None) -> _Geometry:
@@ -310,6 +310,13 @@ def _products(
     _output_transform(after, c, g, products, k, tx0, ot, nt)
 
 
+def _channels_in_lanes(e: Emitter, t: Tiles) -> tuple[Emitter, Index]:
+    """A vectorized loop over a tile's `nr` channels, a vector an iteration."""
+    vector, q = e.loop(t.nr // t.lanes)
+    lane, jl = vector.loop(t.lanes, ForKind.VECTORIZED)
+    return lane, lane.add(lane.mul(q, t.lanes), jl)
+
+
 def _output_transform(
     e: Emitter,
     c: Conv2D,
@@ -330,20 +337,22 @@ def _output_transform(
     _, _, out_h, out_w = c.out_shape
     m, alpha = tr.m, tr.alpha
     staged = e.alloc([m, rows * m, t.nr], element, "local")
+    partial = e.alloc([m, alpha, t.nr], element, "local")
+    steps = program(tr.at)
     tile, i = e.loop(rows)
-    # A vector of channels an iteration: LLVM unrolls a vectorized loop of
-    # up to 16 vectors, which here only multiplied the code.
-    vector, q = tile.loop(t.nr // t.lanes)
-    lane, jl = vector.loop(t.lanes, ForKind.VECTORIZED)
-    j = lane.add(lane.mul(q, t.lanes), jl)
-    products_of = [
-        [lane.load(products, [k, u * alpha + w, i, j]) for w in range(alpha)]
-        for u in range(alpha)
-    ]
-    outputs = _sandwich(lane, tr.at, products_of)
-    for y in range(m):
-        for x in range(m):
-            lane.store(outputs[y][x], staged, [y, lane.add(lane.mul(i, m), x), j])
+    # A^T M, a column of M at a time; then its rows times A.  A vector of
+    # channels an iteration: LLVM unrolls a vectorized loop of up to 16
+    # vectors, which here only multiplied the code.
+    column, w = tile.loop(alpha)
+    lane, j = _channels_in_lanes(column, t)
+    at = [lane.load(products, [k, lane.add(w, u * alpha), i, j]) for u in range(alpha)]
+    for y, value in enumerate(_run(lane, steps, at)):
+        lane.store(value, partial, [y, w, j])
+    row, y = tile.loop(m)
+    lane, j = _channels_in_lanes(row, t)
+    values = [lane.load(partial, [y, u, j]) for u in range(alpha)]
+    for x, value in enumerate(_run(lane, steps, values)):
+        lane.store(value, staged, [y, lane.add(lane.mul(i, m), x), j])
     n, ty = e.div(nt, th), e.rem(nt, th)
     channels_left = out_channels - (math.ceil(out_channels / t.nr) - 1) * t.nr
 
