@@ -93,14 +93,16 @@ def transformed_weight(w: np.ndarray, m: int, block: int) -> np.ndarray:
     i, o % block]` is `(G w[o, i] G^T)[u, v]`, zero past `O`."""
     o, i, kh, kw = w.shape
     assert (kh, kw) == (3, 3), w.shape
-    alpha, blocks = m + 2, -(-o // block)
+    blocks = -(-o // block)
     if o % block:
         w = np.concatenate([w, np.zeros((blocks * block - o, i, 3, 3), w.dtype)])
-    u = _sandwich(np.asarray(TRANSFORMS[m].g), w)  # [u, o, i, v]
-    packed = np.empty((alpha, alpha, blocks, i, block), w.dtype)
-    for v in range(alpha):
-        packed[:, v] = u[..., v].reshape(alpha, blocks, block, i).transpose(0, 1, 3, 2)
-    return packed.reshape(alpha * alpha, blocks, i, block)
+    # The taps outermost, then the packed order: the transform of every
+    # (o, i) is then one GEMM, (G ⊗ G) [9, blocks * I * block], written in
+    # the packed layout (two tensordots and a strided repacking took 0.1 s
+    # for ResNet-50's 512x512 weights).
+    taps = w.reshape(blocks, block, i, 9).transpose(3, 0, 2, 1).reshape(9, -1)
+    g = np.asarray(TRANSFORMS[m].g, w.dtype)
+    return (np.kron(g, g) @ taps).reshape((m + 2) ** 2, blocks, i, block)
 
 
 def spatial_weight(u: np.ndarray, m: int, channels: int) -> np.ndarray:
