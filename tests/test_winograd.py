@@ -177,7 +177,7 @@ def test_compiled_winograd_conv_matches_the_interpreter(
 
 def test_f2_tiles_compile_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
     """F(2x2, 3x3) on an image large enough for F(4x4, 3x3)."""
-    monkeypatch.setattr(cpu_winograd, "WINOGRAD_TILES", {2: 0})
+    monkeypatch.setattr(cpu_winograd, "OUTPUT_TILES", {2: 0})
     x = (1, 32, 25, 30)
     w = (RNG.standard_normal((64, 32, 3, 3)) / np.sqrt(9 * 32)).astype(np.float32)
     text = _conv(x, w, 1)
@@ -187,7 +187,7 @@ def test_f2_tiles_compile_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_f4_tiles_compile_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
     """F(4x4, 3x3): 6x6 tiles, 36 positions (here on a small image)."""
-    monkeypatch.setattr(cpu_winograd, "WINOGRAD_TILES", {4: 0})
+    monkeypatch.setattr(cpu_winograd, "OUTPUT_TILES", {4: 0})
     x = (1, 32, 15, 18)
     w = (RNG.standard_normal((64, 32, 3, 3)) / np.sqrt(9 * 32)).astype(np.float32)
     text = _conv(x, w, 1, residual=True)
