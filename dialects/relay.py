@@ -257,8 +257,6 @@ def logical_weight_shape(weight: Shape, layout: str, channels: int) -> Shape:
     """The `OIHW` shape of a conv2d weight of shape `weight` in `layout`
     (`KERNEL_LAYOUT`) for `channels` output channels (0: the weight's own)."""
     block = kernel_block(layout)
-    if tile := winograd_tile(layout):
-        return _winograd_weight_shape(weight, layout, channels, tile, block)
     if not block:
         require_rank(weight, 4, "conv2d weight (OIHW)")
         if channels and weight[0] not in (channels, DYNAMIC):
@@ -266,33 +264,25 @@ def logical_weight_shape(weight: Shape, layout: str, channels: int) -> Shape:
                 f"'channels' is {channels} but the OIHW weight has {weight[0]} outputs"
             )
         return weight
-    require_rank(weight, 5, f"conv2d weight ({layout})")
+    tile = winograd_tile(layout)
+    require_rank(weight, 4 if tile else 5, f"conv2d weight ({layout})")
     if not channels:
         raise VerifyException(f"kernel_layout \"{layout}\" needs 'channels'")
-    blocks, i, kh, kw, b = weight
-    if b != block or blocks not in (-(-channels // block), DYNAMIC):
+    blocks = -(-channels // block)
+    if tile:
+        positions, outer, i, b = weight
+        form, logical = f"[{(tile + 2) ** 2}, {blocks}, I, {block}]", (channels, i, 3, 3)
+        mismatch = positions != (tile + 2) ** 2
+    else:
+        outer, i, kh, kw, b = weight
+        form, logical = f"[{blocks}, I, KH, KW, {block}]", (channels, i, kh, kw)
+        mismatch = False
+    if mismatch or b != block or outer not in (blocks, DYNAMIC):
         raise VerifyException(
-            f"a weight in layout {layout} for {channels} output channels has shape "
-            f"[{-(-channels // block)}, I, KH, KW, {block}], got {list(weight)}"
+            f"a weight in layout {layout} for {channels} output channels has "
+            f"shape {form}, got {list(weight)}"
         )
-    return (channels, i, kh, kw)
-
-
-def _winograd_weight_shape(
-    weight: Shape, layout: str, channels: int, tile: int, block: int
-) -> Shape:
-    """The `OIHW` shape (3x3 windows) of a weight in layout `winograd<m>_OI<b>o`."""
-    require_rank(weight, 4, f"conv2d weight ({layout})")
-    if not channels:
-        raise VerifyException(f"kernel_layout \"{layout}\" needs 'channels'")
-    positions, blocks, i, b = weight
-    expected = [(tile + 2) ** 2, -(-channels // block), "I", block]
-    if positions != expected[0] or b != block or blocks not in (expected[1], DYNAMIC):
-        raise VerifyException(
-            f"a weight in layout {layout} for {channels} output channels has shape "
-            f"{expected}, got {list(weight)}".replace("'I'", "I")
-        )
-    return (channels, i, 3, 3)
+    return logical
 
 
 def nchw_shape(shape: Shape, layout: str, what: str) -> Shape:
@@ -2600,7 +2590,8 @@ class Conv2DOp(TensorOp):
     """2-D convolution of NCHW data with OIHW weights; the data and the
     result may be in a channel-blocked layout (`data_layout`, `out_layout`:
     `NCHW<b>c`, which `alter-data-layout` picks for the schedule of the
-    device) and the weight in `OIHW<b>o` (`kernel_layout`)."""
+    device) and the weight in `OIHW<b>o` or, 3x3, in the Winograd domain
+    `winograd<m>_OI<b>o` (`kernel_layout`, as `alter-op-layout` packs it)."""
 
     name = "relay.nn.conv2d"
 

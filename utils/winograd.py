@@ -24,7 +24,6 @@ Winograd domain (`relay`'s `winograd<m>_OI<b>o` kernel layout).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from itertools import combinations
@@ -135,19 +134,6 @@ class Program:
     inputs: int
     steps: tuple[tuple[str, int, float], ...]
     outputs: tuple[int, ...]
-
-    def __call__(self, x: Sequence[float]) -> list[float]:
-        """The program run on numbers (its tests)."""
-        values = list(x)
-        for op, a, b in self.steps:
-            values.append(
-                values[a] + values[int(b)]
-                if op == "add"
-                else values[a] - values[int(b)]
-                if op == "sub"
-                else b * values[a]
-            )
-        return [values[k] for k in self.outputs]
 
 
 Row = dict[int, float]

@@ -687,7 +687,7 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     from hetero.lowering.schedules.cpu_winograd import conv2d_winograd, winograd_applies
 
     if c.winograd:
-        if winograd_applies(c):
+        if winograd_applies(c, target):
             return conv2d_winograd(e, c, target)
         c = replace(c, packed=None, winograd=0)  # read through the OIHW view
     element = c.data.element_type
@@ -950,15 +950,23 @@ def conv2d_weight_block(
         return 0
     t = _lane_tiles(target, element_type)
     if blocked:
-        vectors, most = math.ceil(out_channels / t.lanes), t.nr // t.lanes
         if out_channels % t.lanes == 0:
-            return t.lanes * max(v for v in range(1, most + 1) if vectors % v == 0)
-        return t.lanes * min(vectors, most)
+            return _dividing_block(out_channels, t)
+        return t.lanes * min(math.ceil(out_channels / t.lanes), t.nr // t.lanes)
     if group_channels * kh * kw < LANE_DEPTH:
         return 0
     nr = t.nr
     used = out_channels / (math.ceil(out_channels / nr) * nr)
     return nr if used >= LANE_USE else 0
+
+
+def _dividing_block(channels: int, t: Tiles) -> int:
+    """The widest channel block of whole vectors, at most `t.nr`, that
+    divides `channels` (a multiple of the lanes; 48 channels: one block of 3
+    vectors, where 64-channel blocks would leave a quarter of the lanes
+    empty)."""
+    vectors = channels // t.lanes
+    return t.lanes * max(v for v in range(1, t.nr // t.lanes + 1) if vectors % v == 0)
 
 
 def _conv2d_channel_lanes(

@@ -43,6 +43,7 @@ from hetero.lowering.convert_tir_to_scf import num_threads
 from hetero.lowering.schedules.cpu import (
     TASKS_PER_THREAD,
     Tiles,
+    _dividing_block,
     _fill_plane,
     _lane_tiles,
     _Planes,
@@ -73,8 +74,9 @@ fewer channels leave the transforms a larger share, untried)."""
 
 WINOGRAD_PIXELS = 7 * 7
 """Fewest output pixels for which a 3x3 conv2d goes to the Winograd domain
-(ResNet-50's 512-channel 7x7 layers, whose 1.8x larger weights come from
-memory in the network, still 2.1 -> 1.7-1.85 ms; smaller images untried)."""
+(ResNet-50's 512-channel 7x7 layers: 2.19 -> 1.94 ms alone, 2.1 -> 1.7-1.85
+ms in the network, where their 1.8x larger weights come from memory;
+smaller images untried)."""
 
 V_BAND_BYTES = 2 * 1024 * 1024
 """Most bytes of transformed patches `V` computed before their products:
@@ -85,7 +87,8 @@ call)."""
 BLOCKS_PER_TASK = 4
 """Most blocks of tiles (of `mr` tiles each) a task of the products takes:
 their products wait in a `local` (stack) buffer of `[blocks, a^2, mr,
-nr]`, 4 x 36 x 7 x 64 floats for F(4x4) with AVX-512 (258 KiB)."""
+nr]`, 4 x 36 x 7 x 64 floats for F(4x4) with AVX-512 (252 KiB; a thread's
+stack is 8 MiB)."""
 
 
 def conv2d_winograd_tile(
@@ -114,15 +117,24 @@ def conv2d_winograd_tile(
     if out_channels % t.lanes or height * width < WINOGRAD_PIXELS:
         return 0, 0
     tile = max(m for m, least in OUTPUT_TILES.items() if min(height, width) >= least)
-    return tile, t.nr
+    return tile, _dividing_block(out_channels, t)
 
 
-def winograd_applies(c: Conv2D) -> bool:
+def winograd_applies(c: Conv2D, target: TargetAttr | None) -> bool:
     """Whether `conv2d_winograd` computes `c` (else its weight is read as
-    `OIHW` by the direct schedules)."""
+    `OIHW` by the direct schedules): stride 1, one group, `NCHW`, and a
+    channel block of whole vectors, at most a register tile's (a block
+    written by hand, `winograd2_OI8o` with 16 lanes, would leave channels
+    out of the vector loops; `winograd4_OI2048o` would want 8 MiB of
+    stack)."""
+    if c.packed is None or not isinstance(c.data.element_type, AnyFloat):
+        return False
+    t = _lane_tiles(target, c.data.element_type)
+    block = c.packed.shape[-1]
     return (
         c.winograd in TRANSFORMS
-        and c.packed is not None
+        and block % t.lanes == 0
+        and block <= t.nr
         and c.strides == (1, 1)
         and c.dilation == (1, 1)
         and c.groups == 1
@@ -147,7 +159,7 @@ def _run(e: Emitter, program: Program, inputs: Sequence[SSAValue]) -> list[SSAVa
     return [values[k] for k in program.outputs]
 
 
-def _planes(c: Conv2D, tr: Transforms, th: int, tw: int) -> _Planes:
+def _phase_planes(c: Conv2D, tr: Transforms, th: int, tw: int) -> _Planes:
     """The column-phase planes of the padded input: `th * m + 2` rows and
     `tw * m + 2` columns at least (every tile's patch inside), in `m`
     planes of `wq` columns."""
@@ -194,7 +206,9 @@ def _input_transform(
     nt = task.add(first, r)
     n, ty = task.div(nt, th), task.rem(nt, th)
     start = task.mul(group, per_group)
-    # B^T d, a column of the patch at a time; then its rows times B.
+    # B^T d, a column of the patch at a time; then its rows times B.  Not
+    # `local`: the vectorizer gives bodies touching `local` buffers no
+    # masked remainder (a row of 14 tiles would take three bodies).
     partial = task.alloc([tr.alpha, tr.alpha, tw], c.data.element_type)
     row, ch = task.range(start, task.min(task.add(start, per_group), channels))
     steps = program(tr.bt)
@@ -250,7 +264,7 @@ def conv2d_winograd(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     tr = g.tr
     batch, channels, _, _ = c.data.shape
     element = c.data.element_type
-    planes = _planes(c, tr, g.th, g.tw)
+    planes = _phase_planes(c, tr, g.th, g.tw)
     phased = replace(c, strides=(1, tr.m))
     padded = e.alloc([batch, channels, tr.m, planes.length], element)
     fill, flat = e.loop(batch * channels, ForKind.PARALLEL)

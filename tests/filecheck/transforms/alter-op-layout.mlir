@@ -39,6 +39,17 @@ relay.func @avx2_packed(%x: tensor<1x288x14x14xf32>) -> tensor<1x96x14x14xf32> {
 
 // -----
 
+// A 3x3 conv of stride 2: channel lanes, 16 a tile with AVX2.
+// CHECK-LABEL: relay.func @avx2_packed_3x3
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, vdevice = {{.*}}, kernel_layout = "OIHW16o", channels = 96 : i64} : (tensor<1x32x14x14xf32>, tensor<6x32x3x3x16xf32>)
+relay.func @avx2_packed_3x3(%x: tensor<1x32x14x14xf32>) -> tensor<1x96x7x7xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} dense<0.5> : tensor<96x32x3x3xf32>
+  %c = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} : (tensor<1x32x14x14xf32>, tensor<96x32x3x3xf32>) -> tensor<1x96x7x7xf32>
+  relay.return %c : tensor<1x96x7x7xf32>
+}
+
+// -----
+
 // A 3x3 conv of stride 1 goes to the Winograd domain of F(2x2, 3x3): its
 // weight, transformed at compile time, is [16 positions, 96 / 16 channel
 // blocks, 32 inputs, 16 channels] on AVX2 (two vectors a block).
@@ -62,6 +73,17 @@ relay.func @winograd(%x: tensor<1x64x30x30xf32>) -> tensor<1x128x28x28xf32> {
   %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<128x64x3x3xf32>
   %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x64x30x30xf32>, tensor<128x64x3x3xf32>) -> tensor<1x128x28x28xf32>
   relay.return %c : tensor<1x128x28x28xf32>
+}
+
+// -----
+
+// 48 output channels: blocks of 3 vectors (48), not 64 with a quarter empty.
+// CHECK-LABEL: relay.func @winograd_48
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {padding = array<i64: 1, 1, 1, 1>, vdevice = {{.*}}, kernel_layout = "winograd2_OI48o", channels = 48 : i64} : (tensor<1x32x13x13xf32>, tensor<16x1x32x48xf32>)
+relay.func @winograd_48(%x: tensor<1x32x13x13xf32>) -> tensor<1x48x13x13xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<48x32x3x3xf32>
+  %c = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>, vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x32x13x13xf32>, tensor<48x32x3x3xf32>) -> tensor<1x48x13x13xf32>
+  relay.return %c : tensor<1x48x13x13xf32>
 }
 
 // -----
