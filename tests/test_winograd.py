@@ -175,6 +175,20 @@ def test_compiled_winograd_conv_matches_the_interpreter(
     _check(text, data, *extra)
 
 
+def test_bands_of_rows_of_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows of tiles in bands of 3 (a small V_BAND_BYTES) over two images of
+    5 rows of tiles each: bands span both images, the last overlaps the one
+    before, each band's patches are transformed and multiplied in turn."""
+    x = (2, 16, 10, 12)
+    row_bytes = 16 * 16 * 6 * 4  # F(2x2): 16 positions, 16 channels, 6 tiles
+    monkeypatch.setattr(cpu_winograd, "V_BAND_BYTES", 3 * row_bytes)
+    w = (RNG.standard_normal((32, 16, 3, 3)) / 12).astype(np.float32)
+    text = _conv(x, w, 1, residual=True)
+    assert [s[0] for s in _winograd_weights(text)] == [16]
+    out = (2, 32, 10, 12)
+    _check(text, RNG.standard_normal(x).astype(np.float32), RNG.standard_normal(out).astype(np.float32))
+
+
 def test_f2_tiles_compile_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
     """F(2x2, 3x3) on an image large enough for F(4x4, 3x3)."""
     monkeypatch.setattr(cpu_winograd, "OUTPUT_TILES", {2: 0})
