@@ -288,7 +288,7 @@ def _products(
     first: Index,
     target: TargetAttr | None,
 ) -> None:
-    """The band's products, a position at a time, and its outputs (step 2).
+    """The band's products, a position at a time, and its outputs.
     A task takes one channel tile of a row of tiles, or of a part of it: at
     most `BLOCKS_PER_TASK` blocks, whose products wait in a stack buffer,
     and fewer where tasks would be too few for the threads."""
@@ -306,10 +306,15 @@ def _products(
     element = c.data.element_type
     products = task.alloc([per_task, positions, t.mr, t.nr], element, "local")
     start = task.mul(part, per_task)
+
+    def first_tile(s: Emitter, k: Index) -> Index:
+        """The first tile of the task's `k`-th block (the last task's blocks
+        past the row repeat its last block)."""
+        return s.min(s.mul(s.add(start, k), t.mr), tw - t.mr)
+
     position, xi = task.loop(positions)
     block, k = position.loop(per_task)
-    # The last task's blocks past the row repeat its last block.
-    tx0 = block.min(block.mul(block.add(start, k), t.mr), tw - t.mr)
+    tx0 = first_tile(block, k)
     acc = _register_tile(
         block,
         t,
@@ -323,9 +328,8 @@ def _products(
     lane, j = copy.loop(t.nr, ForKind.VECTORIZED)
     lane.store(lane.load(acc, [i, j]), products, [k, xi, i, j])
     after, k = task.loop(per_task)
-    tx0 = after.min(after.mul(after.add(start, k), t.mr), tw - t.mr)
     nt = after.add(first, r)
-    _output_transform(after, c, g, products, k, tx0, ot, nt)
+    _output_transform(after, c, g, products, k, first_tile(after, k), ot, nt)
 
 
 def _channels_in_lanes(e: Emitter, t: Tiles) -> tuple[Emitter, Index]:
