@@ -760,14 +760,15 @@ def _spatial_view(
         element = weight.element_type
         zero = e.constant(0.0, element)
         total: SSAValue | None = None
+        at = [e.div(o, block), i, e.rem(o, block)]
         for (row, u, cu), (col, v, cv) in product(terms, terms):
-            if (isinstance(ky, int) and ky != row) or (isinstance(kx, int) and kx != col):
+            if any(isinstance(t, int) and t != k for t, k in ((ky, row), (kx, col))):
                 continue
-            stored = weight.load(e, [u * alpha + v, e.div(o, block), i, e.rem(o, block)])
+            stored = weight.load(e, [u * alpha + v, *at])
             term = e.op(arith.MulfOp(stored, e.constant(cu * cv, element)))
-            for tap, at in ((ky, row), (kx, col)):
+            for tap, k in ((ky, row), (kx, col)):
                 if not isinstance(tap, int):
-                    hit = e.op(arith.CmpiOp(tap, e.index(at), "eq"))
+                    hit = e.op(arith.CmpiOp(tap, e.index(k), "eq"))
                     term = e.op(arith.SelectOp(hit, term, zero))
             total = term if total is None else e.op(arith.AddfOp(total, term))
         return total if total is not None else zero

@@ -9,17 +9,21 @@ between ops: the data and the result stay NCHW, only a constant weight is
 repacked.  A `relay.nn.conv2d`
 
 * placed on a device (its `vdevice`, from `plan-devices`) whose device
-  type has an entry in `hetero.lowering.schedules.WEIGHT_BLOCKS`, which asks
-  for a block `b > 0` for this conv's shapes (the CPU schedule: channels in
-  the vector lanes, `OIHW64o` with AVX-512, for deep reductions),
+  type's schedule asks for another layout for this conv's shapes: first
+  `hetero.lowering.schedules.WINOGRAD_TILES`, for a 3x3 weight in the
+  Winograd domain (the CPU schedule: 3x3 stride-1 convolutions,
+  `winograd4_OI64o` with AVX-512 on large images), else `WEIGHT_BLOCKS`,
+  for a block `b > 0` (the CPU schedule: channels in the vector lanes,
+  `OIHW64o` with AVX-512, for deep reductions),
 * with `kernel_layout = "OIHW"` (the default) and a `relay.constant` weight,
 * outside a BYOC `Compiler` function (an external codegen reads `OIHW`),
 
 gets a new constant: the weight in layout `OIHW<b>o` (`[ceil(O / b), I, KH,
-KW, b]`, zero past `O`), on the old one's device, and the attributes
-`kernel_layout = "OIHW<b>o"` and `channels = O`.  The old constant is
-erased unless something else uses it.  A
-weight computed at run time is left: packing it would cost a copy per call.
+KW, b]`, zero past `O`) or `winograd<m>_OI<b>o` (`[(m + 2)^2, ceil(O / b),
+I, b]`, `G w G^T`: `hetero.utils.winograd`), on the old one's device, and
+the attributes `kernel_layout` and `channels = O`.  The old constant is
+erased unless something else uses it.  A weight computed at run time is
+left: packing it would cost a copy per call.
 """
 
 from __future__ import annotations
@@ -41,9 +45,9 @@ from xdsl.rewriter import InsertPoint
 from hetero.dialects import relay
 from hetero.interpreter.relay import constant_value, packed_weight
 from hetero.lowering.schedules import WEIGHT_BLOCKS, WINOGRAD_TILES
-from hetero.utils.winograd import transformed_weight
 from hetero.transforms.fold_constant import constant_of
 from hetero.utils.symbols import enclosing
+from hetero.utils.winograd import transformed_weight
 
 
 def _in_external_function(op: relay.Conv2DOp) -> bool:
