@@ -164,13 +164,14 @@ class ConstantPool:
             return rewriter.insert(build()).results[0]
         value = self._values.get((entry, key))
         if value is None or value.owner.parent is not entry:  # new, or erased
+            built = build()  # first: it may be an op of the block, moved
             last = self._last.get(entry)
             at = (
                 InsertPoint.after(last)
                 if last is not None and last.parent is entry
                 else InsertPoint.at_start(entry)
             )
-            op = self._last[entry] = rewriter.insert(build(), at)
+            op = self._last[entry] = rewriter.insert(built, at)
             value = self._values[(entry, key)] = op.results[0]
         return value
 

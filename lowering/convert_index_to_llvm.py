@@ -49,8 +49,9 @@ from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
 @dataclass
 class IndexConstantLowering(RewritePattern):
-    """Rebuilds `arith.constant` of (vectors of) `index` with `iN`, one per
-    value in a function (`ConstantPool`)."""
+    """Retypes `arith.constant` of (vectors of) `index` to `iN`, one per
+    value in a function (`ConstantPool`): the first of a value is moved to
+    the function's entry and retyped in place, the others replaced by it."""
 
     index_bitwidth: int
     pool: ConstantPool = field(default_factory=ConstantPool, init=False)
@@ -69,10 +70,16 @@ class IndexConstantLowering(RewritePattern):
                 t, VectorType
             )
             value = DenseIntOrFPElementsAttr.from_list(t, value.get_values())
-        constant = self.pool.get(
-            (value, t), lambda: arith.ConstantOp(value, t), op, rewriter
-        )
-        rewriter.replace(op, [], [constant])
+
+        def retyped() -> arith.ConstantOp:
+            rewriter.replace_value_with_new_type(op.result, t)
+            op.properties["value"] = value
+            op.detach()
+            return op
+
+        constant = self.pool.get((value, t), retyped, op, rewriter)
+        if constant.owner is not op:
+            rewriter.replace(op, [], [constant])
 
 
 @dataclass
@@ -137,11 +144,12 @@ class IndexTypeConversion(RewritePattern):
         result_types = [self.convert(t) for t in op.result_types]
         properties = {k: self.convert(a) for k, a in op.properties.items()}
         attributes = {k: self.convert(a) for k, a in op.attributes.items()}
-        if (
-            result_types == list(op.result_types)
-            and all(properties[k] is a for k, a in op.properties.items())
-            and all(attributes[k] is a for k, a in op.attributes.items())
+        if all(properties[k] is a for k, a in op.properties.items()) and all(
+            attributes[k] is a for k, a in op.attributes.items()
         ):
+            for result, t in zip(op.results, result_types):
+                if t is not result.type:
+                    rewriter.replace_value_with_new_type(result, t)
             return
         new = type(op).create(
             operands=op.operands,

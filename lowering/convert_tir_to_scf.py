@@ -81,6 +81,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
+from xdsl.transforms.canonicalization_patterns.scf import SimplifyTrivialLoops
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
 MAX_UNROLL = 16
@@ -995,6 +996,10 @@ class ConvertTirToScfPass(ModulePass):
         PatternRewriteWalker(
             ForLowering(), walk_regions_first=True, apply_recursively=False
         ).rewrite_module(op)
+        # A loop of one trip is its body, one of none nothing (a vectorized
+        # loop's tail, a register tile's row of one): as loops, each would
+        # cost every later pass a few ops and LLVM its per-loop passes.
+        PatternRewriteWalker(SimplifyTrivialLoops(), apply_recursively=False).rewrite_module(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [

@@ -56,7 +56,8 @@ tir.prim_func @unrolled(%a: memref<100xf32>, %x: f32) {
 
 // Vectorized: whole vectors of the target's width (AVX2: 8 x f32), uniform
 // values broadcast, then the 3 elements left as one narrower vector.  A
-// small constant number of whole vectors asks LLVM to unroll their loop.
+// small constant number of whole vectors asks LLVM to unroll their loop; the
+// remainder, one trip, is no loop (SimplifyTrivialLoops).
 // CHECK-LABEL: func.func @vectorized
 // CHECK:         %[[W:.*]] = arith.constant 8 : index
 // CHECK-NEXT:    %[[SPLIT:.*]] = arith.constant 16 : index
@@ -67,11 +68,9 @@ tir.prim_func @unrolled(%a: memref<100xf32>, %x: f32) {
 // CHECK-NEXT:      %[[E:.*]] = math.exp %[[Y]] : vector<8xf32>
 // CHECK-NEXT:      vector.store %[[E]], %b[%[[I]]] : memref<19xf32>, vector<8xf32>
 // CHECK-NEXT:    } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
-// CHECK-NEXT:    %[[REST:.*]] = arith.constant 3 : index
-// CHECK-NEXT:    scf.for %[[R:.*]] = %[[SPLIT]] to %c19 step %[[REST]] {
-// CHECK-NEXT:      %{{.*}} = vector.load %a[%[[R]]] : memref<19xf32>, vector<3xf32>
-// CHECK:           vector.store %{{.*}}, %b[%[[R]]] : memref<19xf32>, vector<3xf32>
-// CHECK-NEXT:    } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
+// CHECK-NEXT:    %{{.*}} = vector.load %a[%[[SPLIT]]] : memref<19xf32>, vector<3xf32>
+// CHECK:         vector.store %{{.*}}, %b[%[[SPLIT]]] : memref<19xf32>, vector<3xf32>
+// CHECK-NEXT:    func.return
 tir.prim_func @vectorized(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
     target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
   %c0 = arith.constant 0 : index
@@ -89,18 +88,19 @@ tir.prim_func @vectorized(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
 
 // With AVX-512 a remainder that is no power of two (3 of 19) is one masked
 // full-width vector: masked-off lanes are neither loaded nor stored.
+// One whole vector and the remainder: no loops.
 // CHECK-LABEL: func.func @masked_remainder
-// CHECK:         scf.for %{{.*}} step %{{.*}} {
-// CHECK:           vector.load %a[%{{.*}}] : memref<19xf32>, vector<16xf32>
-// CHECK:         %[[REST:.*]] = arith.constant 3 : index
-// CHECK-NEXT:    scf.for %[[R:.*]] = %{{.*}} to %c19 step %[[REST]] {
-// CHECK-NEXT:      %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
-// CHECK-NEXT:      %[[M:.*]] = arith.constant dense<[true, true, true, false, false, false, false, false, false, false, false, false, false, false, false, false]> : vector<16xi1>
-// CHECK-NEXT:      %[[X:.*]] = vector.maskedload %a[%[[R]]], %[[M]], %[[Z]] : memref<19xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
-// CHECK-NEXT:      %[[S:.*]] = vector.broadcast %s : f32 to vector<16xf32>
-// CHECK-NEXT:      %[[Y:.*]] = arith.mulf %[[X]], %[[S]] : vector<16xf32>
-// CHECK-NEXT:      vector.maskedstore %b[%[[R]]], %[[M]], %[[Y]] : memref<19xf32>, vector<16xi1>, vector<16xf32>
-// CHECK-NEXT:    }
+// CHECK-NOT:     scf.for
+// CHECK:         %[[R:.*]] = arith.constant 16 : index
+// CHECK-NEXT:    vector.load %a[%c0] : memref<19xf32>, vector<16xf32>
+// CHECK:         vector.store %{{.*}}, %b[%c0] : memref<19xf32>, vector<16xf32>
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT:    %[[M:.*]] = arith.constant dense<[true, true, true, false, false, false, false, false, false, false, false, false, false, false, false, false]> : vector<16xi1>
+// CHECK-NEXT:    %[[X:.*]] = vector.maskedload %a[%[[R]]], %[[M]], %[[Z]] : memref<19xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK-NEXT:    %[[S:.*]] = vector.broadcast %s : f32 to vector<16xf32>
+// CHECK-NEXT:    %[[Y:.*]] = arith.mulf %[[X]], %[[S]] : vector<16xf32>
+// CHECK-NEXT:    vector.maskedstore %b[%[[R]]], %[[M]], %[[Y]] : memref<19xf32>, vector<16xi1>, vector<16xf32>
+// CHECK-NEXT:    func.return
 tir.prim_func @masked_remainder(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
     target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
   %c0 = arith.constant 0 : index
@@ -117,10 +117,9 @@ tir.prim_func @masked_remainder(%a: memref<19xf32>, %b: memref<19xf32>, %s: f32)
 
 // A power-of-two remainder (4 of 20) is a legal LLVM width: a narrower vector.
 // CHECK-LABEL: func.func @power_of_two_remainder
-// CHECK:         %[[REST:.*]] = arith.constant 4 : index
-// CHECK-NEXT:    scf.for %[[R:.*]] = %{{.*}} to %c20 step %[[REST]] {
-// CHECK-NEXT:      %[[X:.*]] = vector.load %a[%[[R]]] : memref<20xf32>, vector<4xf32>
-// CHECK-NEXT:      vector.store %[[X]], %b[%[[R]]] : memref<20xf32>, vector<4xf32>
+// CHECK:         %[[R:.*]] = arith.constant 16 : index
+// CHECK:         %[[X:.*]] = vector.load %a[%[[R]]] : memref<20xf32>, vector<4xf32>
+// CHECK-NEXT:    vector.store %[[X]], %b[%[[R]]] : memref<20xf32>, vector<4xf32>
 tir.prim_func @power_of_two_remainder(%a: memref<20xf32>, %b: memref<20xf32>)
     target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
   %c0 = arith.constant 0 : index
@@ -139,18 +138,19 @@ tir.prim_func @power_of_two_remainder(%a: memref<20xf32>, %b: memref<20xf32>)
 // element only: the second half's mask has 2 * 13 - 16 = 10 lanes on.
 // CHECK-LABEL: func.func @short_strided
 // CHECK-NOT:     vector<13xf32>
-// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %c13 step %{{.*}} {
-// CHECK-NEXT:      %[[J:.*]] = arith.muli %[[I]], %c2 : index
-// CHECK-NEXT:      %[[K:.*]] = arith.constant 15 : index
-// CHECK-NEXT:      %[[H:.*]] = arith.addi %[[J]], %[[K]] : index
-// CHECK-NEXT:      %[[LO:.*]] = vector.load %a[%[[J]]] : memref<27xf32>, vector<16xf32>
-// CHECK-NEXT:      %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
-// CHECK-NEXT:      %[[M:.*]] = arith.constant dense<[true, true, true, true, true, true, true, true, true, true, false, false, false, false, false, false]> : vector<16xi1>
-// CHECK-NEXT:      %[[HI:.*]] = vector.maskedload %a[%[[H]]], %[[M]], %[[Z]]
-// CHECK-NEXT:      %[[X:.*]] = vector.shuffle %[[LO]], %[[HI]] [0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31]
-// CHECK-NEXT:      %[[N:.*]] = arith.constant dense<[true, true, true, true, true, true, true, true, true, true, true, true, true, false, false, false]> : vector<16xi1>
-// CHECK-NEXT:      vector.maskedstore %b[%[[I]]], %[[N]], %[[X]]
-// CHECK-NEXT:    }
+// CHECK-NOT:     scf.for
+// CHECK:         %[[I:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[J:.*]] = arith.muli %[[I]], %c2 : index
+// CHECK-NEXT:    %[[K:.*]] = arith.constant 15 : index
+// CHECK-NEXT:    %[[H:.*]] = arith.addi %[[J]], %[[K]] : index
+// CHECK-NEXT:    %[[LO:.*]] = vector.load %a[%[[J]]] : memref<27xf32>, vector<16xf32>
+// CHECK-NEXT:    %[[Z:.*]] = arith.constant dense<0.000000e+00> : vector<16xf32>
+// CHECK-NEXT:    %[[M:.*]] = arith.constant dense<[true, true, true, true, true, true, true, true, true, true, false, false, false, false, false, false]> : vector<16xi1>
+// CHECK-NEXT:    %[[HI:.*]] = vector.maskedload %a[%[[H]]], %[[M]], %[[Z]]
+// CHECK-NEXT:    %[[X:.*]] = vector.shuffle %[[LO]], %[[HI]] [0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31]
+// CHECK-NEXT:    %[[N:.*]] = arith.constant dense<[true, true, true, true, true, true, true, true, true, true, true, true, true, false, false, false]> : vector<16xi1>
+// CHECK-NEXT:    vector.maskedstore %b[%[[I]]], %[[N]], %[[X]]
+// CHECK-NEXT:    func.return
 // CHECK-NOT:     vector<13xf32>
 tir.prim_func @short_strided(%a: memref<27xf32>, %b: memref<13xf32>)
     target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
@@ -341,22 +341,24 @@ tir.prim_func @mixed_pixels(%a: memref<5x7xf32>, %b: memref<5x7xf32>, %base: ind
 // gathered, one scalar load each (register lanes after LLVM's SROA), into a
 // vector; the store is unit-stride.  A `global` buffer read so is not
 // vectorized.
+// (One vector of 3 lanes: no loop.)
 // CHECK-LABEL: func.func @gather_tile
-// CHECK:         scf.for %[[I:.*]] = %c0 to %{{.*}} step %{{.*}} {
-// CHECK-NEXT:      %[[K0:.*]] = arith.constant 0 : index
-// CHECK-NEXT:      %[[R0:.*]] = arith.addi %[[I]], %[[K0]] : index
-// CHECK-NEXT:      %[[E0:.*]] = memref.load %acc[%[[R0]], %j] : memref<3x4xf32>
-// CHECK-NEXT:      %[[V0:.*]] = vector.broadcast %[[E0]] : f32 to vector<3xf32>
-// CHECK-NEXT:      %[[K1:.*]] = arith.constant 1 : index
-// CHECK-NEXT:      %[[R1:.*]] = arith.addi %[[I]], %[[K1]] : index
-// CHECK-NEXT:      %[[E1:.*]] = memref.load %acc[%[[R1]], %j] : memref<3x4xf32>
-// CHECK-NEXT:      %[[V1:.*]] = vector.insert %[[E1]], %[[V0]] [1] : f32 into vector<3xf32>
-// CHECK-NEXT:      %[[K2:.*]] = arith.constant 2 : index
-// CHECK-NEXT:      %[[R2:.*]] = arith.addi %[[I]], %[[K2]] : index
-// CHECK-NEXT:      %[[E2:.*]] = memref.load %acc[%[[R2]], %j] : memref<3x4xf32>
-// CHECK-NEXT:      %[[V2:.*]] = vector.insert %[[E2]], %[[V1]] [2] : f32 into vector<3xf32>
-// CHECK-NEXT:      vector.store %[[V2]], %out[%j, %[[I]]] : memref<4x3xf32>, vector<3xf32>
-// CHECK-NEXT:    }
+// CHECK-NOT:     scf.for
+// CHECK:         %[[I:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[K0:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    %[[R0:.*]] = arith.addi %[[I]], %[[K0]] : index
+// CHECK-NEXT:    %[[E0:.*]] = memref.load %acc[%[[R0]], %j] : memref<3x4xf32>
+// CHECK-NEXT:    %[[V0:.*]] = vector.broadcast %[[E0]] : f32 to vector<3xf32>
+// CHECK-NEXT:    %[[K1:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[R1:.*]] = arith.addi %[[I]], %[[K1]] : index
+// CHECK-NEXT:    %[[E1:.*]] = memref.load %acc[%[[R1]], %j] : memref<3x4xf32>
+// CHECK-NEXT:    %[[V1:.*]] = vector.insert %[[E1]], %[[V0]] [1] : f32 into vector<3xf32>
+// CHECK-NEXT:    %[[K2:.*]] = arith.constant 2 : index
+// CHECK-NEXT:    %[[R2:.*]] = arith.addi %[[I]], %[[K2]] : index
+// CHECK-NEXT:    %[[E2:.*]] = memref.load %acc[%[[R2]], %j] : memref<3x4xf32>
+// CHECK-NEXT:    %[[V2:.*]] = vector.insert %[[E2]], %[[V1]] [2] : f32 into vector<3xf32>
+// CHECK-NEXT:    vector.store %[[V2]], %out[%j, %[[I]]] : memref<4x3xf32>, vector<3xf32>
+// CHECK-NEXT:    func.return
 // CHECK-LABEL: func.func @no_gather_from_memory
 // CHECK-NOT:     vector.
 tir.prim_func @gather_tile(%out: memref<4x3xf32>, %j: index)
@@ -387,16 +389,17 @@ tir.prim_func @no_gather_from_memory(%a: memref<3x4xf32>, %out: memref<4x3xf32>,
 // elements of [b, b + 8) and the odd ones of [b + 7, b + 15), b lane 0's
 // index: two vector loads and a shuffle, nothing read past the last lane's
 // element.  The rest (3 of 11) the same way, 3 lanes wide.
+// (One vector and the rest: no loops.)
 // CHECK-LABEL: func.func @stride_two
-// CHECK:         scf.for %[[X:.*]] = %c0 to %{{.*}} step %{{.*}} {
-// CHECK-NEXT:      %[[T:.*]] = arith.muli %[[X]], %c2 : index
-// CHECK-NEXT:      %[[B:.*]] = arith.addi %[[T]], %k : index
-// CHECK-NEXT:      %[[SEVEN:.*]] = arith.constant 7 : index
-// CHECK-NEXT:      %[[B7:.*]] = arith.addi %[[B]], %[[SEVEN]] : index
-// CHECK-NEXT:      %[[LOW:.*]] = vector.load %a[%r, %[[B]]] : memref<4x40xf32>, vector<8xf32>
-// CHECK-NEXT:      %[[HIGH:.*]] = vector.load %a[%r, %[[B7]]] : memref<4x40xf32>, vector<8xf32>
-// CHECK-NEXT:      %[[V:.*]] = vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 4, 6, 9, 11, 13, 15] : vector<8xf32>, vector<8xf32>
-// CHECK-NEXT:      vector.store %[[V]], %b[%r, %[[X]]] : memref<4x11xf32>, vector<8xf32>
+// CHECK-NOT:     scf.for
+// CHECK:         %[[T:.*]] = arith.muli %c0, %c2 : index
+// CHECK-NEXT:    %[[B:.*]] = arith.addi %[[T]], %k : index
+// CHECK-NEXT:    %[[SEVEN:.*]] = arith.constant 7 : index
+// CHECK-NEXT:    %[[B7:.*]] = arith.addi %[[B]], %[[SEVEN]] : index
+// CHECK-NEXT:    %[[LOW:.*]] = vector.load %a[%r, %[[B]]] : memref<4x40xf32>, vector<8xf32>
+// CHECK-NEXT:    %[[HIGH:.*]] = vector.load %a[%r, %[[B7]]] : memref<4x40xf32>, vector<8xf32>
+// CHECK-NEXT:    %[[V:.*]] = vector.shuffle %[[LOW]], %[[HIGH]] [0, 2, 4, 6, 9, 11, 13, 15] : vector<8xf32>, vector<8xf32>
+// CHECK-NEXT:    vector.store %[[V]], %b[%r, %c0] : memref<4x11xf32>, vector<8xf32>
 // CHECK:         vector.shuffle %{{.*}}, %{{.*}} [0, 2, 5] : vector<3xf32>, vector<3xf32>
 // CHECK-LABEL: func.func @stride_three
 // CHECK-NOT:     vector.
@@ -474,22 +477,18 @@ tir.prim_func @reduction(%a: memref<64xf32>, %s: memref<1xf32>) {
 // A register tile: indices `base + j` are unit-stride (`base` is computed
 // once, at lane 0), the `local` accumulator stays an alloca and the loops
 // over it ask LLVM to unroll them: its accesses are then at constant indices,
-// which LLVM's SROA keeps in registers.
+// which LLVM's SROA keeps in registers.  The row's one vector is no loop.
 // CHECK-LABEL: func.func @tile
 // CHECK-NEXT:    %acc = memref.alloca() : memref<2x8xf32>
 // CHECK:         scf.for %k = %c0 to %c4 step %c1 {
 // CHECK-NEXT:      scf.for %i = %c0 to %c2 step %c1 {
-// CHECK-NEXT:        %[[W:.*]] = arith.constant 8 : index
-// CHECK-NEXT:        %[[SPLIT:.*]] = arith.constant 8 : index
-// CHECK-NEXT:        scf.for %[[J:.*]] = %c0 to %[[SPLIT]] step %[[W]] {
-// CHECK-NEXT:          %at = arith.addi %base, %[[J]] : index
-// CHECK-NEXT:          %[[B:.*]] = vector.load %b[%k, %at] : memref<4x32xf32>, vector<8xf32>
-// CHECK-NEXT:          %[[A:.*]] = vector.broadcast %x : f32 to vector<8xf32>
-// CHECK-NEXT:          %[[P:.*]] = arith.mulf %[[A]], %[[B]] fastmath<contract> : vector<8xf32>
-// CHECK-NEXT:          %[[C:.*]] = vector.load %acc[%i, %[[J]]] : memref<2x8xf32>, vector<8xf32>
-// CHECK-NEXT:          %[[S:.*]] = arith.addf %[[C]], %[[P]] fastmath<contract> : vector<8xf32>
-// CHECK-NEXT:          vector.store %[[S]], %acc[%i, %[[J]]] : memref<2x8xf32>, vector<8xf32>
-// CHECK-NEXT:        } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
+// CHECK-NEXT:        %at = arith.addi %base, %c0 : index
+// CHECK-NEXT:        %[[B:.*]] = vector.load %b[%k, %at] : memref<4x32xf32>, vector<8xf32>
+// CHECK-NEXT:        %[[A:.*]] = vector.broadcast %x : f32 to vector<8xf32>
+// CHECK-NEXT:        %[[P:.*]] = arith.mulf %[[A]], %[[B]] fastmath<contract> : vector<8xf32>
+// CHECK-NEXT:        %[[C:.*]] = vector.load %acc[%i, %c0] : memref<2x8xf32>, vector<8xf32>
+// CHECK-NEXT:        %[[S:.*]] = arith.addf %[[C]], %[[P]] fastmath<contract> : vector<8xf32>
+// CHECK-NEXT:        vector.store %[[S]], %acc[%i, %c0] : memref<2x8xf32>, vector<8xf32>
 // CHECK-NEXT:      } {llvm.loop_annotation = #llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>}
 // CHECK-NEXT:    }
 tir.prim_func @tile(%b: memref<4x32xf32>, %base: index, %x: f32)
@@ -574,5 +573,33 @@ tir.prim_func @parallel(%a: memref<?xf32>, %n: index)
   tir.for %i = %c0 to %n step %c2 parallel {
     %x = memref.load %a[%i] : memref<?xf32>
     memref.store %x, %a[%i] : memref<?xf32>
+  }
+}
+
+// -----
+
+// A loop of one trip is its body, the induction variable its lower bound;
+// a loop of none is nothing.  A loop of two stays.
+// CHECK-LABEL: func.func @trivial_loops
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %c2 = arith.constant 2 : index
+// CHECK-NEXT:    memref.store %x, %a[%c1] : memref<4xf32>
+// CHECK-NEXT:    scf.for %k = %c0 to %c2 step %c1 {
+// CHECK-NEXT:      memref.store %x, %a[%k] : memref<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+tir.prim_func @trivial_loops(%a: memref<4xf32>, %x: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  tir.for %i = %c1 to %c2 step %c1 {
+    memref.store %x, %a[%i] : memref<4xf32>
+  }
+  tir.for %j = %c2 to %c2 step %c1 unrolled {
+    memref.store %x, %a[%j] : memref<4xf32>
+  }
+  tir.for %k = %c0 to %c2 step %c1 {
+    memref.store %x, %a[%k] : memref<4xf32>
   }
 }
