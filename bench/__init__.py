@@ -17,5 +17,5 @@ BENCHMARKS = {
     "compile-time": ("bench.compile_time", "hetero.compile time of the benchmark programs, per pass"),
     "gpu-matmul": ("bench.gpu_matmul", "fp32 matmul 4096² from hetero's PTX vs cuBLAS (needs a GPU)"),
     "blas": ("bench.blas", "fp32 matmul and an MLP through the BLAS partition vs NumPy"),
-    "onnx": ("bench.onnx", "ONNX models (squeezenet, resnet50) imported and compiled vs onnxruntime, 1/2 threads"),
+    "onnx": ("bench.onnx", "ONNX models (squeezenet, resnet50) imported and compiled vs onnxruntime, 1/2 threads; compile time vs TVM where installed"),
 }

@@ -24,7 +24,10 @@ names without their numbering).
 
 After each table, where that compile's time went (`compile_breakdown`):
 the relay passes, then code generation, with the CPU seconds of its xDSL
-conversions and of LLVM.
+conversions and of LLVM.  Then, where TVM is installed (`pip install
+apache-tvm`), compile times side by side (`compile_table`): `hetero.compile`
+and TVM's `tvm.compile` of the same model (`bench.tvm_compile`, in a process
+of its own), alternating, `COMPILE_ROUNDS` each, medians.
 
 The last line is `onnx: X.XX× onnxruntime (...)`, X = onnxruntime time /
 hetero time, the worst over models and thread counts.
@@ -33,7 +36,11 @@ hetero time, the worst over models and thread counts.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import re
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from functools import partial
@@ -47,6 +54,7 @@ from bench.common import SETTLE_SECONDS, interleaved, positive_int
 MODELS = ("squeezenet", "resnet50")
 THREADS = (1, 2)
 ROUNDS = 7
+COMPILE_ROUNDS = 3
 KERNEL_ROUNDS = 5
 TOP_KERNELS = 12
 
@@ -144,6 +152,41 @@ def compile_breakdown(name: str, timings: dict[str, float]) -> None:
     )
 
 
+def tvm_compile_seconds(name: str) -> float | None:
+    """One `tvm.compile` of model `name`, timed in a process of its own
+    (`bench.tvm_compile`); None where TVM is not installed."""
+    if importlib.util.find_spec("tvm") is None:
+        return None
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.tvm_compile", name, "1"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(done.stdout.split()[-1])
+
+
+def compile_table(name: str, module: Any) -> None:
+    """hetero's and TVM's compile times of `name`, alternating (the machine's
+    noise hits both alike), medians of `COMPILE_ROUNDS`; nothing without TVM."""
+    if tvm_compile_seconds(name) is None:  # also warms TVM's caches up
+        print(f"{name} compile: TVM is not installed (pip install apache-tvm)")
+        return
+    ours: list[float] = []
+    theirs: list[float] = []
+    for _ in range(COMPILE_ROUNDS):
+        start = time.perf_counter()
+        hetero.compile(module)
+        ours.append(time.perf_counter() - start)
+        theirs.append(tvm_compile_seconds(name) or 0.0)
+    hetero_s, tvm_s = statistics.median(ours), statistics.median(theirs)
+    print(
+        f"{name} compile: hetero {hetero_s:.2f} s, TVM {tvm_s:.2f} s "
+        f"(relax default pipeline, no schedules): {tvm_s / hetero_s:.2f}× TVM "
+        f"(median of {COMPILE_ROUNDS}, alternating)"
+    )
+
+
 def arguments(argv: list[str]) -> argparse.Namespace:
     """The models and options of `python -m bench onnx [--data-layout L] [MODEL ...]`
     (a bad one: argparse's usage line and exit status 2)."""
@@ -193,7 +236,7 @@ def main(argv: list[str]) -> None:
         f"{'import s':>9} {'compile s':>10} {'rel err':>9}"
     )
     ratios: list[float] = []
-    tables: list[tuple[str, Any]] = []
+    tables: list[tuple[str, Any, Any]] = []
     for name in models:
         model = logits(randomized(onnx.load(light_model_path(name)), seed=0))
         start = time.perf_counter()
@@ -216,10 +259,11 @@ def main(argv: list[str]) -> None:
                 f"{theirs / ours:>10.3f} {import_s:>9.2f} {compile_s:>10.1f} {error:>9.1e}",
                 flush=True,
             )
-        tables.append((name, compiled))
-    for name, compiled in tables:
+        tables.append((name, compiled, configured))
+    for name, compiled, configured in tables:
         kernel_table(name, compiled, x)
         compile_breakdown(name, compiled.timings)
+        compile_table(name, configured)
     print(
         f"onnx: {min(ratios):.3f}× onnxruntime (worst of {', '.join(models)} at "
         f"{'/'.join(map(str, THREADS))} threads; random weights, batch 1, median of "

@@ -25,6 +25,9 @@ before outer, because their lowering reads the enclosing function's target:
   which `hetero.runtime.parallel` defines on top of `hetero_parallel_for`.
   A parallel loop nested in another one runs serially.
 
+A resulting loop of one constant trip is then its body, one of none nothing
+(xDSL's `SimplifyTrivialLoops`).
+
 Then the rest, one pattern per op: functions, returns, calls, extern calls
 (declared as bodiless private `func.func`s), allocations and CPU target
 regions (inlined).  Storage scopes are dropped from memref types last: on a
