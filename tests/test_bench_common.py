@@ -107,3 +107,41 @@ def test_sizes_argument_errors_are_usage_lines(argv, default, message, capsys):
     assert exit.value.code == 2
     err = capsys.readouterr().err
     assert err.startswith("usage: python -m bench matmul") and message in err
+
+
+def test_bench_onnx_compile_table_without_tvm(monkeypatch, capsys):
+    """Without TVM the compile comparison is one line saying how to get it,
+    and nothing is compiled."""
+    pytest.importorskip("onnx")
+    import bench.onnx
+
+    monkeypatch.setattr(bench.onnx.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(bench.onnx.hetero, "compile", lambda module: pytest.fail("compiled"))
+    bench.onnx.compile_table("squeezenet", object())
+    assert capsys.readouterr().out == (
+        "squeezenet compile: TVM is not installed (pip install apache-tvm)\n"
+    )
+
+
+def test_bench_onnx_compile_table_alternates_and_reports_medians(monkeypatch, capsys):
+    """hetero's and TVM's compiles alternate, after one TVM warm-up; the line
+    gives their medians and TVM's time over hetero's."""
+    pytest.importorskip("onnx")
+    import bench.onnx
+
+    calls: list[str] = []
+    tvm_seconds = iter([9.0, 3.0, 1.0, 2.0])  # the warm-up first
+    monkeypatch.setattr(
+        bench.onnx,
+        "tvm_compile_seconds",
+        lambda name: calls.append(f"tvm {name}") or next(tvm_seconds),
+    )
+    monkeypatch.setattr(bench.onnx.hetero, "compile", lambda module: calls.append("hetero"))
+    clock = iter([0.0, 1.0, 10.0, 11.0, 20.0, 21.0])  # hetero: 1 s each
+    monkeypatch.setattr(bench.onnx.time, "perf_counter", lambda: next(clock))
+    bench.onnx.compile_table("resnet50", object())
+    assert calls == ["tvm resnet50"] + ["hetero", "tvm resnet50"] * 3
+    assert capsys.readouterr().out.startswith(
+        "resnet50 compile: hetero 1.00 s, TVM 2.00 s (relax default pipeline, "
+        "no schedules): 2.00× TVM"
+    )
