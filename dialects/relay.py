@@ -769,29 +769,27 @@ LAYOUT_FORMS: dict[re.Pattern[str], str] = {
 """What a diagnostic says each layout pattern accepts."""
 
 
-def _block(pattern: re.Pattern[str], layout: str) -> int:
+def _number(pattern: re.Pattern[str], layout: str, *groups: int | str) -> int:
+    """The first of `groups` of `layout` (which `pattern` matches) that
+    matched, as a number; 0 when none did."""
     match = pattern.fullmatch(layout)
     assert match is not None, layout
-    return int(match.group(1) or 0)
+    return int(next((g for g in map(match.group, groups) if g), 0))
 
 
 def kernel_block(layout: str) -> int:
     """The output-channel block `b` of a conv2d weight layout (0: `OIHW`)."""
-    match = KERNEL_LAYOUT.fullmatch(layout)
-    assert match is not None, layout
-    return int(match.group(1) or match.group("wblock") or 0)
+    return _number(KERNEL_LAYOUT, layout, 1, "wblock")
 
 
 def winograd_tile(layout: str) -> int:
     """The output tile `m` of a `winograd<m>_OI<b>o` weight layout (0: another)."""
-    match = KERNEL_LAYOUT.fullmatch(layout)
-    assert match is not None, layout
-    return int(match.group("tile") or 0)
+    return _number(KERNEL_LAYOUT, layout, "tile")
 
 
 def data_block(layout: str) -> int:
     """The channel block `b` of a data layout (0: `NCHW`)."""
-    return _block(DATA_LAYOUT, layout)
+    return _number(DATA_LAYOUT, layout, 1)
 
 
 class LayoutParam(Param[str]):

@@ -714,8 +714,8 @@ def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     if rest := extent - whole:
         tail = Lanes(lanes, rest) if _masked(vectorizer, rest) else Lanes(rest, rest)
         ops.append(step := index(rest))
-        ops.append(last := scf.ForOp(split, op.ub, step, [], vectorizer.build(tail)))
-        annotate_unroll(last, 1)
+        # One trip: SimplifyTrivialLoops makes it its body.
+        ops.append(scf.ForOp(split, op.ub, step, [], vectorizer.build(tail)))
     rewriter.insert(ops, InsertPoint.before(op))
     rewriter.erase(op)
 
@@ -1002,7 +1002,9 @@ class ConvertTirToScfPass(ModulePass):
         # A loop of one trip is its body, one of none nothing (a vectorized
         # loop's tail, a register tile's row of one): as loops, each would
         # cost every later pass a few ops and LLVM its per-loop passes.
-        PatternRewriteWalker(SimplifyTrivialLoops(), apply_recursively=False).rewrite_module(op)
+        PatternRewriteWalker(
+            SimplifyTrivialLoops(), apply_recursively=False
+        ).rewrite_module(op)
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
                 [
