@@ -233,6 +233,18 @@ def _partition_stages(module: ModuleOp) -> list[ModulePass]:
     ]
 
 
+def _code_of(host: Operation) -> Operation:
+    """A copy of the host function for code generation, without the list of
+    its constants (passed to it at run time): their blobs' handles are unique
+    in a process, and would make the compile cache's key of a recompiled
+    network differ from the first's."""
+    from hetero.transforms.lower_aot_main import CONSTANTS
+
+    code = host.clone()
+    del code.attributes[CONSTANTS]
+    return code
+
+
 def _memory_report(host: Operation) -> dict[str, tuple[int, int]]:
     from hetero.transforms.plan_memory import MEMORY
 
@@ -370,12 +382,12 @@ def compile(
     for op in prim_funcs:
         if op is not host:
             op.detach()
-    kernels = ModuleOp([host.clone() if op is host else op for op in prim_funcs])
+    kernels = ModuleOp([_code_of(host) if op is host else op for op in prim_funcs])
     with gc_paused():
         native = (
             compile_cuda(kernels)
             if has_gpu_functions(kernels)
-            else compile_cpu(kernels, timings=timings)
+            else compile_cpu(kernels, timings=timings, cached=True)
         )
     timings["compile_cpu"] = time.perf_counter() - start
     decoded = _decode_constants(constants)

@@ -22,6 +22,7 @@ from dataclasses import replace
 from typing import Any
 
 from hetero.dialects import tir
+from hetero.lowering.compile_cache import compile_cached
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.parallel_compile import restrict, run_forked, split
 from hetero.lowering.pipeline import lower_to_llvm
@@ -60,13 +61,16 @@ def compile_cpu(
     ctx: Context | None = None,
     timings: dict[str, float] | None = None,
     jobs: int | None = None,
+    cached: bool = False,
 ) -> CpuModule:
     """Lower the CPU `tir` functions of `module` and JIT-compile them;
     `timings` receives the seconds of each pass and of LLVM's stages (with
     several processes, summed over them, and `compile-workers`: their wall
     time).  `jobs` is how many processes share the work (by default, see
-    `parallel_compile.split`).  `module` is lowered in place when this
-    process compiles it, and left as it was when workers do."""
+    `parallel_compile.split`).  `cached`: take code compiled before from the
+    compile cache, and keep new code there (`hetero.lowering.compile_cache`).
+    `module` is lowered in place when this process compiles it, and left as
+    it was when workers do or the cache has its code."""
     timings = {} if timings is None else timings
     target = CpuTarget(**codegen_options(module))
     chunks = split(module, jobs)
@@ -74,7 +78,8 @@ def compile_cpu(
         start = time.perf_counter()
         load_pool()  # before the fork: the workers then need not compile it
         objects = run_forked(
-            lambda i: _compile(restrict(module, chunks[i]), target, ctx), len(chunks)
+            lambda i: _compile(restrict(module, chunks[i]), target, ctx, cached),
+            len(chunks),
         )
         timings["compile-workers"] = time.perf_counter() - start
         if objects is not None:
@@ -82,13 +87,21 @@ def compile_cpu(
             timings.update(native.timings)
             return native
         # A worker's HeteroError: lowering the module here raises it again.
-    native = CpuModule.load(target, [_compile(module, target, ctx)])
+    native = CpuModule.load(target, [_compile(module, target, ctx, cached)])
     timings.update(native.timings)
     return native
 
 
-def _compile(module: ModuleOp, target: CpuTarget, ctx: Context | None) -> ObjectCode:
-    """Lower `module` in place and compile it, with the seconds of each pass."""
+def _compile(
+    module: ModuleOp, target: CpuTarget, ctx: Context | None, cached: bool
+) -> ObjectCode:
+    """Lower `module` in place and compile it, with the seconds of each pass;
+    `cached`: or its code from the compile cache."""
+    if cached:
+        # Code from the cache was made without `define_launchers`, which loads
+        # the thread pool its parallel loops call.
+        load_pool()
+        return compile_cached(module, target, lambda m: _compile(m, target, ctx, False))
     timings: dict[str, float] = {}
     start = time.perf_counter()
     ConvertTirToScfPass().apply(ctx or Context(), module)

@@ -515,7 +515,9 @@ class CpuModule:
         for o in objects:
             self._engine.add_object_file(llvm.ObjectFileRef.from_data(o.object))
         self._engine.finalize_object()
-        self.timings["llvm-codegen"] += time.perf_counter() - start
+        self.timings["llvm-codegen"] = (
+            self.timings.get("llvm-codegen", 0.0) + time.perf_counter() - start
+        )
         self._compiled: dict[str, CpuFunction] = {}
 
     def function(self, name: str) -> CpuFunction:

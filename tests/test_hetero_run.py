@@ -65,6 +65,18 @@ def test_compile_runs_native_code_and_reports_memory(tmp_path: Path, capsys):
     assert np.load(out)["result0"].shape == (64, 64)
 
 
+def test_compile_says_when_the_code_comes_from_the_compile_cache(
+    tmp_path: Path, capsys, monkeypatch
+):
+    monkeypatch.setenv("HETERO_CACHE_DIR", str(tmp_path / "cache"))
+    lines = []
+    for _ in range(2):
+        assert main([_chain(tmp_path), "--random", "--compile"]) == 0
+        lines.append(capsys.readouterr().out.splitlines()[0])
+    assert lines[0].startswith("compile: ") and lines[0].endswith(" ms")
+    assert lines[1].endswith(" ms (code from the compile cache)")
+
+
 def test_profile_prints_each_kernel_in_the_network(tmp_path: Path, capsys):
     assert main([_chain(tmp_path), "--random", "--profile", "--repeat", "2"]) == 0
     printed = capsys.readouterr().out

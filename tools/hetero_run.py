@@ -104,6 +104,7 @@ def _arguments() -> argparse.ArgumentParser:
 def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace) -> list[np.ndarray]:
     """Compile and run `inputs` through the native code, printing the times."""
     import hetero
+    from hetero.lowering.compile_cache import HIT as CACHE_HIT
 
     start = time.perf_counter()
     compiled = hetero.compile(module, targets=args.targets.split(","), entry=args.entry)
@@ -116,7 +117,8 @@ def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace
         start = time.perf_counter()
         result = compiled(*inputs)
         times.append(time.perf_counter() - start)
-    print(f"compile: {compile_seconds * 1e3:.1f} ms")
+    cached = " (code from the compile cache)" if CACHE_HIT in compiled.timings else ""
+    print(f"compile: {compile_seconds * 1e3:.1f} ms{cached}")
     for device, (planned, requested) in compiled.memory.items():
         print(f"memory {device}: {planned} bytes planned ({requested} without reuse)")
     print(f"native: {statistics.median(times) * 1e3:.3f} ms (median of {len(times)})")

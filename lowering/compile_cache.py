@@ -1,0 +1,169 @@
+"""The compile cache: the machine code of compiled modules, kept on disk.
+
+`compile_cpu` lowers and compiles a module of `tir` functions (or each chunk
+of one, `hetero.lowering.parallel_compile`) in seconds, and the same module
+compiled again -- the same network in a new process, a notebook cell run
+twice, `hetero-run` on the same file -- comes out the same.  So each
+compiled chunk's `ObjectCode` is kept in a file named by a key that covers
+everything its code depends on:
+
+* the chunk as `tir` text (what the relay passes made of the program:
+  shapes, schedules, targets), printed before it is lowered;
+* the machine: triple, CPU, features and optimisation level of its
+  `CpuTarget`, and the CPU count (`convert-tir-to-scf` reads it where a
+  target sets no `num_threads`);
+* the code that lowers and compiles it: a digest of hetero's own source
+  files, and the versions of xDSL, llvmlite, LLVM and Python.
+
+A later compile with the same key loads the file instead of lowering and
+compiling: for ResNet-50 what is left is the relay passes, printing the
+chunks and loading their code.  Any change of hetero's source changes every
+key, so a cache is never stale, only unused.
+
+`HETERO_CACHE_DIR` names the directory (default: `$XDG_CACHE_HOME/hetero`,
+else `~/.cache/hetero`); set empty, it turns the cache off.  Entries are
+pickles, loaded as Python loads its own `__pycache__`: the directory must be
+as trusted as the code.  An entry that cannot be read is compiled again and
+rewritten; a directory that cannot be written is used for nothing, with one
+warning.  Nothing is ever evicted: deleting the directory empties it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from contextlib import suppress
+from dataclasses import replace
+from functools import cache
+from pathlib import Path
+
+import llvmlite
+import llvmlite.binding as llvm
+import xdsl
+
+from hetero.runtime.cpu import CpuTarget, ObjectCode
+from xdsl.dialects.builtin import ModuleOp
+
+CACHE_VARIABLE = "HETERO_CACHE_DIR"
+"""The cache's directory; empty: no cache."""
+
+FORMAT = 1
+"""The version of the entries' layout (a pickled `ObjectCode`)."""
+
+HIT = "compile-cache"
+"""The `timings` stage of a chunk loaded from the cache (its only one)."""
+
+
+def cache_directory() -> Path | None:
+    """Where compiled code is kept (`HETERO_CACHE_DIR`), or None: no cache."""
+    text = os.environ.get(CACHE_VARIABLE)
+    if text is not None:
+        return Path(text) if text else None
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "hetero"
+
+
+@cache
+def code_digest() -> bytes:
+    """What the compiled code depends on besides the module and the target:
+    hetero's source files and the versions of the libraries that lower and
+    compile (computed once a process: ~5 ms)."""
+    digest = hashlib.sha256()
+    package = Path(__file__).resolve().parent.parent
+    for path in sorted(package.rglob("*.py")):
+        relative = path.relative_to(package)
+        if relative.parts[0] in ("tests", "bench", "examples"):
+            continue
+        digest.update(str(relative).encode())
+        digest.update(path.read_bytes())
+    versions = (
+        FORMAT,
+        str(xdsl.__version__),  # a lazy object, whose repr is its address
+        llvmlite.__version__,
+        llvm.llvm_version_info,
+        sys.version_info[:2],
+    )
+    digest.update(repr(versions).encode())
+    return digest.digest()
+
+
+def cache_key(module: ModuleOp, target: CpuTarget) -> str:
+    """The key of `module` (not yet lowered) compiled for `target`."""
+    digest = hashlib.sha256(code_digest())
+    machine = (
+        target.machine.triple,
+        target.mcpu,
+        target.mattr,
+        target.opt_level,
+        os.cpu_count(),
+    )
+    digest.update(repr(machine).encode())
+    digest.update(str(module).encode())
+    return digest.hexdigest()
+
+
+def _load(path: Path) -> ObjectCode | None:
+    """The entry at `path`; None if there is none, or none that reads as an
+    `ObjectCode` (truncated, foreign): it is compiled again."""
+    try:
+        with path.open("rb") as file:
+            code = pickle.load(file)
+    except Exception:  # noqa: BLE001 (missing, or any unpickling failure)
+        return None
+    return code if isinstance(code, ObjectCode) else None
+
+
+def _store(path: Path, code: ObjectCode) -> None:
+    """Writes `code` to `path` whole or not at all (another process may read
+    or write the same entry meanwhile): into a temporary file, renamed."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    except OSError as error:
+        _warn_unwritable(path.parent, error.strerror or str(error))
+        return
+    try:
+        with os.fdopen(handle, "wb") as file:
+            pickle.dump(code, file, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(temporary, path)
+    except OSError as error:
+        with suppress(OSError):
+            os.unlink(temporary)
+        _warn_unwritable(path.parent, error.strerror or str(error))
+
+
+@cache
+def _warn_unwritable(directory: Path, reason: str) -> None:
+    """Once a directory and reason: the compile goes on without the cache."""
+    warnings.warn(
+        f"hetero's compile cache cannot write to {directory} ({reason}); "
+        f"set {CACHE_VARIABLE} to another directory, or empty to turn it off",
+        RuntimeWarning,
+        stacklevel=2,
+    )
+
+
+def compile_cached(
+    module: ModuleOp,
+    target: CpuTarget,
+    compile: Callable[[ModuleOp], ObjectCode],
+) -> ObjectCode:
+    """`compile(module)`, or the code the cache holds for it; a fresh result
+    is kept for next time.  The key is taken before `compile`, which may
+    lower `module` in place."""
+    directory = cache_directory()
+    if directory is None:
+        return compile(module)
+    start = time.perf_counter()
+    path = directory / f"{cache_key(module, target)}.pickle"
+    if (code := _load(path)) is not None:
+        return replace(code, timings={HIT: time.perf_counter() - start})
+    code = compile(module)
+    _store(path, code)
+    return code
