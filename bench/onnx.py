@@ -27,7 +27,10 @@ the relay passes, then code generation, with the CPU seconds of its xDSL
 conversions and of LLVM.  Then, where TVM is installed (`pip install
 apache-tvm`), compile times side by side (`compile_table`): `hetero.compile`
 and TVM's `tvm.compile` of the same model (`bench.tvm_compile`, in a process
-of its own), alternating, `COMPILE_ROUNDS` each, medians.
+of its own), alternating, `COMPILE_ROUNDS` each, medians.  Every compile
+is from scratch (`python -m bench` turns the compile cache off) but the one
+of `cached_compile_line`: the model compiled again with its code in a fresh
+compile cache, as a second compile of it is.
 
 The last line is `onnx: X.XX× onnxruntime (...)`, X = onnxruntime time /
 hetero time, the worst over models and thread counts.
@@ -37,10 +40,12 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from functools import partial
@@ -187,6 +192,29 @@ def compile_table(name: str, module: Any) -> None:
     )
 
 
+def cached_compile_line(name: str, module: Any) -> None:
+    """One line: `hetero.compile` of `module` when the compile cache
+    (`hetero.lowering.compile_cache`, in a fresh directory) holds its code
+    from one compile before, against a compile from scratch."""
+    from hetero.lowering.compile_cache import CACHE_VARIABLE
+
+    with tempfile.TemporaryDirectory() as directory:
+        os.environ[CACHE_VARIABLE] = directory
+        try:
+            start = time.perf_counter()
+            hetero.compile(module)
+            cold = time.perf_counter() - start
+            start = time.perf_counter()
+            hetero.compile(module)
+            warm = time.perf_counter() - start
+        finally:
+            os.environ[CACHE_VARIABLE] = ""
+    print(
+        f"{name} compile from the compile cache: {warm:.2f} s against {cold:.2f} s "
+        f"from scratch ({cold / warm:.1f}x: the relay passes, then the kernels' code loaded)"
+    )
+
+
 def arguments(argv: list[str]) -> argparse.Namespace:
     """The models and options of `python -m bench onnx [--data-layout L] [MODEL ...]`
     (a bad one: argparse's usage line and exit status 2)."""
@@ -264,6 +292,7 @@ def main(argv: list[str]) -> None:
         kernel_table(name, compiled, x)
         compile_breakdown(name, compiled.timings)
         compile_table(name, configured)
+        cached_compile_line(name, configured)
     print(
         f"onnx: {min(ratios):.3f}× onnxruntime (worst of {', '.join(models)} at "
         f"{'/'.join(map(str, THREADS))} threads; random weights, batch 1, median of "
