@@ -191,6 +191,20 @@ def test_an_unwritable_directory_warns_and_compiles(tmp_path, monkeypatch):
         hetero.compile(RELAY)
 
 
+def test_the_least_recently_used_entries_go_past_the_limit(cache, monkeypatch):
+    programs = [RELAY.replace("2x", f"{rows}x") for rows in (2, 3, 5)]
+    hetero.compile(programs[0])
+    (first,) = entries(cache)
+    size = (cache / first).stat().st_size
+    monkeypatch.setattr(compile_cache, "MAX_BYTES", int(2.5 * size))
+    hetero.compile(programs[1])
+    assert HIT in hetero.compile(programs[0]).timings  # used again: the newest
+    hetero.compile(programs[2])  # three entries: the second goes
+    assert len(entries(cache)) == 2
+    assert HIT in hetero.compile(programs[0]).timings
+    assert HIT not in hetero.compile(programs[1]).timings
+
+
 def test_where_the_cache_is(monkeypatch, tmp_path):
     monkeypatch.setenv(CACHE_VARIABLE, "")
     assert cache_directory() is None
