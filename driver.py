@@ -332,24 +332,13 @@ def compile(
     dimensions gives a `ShapeSpecializedFunction`, compiled per input shapes
     at the first call with them."""
     from hetero.context import parse_module
-    from hetero.dialects import tir
     from hetero.dialects.relay import FuncOp
-    from hetero.lowering.cpu_codegen import compile_cpu
-    from hetero.runtime.cuda import (
-        GpuProgram,
-        ResidentArray,
-        compile_cuda,
-        has_gpu_functions,
-    )
     from hetero.targets.config import module_config
-    from hetero.transforms.external_codegen import external_modules
-    from hetero.runtime.profiler import HostPlan
-    from hetero.transforms.lower_aot_main import CONSTANTS, output_types
-    from hetero.utils.gc_pause import gc_paused
-    from hetero.utils.huge_pages import small_pages
+    from hetero.utils.dense_resources import BlobScope
 
     timings: dict[str, float] = {}
     start = time.perf_counter()
+    blobs = BlobScope()
     if isinstance(module_or_text, str):
         module = parse_module(module_or_text)
     else:
@@ -364,6 +353,33 @@ def compile(
         return ShapeSpecializedFunction(
             module, tuple(targets), entry, tuple(zip(labels, (a.type for a in main.args)))
         )
+    try:
+        return _compile_static(module, entry, timings)
+    finally:
+        # The weights folded and packed (and parsed) here live on as the
+        # compiled function's arrays: the process-wide table lets them go.
+        blobs.release()
+
+
+def _compile_static(
+    module: ModuleOp, entry: str, timings: dict[str, float]
+) -> CompiledFunction:
+    """`compile` of a module whose entry function has static input shapes."""
+    from hetero.dialects import tir
+    from hetero.dialects.relay import FuncOp
+    from hetero.lowering.cpu_codegen import compile_cpu
+    from hetero.runtime.cuda import (
+        GpuProgram,
+        ResidentArray,
+        compile_cuda,
+        has_gpu_functions,
+    )
+    from hetero.transforms.external_codegen import external_modules
+    from hetero.runtime.profiler import HostPlan
+    from hetero.transforms.lower_aot_main import CONSTANTS, output_types
+    from hetero.utils.gc_pause import gc_paused
+    from hetero.utils.huge_pages import small_pages
+
     with gc_paused(), small_pages():  # the weights are folded and packed here
         lower_to_tir(module, entry, timings)
     main = SymbolTable.lookup_symbol(module, entry)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from hetero.dialects import relay
 from hetero.utils.dense_resources import (
+    BlobScope,
     _blobs,
     dense_resource,
     print_with_resources,
@@ -43,3 +44,46 @@ def test_a_printed_module_carries_the_blobs_of_new_resources() -> None:
     module = ModuleOp([relay.ConstantOp(attr)])
     text = print_with_resources(module)
     assert f"{attr.resource_handle.data}: \"0x04000000{values.tobytes().hex()}\"" in text
+
+
+def test_a_scope_releases_the_blobs_made_in_it() -> None:
+    kept = dense_resource(np.ones(3, np.float32), TensorType(f32, [3]), "kept")
+    scope = BlobScope()
+    made = dense_resource(np.zeros(3, np.float32), TensorType(f32, [3]), "made")
+    held = np.frombuffer(resource_bytes(made), np.float32)
+    scope.release()
+    assert made.resource_handle.data not in _blobs()._blob_storage
+    assert kept.resource_handle.data in _blobs()._blob_storage
+    np.testing.assert_array_equal(held, np.zeros(3, np.float32))  # arrays keep theirs
+
+
+WEIGHTED = """
+relay.func @main(%x: tensor<{n}x64xf32>) -> tensor<{n}x8xf32> {{
+  %w = relay.constant dense_resource<scoped_weight> : tensor<8x64xf32>
+  %two = relay.constant dense<2.0> : tensor<8x64xf32>
+  %w2 = relay.multiply %w, %two : tensor<8x64xf32>
+  %y = relay.nn.dense %x, %w2 : (tensor<{n}x64xf32>, tensor<8x64xf32>) -> tensor<{n}x8xf32>
+  relay.return %y : tensor<{n}x8xf32>
+}}
+{{-# dialect_resources: {{builtin: {{scoped_weight: "0x04000000{blob}"}}}} #-}}
+"""
+
+
+def test_compile_keeps_no_blob_of_its_own() -> None:
+    """The weights `hetero.compile` folds (and, from text, parses) stay with
+    the compiled function only: compiling again and again holds no more
+    memory.  A program with dynamic shapes keeps its parsed weights for the
+    compiles to come."""
+    import hetero
+
+    w = np.arange(8 * 64, dtype=np.float32).reshape(8, 64) / 512
+    text = WEIGHTED.format(n=2, blob=w.tobytes().hex())
+    before = set(_blobs()._blob_storage)
+    compiled = [hetero.compile(text) for _ in range(3)]
+    assert set(_blobs()._blob_storage) == before
+    x = np.random.default_rng(0).standard_normal((2, 64)).astype(np.float32)
+    for f in compiled:
+        np.testing.assert_allclose(f(x), x @ (2 * w).T, rtol=1e-5, atol=1e-5)
+    dynamic = hetero.compile(WEIGHTED.format(n="?", blob=w.tobytes().hex()))
+    np.testing.assert_allclose(dynamic(x), x @ (2 * w).T, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(dynamic(x[:1]), x[:1] @ (2 * w).T, rtol=1e-5, atol=1e-5)
