@@ -338,27 +338,29 @@ def compile(
 
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    blobs = BlobScope()
-    if isinstance(module_or_text, str):
-        module = parse_module(module_or_text)
-    else:
-        module = module_or_text.clone()
-    module_config(module, ",".join(targets), "hetero.compile")
-    timings["parse"] = time.perf_counter() - start
-    main = SymbolTable.lookup_symbol(module, entry)
-    if isinstance(main, FuncOp) and any(
-        isinstance(a.type, TensorType) and not a.type.has_static_shape() for a in main.args
-    ):
-        labels = (_input_label(i, a) for i, a in enumerate(main.args))
-        return ShapeSpecializedFunction(
-            module, tuple(targets), entry, tuple(zip(labels, (a.type for a in main.args)))
-        )
-    try:
+    # The weights folded and packed (and parsed) here live on as the compiled
+    # function's arrays: the process-wide blob table lets them go.
+    with BlobScope() as blobs:
+        if isinstance(module_or_text, str):
+            module = parse_module(module_or_text)
+        else:
+            module = module_or_text.clone()
+        module_config(module, ",".join(targets), "hetero.compile")
+        timings["parse"] = time.perf_counter() - start
+        main = SymbolTable.lookup_symbol(module, entry)
+        if isinstance(main, FuncOp) and any(
+            isinstance(a.type, TensorType) and not a.type.has_static_shape()
+            for a in main.args
+        ):
+            blobs.keep()  # the module is compiled again for each input shape
+            labels = (_input_label(i, a) for i, a in enumerate(main.args))
+            return ShapeSpecializedFunction(
+                module,
+                tuple(targets),
+                entry,
+                tuple(zip(labels, (a.type for a in main.args))),
+            )
         return _compile_static(module, entry, timings)
-    finally:
-        # The weights folded and packed (and parsed) here live on as the
-        # compiled function's arrays: the process-wide table lets them go.
-        blobs.release()
 
 
 def _compile_static(

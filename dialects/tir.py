@@ -86,7 +86,6 @@ from xdsl.traits import (
     SymbolOpInterface,
     SymbolTable,
     SymbolUserOpInterface,
-    ensure_terminator,
 )
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 from xdsl.utils.exceptions import VerifyException
@@ -275,6 +274,21 @@ class PrimFuncCallableInterface(CallableOpInterface):
         return op.function_type.outputs.data
 
 
+def _terminate(op: Operation, terminator: type[Operation]) -> None:
+    """xDSL's `ensure_terminator` (each block of `op` ends with a
+    `terminator`), without its `ImplicitBuilder`: that swaps
+    `Operation.__post_init__` for the whole process, and two threads
+    building loops at once (two `hetero.compile` calls) left a chain of
+    wrappers that inserted each later op twice."""
+    for region in op.regions:
+        if not region.blocks:
+            region.add_block(Block())
+        for block in region.blocks:
+            last = block.last_op
+            if last is None or not last.has_trait(IsTerminator, value_if_unregistered=False):
+                block.add_op(terminator.create())
+
+
 @irdl_op_definition
 class PrimFuncOp(IRDLOperation):
     """A loop-level function; public unless `private` (spec §7)."""
@@ -321,7 +335,7 @@ class PrimFuncOp(IRDLOperation):
             },
         )
         if not function_type.outputs.data:
-            ensure_terminator(self, SingleBlockImplicitTerminator(ReturnOp))
+            _terminate(self, ReturnOp)
 
     @property
     def is_private(self) -> bool:
@@ -504,7 +518,7 @@ class ForOp(IRDLOperation):
                 "thread_tag": None if thread_tag is None else StringAttr(thread_tag),
             },
         )
-        ensure_terminator(self, SingleBlockImplicitTerminator(YieldOp))
+        _terminate(self, YieldOp)
 
     @property
     def induction_var(self) -> BlockArgument:
@@ -617,7 +631,7 @@ class TargetRegionOp(IRDLOperation):
         super().__init__(
             regions=[body or Region(Block())], properties={"target": target}
         )
-        ensure_terminator(self, SingleBlockImplicitTerminator(YieldOp))
+        _terminate(self, YieldOp)
 
     def verify_(self) -> None:
         if self.body.block.args:

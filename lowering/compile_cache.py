@@ -30,9 +30,11 @@ warning.  Past `MAX_BYTES` (512 MB), the least recently used entries go.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import pickle
+import re
 import sys
 import tempfile
 import time
@@ -64,13 +66,43 @@ MAX_BYTES = 512 * 1024 * 1024
 least recently used go (ResNet-50's two entries take 0.4 MB)."""
 
 
+ENTRY = re.compile(r"[0-9a-f]{64}\.pickle")
+"""An entry's file name: its key.  Nothing else in the directory is touched."""
+
+STALE_SECONDS = 3600
+"""A temporary file this old was left by a writer that died: it goes."""
+
+
 def cache_directory() -> Path | None:
-    """Where compiled code is kept (`HETERO_CACHE_DIR`), or None: no cache."""
+    """Where compiled code is kept (`HETERO_CACHE_DIR`), or None: no cache
+    (also when there is no home directory to put it in)."""
     text = os.environ.get(CACHE_VARIABLE)
     if text is not None:
         return Path(text) if text else None
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "hetero"
+    if base := os.environ.get("XDG_CACHE_HOME"):
+        return Path(base) / "hetero"
+    try:
+        return Path.home() / ".cache" / "hetero"
+    except RuntimeError:  # no HOME, and no passwd entry for this user
+        return None
+
+
+def open_cache() -> Path | None:
+    """The cache directory, made if need be, when it can be written (else
+    None, with a warning); run before compile workers fork, so that they
+    share its check and `code_digest`."""
+    directory = cache_directory()
+    if directory is None:
+        return None
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        if not os.access(directory, os.W_OK | os.X_OK):
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    except OSError as error:
+        _warn_unwritable(directory, error.strerror or str(error))
+        return None
+    code_digest()
+    return directory
 
 
 @cache
@@ -80,11 +112,8 @@ def code_digest() -> bytes:
     compile (computed once a process: ~5 ms)."""
     digest = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent
-    for path in sorted(package.rglob("*.py")):
-        relative = path.relative_to(package)
-        if relative.parts[0] in ("tests", "bench", "examples"):
-            continue
-        digest.update(str(relative).encode())
+    for path in _sources(package):
+        digest.update(str(path.relative_to(package)).encode())
         digest.update(path.read_bytes())
     versions = (
         FORMAT,
@@ -95,6 +124,17 @@ def code_digest() -> bytes:
     )
     digest.update(repr(versions).encode())
     return digest.digest()
+
+
+def _sources(package: Path) -> list[Path]:
+    """The `.py` files of `package` and its subpackages (folders with an
+    `__init__.py`: not a virtual environment or build folder beside them),
+    but for its benchmarks."""
+    found = sorted(package.glob("*.py"))
+    for folder in sorted(package.iterdir()):
+        if (folder / "__init__.py").is_file() and folder.name != "bench":
+            found += _sources(folder)
+    return found
 
 
 def cache_key(module: ModuleOp, target: CpuTarget) -> str:
@@ -118,9 +158,10 @@ def _load(path: Path) -> ObjectCode | None:
     try:
         with path.open("rb") as file:
             code = pickle.load(file)
-        os.utime(path)  # used now: the last to be evicted
     except Exception:  # noqa: BLE001 (missing, or any unpickling failure)
         return None
+    with suppress(OSError):  # a read-only cache still serves
+        os.utime(path)  # used now: the last to be evicted
     return code if isinstance(code, ObjectCode) else None
 
 
@@ -137,9 +178,11 @@ def _store(path: Path, code: ObjectCode) -> None:
         with os.fdopen(handle, "wb") as file:
             pickle.dump(code, file, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(temporary, path)
-    except OSError as error:
+    except BaseException as error:  # an interrupt too: no file left behind
         with suppress(OSError):
             os.unlink(temporary)
+        if not isinstance(error, OSError):
+            raise
         _warn_unwritable(path.parent, error.strerror or str(error))
         return
     _evict(path.parent)
@@ -147,12 +190,17 @@ def _store(path: Path, code: ObjectCode) -> None:
 
 def _evict(directory: Path) -> None:
     """Deletes the least recently used entries while they take more than
-    `MAX_BYTES` (another process may be deleting them too)."""
+    `MAX_BYTES` (another process may be deleting them too), and temporary
+    files that writers left."""
     entries = []
-    for entry in directory.glob("*.pickle"):
+    now = time.time()
+    for entry in directory.iterdir():
         with suppress(OSError):
             status = entry.stat()
-            entries.append((status.st_mtime, status.st_size, entry))
+            if ENTRY.fullmatch(entry.name):
+                entries.append((status.st_mtime, status.st_size, entry))
+            elif entry.suffix == ".tmp" and now - status.st_mtime > STALE_SECONDS:
+                entry.unlink()
     total = sum(size for _, size, _ in entries)
     for _, size, entry in sorted(entries):
         if total <= MAX_BYTES:
@@ -169,25 +217,29 @@ def _warn_unwritable(directory: Path, reason: str) -> None:
         f"hetero's compile cache cannot write to {directory} ({reason}); "
         f"set {CACHE_VARIABLE} to another directory, or empty to turn it off",
         RuntimeWarning,
-        stacklevel=2,
+        stacklevel=4,
     )
 
 
 def compile_cached(
+    directory: Path,
     module: ModuleOp,
     target: CpuTarget,
-    compile: Callable[[ModuleOp], ObjectCode],
+    build: Callable[[ModuleOp], ObjectCode],
 ) -> ObjectCode:
-    """`compile(module)`, or the code the cache holds for it; a fresh result
-    is kept for next time.  The key is taken before `compile`, which may
-    lower `module` in place."""
-    directory = cache_directory()
-    if directory is None:
-        return compile(module)
+    """`build(module)`, or the code the cache in `directory` (`open_cache`)
+    holds for it; a fresh result is kept for next time.  The key is taken
+    before `build`, which may lower `module` in place."""
     start = time.perf_counter()
     path = directory / f"{cache_key(module, target)}.pickle"
     if (code := _load(path)) is not None:
         return replace(code, timings={HIT: time.perf_counter() - start})
-    code = compile(module)
+    code = build(module)
     _store(path, code)
     return code
+
+
+def all_cached(timings: dict[str, float]) -> bool:
+    """Whether a compile with these `timings` took all of its code from the
+    cache (each chunk: only the `HIT` stage; loading it is `llvm-codegen`)."""
+    return HIT in timings and "llvm-optimize" not in timings

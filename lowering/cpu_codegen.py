@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from hetero.dialects import tir
-from hetero.lowering.compile_cache import compile_cached
+from hetero.lowering.compile_cache import compile_cached, open_cache
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.parallel_compile import restrict, run_forked, split
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cpu import CpuModule, CpuTarget, ObjectCode
-from hetero.runtime.parallel import define_launchers, load_pool
+from hetero.runtime.parallel import PARALLEL_FOR, define_launchers, load_pool
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -73,12 +74,13 @@ def compile_cpu(
     it was when workers do or the cache has its code."""
     timings = {} if timings is None else timings
     target = CpuTarget(**codegen_options(module))
+    cache = open_cache() if cached else None
     chunks = split(module, jobs)
     if len(chunks) > 1:
         start = time.perf_counter()
         load_pool()  # before the fork: the workers then need not compile it
         objects = run_forked(
-            lambda i: _compile(restrict(module, chunks[i]), target, ctx, cached),
+            lambda i: _compile(restrict(module, chunks[i]), target, ctx, cache),
             len(chunks),
         )
         timings["compile-workers"] = time.perf_counter() - start
@@ -87,21 +89,29 @@ def compile_cpu(
             timings.update(native.timings)
             return native
         # A worker's HeteroError: lowering the module here raises it again.
-    native = CpuModule.load(target, [_compile(module, target, ctx, cached)])
+    native = CpuModule.load(target, [_compile(module, target, ctx, cache)])
     timings.update(native.timings)
     return native
 
 
 def _compile(
-    module: ModuleOp, target: CpuTarget, ctx: Context | None, cached: bool
+    module: ModuleOp, target: CpuTarget, ctx: Context | None, cache: Path | None
 ) -> ObjectCode:
-    """Lower `module` in place and compile it, with the seconds of each pass;
-    `cached`: or its code from the compile cache."""
-    if cached:
-        # Code from the cache was made without `define_launchers`, which loads
-        # the thread pool its parallel loops call.
-        load_pool()
-        return compile_cached(module, target, lambda m: _compile(m, target, ctx, False))
+    """`module`'s code: from the compile `cache`, else `_lower_and_compile`."""
+    if cache is None:
+        return _lower_and_compile(module, target, ctx)
+    code = compile_cached(
+        cache, module, target, lambda m: _lower_and_compile(m, target, ctx)
+    )
+    if PARALLEL_FOR in code.functions:
+        load_pool()  # as `define_launchers` does, which a hit skips
+    return code
+
+
+def _lower_and_compile(
+    module: ModuleOp, target: CpuTarget, ctx: Context | None
+) -> ObjectCode:
+    """Lower `module` in place and compile it, with the seconds of each pass."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
     ConvertTirToScfPass().apply(ctx or Context(), module)

@@ -76,9 +76,9 @@ def test_a_recompiled_program_comes_from_the_cache(cache):
 
 
 def test_a_network_with_weights_reparsed_comes_from_the_cache(cache):
-    """Parsed again in the same process, the weight's blob gets a new handle:
-    the host function's list of constants (run-time arguments) is no part
-    of the key."""
+    """Parsed again while the first module lives, the weight's blob gets a
+    new handle (`weight_0`): the host function's list of constants (run-time
+    arguments) is no part of the key."""
     w = np.arange(4 * 32, dtype=np.float32).reshape(4, 32) / 100
     blob = "0x04000000" + w.tobytes().hex()
     text = f"""
@@ -89,8 +89,9 @@ relay.func @main(%x: tensor<2x32xf32>) -> tensor<2x4xf32> {{
 }}
 {{-# dialect_resources: {{builtin: {{weight: "{blob}"}}}} #-}}
 """
-    hetero.compile(text)
-    again = hetero.compile(text)
+    first, second = parse_module(text), parse_module(text)
+    hetero.compile(first)
+    again = hetero.compile(second)
     assert HIT in again.timings
     x = np.random.default_rng(1).standard_normal((2, 32)).astype(np.float32)
     np.testing.assert_allclose(again(x), x @ w.T, rtol=1e-5, atol=1e-6)
@@ -178,17 +179,34 @@ def test_a_broken_entry_is_compiled_again_and_rewritten(cache):
     assert HIT in hetero.compile(RELAY).timings  # rewritten whole
 
 
-def test_an_unwritable_directory_warns_and_compiles(tmp_path, monkeypatch):
+def test_an_unwritable_directory_warns_once_and_compiles(tmp_path, monkeypatch):
+    """Checked before the workers fork: one warning in this process, however
+    many chunks and compiles."""
     blocker = tmp_path / "file"
     blocker.write_text("")
     monkeypatch.setenv(CACHE_VARIABLE, str(blocker / "cache"))
-    with pytest.warns(RuntimeWarning, match="compile cache cannot write to"):
+    with pytest.warns(RuntimeWarning, match="compile cache cannot write to") as caught:
         compiled = hetero.compile(RELAY)
+        native = compile_cpu(parse_module(PROGRAM), jobs=2, cached=True)
+    assert len(caught) == 1
     x, w = np.ones((2, 8), np.float32), np.ones((4, 8), np.float32)
     np.testing.assert_array_equal(compiled(x, w), np.full((2, 4), 8, np.float32))
+    y = np.zeros(N, np.float32)
+    native.function("scale")(X, y, 1.5)
+    np.testing.assert_allclose(y, np.maximum(X * np.float32(1.5), 0), rtol=1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # once a directory
         hetero.compile(RELAY)
+
+
+def test_a_read_only_entry_still_serves(cache, monkeypatch):
+    hetero.compile(RELAY)
+
+    def refuse(*args, **kwargs):
+        raise PermissionError("read-only")
+
+    monkeypatch.setattr(compile_cache.os, "utime", refuse)
+    assert HIT in hetero.compile(RELAY).timings
 
 
 def test_the_least_recently_used_entries_go_past_the_limit(cache, monkeypatch):
@@ -205,6 +223,19 @@ def test_the_least_recently_used_entries_go_past_the_limit(cache, monkeypatch):
     assert HIT not in hetero.compile(programs[1]).timings
 
 
+def test_eviction_touches_only_entries_and_stale_temporary_files(cache, monkeypatch):
+    theirs = cache / "results.pickle"
+    theirs.write_bytes(b"x" * 4096)
+    dead, live = cache / "tmpdead.tmp", cache / "tmplive.tmp"
+    dead.write_bytes(b"")
+    live.write_bytes(b"")
+    os.utime(dead, (0, 0))
+    monkeypatch.setattr(compile_cache, "MAX_BYTES", 0)
+    hetero.compile(RELAY)
+    assert entries(cache) == ["results.pickle"]  # the new entry went, theirs stayed
+    assert theirs.stat().st_size == 4096 and live.exists() and not dead.exists()
+
+
 def test_where_the_cache_is(monkeypatch, tmp_path):
     monkeypatch.setenv(CACHE_VARIABLE, "")
     assert cache_directory() is None
@@ -216,6 +247,12 @@ def test_where_the_cache_is(monkeypatch, tmp_path):
     monkeypatch.delenv("XDG_CACHE_HOME")
     monkeypatch.setenv("HOME", str(tmp_path))
     assert cache_directory() == tmp_path / ".cache" / "hetero"
+
+    def homeless() -> None:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(compile_cache.Path, "home", homeless)
+    assert cache_directory() is None
 
 
 def test_no_cache_writes_nothing(tmp_path, monkeypatch):

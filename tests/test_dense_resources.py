@@ -3,7 +3,10 @@ the blob behind a key changes."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
+from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.utils.dense_resources import (
     BlobScope,
@@ -48,13 +51,37 @@ def test_a_printed_module_carries_the_blobs_of_new_resources() -> None:
 
 def test_a_scope_releases_the_blobs_made_in_it() -> None:
     kept = dense_resource(np.ones(3, np.float32), TensorType(f32, [3]), "kept")
-    scope = BlobScope()
-    made = dense_resource(np.zeros(3, np.float32), TensorType(f32, [3]), "made")
-    held = np.frombuffer(resource_bytes(made), np.float32)
-    scope.release()
+    with BlobScope():
+        made = dense_resource(np.zeros(3, np.float32), TensorType(f32, [3]), "made")
+        held = np.frombuffer(resource_bytes(made), np.float32)
+        with BlobScope() as inner:
+            parsed = parse_module(
+                "%c = relay.constant dense_resource<parsed_blob> : tensor<1xf32>\n"
+                '{-# dialect_resources: {builtin: {parsed_blob: "0x0400000000000000"}} #-}'
+            )
+            inner.keep()
     assert made.resource_handle.data not in _blobs()._blob_storage
     assert kept.resource_handle.data in _blobs()._blob_storage
     np.testing.assert_array_equal(held, np.zeros(3, np.float32))  # arrays keep theirs
+    # The kept inner scope's blob was the outer scope's too.
+    (constant,) = parsed.ops
+    assert constant.value.resource_handle.data not in _blobs()._blob_storage
+
+
+def test_a_scope_releases_only_its_own_threads_blobs() -> None:
+    """Made in another thread while the scope is open, a blob is the other
+    thread's (a model imported, a network compiled meanwhile)."""
+    made_elsewhere: list[str] = []
+    with BlobScope():
+        other = threading.Thread(
+            target=lambda: made_elsewhere.append(
+                dense_resource(np.ones(2, np.float32), TensorType(f32, [2]), "theirs")
+                .resource_handle.data
+            )
+        )
+        other.start()
+        other.join()
+    assert made_elsewhere[0] in _blobs()._blob_storage
 
 
 WEIGHTED = """
@@ -87,3 +114,4 @@ def test_compile_keeps_no_blob_of_its_own() -> None:
     dynamic = hetero.compile(WEIGHTED.format(n="?", blob=w.tobytes().hex()))
     np.testing.assert_allclose(dynamic(x), x @ (2 * w).T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(dynamic(x[:1]), x[:1] @ (2 * w).T, rtol=1e-5, atol=1e-5)
+

@@ -16,6 +16,7 @@ printed module in the same process keep its keys straight.
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 from io import StringIO
 
 import numpy as np
@@ -109,25 +110,50 @@ def dense_resource(array: np.ndarray, type: TensorType, hint: str) -> DenseResou
     data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
     raw = data.data.cast("B") if not data.flags.writeable else data.tobytes()
     key = _blobs().declare_resource(handle_name(hint))
+    record_blob(key)
     _table().hold(key, raw, data.dtype.alignment)
     return DenseResourceAttr.from_params(key, type)
 
 
+_SCOPES: ContextVar[tuple[list[str], ...]] = ContextVar("hetero_blob_scopes", default=())
+"""The keys made in each `BlobScope` open in this thread, innermost last."""
+
+
+def record_blob(key: str) -> None:
+    """Notes a key just declared (by `dense_resource` or the parser) as made
+    in the `BlobScope`s open in this thread."""
+    for made in _SCOPES.get():
+        made.append(key)
+
+
 class BlobScope:
-    """The blobs made from its creation on (by passes, or parsing), which
-    `release` drops from the process-wide table.  `hetero.compile` folds
-    and packs a network's weights into new blobs (ResNet-50: 0.2 GB), which
-    its compiled function holds as arrays: kept in the table as well, every
-    compile of a process would keep its weights for good.  Not for two
-    threads making blobs at once: a scope cannot tell theirs from its own."""
+    """A block whose blobs -- those this thread makes in it, by passes or by
+    parsing -- are dropped from the process-wide table at its end, unless
+    `keep` says otherwise.  `hetero.compile` folds and packs a network's
+    weights into new blobs (ResNet-50: 0.2 GB), which its compiled function
+    holds as arrays: kept in the table as well, every compile would keep its
+    weights for the life of the process.  Other threads' blobs are theirs
+    (a thread importing a model, or compiling, meanwhile)."""
 
     def __init__(self) -> None:
-        self._before = set(_table())
+        self._made: list[str] = []
+        self._kept = False
 
-    def release(self) -> None:
+    def __enter__(self) -> BlobScope:
+        self._token = _SCOPES.set((*_SCOPES.get(), self._made))
+        return self
+
+    def keep(self) -> None:
+        """The blobs made so far outlive the block (their module does)."""
+        self._kept = True
+
+    def __exit__(self, *_: object) -> None:
+        _SCOPES.reset(self._token)
+        if self._kept:
+            return
         table = _table()
-        for key in [k for k in table if k not in self._before]:
-            del table[key]
+        for key in self._made:
+            table.pop(key, None)
             table.pending.pop(key, None)
             _DECODED.pop(key, None)
 

@@ -36,7 +36,11 @@ def _parse_dialect_resource_handle(
     key = self.parse_identifier(" for resource handle")
     names: dict[tuple[str, str], str] = self.__dict__.setdefault("_resource_names", {})
     if (dialect_name, key) not in names:
+        # Imported here: hetero.utils.dense_resources imports this module.
+        from hetero.utils.dense_resources import record_blob
+
         names[(dialect_name, key)] = interface.declare_resource(key)
+        record_blob(names[(dialect_name, key)])
         self.dialect_resources.add((dialect_name, names[(dialect_name, key)]))
     return names[(dialect_name, key)]
 
