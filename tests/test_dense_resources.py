@@ -115,3 +115,16 @@ def test_compile_keeps_no_blob_of_its_own() -> None:
     np.testing.assert_allclose(dynamic(x), x @ (2 * w).T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(dynamic(x[:1]), x[:1] @ (2 * w).T, rtol=1e-5, atol=1e-5)
 
+
+
+def test_handles_are_unique_and_never_given_again() -> None:
+    """The first blob of a hint gets the hint, the others `_N`; a handle
+    released with its scope is not given to a later blob."""
+    with BlobScope():
+        first, second = (
+            dense_resource(np.ones(2, np.float32), TensorType(f32, [2]), "handle_test")
+            for _ in range(2)
+        )
+    third = dense_resource(np.ones(2, np.float32), TensorType(f32, [2]), "handle_test")
+    names = [a.resource_handle.data for a in (first, second, third)]
+    assert names == ["handle_test", "handle_test_0", "handle_test_1"]

@@ -109,10 +109,31 @@ def dense_resource(array: np.ndarray, type: TensorType, hint: str) -> DenseResou
     another view."""
     data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
     raw = data.data.cast("B") if not data.flags.writeable else data.tobytes()
-    key = _blobs().declare_resource(handle_name(hint))
+    key = _blobs().declare_resource(_free_handle(handle_name(hint)))
     record_blob(key)
     _table().hold(key, raw, data.dtype.alignment)
     return DenseResourceAttr.from_params(key, type)
+
+
+_NEXT_SUFFIX: dict[str, int] = {}
+"""The next `_N` to try for each stem (`_free_handle`)."""
+
+
+def _free_handle(stem: str) -> str:
+    """`stem`, else `stem_N` with an N no blob of the process has had yet.
+    xDSL's `declare_resource` tries `_0`, `_1`, ... from 0 at each call: a
+    network's hundreds of folded weights took a quadratic 0.1 s to name
+    (Inception v2).  Counting on, a released handle is not given again,
+    so a stale reference to one finds no blob rather than another's."""
+    table = _table()
+    if stem not in table and stem not in _NEXT_SUFFIX:
+        _NEXT_SUFFIX[stem] = 0
+        return stem
+    n = _NEXT_SUFFIX.get(stem, 0)
+    while f"{stem}_{n}" in table:
+        n += 1
+    _NEXT_SUFFIX[stem] = n + 1
+    return f"{stem}_{n}"
 
 
 _SCOPES: ContextVar[tuple[list[str], ...]] = ContextVar("hetero_blob_scopes", default=())
