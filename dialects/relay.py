@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from functools import cache
 from io import StringIO
 from types import MappingProxyType
 from typing import Any, ClassVar, Generic, TypeVar, cast
@@ -918,14 +919,10 @@ class ValueOp(IRDLOperation):
                 setattr(cls, f"{name}_attr", opt_prop_def(Attribute, prop_name=name))
 
     @classmethod
-    def params(cls) -> dict[str, Param[Any]]:
-        """Every `Param` of the op, by name."""
-        return {
-            name: value
-            for klass in reversed(cls.mro())
-            for name, value in vars(klass).items()
-            if isinstance(value, Param)
-        }
+    def params(cls) -> Mapping[str, Param[Any]]:
+        """Every `Param` of the op, by name (looked up once a class: each op
+        built or verified asks)."""
+        return _params_of(cls)
 
     @classmethod
     def params_to_properties(cls, values: Mapping[str, Any]) -> dict[str, Attribute]:
@@ -945,6 +942,18 @@ class ValueOp(IRDLOperation):
     def verify_(self) -> None:
         for param in self.params().values():
             param.read(self.properties)
+
+
+@cache
+def _params_of(op_type: type[ValueOp]) -> Mapping[str, Param[Any]]:
+    return MappingProxyType(
+        {
+            name: value
+            for klass in reversed(op_type.mro())
+            for name, value in vars(klass).items()
+            if isinstance(value, Param)
+        }
+    )
 
 
 def _with_vdevice(
