@@ -27,6 +27,7 @@ copies to non-CPU devices) is a located `HeteroError`.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from hetero.analysis.devices import device_of
@@ -38,6 +39,7 @@ from hetero.targets.kind import DeviceType
 from hetero.transforms.lower_te import LOWERED
 from hetero.transforms.plan_memory import VDEVICE
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import symbols_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -120,7 +122,8 @@ Buffers = SSAValue | tuple["Buffers", ...]
 class _HostBuilder:
     """Writes the body of the host function for one relay entry function."""
 
-    module: ModuleOp
+    callees: Mapping[str, Operation]
+    """The module's symbols (`symbols_of`: one walk for every call)."""
     main: relay.FuncOp
     emitter: Emitter
     outputs: tuple[SSAValue, ...]
@@ -180,7 +183,7 @@ class _HostBuilder:
         assert isinstance(symbol, SymbolRefAttr)
         args = [self.buffers[v] for v in op.operands]
         args.append(self._destination(op))
-        callee = SymbolTable.lookup_symbol(self.module, symbol)
+        callee = self.callees.get(symbol.string_value())
         if isinstance(callee, tir.PrimFuncOp):
             self.emitter.op(tir.CallOp(symbol, args))
         elif isinstance(callee, relay.FuncOp) and callee.is_extern:
@@ -231,7 +234,9 @@ def build_host_function(
     params = entry.args[: len(inputs)]
     constant_params = entry.args[len(inputs) : len(inputs) + len(constants)]
     output_params = entry.args[len(inputs) + len(constants) :]
-    builder = _HostBuilder(module, main, Emitter(entry, entry, {}), output_params)
+    builder = _HostBuilder(
+        symbols_of(module), main, Emitter(entry, entry, {}), output_params
+    )
     builder.lower(params, constant_params)
     return host
 

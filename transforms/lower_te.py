@@ -49,7 +49,7 @@ from hetero.lowering.te_templates import (
 )
 from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
-from hetero.utils.symbols import fresh_symbol
+from hetero.utils.symbols import fresh_name, symbol_names
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
@@ -276,11 +276,13 @@ def _mark_calls(module: ModuleOp, symbols: dict[str, str]) -> None:
                 op.attributes[LOWERED] = SymbolRefAttr(symbols[callee])
 
 
-def _lower_next_to(module: ModuleOp, func: relay.FuncOp) -> str:
-    """Lower `func` to a fresh prim_func placed after it; its symbol."""
-    prim = lower_function(func, fresh_symbol(module, f"{func.sym_name.data}_tir"))
-    module.body.block.insert_op_after(prim, func)
-    return prim.sym_name.data
+def _lower_next_to(module: ModuleOp, taken: set[str], func: relay.FuncOp) -> str:
+    """Lower `func` to a prim_func placed after it, named apart from the
+    symbols `taken` (which gets its name); its symbol."""
+    name = fresh_name(f"{func.sym_name.data}_tir", taken)
+    taken.add(name)
+    module.body.block.insert_op_after(lower_function(func, name), func)
+    return name
 
 
 class KernelCache:
@@ -317,6 +319,7 @@ class LowerTEPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         _check_no_literals(op)
         symbols: dict[str, str] = {}
+        taken = symbol_names(op)
         cache = KernelCache()
         for func in list(op.ops):
             if not isinstance(func, relay.FuncOp):
@@ -327,7 +330,7 @@ class LowerTEPass(ModulePass):
             elif isinstance(done := func.attributes.get(LOWERED), SymbolRefAttr):
                 symbols[name] = done.string_value()
             elif is_lowerable(func) and LOWERED not in func.attributes:
-                symbol = cache.kernel(func, partial(_lower_next_to, op, func))
+                symbol = cache.kernel(func, partial(_lower_next_to, op, taken, func))
                 func.attributes[LOWERED] = SymbolRefAttr(symbol)
                 symbols[name] = symbol
         _mark_calls(op, symbols)

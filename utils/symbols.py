@@ -58,15 +58,21 @@ def fresh_symbol(
 def symbol_names(table: Operation) -> set[str]:
     """The names of the symbols `table` defines, for `fresh_name` when many
     names are made in a row (`fresh_symbol` looks each candidate up)."""
-    names: set[str] = set()
+    return set(symbols_of(table))
+
+
+def symbols_of(table: Operation) -> dict[str, Operation]:
+    """The symbols `table` defines, by name: one walk for many lookups
+    (`SymbolTable.lookup_symbol` walks the table at each)."""
+    found: dict[str, Operation] = {}
     for region in table.regions:
         for block in region.blocks:
             for op in block.ops:
                 if (symbol := op.get_trait(SymbolOpInterface)) is not None and (
                     name := symbol.get_sym_attr_name(op)
                 ) is not None:
-                    names.add(name.data)
-    return names
+                    found.setdefault(name.data, op)
+    return found
 
 
 def enclosing(op: Operation, kind: type[OpT]) -> OpT | None:
