@@ -24,7 +24,9 @@ names without their numbering).
 
 After each table, where that compile's time went (`compile_breakdown`):
 the relay passes, then code generation, with the CPU seconds of its xDSL
-conversions and of LLVM.  Then, where TVM is installed (`pip install
+conversions and of LLVM; then code generation function by function
+(`kernel_compile_table`: each kernel compiled alone, its xDSL and LLVM
+seconds and `tir` ops, the costliest first, then per kind of kernel).  Then, where TVM is installed (`pip install
 apache-tvm`), compile times side by side (`compile_table`): `hetero.compile`
 and TVM's `tvm.compile` of the same model (`bench.tvm_compile`, in a process
 of its own), alternating, `COMPILE_ROUNDS` each, medians.  Every compile
@@ -155,6 +157,52 @@ def compile_breakdown(name: str, timings: dict[str, float]) -> None:
         f"(CPU: xDSL conversions {kinds.get('xDSL conversions', 0.0):.2f} s, "
         f"LLVM {kinds.get('LLVM', 0.0):.2f} s)"
     )
+
+
+def kernel_compile_table(name: str, module: Any) -> None:
+    """Where code generation's time goes, function by function: `module`
+    taken through the relay passes, then each of its `tir` functions (the
+    kernels and the host function) lowered and compiled alone, in this
+    process (`compile_cpu` of the module restricted to it; the sum is more
+    than one compile of them all, which makes each declaration once); the
+    costliest `TOP_KERNELS`, then summed per kind of function."""
+    from hetero.dialects import tir
+    from hetero.driver import lower_to_tir
+    from hetero.lowering.cpu_codegen import compile_cpu
+    from hetero.lowering.parallel_compile import restrict
+    from hetero.targets.config import module_config
+    from hetero.utils.gc_pause import gc_paused
+    from xdsl.dialects.builtin import ModuleOp
+
+    lowered = module.clone()
+    module_config(lowered, "llvm", "bench onnx")
+    lower_to_tir(lowered)
+    functions = [f for f in lowered.ops if isinstance(f, tir.PrimFuncOp)]
+    rows = []
+    for function in functions:
+        if function.is_private:
+            continue
+        alone = restrict(ModuleOp([f.clone() for f in functions]), [function.sym_name.data])
+        timings: dict[str, float] = {}
+        with gc_paused():  # as in `hetero.compile`: a collection is no kernel's
+            compile_cpu(alone, timings=timings, jobs=1)
+        llvm = sum(t for stage, t in timings.items() if stage.startswith("llvm-"))
+        xdsl = sum(timings.values()) - llvm
+        rows.append((xdsl + llvm, xdsl, llvm, sum(1 for _ in function.walk()), function.sym_name.data))
+    rows.sort(reverse=True)
+    total = sum(row[0] for row in rows)
+    print(f"\n{name}: code generation function by function, {total:.2f} s in all (each compiled alone)")
+    print(f"{'s':>7} {'xDSL s':>7} {'LLVM s':>7} {'tir ops':>7}  function (costliest {TOP_KERNELS})")
+    for row in rows[:TOP_KERNELS]:
+        print(f"{row[0]:>7.3f} {row[1]:>7.3f} {row[2]:>7.3f} {row[3]:>7}  {row[4]}")
+    kinds: dict[str, list[float]] = {}
+    for seconds, *_, function_name in rows:
+        kind = kinds.setdefault(re.sub(r"(_\d+)?_tir$", "", function_name), [0.0, 0])
+        kind[0] += seconds
+        kind[1] += 1
+    print(f"{'s':>7} {'count':>7}  kind of function")
+    for kind_name, (seconds, count) in sorted(kinds.items(), key=lambda item: -item[1][0]):
+        print(f"{seconds:>7.3f} {count:>7}  {kind_name}")
 
 
 def tvm_compile_seconds(name: str) -> float | None:
@@ -291,6 +339,7 @@ def main(argv: list[str]) -> None:
     for name, compiled, configured in tables:
         kernel_table(name, compiled, x)
         compile_breakdown(name, compiled.timings)
+        kernel_compile_table(name, configured)
         compile_table(name, configured)
         cached_compile_line(name, configured)
     print(

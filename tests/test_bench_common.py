@@ -171,3 +171,35 @@ def test_bench_onnx_cached_compile_line(monkeypatch, capsys):
         "resnet50 compile from the compile cache: 0.50 s against 2.00 s from scratch "
         "(4.0x: the relay passes, then the kernels' code loaded)\n"
     )
+
+
+def test_bench_onnx_kernel_compile_table(capsys):
+    """Each function of the lowered program compiled alone, costliest first,
+    then summed per kind (the numbering dropped)."""
+    pytest.importorskip("onnx")
+    import bench.onnx
+    from hetero.context import parse_module
+
+    program = parse_module(
+        """
+relay.func @main(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>) -> tensor<4x6xf32> {
+  %y = relay.nn.dense %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %r = relay.relu %y : tensor<4x6xf32>
+  %s = relay.nn.softmax %r : tensor<4x6xf32>
+  relay.return %s : tensor<4x6xf32>
+}
+"""
+    )
+    bench.onnx.kernel_compile_table("tiny", program)
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[0].startswith("tiny: code generation function by function, ")
+    assert lines[1].split() == ["s", "xDSL", "s", "LLVM", "s", "tir", "ops", "function", "(costliest", "12)"]
+    header = next(i for i, line in enumerate(lines) if "kind of function" in line)
+    rows = [line.split() for line in lines[2:header]]
+    assert {row[-1] for row in rows} >= {"main_host", "fused_nn_softmax_tir"}
+    seconds = [float(row[0]) for row in rows]
+    assert seconds == sorted(seconds, reverse=True)
+    assert all(abs(float(s) - float(x) - float(l)) < 2e-3 for s, x, l, *_ in rows)
+    kinds = [line.split() for line in lines[header + 1 :]]
+    assert {kind[-1] for kind in kinds} >= {"main_host", "fused_nn_softmax"}
+    assert sum(int(kind[1]) for kind in kinds) == len(rows)
