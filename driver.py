@@ -45,6 +45,7 @@ from xdsl.traits import SymbolTable
 from hetero.utils.diagnostics import HeteroError
 
 if TYPE_CHECKING:
+    from hetero.dialects.tir import PrimFuncOp
     from hetero.runtime.cpu import CpuModule
     from hetero.runtime.profiler import HostPlan, Profile
     from hetero.runtime.cuda import ResidentArray
@@ -240,14 +241,14 @@ def _partition_stages(module: ModuleOp) -> list[ModulePass]:
     ]
 
 
-def _called_from(host: Operation, functions: Sequence[Operation]) -> list[Operation]:
+def _called_from(host: PrimFuncOp, functions: Sequence[PrimFuncOp]) -> list[PrimFuncOp]:
     """The `functions` that `host` calls, launches or calls as externs,
     directly or through one another, and `host`: the passes leave kernels
     that nothing calls (a concatenation written in place,
     `inplace-concatenate`: SqueezeNet's four, 7 % of its code generation),
     and compiling them is time for nothing."""
-    by_name = {f.sym_name.data: f for f in functions}  # type: ignore[attr-defined]
-    reached = {host.sym_name.data}  # type: ignore[attr-defined]
+    by_name = {f.sym_name.data: f for f in functions}
+    reached = {host.sym_name.data}
     pending = [host]
     while pending:
         for op in pending.pop().walk():
@@ -255,7 +256,7 @@ def _called_from(host: Operation, functions: Sequence[Operation]) -> list[Operat
                 if name in by_name and name not in reached:
                     reached.add(name)
                     pending.append(by_name[name])
-    return [f for f in functions if f.sym_name.data in reached]  # type: ignore[attr-defined]
+    return [f for f in functions if f.sym_name.data in reached]
 
 
 def _callees(op: Operation) -> Iterator[str]:
