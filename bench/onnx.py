@@ -97,6 +97,12 @@ def _onnxruntime(model: Any, threads: int) -> Any:
     return lambda x: session.run(None, {name: x})[0]
 
 
+def kind_of(function: str) -> str:
+    """A lowered function's kind: its name without numbering and `_tir`
+    (`fused_nn_conv2d_nn_bias_add_relu_3_tir` → `fused_nn_conv2d_nn_bias_add_relu`)."""
+    return re.sub(r"(_\d+)?_tir$", "", function)
+
+
 def kernel_table(name: str, compiled: Any, x: np.ndarray) -> None:
     """Where a call's time goes: `CompiledFunction.profile` replays the host
     function kernel by kernel on the real buffers, a few settled rounds
@@ -112,7 +118,7 @@ def kernel_table(name: str, compiled: Any, x: np.ndarray) -> None:
     total = sum(r.seconds for r in rows)
     kinds: dict[str, float] = {}
     for row in rows:
-        kind = re.sub(r"(_\d+)?_tir$", "", row.kernel)
+        kind = kind_of(row.kernel)
         kinds[kind] = kinds.get(kind, 0.0) + row.seconds
     print(
         f"\n{name}: {len(rows)} kernels, {sum(r.calls for r in rows)} calls, "
@@ -197,7 +203,7 @@ def kernel_compile_table(name: str, module: Any) -> None:
         print(f"{row[0]:>7.3f} {row[1]:>7.3f} {row[2]:>7.3f} {row[3]:>7}  {row[4]}")
     kinds: dict[str, list[float]] = {}
     for seconds, *_, function_name in rows:
-        kind = kinds.setdefault(re.sub(r"(_\d+)?_tir$", "", function_name), [0.0, 0])
+        kind = kinds.setdefault(kind_of(function_name), [0.0, 0])
         kind[0] += seconds
         kind[1] += 1
     print(f"{'s':>7} {'count':>7}  kind of function")

@@ -168,8 +168,7 @@ def _load(path: Path) -> ObjectCode | None:
 def _store(path: Path, code: ObjectCode) -> None:
     """Writes `code` to `path` whole or not at all (another process may read
     or write the same entry meanwhile): into a temporary file, renamed."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    try:  # `open_cache` made the directory
         handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     except OSError as error:
         _warn_unwritable(path.parent, error.strerror or str(error))
