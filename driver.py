@@ -173,6 +173,7 @@ def lower_to_tir(
     from hetero.transforms.inplace_concatenate import InplaceConcatenatePass
     from hetero.transforms.lower_aot_main import LowerAotMainPass
     from hetero.transforms.lower_te import LowerTEPass
+    from hetero.transforms.merge_kernels import MergeKernelsPass
     from hetero.transforms.plan_devices import PlanDevicesPass
     from hetero.transforms.fold_constant import FoldConstantPass
     from hetero.transforms.fold_scale_axis import FoldScaleAxisPass
@@ -194,6 +195,7 @@ def lower_to_tir(
         LowerAotMainPass(entry),
         InplaceConcatenatePass(),
         PlanMemoryPass(),
+        MergeKernelsPass(),
     ):
         start = time.perf_counter()
         stage.apply(Context(), module)

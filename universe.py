@@ -24,6 +24,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "lower-aot-main": ("hetero.transforms.lower_aot_main", "LowerAotMainPass"),
     "plan-memory": ("hetero.transforms.plan_memory", "PlanMemoryPass"),
     "inplace-concatenate": ("hetero.transforms.inplace_concatenate", "InplaceConcatenatePass"),
+    "merge-kernels": ("hetero.transforms.merge_kernels", "MergeKernelsPass"),
     "specialize-shapes": ("hetero.transforms.specialize_shapes", "SpecializeShapesPass"),
     "fold-constant": ("hetero.transforms.fold_constant", "FoldConstantPass"),
     "simplify-inference": ("hetero.transforms.simplify_inference", "SimplifyInferencePass"),

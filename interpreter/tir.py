@@ -47,7 +47,7 @@ from xdsl.interpreter import (
     impl_terminator,
     register_impls,
 )
-from xdsl.dialects import arith
+from xdsl.dialects import arith, memref
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.builtin import BuiltinFunctions, xtype_for_el_type
 from xdsl.interpreters.math import MathFunctions
@@ -216,6 +216,13 @@ class TirFunctions(InterpreterFunctions):
         shape = [next(sizes) if d < 0 else d for d in type.get_shape()]
         xtype = xtype_for_el_type(type.element_type, interpreter.index_bitwidth)
         return (ShapedArray(TypedPtr.zeros(prod(shape), xtype=xtype), shape),)
+
+    @impl(memref.CastOp)
+    def run_cast(
+        self, interpreter: Interpreter, op: memref.CastOp, args: PythonValues
+    ) -> PythonValues:
+        """The same buffer: a cast only changes which sizes are static."""
+        return args
 
     @impl(CallOp)
     def run_call(

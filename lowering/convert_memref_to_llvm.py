@@ -26,11 +26,12 @@ Inside a function, `memref.load`/`memref.store` become an in-bounds
 `memref.alloca` an `llvm.alloca`, `memref.alloc`/`memref.dealloc` calls of the C
 library's `aligned_alloc`/`free` (64-byte alignment at least, the size rounded
 up to it), `memref.view` the source pointer advanced by its byte shift (how
-`plan-memory`'s arenas are carved), `memref.dim` a constant or a size, and
+`plan-memory`'s arenas are carved), `memref.cast` the same pointer with the
+result's dynamic sizes (how `merge-kernels` passes buffers), `memref.dim` a constant or a size, and
 `memref.extract_aligned_pointer_as_index` the pointer as an integer.  Between the conversion of a
 memref's producer and of its users the memref is an
 `unrealized_conversion_cast` of its pointer and sizes (its "descriptor").
-Other memref ops (subviews, copies, casts, globals) are not supported.
+Other memref ops (subviews, copies, globals, casts to unranked memrefs) are not supported.
 """
 
 from __future__ import annotations
@@ -402,6 +403,27 @@ class ViewLowering(MemRefPattern):
         self.replace(op, rewriter, [materialize(pointer, sizes, t)])
 
 
+class CastLowering(MemRefPattern):
+    """Lowers `memref.cast` (a memref with fewer static sizes, or more) to
+    the same pointer with the result's dynamic sizes: the source's sizes of
+    those dimensions, constants where the source's are static."""
+
+    @lowering
+    def match_and_rewrite(self, op: memref.CastOp, rewriter: PatternRewriter, /):
+        if not isinstance(op.dest.type, MemRefType):
+            raise HeteroError("memref.cast to an unranked memref: not supported", op)
+        if (found := descriptor(op.source)) is None:
+            return
+        source = self.check(op.source.type, op)
+        result = self.check(op.dest.type, op)
+        sizes = [
+            self.size(source, found[1], d, rewriter)
+            for d, size in enumerate(result.get_shape())
+            if size == DYNAMIC_INDEX
+        ]
+        self.replace(op, rewriter, [materialize(found[0], sizes, result)])
+
+
 class DeallocLowering(MemRefPattern):
     """Lowers `memref.dealloc` to a call of `free`."""
 
@@ -500,6 +522,7 @@ class ConvertMemRefToLLVMPass(ModulePass):
                 PrefetchLowering,
                 AllocLowering,
                 ViewLowering,
+                CastLowering,
                 DeallocLowering,
                 DimLowering,
                 ExtractPointerLowering,

@@ -1,0 +1,249 @@
+// RUN: hetero-opt %s -p merge-kernels --split-input-file | filecheck %s
+// RUN: hetero-opt %s -p merge-kernels,merge-kernels --split-input-file | filecheck %s
+
+// Two kernels of one schedule over 8 and 16 elements: one shared kernel
+// whose buffers have a dynamic size and whose loop bound is a parameter;
+// the constants both agree on (0, 1 and 2.0) stay constants.  Each kernel
+// keeps its name and signature and calls the shared one.
+builtin.module {
+  tir.prim_func @scale_1_tir(%a: memref<8xf32>, %b: memref<8xf32>) target #target.target<"llvm"> attributes {tir.noalias = true} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %two = arith.constant 2.0 : f32
+    tir.for %i = %c0 to %c8 step %c1 {
+      %x = memref.load %a[%i] : memref<8xf32>
+      %y = arith.mulf %x, %two : f32
+      memref.store %y, %b[%i] : memref<8xf32>
+    }
+  }
+  tir.prim_func @scale_2_tir(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> attributes {tir.noalias = true} {
+    %c16 = arith.constant 16 : index
+    %c1 = arith.constant 1 : index
+    %c0 = arith.constant 0 : index
+    %two = arith.constant 2.0 : f32
+    tir.for %i = %c0 to %c16 step %c1 {
+      %x = memref.load %a[%i] : memref<16xf32>
+      %y = arith.mulf %x, %two : f32
+      memref.store %y, %b[%i] : memref<16xf32>
+    }
+  }
+}
+
+// CHECK-LABEL: tir.prim_func @scale_shared(%a: memref<?xf32>, %b: memref<?xf32>, %0: index) target #target.target<"llvm"> attributes {tir.noalias = true} {
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %two = arith.constant 2.000000e+00 : f32
+// CHECK-NEXT:    tir.for %i = %c0 to %0 step %c1 {
+// CHECK-NEXT:      %x = memref.load %a[%i] : memref<?xf32>
+// CHECK-NEXT:      %y = arith.mulf %x, %two : f32
+// CHECK-NEXT:      memref.store %y, %b[%i] : memref<?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+// CHECK-NEXT:  tir.prim_func @scale_1_tir(%a: memref<8xf32>, %b: memref<8xf32>) target #target.target<"llvm"> {
+// CHECK-NEXT:    %0 = "memref.cast"(%a) : (memref<8xf32>) -> memref<?xf32>
+// CHECK-NEXT:    %1 = "memref.cast"(%b) : (memref<8xf32>) -> memref<?xf32>
+// CHECK-NEXT:    %2 = arith.constant 8 : index
+// CHECK-NEXT:    tir.call @scale_shared(%0, %1, %2) : (memref<?xf32>, memref<?xf32>, index) -> ()
+// CHECK-NEXT:  }
+// CHECK-NEXT:  tir.prim_func @scale_2_tir(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+// CHECK-NEXT:    %0 = "memref.cast"(%a) : (memref<16xf32>) -> memref<?xf32>
+// CHECK-NEXT:    %1 = "memref.cast"(%b) : (memref<16xf32>) -> memref<?xf32>
+// CHECK-NEXT:    %2 = arith.constant 16 : index
+// CHECK-NEXT:    tir.call @scale_shared(%0, %1, %2) : (memref<?xf32>, memref<?xf32>, index) -> ()
+// CHECK-NEXT:  }
+
+// -----
+
+// Three members: the uses whose constants are the same in every member
+// (the row count, twice: the loop bound and the offset) share one
+// parameter, another (the column count) gets its own; a dimension all
+// members agree on (the 4 columns of %a) stays static.  One use of a
+// constant may become a parameter while another use of the same constant
+// stays constant (%c4 below: a column count in @t_1 and @t_3, also the
+// fixed offset in all three).  The name `@t_shared` is taken: the shared
+// kernel gets the next free one.
+builtin.module {
+  tir.prim_func private @t_shared() {
+  }
+  tir.prim_func @t_1(%a: memref<2x4xf32>, %b: memref<2x4xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c4 = arith.constant 4 : index
+    tir.for %i = %c0 to %c2 step %c1 {
+      tir.for %j = %c0 to %c4 step %c1 {
+        %k = arith.addi %i, %c2 : index
+        %l = arith.addi %j, %c4 : index
+        %x = memref.load %a[%i, %j] : memref<2x4xf32>
+        memref.store %x, %b[%i, %j] : memref<2x4xf32>
+      }
+    }
+  }
+  tir.prim_func @t_2(%a: memref<3x4xf32>, %b: memref<3x5xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    %c5 = arith.constant 5 : index
+    tir.for %i = %c0 to %c3 step %c1 {
+      tir.for %j = %c0 to %c5 step %c1 {
+        %k = arith.addi %i, %c3 : index
+        %l = arith.addi %j, %c4 : index
+        %x = memref.load %a[%i, %j] : memref<3x4xf32>
+        memref.store %x, %b[%i, %j] : memref<3x5xf32>
+      }
+    }
+  }
+  tir.prim_func @t_3(%a: memref<3x4xf32>, %b: memref<3x4xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c4 = arith.constant 4 : index
+    tir.for %i = %c0 to %c3 step %c1 {
+      tir.for %j = %c0 to %c4 step %c1 {
+        %k = arith.addi %i, %c3 : index
+        %l = arith.addi %j, %c4 : index
+        %x = memref.load %a[%i, %j] : memref<3x4xf32>
+        memref.store %x, %b[%i, %j] : memref<3x4xf32>
+      }
+    }
+  }
+}
+
+// CHECK-LABEL: tir.prim_func @t_shared_1(%a: memref<?x4xf32>, %b: memref<?x?xf32>, %0: index, %1: index) target #target.target<"llvm"> {
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %c4 = arith.constant 4 : index
+// CHECK-NEXT:    tir.for %i = %c0 to %0 step %c1 {
+// CHECK-NEXT:      tir.for %j = %c0 to %1 step %c1 {
+// CHECK-NEXT:        %k = arith.addi %i, %0 : index
+// CHECK-NEXT:        %l = arith.addi %j, %c4 : index
+// CHECK:       tir.prim_func @t_1(
+// CHECK:         %2 = arith.constant 2 : index
+// CHECK-NEXT:    %3 = arith.constant 4 : index
+// CHECK-NEXT:    tir.call @t_shared_1(%0, %1, %2, %3)
+// CHECK:       tir.prim_func @t_2(
+// CHECK:         %2 = arith.constant 3 : index
+// CHECK-NEXT:    %3 = arith.constant 5 : index
+// CHECK-NEXT:    tir.call @t_shared_1(%0, %1, %2, %3)
+// CHECK:       tir.prim_func @t_3(
+// CHECK:         %2 = arith.constant 3 : index
+// CHECK-NEXT:    %3 = arith.constant 4 : index
+// CHECK-NEXT:    tir.call @t_shared_1(%0, %1, %2, %3)
+
+// -----
+
+// Not merged: constants that code generation reads as constants differ
+// (the extent of a vectorized loop in @v1/@v2, of an unrolled one in
+// @u1/@u2, an operand inside a vectorized loop in @w1/@w2), or the bodies
+// differ (an op, @m2's subtraction), or the functions are not public CPU
+// kernels with a body and no results (private, GPU, with a result, empty).
+builtin.module {
+  tir.prim_func @v1(%a: memref<8xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %z = arith.constant 0.0 : f32
+    tir.for %i = %c0 to %c8 step %c1 vectorized {
+      memref.store %z, %a[%i] : memref<8xf32>
+    }
+  }
+  tir.prim_func @v2(%a: memref<16xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %z = arith.constant 0.0 : f32
+    tir.for %i = %c0 to %c16 step %c1 vectorized {
+      memref.store %z, %a[%i] : memref<16xf32>
+    }
+  }
+  tir.prim_func @u1(%a: memref<8xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %z = arith.constant 0.0 : f32
+    tir.for %i = %c0 to %c2 step %c1 unrolled {
+      memref.store %z, %a[%i] : memref<8xf32>
+    }
+  }
+  tir.prim_func @u2(%a: memref<8xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %z = arith.constant 0.0 : f32
+    tir.for %i = %c0 to %c4 step %c1 unrolled {
+      memref.store %z, %a[%i] : memref<8xf32>
+    }
+  }
+  tir.prim_func @w1(%a: memref<4x8xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %z = arith.constant 0.0 : f32
+    tir.for %i = %c0 to %c8 step %c1 vectorized {
+      %r = arith.divsi %i, %c8 : index
+      memref.store %z, %a[%r, %i] : memref<4x8xf32>
+    }
+  }
+  tir.prim_func @w2(%a: memref<4x8xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c4 = arith.constant 4 : index
+    %z = arith.constant 0.0 : f32
+    tir.for %i = %c0 to %c8 step %c1 vectorized {
+      %r = arith.divsi %i, %c4 : index
+      memref.store %z, %a[%r, %i] : memref<4x8xf32>
+    }
+  }
+  tir.prim_func @m1(%a: memref<8xindex>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %x = arith.addi %c0, %c1 : index
+    memref.store %x, %a[%c0] : memref<8xindex>
+  }
+  tir.prim_func @m2(%a: memref<8xindex>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c2 = arith.constant 2 : index
+    %x = arith.subi %c0, %c2 : index
+    memref.store %x, %a[%c0] : memref<8xindex>
+  }
+  tir.prim_func private @p1(%a: memref<8xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %a[%c0] : memref<8xf32>
+  }
+  tir.prim_func private @p2(%a: memref<16xf32>) target #target.target<"llvm"> {
+    %c1 = arith.constant 1 : index
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %a[%c1] : memref<16xf32>
+  }
+  tir.prim_func @g1(%a: memref<8xf32>) target #target.target<"cuda"> {
+    %c0 = arith.constant 0 : index
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %a[%c0] : memref<8xf32>
+  }
+  tir.prim_func @g2(%a: memref<16xf32>) target #target.target<"cuda"> {
+    %c1 = arith.constant 1 : index
+    %z = arith.constant 0.0 : f32
+    memref.store %z, %a[%c1] : memref<16xf32>
+  }
+  tir.prim_func @r1(%a: memref<8xf32>) -> f32 target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %x = memref.load %a[%c0] : memref<8xf32>
+    tir.return %x : f32
+  }
+  tir.prim_func @r2(%a: memref<16xf32>) -> f32 target #target.target<"llvm"> {
+    %c1 = arith.constant 1 : index
+    %x = memref.load %a[%c1] : memref<16xf32>
+    tir.return %x : f32
+  }
+  tir.prim_func @e1(%a: memref<8xf32>) target #target.target<"llvm"> {
+  }
+  tir.prim_func @e2(%a: memref<16xf32>) target #target.target<"llvm"> {
+  }
+}
+
+// CHECK-NOT: _shared
+// CHECK-NOT: tir.call

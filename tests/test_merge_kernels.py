@@ -1,0 +1,109 @@
+"""`merge-kernels`: merged kernels compute what each kernel computed, compiled
+and interpreted; `hetero.compile` merges a network's same-schedule layers.
+(The pass's rules are in tests/filecheck/transforms/merge-kernels.mlir.)"""
+
+import numpy as np
+from xdsl.context import Context
+
+import hetero
+from hetero.context import parse_module
+from hetero.dialects import tir
+from hetero.driver import lower_to_tir
+from hetero.interpreter.relay import run
+from hetero.interpreter.tir import run_prim_func
+from hetero.lowering.cpu_codegen import compile_cpu
+from hetero.transforms.merge_kernels import MergeKernelsPass
+
+
+def _scale(name: str, rows: int, columns: int) -> str:
+    """A kernel `b = 2 * a` over `rows x columns`, its loop bounds constants."""
+    t = f"memref<{rows}x{columns}xf32>"
+    return f"""
+  tir.prim_func @{name}(%a: {t}, %b: {t}) target #target.target<"llvm"> {{
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant {rows} : index
+    %columns = arith.constant {columns} : index
+    %two = arith.constant 2.0 : f32
+    tir.for %i = %c0 to %rows step %c1 {{
+      tir.for %j = %c0 to %columns step %c1 {{
+        %x = memref.load %a[%i, %j] : {t}
+        %y = arith.mulf %x, %two : f32
+        memref.store %y, %b[%i, %j] : {t}
+      }}
+    }}
+  }}"""
+
+
+SHAPES = {"scale_1": (3, 5), "scale_2": (4, 5), "scale_3": (2, 7)}
+
+
+def _merged_scales():
+    module = parse_module(
+        "builtin.module {" + "".join(_scale(n, *s) for n, s in SHAPES.items()) + "\n}"
+    )
+    MergeKernelsPass().apply(Context(), module)
+    module.verify()
+    return module
+
+
+def test_merged_kernels_share_one_body():
+    module = _merged_scales()
+    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, tir.PrimFuncOp)}
+    assert set(functions) == {*SHAPES, "scale_shared"}
+    calls = [op for n in SHAPES for op in functions[n].walk() if isinstance(op, tir.CallOp)]
+    assert {c.callee.string_value() for c in calls} == {"scale_shared"}
+    shared = functions["scale_shared"]
+    assert [str(t) for t in shared.function_type.inputs] == [
+        "memref<?x?xf32>", "memref<?x?xf32>", "index", "index"
+    ]
+
+
+def test_merged_kernels_run_natively_like_each_kernel():
+    native = compile_cpu(_merged_scales(), jobs=1)
+    rng = np.random.default_rng(0)
+    for name, shape in SHAPES.items():
+        a = rng.standard_normal(shape).astype(np.float32)
+        b = np.zeros(shape, np.float32)
+        native.function(name)(a, b)
+        np.testing.assert_array_equal(b, 2 * a)
+
+
+def test_merged_kernels_interpret_like_each_kernel():
+    module = _merged_scales()
+    for name, shape in SHAPES.items():
+        a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+        b = np.zeros(shape, np.float32)
+        run_prim_func(module, name, a, b)
+        np.testing.assert_array_equal(b, 2 * a)
+
+
+NETWORK = """builtin.module attributes {target.config = #target.config<[#target.target<"llvm">]>} {
+  relay.func @main(%x: tensor<1x16x8x8xf32>, %w1: tensor<16x16x1x1xf32>, %w2: tensor<32x16x1x1xf32>) -> tensor<1x32x8x8xf32> {
+    %0 = relay.nn.conv2d %x, %w1 : (tensor<1x16x8x8xf32>, tensor<16x16x1x1xf32>) -> tensor<1x16x8x8xf32>
+    %1 = relay.relu %0 : tensor<1x16x8x8xf32>
+    %2 = relay.nn.conv2d %1, %w2 : (tensor<1x16x8x8xf32>, tensor<32x16x1x1xf32>) -> tensor<1x32x8x8xf32>
+    %r = relay.relu %2 : tensor<1x32x8x8xf32>
+    relay.return %r : tensor<1x32x8x8xf32>
+  }
+}"""
+
+
+def test_compile_merges_layers_of_one_schedule():
+    """Two 1x1 convolutions of 16 and 32 output channels: one kernel."""
+    module = parse_module(NETWORK)
+    lower_to_tir(module)
+    names = [op.sym_name.data for op in module.ops if isinstance(op, tir.PrimFuncOp)]
+    assert sum(n.endswith("_shared") for n in names) == 1, names
+
+
+def test_compiled_network_with_merged_layers_matches_the_reference():
+    rng = np.random.default_rng(1)
+    x, w1, w2 = (
+        rng.standard_normal(s).astype(np.float32)
+        for s in ((1, 16, 8, 8), (16, 16, 1, 1), (32, 16, 1, 1))
+    )
+    compiled = hetero.compile(NETWORK)
+    np.testing.assert_allclose(
+        compiled(x, w1, w2), run(parse_module(NETWORK), x, w1, w2), rtol=1e-5, atol=1e-5
+    )
