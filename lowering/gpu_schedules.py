@@ -59,7 +59,7 @@ class GpuEmitter(Emitter):
     """An `Emitter` laying out parallel nests as thread-bound GPU launches."""
 
     def at(self, block: Block) -> GpuEmitter:
-        return GpuEmitter(block, self.entry, self.constants)
+        return GpuEmitter(block, self.entry, self.constants, self.uniform)
 
     def bind(self, extent: int, axis: str) -> tuple[GpuEmitter, SSAValue]:
         """`tir.for %i = 0 to extent thread_binding axis`: its body and `%i`."""

@@ -42,10 +42,16 @@ class Emitter:
         block: Block,
         entry: Block,
         constants: dict[tuple[int | float, Attribute], SSAValue],
+        uniform: bool = False,
     ) -> None:
         self.block = block
         self.entry = entry
         self.constants = constants
+        self.uniform = uniform
+        """Keep identities of SSA values (`x * 1`, `x + 0`, `x % 1`) as ops:
+        a schedule's kernels for other shapes then have the same ops, for
+        `merge-kernels` to share.  LLVM folds the identities that stay
+        constant."""
 
     def op(self, op: Operation) -> SSAValue:
         """Insert `op` here; return its (first) result if it has one."""
@@ -65,7 +71,11 @@ class Emitter:
 
     def at(self, block: Block) -> Emitter:
         """An emitter for a nested block of the same function."""
-        return Emitter(block, self.entry, self.constants)
+        return Emitter(block, self.entry, self.constants, self.uniform)
+
+    def uniformly(self) -> Emitter:
+        """This emitter, keeping identities (see `uniform`)."""
+        return type(self)(self.block, self.entry, self.constants, uniform=True)
 
     # -- constants and index arithmetic ------------------------------------
 
@@ -88,39 +98,41 @@ class Emitter:
     def add(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return a + b
-        if a == 0:
+        if a == 0 and not self.uniform:
             return b
-        if b == 0:
+        if b == 0 and not self.uniform:
             return a
         return self.op(arith.AddiOp(self.index(a), self.index(b)))
 
     def sub(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return a - b
-        if b == 0:
+        if b == 0 and not self.uniform:
             return a
         return self.op(arith.SubiOp(self.index(a), self.index(b)))
 
     def mul(self, a: Index, b: int) -> Index:
         if isinstance(a, int):
             return a * b
-        if b == 0:
-            return 0
-        if b == 1:
-            return a
+        if b in (0, 1) and not self.uniform:
+            return 0 if b == 0 else a
         return self.op(arith.MuliOp(a, self.index(b)))
 
     def div(self, a: Index, b: int) -> Index:
         """`a // b` for non-negative `a`."""
         if isinstance(a, int):
             return a // b
-        return a if b == 1 else self.op(arith.DivSIOp(a, self.index(b)))
+        if b == 1 and not self.uniform:
+            return a
+        return self.op(arith.DivSIOp(a, self.index(b)))
 
     def rem(self, a: Index, b: int) -> Index:
         """`a % b` for non-negative `a`."""
         if isinstance(a, int):
             return a % b
-        return 0 if b == 1 else self.op(arith.RemSIOp(a, self.index(b)))
+        if b == 1 and not self.uniform:
+            return 0
+        return self.op(arith.RemSIOp(a, self.index(b)))
 
     def unflatten(self, flat: Index, shape: Sequence[int]) -> list[Index]:
         """The row-major multi-index of element `flat` of `shape`."""

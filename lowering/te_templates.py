@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import product
 
 from xdsl.dialects import arith
@@ -602,9 +603,21 @@ def _accumulate(
     e.store(e.op(combine(e.load(out, idx), value)), out, idx)
 
 
-Epilogue = Callable[[Emitter, Sequence[Index], SSAValue], SSAValue]
-"""A fused elementwise tail of an anchor: (indices, computed element) → the
-element to store (see `lower-te`: bias_add, relu, ... after dense/conv2d)."""
+@dataclass(frozen=True)
+class Epilogue:
+    """A fused elementwise tail of an anchor: (indices, computed element) →
+    the element to store (see `lower-te`: bias_add, relu, ... after
+    dense/conv2d)."""
+
+    apply: Callable[[Emitter, Sequence[Index], SSAValue], SSAValue]
+    flat_pixels: bool = False
+    """It reads the same elements at `[..., 0, y * W + x]` as at `[..., y,
+    x]` (its other operands are buffers as wide and high as the result, or
+    broadcast along both, or per channel): a schedule may address the
+    result as one flattened image (`Conv2D.flat_store`)."""
+
+    def __call__(self, e: Emitter, idx: Sequence[Index], element: SSAValue) -> SSAValue:
+        return self.apply(e, idx, element)
 
 
 def _store_into(out: SSAValue, epilogue: Epilogue | None) -> Store:
@@ -793,6 +806,7 @@ def _conv2d(
     out_shape = relay.nchw_shape(result_shape(op), op.out_layout, "the result")
     store = _store_into(out, epilogue)
     blocked = relay.data_block(op.out_layout)
+    flat_store = not blocked and (epilogue is None or epilogue.flat_pixels)
     if (schedule := problem_schedule(e.target, Conv2D)) is not None:
         problem = Conv2D(
             data,
@@ -808,6 +822,7 @@ def _conv2d(
             blocked_store=store if blocked else None,
             out_block=blocked,
             winograd=relay.winograd_tile(op.kernel_layout),
+            flat_store=flat_store,
         )
         return schedule(e, problem, e.target)
     _direct_conv(

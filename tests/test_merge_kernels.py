@@ -107,3 +107,103 @@ def test_compiled_network_with_merged_layers_matches_the_reference():
     np.testing.assert_allclose(
         compiled(x, w1, w2), run(parse_module(NETWORK), x, w1, w2), rtol=1e-5, atol=1e-5
     )
+
+
+def _conv_pool_conv(channels: int, size: int, addend: str = "") -> str:
+    """conv 1x1 + relu at `size`, a 2x2 max pool, conv 1x1 + relu at half
+    the size; `addend` (a shape) adds a parameter after each conv."""
+    half = size // 2
+
+    def layer(i: int, x: str, s: int) -> str:
+        t = f"tensor<1x{channels}x{s}x{s}xf32>"
+        w = f"tensor<{channels}x{channels}x1x1xf32>"
+        out = f"%c{i}"
+        text = f"    {out} = relay.nn.conv2d {x}, %w{i} : ({t}, {w}) -> {t}\n"
+        if addend:
+            b = f"tensor<{addend.format(s=s)}xf32>"
+            text += f"    %a{i} = relay.add {out}, %b{i} : ({t}, {b}) -> {t}\n"
+            out = f"%a{i}"
+        return text + f"    %r{i} = relay.relu {out} : {t}\n"
+
+    params = [f"%x: tensor<1x{channels}x{size}x{size}xf32>"]
+    for i in (1, 2):
+        params.append(f"%w{i}: tensor<{channels}x{channels}x1x1xf32>")
+        if addend:
+            params.append(f"%b{i}: tensor<{addend.format(s=size if i == 1 else half)}xf32>")
+    big, small = (f"tensor<1x{channels}x{s}x{s}xf32>" for s in (size, half))
+    return (
+        'builtin.module attributes {target.config = #target.config<[#target.target<"llvm">]>} {\n'
+        f"  relay.func @main({', '.join(params)}) -> {small} {{\n"
+        + layer(1, "%x", size)
+        + f"    %p = relay.nn.max_pool2d %r1 {{pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>}} : ({big}) -> {small}\n"
+        + layer(2, "%p", half)
+        + f"    relay.return %r2 : {small}\n  }}\n}}"
+    )
+
+
+def _shared_kernels(text: str) -> list[tir.PrimFuncOp]:
+    module = parse_module(text)
+    lower_to_tir(module)
+    return [
+        op for op in module.ops
+        if isinstance(op, tir.PrimFuncOp) and op.sym_name.data.endswith("_shared")
+    ]
+
+
+def _check_against_reference(text: str) -> None:
+    module = parse_module(text)
+    main = next(op for op in module.ops if op.sym_name.data == "main")  # type: ignore[attr-defined]
+    rng = np.random.default_rng(2)
+    inputs = [
+        rng.standard_normal(t.get_shape()).astype(np.float32)
+        for t in main.function_type.inputs.data  # type: ignore[attr-defined]
+    ]
+    np.testing.assert_allclose(
+        hetero.compile(text)(*inputs), run(module, *inputs), rtol=1e-5, atol=1e-5
+    )
+
+
+def test_layers_of_other_image_sizes_share_a_kernel():
+    """The schedules store a run of pixels across rows at `[n, o, 0, p]`, so
+    the image's size is a parameter: 1x1 convolutions at 16x16 and 8x8."""
+    text = _conv_pool_conv(64, 16)
+    (shared,) = _shared_kernels(text)
+    assert str(shared.function_type.inputs.data[0]) == "memref<1x64x?x?xf32>"
+    _check_against_reference(text)
+
+
+def test_an_epilogue_broadcast_along_rows_keeps_rows_and_columns():
+    """An addend of one value per column (`[W]`) reads other elements at a
+    flattened pixel index than at its row and column: such a conv stores at
+    row and column, the image width stays a constant, the layers do not
+    merge, and the results are right."""
+    text = _conv_pool_conv(64, 16, addend="{s}")
+    assert not _shared_kernels(text)
+    _check_against_reference(text)
+
+
+def test_an_epilogue_of_whole_images_or_channels_stores_flattened():
+    """An addend as large as the result, or one value per channel, reads the
+    same elements either way: the layers merge."""
+    for addend in ("1x64x{s}x{s}", "64x1x1"):
+        text = _conv_pool_conv(64, 16, addend=addend)
+        assert len(_shared_kernels(text)) == 1, addend
+        _check_against_reference(text)
+
+
+def test_a_uniform_emitter_keeps_identities():
+    """`Emitter.uniform` (the conv schedules): `x * 1`, `x + 0`, `x % 1`,
+    `x // 1` stay ops, so that kernels for other shapes have the same ops."""
+    from xdsl.dialects.builtin import IndexType
+    from xdsl.ir import Block
+
+    from hetero.lowering.te_emit import Emitter
+
+    block = Block(arg_types=[IndexType()])
+    x = block.args[0]
+    plain = Emitter(block, block, {})
+    assert [plain.mul(x, 1), plain.add(x, 0), plain.div(x, 1), plain.rem(x, 1)] == [x, x, x, 0]
+    uniform = plain.uniformly()
+    results = [uniform.mul(x, 1), uniform.add(x, 0), uniform.div(x, 1), uniform.rem(x, 1)]
+    assert all(r is not x and not isinstance(r, int) for r in results)
+    assert uniform.at(block).uniform and uniform.mul(3, 1) == 3

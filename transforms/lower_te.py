@@ -236,7 +236,38 @@ def _epilogue(
             tensor, previous = LAZY_TEMPLATES[type(op)](op, inputs), op.results[0]
         return tensor.load(e, idx)
 
-    return apply
+    return Epilogue(apply, _flat_pixels(anchor, chain, values))
+
+
+def _flat_pixels(
+    anchor: Operation, chain: Sequence[Operation], values: dict[SSAValue, Tensor]
+) -> bool:
+    """Whether the chain reads the same elements at `[..., 0, y * W + x]` as
+    at `[..., y, x]` (`Epilogue.flat_pixels`): each operand but the running
+    value is a per-channel one of a `bias_add` or `batch_norm` on an axis
+    before the last two, or a buffer whose last two dimensions (aligned to
+    the result's) are the result's or both broadcast."""
+    shape = anchor.results[0].type.get_shape()  # type: ignore[attr-defined]
+    if len(shape) < 2:
+        return False
+    running = anchor.results[0]
+    for op in chain:
+        if isinstance(op, relay.BiasAddOp | relay.BatchNormOp):
+            axis = op.axis + len(shape) if op.axis < 0 else op.axis
+            if axis >= len(shape) - 2:
+                return False
+        else:
+            for v in op.operands:
+                tensor = values.get(v)
+                if v is running or tensor is None:
+                    continue
+                rows, columns = (1, 1, *tensor.shape)[-2:]
+                if (rows, columns) != (1, 1) and (
+                    tensor.buffer is None or (rows, columns) != tuple(shape[-2:])
+                ):
+                    return False
+        running = op.results[0]
+    return True
 
 
 def lower_function(func: relay.FuncOp, name: str) -> PrimFuncOp:

@@ -21,7 +21,9 @@ that
   known only at run time lowers to the same code, with the arithmetic left
   to the CPU;
 * a memref parameter may have other sizes (the same rank, element type,
-  layout and memory space).
+  layout and memory space), except those after a dimension that a scalar
+  load in an `unrolled` loop indexes with the loop's counter (a register
+  tile's row of operands: `_unrolled_strides`).
 
 The first of a group becomes the shared kernel, `@<kind>_shared`: each
 constant use that differs between the members becomes an `index`
@@ -101,6 +103,38 @@ def _vectorized_ops(ops: Sequence[Operation]) -> set[Operation]:
     return inside
 
 
+def _unrolled_strides(
+    ops: Sequence[Operation], args: Sequence[SSAValue], vectorized: set[Operation]
+) -> set[tuple[int, int]]:
+    """(parameter, dimension) pairs whose size must stay constant: those
+    after a dimension that a scalar load (not in a `vectorized` loop) in an
+    `unrolled` loop indexes with a value of the loop's counter: a register
+    tile's row of operands, broadcast to vectors at every step of its
+    reduction.  Unrolled, the loads are one base address plus constant
+    offsets; with a size known only at run time each needs an address of
+    its own (SqueezeNet's 1x1 convolutions with rows of weights: 6-14 %
+    slower).  Vector loads at such rows (an epilogue's, once a tile) cost
+    nothing measurable."""
+    position = {a: i for i, a in enumerate(args)}
+    static: set[tuple[int, int]] = set()
+    for op in ops:
+        if not (isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.UNROLLED):
+            continue
+        varying = {op.induction_var}
+        for inner in nested_ops(op):
+            if any(v in varying for v in inner.operands):
+                varying.update(inner.results)
+            if (
+                isinstance(inner, memref.LoadOp)
+                and inner.memref in position
+                and inner not in vectorized
+            ):
+                dims = [d for d, i in enumerate(inner.indices) if i in varying]
+                rank = len(inner.indices)
+                static.update((position[inner.memref], d) for d in range(min(dims, default=rank) + 1, rank))
+    return static
+
+
 def _parameter_key(t: Attribute) -> Hashable:
     """A parameter's type without its sizes, when a memref."""
     if isinstance(t, MemRefType):
@@ -163,6 +197,9 @@ def skeleton(function: tir.PrimFuncOp, ops: Sequence[Operation] | None = None) -
             )
         )
     shapes = [a.type.get_shape() if isinstance(a.type, MemRefType) else None for a in args]
+    key.append(
+        tuple((a, d, shapes[a][d]) for a, d in sorted(_unrolled_strides(ops, args, vectorized)))  # type: ignore[index]
+    )
     return Skeleton(tuple(key), slots, values, shapes)
 
 

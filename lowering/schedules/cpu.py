@@ -697,6 +697,8 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
             return _conv2d_channel_lanes(e, c, packed, target)
     c = replace(c, blocked_data=None)  # pixel lanes read blocked data through its view
     g = _conv_tiles(c, tiles(target, element, CONV_VECTORS), target)
+    if g.in_place:
+        e = e.uniformly()  # no image width in the kernel: alike for merge-kernels
     t = g.t
     batch = c.data.shape[0]
     out_channels, group_channels, kh, kw = c.weight.shape
@@ -741,7 +743,9 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
         if padded is None:
             width = c.data.shape[3]
             pixel = r.add(r.add(p0, r.mul(ky, dh * width)), j)
-            return c.data.load(r, [n, r.add(base, ch), *_row_major(r, pixel, width)])
+            # A buffer (not a view of blocked data) is read flattened too.
+            at = [0, pixel] if c.data.buffer is not None else _row_major(r, pixel, width)
+            return c.data.load(r, [n, r.add(base, ch), *at])
         plane, shift = _tap(r, c, g.planes, ky, kx)
         return r.load(padded, [n, r.add(base, ch), plane, r.add(r.add(p0, shift), j)])
 
@@ -767,7 +771,7 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
                 rows,
                 t.nr,
                 lambda w, i, j, v: c.store(
-                    w, [n, w.add(first, i), *_row_major(w, w.add(p0, j), out_w)], v
+                    w, [n, w.add(first, i), *_output_pixel(w, c, w.add(p0, j))], v
                 ),
             )
             return
@@ -804,7 +808,7 @@ def _next_task(e: Emitter, flat: Index, tasks: int, target: TargetAttr | None) -
     `parallel_chunk`); the last task, past the end."""
     threads = min(num_threads(target), tasks)
     chunk = parallel_chunk(tasks, threads)
-    if chunk == 1:
+    if chunk == 1 and not e.uniform:  # the same ops for any chunk, uniform
         later = e.add(flat, threads)
     else:
         after = e.add(flat, 1)
@@ -817,6 +821,14 @@ def _row_major(e: Emitter, pixel: Index, width: int) -> list[Index]:
     """Row and column of element `pixel` of a flattened image `width` wide
     (the vectorizer addresses consecutive pixels as one run across rows)."""
     return [e.div(pixel, width), e.rem(pixel, width)]
+
+
+def _output_pixel(e: Emitter, c: Conv2D, pixel: Index) -> list[Index]:
+    """The last two indices of output pixel `pixel` of the flattened image:
+    `[0, pixel]` where the store takes it (`Conv2D.flat_store`: no image
+    width in the kernel, which `merge-kernels` can then share between
+    layers of other sizes), else its row and column."""
+    return [0, pixel] if c.flat_store else _row_major(e, pixel, c.out_shape[3])
 
 
 def _unwiden(e: Emitter, c: Conv2D, wq: int, wide: SSAValue) -> None:
@@ -983,6 +995,8 @@ def _conv2d_channel_lanes(
     pixel tile overlaps the one before.  Blocked data (`NCHW<b>c`) is read
     a block of channels per pixel; a blocked output is stored a vector of
     channels at a time."""
+    if _flat_windows(c):
+        e = e.uniformly()  # no image width in the kernel: alike for merge-kernels
     element = c.data.element_type
     batch, _, _, width = c.data.shape
     out_channels, channels, kh, kw = c.weight.shape
@@ -1091,7 +1105,7 @@ def _conv2d_channel_lanes(
         column, j = s.loop(cols, ForKind.UNROLLED)
         lane, i = column.loop(rows, ForKind.VECTORIZED)
         o = lane.add(lane.mul(ot, t.nr), j)
-        at = _row_major(lane, lane.add(p0, i), out_w)
+        at = _output_pixel(lane, c, lane.add(p0, i))
         c.store(lane, [n, o, *at], lane.load(acc, [i, j]))
 
     def store_blocked(s: Emitter, cols: int) -> None:

@@ -134,6 +134,54 @@ builtin.module {
 
 // -----
 
+// A load in an unrolled loop whose row is the loop's counter (a register
+// tile's rows of weights): the sizes after that dimension stay constant
+// (a row stride known only at run time would cost each unrolled load an
+// address of its own).  @s_1 and @s_2 read rows of 4 and merge, with the
+// number of rows dynamic; @s_3 reads rows of 8 and stays alone.
+builtin.module {
+  tir.prim_func @s_1(%w: memref<2x4xf32>, %o: memref<2xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c3 = arith.constant 3 : index
+    tir.for %i = %c0 to %c2 step %c1 unrolled {
+      %x = memref.load %w[%i, %c3] : memref<2x4xf32>
+      memref.store %x, %o[%i] : memref<2xf32>
+    }
+  }
+  tir.prim_func @s_2(%w: memref<3x4xf32>, %o: memref<2xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    tir.for %i = %c0 to %c2 step %c1 unrolled {
+      %x = memref.load %w[%i, %c2] : memref<3x4xf32>
+      memref.store %x, %o[%i] : memref<2xf32>
+    }
+  }
+  tir.prim_func @s_3(%w: memref<2x8xf32>, %o: memref<2xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c5 = arith.constant 5 : index
+    tir.for %i = %c0 to %c2 step %c1 unrolled {
+      %x = memref.load %w[%i, %c5] : memref<2x8xf32>
+      memref.store %x, %o[%i] : memref<2xf32>
+    }
+  }
+}
+
+// CHECK-LABEL: tir.prim_func @s_shared(%w: memref<?x4xf32>, %o: memref<2xf32>, %0: index)
+// CHECK:         memref.load %w[%i, %0] : memref<?x4xf32>
+// CHECK:       tir.prim_func @s_1(
+// CHECK:         tir.call @s_shared
+// CHECK:       tir.prim_func @s_2(
+// CHECK:         tir.call @s_shared
+// CHECK:       tir.prim_func @s_3(%w: memref<2x8xf32>, %o: memref<2xf32>) target #target.target<"llvm"> {
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+
+// -----
+
 // Not merged: constants that code generation reads as constants differ
 // (the extent of a vectorized loop in @v1/@v2, of an unrolled one in
 // @u1/@u2, an operand inside a vectorized loop in @w1/@w2), or the bodies
