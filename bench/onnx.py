@@ -99,8 +99,9 @@ def _onnxruntime(model: Any, threads: int) -> Any:
 
 def kind_of(function: str) -> str:
     """A lowered function's kind: its name without numbering and `_tir`
-    (`fused_nn_conv2d_nn_bias_add_relu_3_tir` → `fused_nn_conv2d_nn_bias_add_relu`)."""
-    return re.sub(r"(_\d+)?_tir$", "", function)
+    (`fused_nn_conv2d_nn_bias_add_relu_3_tir` → `fused_nn_conv2d_nn_bias_add_relu`),
+    or `_shared` for a kernel `merge-kernels` made."""
+    return re.sub(r"(_\d+)?_tir$|_shared(_\d+)?$", "", function)
 
 
 def kernel_table(name: str, compiled: Any, x: np.ndarray) -> None:

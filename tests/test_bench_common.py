@@ -216,3 +216,21 @@ relay.func @main(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>) -> tensor<4x6xf32> {
     kinds = [line.split() for line in lines[header + 1 :]]
     assert {kind[-1] for kind in kinds} >= {"main_host", "fused_nn_softmax"}
     assert sum(int(kind[1]) for kind in kinds) == len(rows)
+
+
+def test_bench_onnx_kind_of_names_kinds():
+    """A kernel's kind drops its numbering and `_tir`, and a shared kernel
+    of `merge-kernels` counts with its kind."""
+    pytest.importorskip("onnx")
+    from bench.onnx import kind_of
+
+    assert {
+        kind_of(name)
+        for name in (
+            "fused_nn_conv2d_relu_tir",
+            "fused_nn_conv2d_relu_3_tir",
+            "fused_nn_conv2d_relu_shared",
+            "fused_nn_conv2d_relu_shared_2",
+        )
+    } == {"fused_nn_conv2d_relu"}
+    assert kind_of("main_host") == "main_host"
