@@ -35,6 +35,11 @@ class Emitter:
 
     Constants are hoisted to the top of the function (`entry`) and shared, so
     loop bodies only hold the arithmetic that depends on the loop.
+
+    Index arithmetic folds identities (`x * 1`, `x + 0`, `x % 1`) unless the
+    emitter is `uniform` (`uniformly`): then they stay ops, so that a
+    schedule's kernels for other shapes have the same ops, for
+    `merge-kernels` to share (LLVM folds those that stay constant).
     """
 
     def __init__(
@@ -48,10 +53,6 @@ class Emitter:
         self.entry = entry
         self.constants = constants
         self.uniform = uniform
-        """Keep identities of SSA values (`x * 1`, `x + 0`, `x % 1`) as ops:
-        a schedule's kernels for other shapes then have the same ops, for
-        `merge-kernels` to share.  LLVM folds the identities that stay
-        constant."""
 
     def op(self, op: Operation) -> SSAValue:
         """Insert `op` here; return its (first) result if it has one."""

@@ -258,9 +258,9 @@ def _flat_pixels(
                 return False
         else:
             for v in op.operands:
-                tensor = values.get(v)
-                if v is running or tensor is None:
+                if v is running:
                     continue
+                tensor = values[v]  # the chain's other operands are computed
                 rows, columns = (1, 1, *tensor.shape)[-2:]
                 if (rows, columns) != (1, 1) and (
                     tensor.buffer is None or (rows, columns) != tuple(shape[-2:])

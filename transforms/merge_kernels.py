@@ -4,9 +4,9 @@ become one shared kernel that takes those as arguments.
 A CNN's layers of one kind (the 1x1 convolutions of its fire modules or
 bottlenecks) get one kernel each from `lower-te`, because their shapes
 differ; the schedule is the same, only the loop bounds, the offsets and the
-sizes of the buffers are not.  Code generation costs about 1 ms a `tir` op,
-most of it per kernel, so compiling the same code once for all those layers
-is what this pass buys (LLVM's `MergeFunctions`, and compilers of dynamic
+sizes of the buffers are not.  Code generation costs about a millisecond
+per `tir` op, so compiling the same code once for all those layers is what
+this pass buys (LLVM's `MergeFunctions`, and compilers of dynamic
 shapes, for the same reason).
 
 Two public CPU `tir.prim_func`s merge when their bodies are the same op by
@@ -260,9 +260,10 @@ def _merge(
         for slot in slots:
             op, i = shared_slots[slot]
             op.operands[i] = parameter
-    for constant in _index_constants(list(block.ops)):
+    for constant in _index_constants(nested_ops(shared)):
         if not constant.uses:
-            block.erase_op(constant.owner)  # type: ignore[arg-type]
+            op = constant.owner
+            op.parent_block().erase_op(op)  # type: ignore[union-attr,arg-type]
     shared.function_type = FunctionType.from_lists(block.arg_types, [])
     template.parent_block().insert_op_before(shared, template)  # type: ignore[union-attr]
     for member, s in zip(members, skeletons):
