@@ -86,7 +86,7 @@ class Skeleton:
 
 
 def _index_constants(ops: Sequence[Operation]) -> dict[SSAValue, int]:
-    """The `index` constants among `ops`, by value."""
+    """The values of the `index` constants among `ops`, by result."""
     return {
         op.result: op.value.value.data  # type: ignore[union-attr]
         for op in ops
