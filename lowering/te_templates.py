@@ -277,7 +277,8 @@ def _where(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     return Tensor(shape, _result_element(op), load)
 
 
-def _channel_axis(op: Operation, rank: int) -> int:
+def channel_axis(op: Operation, rank: int) -> int:
+    """`op`'s `axis` (of a tensor of `rank`), negative ones counted from the end."""
     axis = op.axis  # type: ignore[attr-defined]
     return axis + rank if axis < 0 else axis
 
@@ -285,7 +286,7 @@ def _channel_axis(op: Operation, rank: int) -> int:
 def _bias_add(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     x, bias = inputs
     _require_float(op, x.element_type)
-    axis = _channel_axis(op, len(x.shape))
+    axis = channel_axis(op, len(x.shape))
 
     def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
         return e.op(arith.AddfOp(x.load(e, idx), bias.load(e, [idx[axis]])))
@@ -298,7 +299,7 @@ def _batch_norm(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     assert isinstance(op, relay.BatchNormOp)
     x, gamma, beta, mean, var = inputs
     _require_float(op, x.element_type)
-    axis = _channel_axis(op, len(x.shape))
+    axis = channel_axis(op, len(x.shape))
 
     def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
         c = [idx[axis]]
@@ -540,7 +541,7 @@ def _concatenate(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     `scf.if`s on the axis index, so only the chosen input is read; stored
     whole, the inputs are its parts (one branch-free copy each)."""
     shape = result_shape(op)
-    axis = _channel_axis(op, len(shape))
+    axis = channel_axis(op, len(shape))
     starts = [0]
     for x in inputs:
         starts.append(starts[-1] + x.shape[axis])
@@ -1243,7 +1244,7 @@ def _softmax(
     element = data.element_type
     _require_float(op, element)
     shape = data.shape
-    axis = _channel_axis(op, len(shape))
+    axis = channel_axis(op, len(shape))
     rows = [1 if i == axis else d for i, d in enumerate(shape)]
     body, idx = e.nest(rows, parallel=True)
     peak, total = body.alloc([1], element, "local"), body.alloc([1], element, "local")
@@ -1399,7 +1400,7 @@ def _lrn(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> 
     (x,) = inputs
     element = x.element_type
     _require_float(op, element)
-    axis = _channel_axis(op, len(x.shape))
+    axis = channel_axis(op, len(x.shape))
     body, idx = e.nest(result_shape(op), parallel=True)
     body.store(body.constant(0.0, element), out, idx)
     window, k = body.loop(op.size)

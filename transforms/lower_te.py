@@ -45,6 +45,7 @@ from hetero.lowering.te_templates import (
     LAZY_TEMPLATES,
     NEST_TEMPLATES,
     Epilogue,
+    channel_axis,
     is_epilogue,
 )
 from hetero.targets.kind import DeviceType
@@ -253,8 +254,7 @@ def _flat_pixels(
     running = anchor.results[0]
     for op in chain:
         if isinstance(op, relay.BiasAddOp | relay.BatchNormOp):
-            axis = op.axis + len(shape) if op.axis < 0 else op.axis
-            if axis >= len(shape) - 2:
+            if channel_axis(op, len(shape)) >= len(shape) - 2:
                 return False
         else:
             for v in op.operands:

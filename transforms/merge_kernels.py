@@ -142,11 +142,19 @@ def _parameter_key(t: Attribute) -> Hashable:
     return t
 
 
-def skeleton(function: tir.PrimFuncOp, ops: Sequence[Operation] | None = None) -> Skeleton:
+Body = tuple[list[Operation], dict[SSAValue, int]]
+"""A function's nested ops and the values of its `index` constants."""
+
+
+def _body(function: tir.PrimFuncOp) -> Body:
+    ops = nested_ops(function)
+    return ops, _index_constants(ops)
+
+
+def skeleton(function: tir.PrimFuncOp, body: Body | None = None) -> Skeleton:
     """`function`'s skeleton (see the module docstring for what may differ);
-    `ops` are its nested ops, when known."""
-    ops = nested_ops(function) if ops is None else ops
-    constants = _index_constants(ops)
+    `body` is its `_body`, when known."""
+    ops, constants = _body(function) if body is None else body
     numbers: dict[SSAValue, int] = {}
 
     def number(values: Sequence[SSAValue]) -> tuple[int, ...]:
@@ -304,16 +312,16 @@ class MergeKernelsPass(ModulePass):
         # Functions of as many ops (but index constants) as another, the
         # only ones whose skeletons can be equal: a third of the work on
         # a network whose kernels mostly differ.
-        sized: dict[int, list[tuple[tir.PrimFuncOp, list[Operation]]]] = defaultdict(list)
+        sized: dict[int, list[tuple[tir.PrimFuncOp, Body]]] = defaultdict(list)
         for function in op.ops:
             if _mergeable(function):
                 assert isinstance(function, tir.PrimFuncOp)
-                ops = nested_ops(function)
-                sized[len(ops) - len(_index_constants(ops))].append((function, ops))
+                ops, constants = body = _body(function)
+                sized[len(ops) - len(constants)].append((function, body))
         groups: dict[Hashable, list[tuple[tir.PrimFuncOp, Skeleton]]] = defaultdict(list)
         for same in sized.values():
-            for function, ops in same if len(same) > 1 else ():
-                s = skeleton(function, ops)
+            for function, body in same if len(same) > 1 else ():
+                s = skeleton(function, body)
                 groups[s.key].append((function, s))
         taken = symbol_names(op)
         for group in groups.values():
