@@ -44,9 +44,19 @@ JOBS_VARIABLE = "HETERO_COMPILE_JOBS"
 """The most processes `compile_cpu` compiles a module in (1: in this one)."""
 
 MIN_CHUNK_OPS = 300
-"""`tir` ops a chunk must have at least, about 0.5 s of work (ONNX models'
-kernels take 1.5 ms an op): a worker costs ~10 ms to fork and to send its
-code back, and LLVM cannot inline across chunks."""
+"""Work a chunk must have at least (`compile_cost`, in `tir` ops), about
+0.15 s: a worker costs ~10 ms to fork and to send its code back, and LLVM
+cannot inline across chunks."""
+
+PARALLEL_LOOP_OPS = 30
+"""What a `parallel` loop costs to compile beyond its ops, in ops: its body
+is outlined and gets a task and a launcher (`convert-tir-to-scf`,
+`hetero.runtime.parallel`), and LLVM simplifies the body twice, alone and
+inlined into its task (~15 ms on ResNet-50's kernels, 0.5 ms an op)."""
+
+FUNCTION_OPS = 10
+"""What a function costs to compile beyond its ops, in ops (its signature,
+its entry, LLVM's per-function work)."""
 
 
 def compile_jobs() -> int:
@@ -59,8 +69,22 @@ def compile_jobs() -> int:
     return int(text)
 
 
+def compile_cost(function: tir.PrimFuncOp) -> int:
+    """About how long `function` takes to lower and compile, in `tir` ops:
+    its ops, `PARALLEL_LOOP_OPS` for each parallel loop and `FUNCTION_OPS`.
+    Op counts alone left ResNet-50's two chunks 0.2 s of CPU apart (of 1.4
+    s each), the one with its Winograd kernels (three parallel loops each)
+    the longer."""
+    cost = FUNCTION_OPS
+    for op in function.walk():
+        cost += 1
+        if isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.PARALLEL:
+            cost += PARALLEL_LOOP_OPS
+    return cost
+
+
 def split(module: ModuleOp, jobs: int | None = None) -> list[list[str]]:
-    """The public functions of `module` in chunks of about equal op counts:
+    """The public functions of `module` in chunks of about equal `compile_cost`:
     `jobs` chunks (at most one a function), or by default as many as
     `compile_jobs()` and `MIN_CHUNK_OPS` allow.  One chunk means no split,
     as for a module with anything but `tir.prim_func`s (which could not be
@@ -72,7 +96,7 @@ def split(module: ModuleOp, jobs: int | None = None) -> list[list[str]]:
     ):
         return [[]]
     sizes = {
-        f.sym_name.data: sum(1 for _ in f.walk())
+        f.sym_name.data: compile_cost(f)
         for f in functions
         if isinstance(f, tir.PrimFuncOp) and not f.is_private
     }

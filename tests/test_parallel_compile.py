@@ -16,7 +16,14 @@ from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.lowering import parallel_compile
 from hetero.lowering.cpu_codegen import compile_cpu
-from hetero.lowering.parallel_compile import JOBS_VARIABLE, run_forked, split
+from hetero.lowering.parallel_compile import (
+    FUNCTION_OPS,
+    JOBS_VARIABLE,
+    PARALLEL_LOOP_OPS,
+    compile_cost,
+    run_forked,
+    split,
+)
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cpu import CpuModule, CpuTarget
 from hetero.utils.diagnostics import HeteroError
@@ -155,14 +162,23 @@ def test_run_forked_reports_how_each_worker_ended():
         run_forked(lambda index: os._exit(3), 1)
 
 
-def test_split_balances_public_functions_by_size():
+def test_split_balances_public_functions_by_cost():
     module = parse_module(PROGRAM)
+    costs = {f.sym_name.data: compile_cost(f) for f in module.ops}
+    # @scale has fewer ops than @stats, but its parallel loop (outlined,
+    # with a task and a launcher) costs more than the difference.
+    assert costs == {
+        "relu": 4 + FUNCTION_OPS,
+        "scale": 11 + PARALLEL_LOOP_OPS + FUNCTION_OPS,
+        "stats": 18 + FUNCTION_OPS,
+        "host": 4 + FUNCTION_OPS,
+    }
     chunks = split(module, 2)
-    # @stats (the biggest) alone, the smaller two together; @relu (private)
+    # @scale (the costliest) alone, the other two together; @relu (private)
     # is in none: every chunk keeps it.
-    assert sorted(map(sorted, chunks)) == [["host", "scale"], ["stats"]]
-    assert split(module, 9) == [["stats"], ["scale"], ["host"]]
-    assert split(module, 1) == [["stats", "scale", "host"]]
+    assert sorted(map(sorted, chunks)) == [["host", "stats"], ["scale"]]
+    assert split(module, 9) == [["scale"], ["stats"], ["host"]]
+    assert split(module, 1) == [["scale", "stats", "host"]]
 
 
 def test_jobs_by_default(monkeypatch):
