@@ -800,13 +800,23 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     assert entry.last_op is not None
     entry.insert_ops_before([*repeated, step, loop], entry.last_op)
     rewriter.insert(body, InsertPoint.after(caller))
+    count = _trip_count(op)
+    threads = arith.ConstantOp(IntegerAttr(num_threads(caller.target), i32))
+    launch = tir.CallExternOp(name + LAUNCH_SUFFIX, [threads, count[-1].results[0], *captured])
+    rewriter.replace(op, [*count, threads, launch], [])
+
+
+def _trip_count(op: tir.ForOp) -> list[Operation]:
+    """Ops computing the trip count of `op` (the last one's result): one
+    constant when its bounds and step are (the usual case: a schedule's
+    tasks), else `ceildiv(max(ub - lb, 0), step)`."""
+    bounds = [const_evaluate_operand(v) for v in (op.lb, op.ub, op.step)]
+    if None not in bounds:
+        return [index(len(range(*bounds)))]  # type: ignore[misc]
     zero = index(0)
     trips = arith.SubiOp(op.ub, op.lb)
     clamped = arith.MaxSIOp(trips, zero)
-    count = arith.CeilDivSIOp(clamped, op.step)
-    threads = arith.ConstantOp(IntegerAttr(num_threads(caller.target), i32))
-    launch = tir.CallExternOp(name + LAUNCH_SUFFIX, [threads, count, *captured])
-    rewriter.replace(op, [zero, trips, clamped, count, threads, launch], [])
+    return [zero, trips, clamped, arith.CeilDivSIOp(clamped, op.step)]
 
 
 def _ancestors(op: Operation) -> Iterable[Operation]:

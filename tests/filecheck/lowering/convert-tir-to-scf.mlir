@@ -578,6 +578,25 @@ tir.prim_func @parallel(%a: memref<?xf32>, %n: index)
 
 // -----
 
+// With constant bounds and step, the trip count is a constant: ceil((10 - 1) / 4).
+// CHECK-LABEL: func.func @parallel_constant_trips(%a: memref<10xf32>)
+// CHECK-NOT:     arith.ceildivsi
+// CHECK:         %[[TRIPS:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[T:.*]] = arith.constant 2 : i32
+// CHECK-NEXT:    func.call @parallel_constant_trips_parallel0.launch(%[[T]], %[[TRIPS]], %a)
+tir.prim_func @parallel_constant_trips(%a: memref<10xf32>)
+    target #target.target<"llvm", {num_threads = 2 : i64}> {
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c10 = arith.constant 10 : index
+  tir.for %i = %c1 to %c10 step %c4 parallel {
+    %x = memref.load %a[%i] : memref<10xf32>
+    memref.store %x, %a[%i] : memref<10xf32>
+  }
+}
+
+// -----
+
 // A loop of one trip is its body, the induction variable its lower bound;
 // a loop of none is nothing.  A loop of two stays.
 // CHECK-LABEL: func.func @trivial_loops
