@@ -907,9 +907,7 @@ class AllocLowering(RewritePattern):
     def match_and_rewrite(self, op: tir.AllocOp, rewriter: PatternRewriter, /):
         t = op.buffer.type
         assert isinstance(t, MemRefType)
-        size = prod(t.get_shape()) * (_bits(t.element_type) // 8)
-        small = op.scope == "local" or size <= STACK_BYTES
-        if t.has_static_shape() and small:
+        if on_stack(op):
             alloca = memref.AllocaOp.get(
                 t.element_type, shape=t.get_shape(), memory_space=t.memory_space
             )
@@ -925,6 +923,16 @@ class AllocLowering(RewritePattern):
         rewriter.insert(
             memref.DeallocOp.get(buffer), InsertPoint.before(block.last_op)
         )
+
+
+def on_stack(op: tir.AllocOp) -> bool:
+    """Whether `op`'s buffer goes on the stack: `local` and small static
+    buffers (`STACK_BYTES`)."""
+    t = op.buffer.type
+    assert isinstance(t, MemRefType)
+    if not t.has_static_shape():
+        return False
+    return op.scope == "local" or prod(t.get_shape()) * (_bits(t.element_type) // 8) <= STACK_BYTES
 
 
 def _entry(op: Operation) -> Block:

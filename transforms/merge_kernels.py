@@ -23,13 +23,23 @@ that
 * a memref parameter may have other sizes (the same rank, element type,
   layout and memory space), except those after a dimension that a scalar
   load in an `unrolled` loop indexes with the loop's counter (a register
-  tile's row of operands: `_unrolled_strides`).
+  tile's row of operands: `_unrolled_strides`);
+* so may a buffer of the kernel's own (`BUFFERS`: a workspace that
+  `plan-memory` gives the kernel, `tir.alloc` on the heap, and the
+  `memref.view`s of it), but for its last dimension, which vector code
+  reads as contiguous, and the dimensions `_unrolled_strides` keeps.  A
+  buffer on the stack (a `local` register tile, a small one) keeps its
+  sizes: sized at run time, it would go to the heap, and out of LLVM's
+  registers;
+* the `hetero.memory` report of `plan-memory` may differ (the shared
+  kernel's is the largest of each).
 
 The first of a group becomes the shared kernel, `@<kind>_shared`: each
 constant use that differs between the members becomes an `index`
 parameter (uses with the same values in every member share one), and each
-memref dimension that differs becomes dynamic (`?`, passed as a size by the
-memref ABI).  Constants and sizes the members agree on stay constants, so
+memref dimension that differs becomes dynamic: a parameter's `?` is passed
+as a size by the memref ABI, a buffer's is a size operand of its
+`tir.alloc` or `memref.view` (an `index` parameter as above).  Constants and sizes the members agree on stay constants, so
 LLVM still folds them.  Each member keeps its name and signature, which the
 host function calls, and its body becomes a call of the shared kernel with
 its buffers (`memref.cast` to the dynamic types) and its constants.
@@ -42,33 +52,44 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
 from hetero.dialects import tir
 from hetero.lowering.conversion import nested_ops
-from hetero.lowering.convert_tir_to_scf import is_cpu
+from hetero.lowering.convert_tir_to_scf import is_cpu, on_stack
+from hetero.transforms.plan_memory import MEMORY
 from hetero.utils.symbols import fresh_name, symbol_names
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
+    ArrayAttr,
+    DictionaryAttr,
     FunctionType,
     IndexType,
     IntegerAttr,
     MemRefType,
     ModuleOp,
     StringAttr,
+    i64,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
 STRUCTURAL_LOOPS = (tir.ForKind.UNROLLED, tir.ForKind.VECTORIZED)
 """Loop kinds whose bounds and step `convert-tir-to-scf` needs as constants."""
 
+BUFFERS = (tir.AllocOp, memref.ViewOp)
+"""Ops that make a kernel's own buffers, whose sizes may differ between
+merged kernels (see the module docstring)."""
+
 Slot = tuple[Operation, int]
 """An operand position: (op, operand index)."""
+
+Column = tuple[int, ...]
+"""A value in each member of a group: what one parameter of the shared kernel passes."""
 
 
 @dataclass
@@ -77,12 +98,13 @@ class Skeleton:
     out: `key` is equal for functions that `merge-kernels` merges; `slots`
     are the constant uses taken out and `values` their constants, in the
     same order; `shapes` are the memref parameters' shapes (None for other
-    parameters)."""
+    parameters), `buffers` those of the `BUFFERS` results, in op order."""
 
     key: Hashable
     slots: list[Slot]
     values: list[int]
     shapes: list[tuple[int, ...] | None]
+    buffers: list[tuple[int, ...]]
 
 
 def _index_constants(ops: Sequence[Operation]) -> dict[SSAValue, int]:
@@ -104,9 +126,9 @@ def _vectorized_ops(ops: Sequence[Operation]) -> set[Operation]:
 
 
 def _unrolled_strides(
-    ops: Sequence[Operation], args: Sequence[SSAValue], vectorized: set[Operation]
-) -> set[tuple[int, int]]:
-    """(parameter, dimension) pairs whose size must stay constant: those
+    ops: Sequence[Operation], vectorized: set[Operation]
+) -> set[tuple[SSAValue, int]]:
+    """(memref, dimension) pairs whose size must stay constant: those
     after a dimension that a scalar load (not in a `vectorized` loop) in an
     `unrolled` loop indexes with a value of the loop's counter: a register
     tile's row of operands, broadcast to vectors at every step of its
@@ -115,8 +137,7 @@ def _unrolled_strides(
     its own (SqueezeNet's 1x1 convolutions with rows of weights: 6-14 %
     slower).  Vector loads at such rows (an epilogue's, once a tile) cost
     nothing measurable."""
-    position = {a: i for i, a in enumerate(args)}
-    static: set[tuple[int, int]] = set()
+    static: set[tuple[SSAValue, int]] = set()
     for op in ops:
         if not (isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.UNROLLED):
             continue
@@ -124,14 +145,10 @@ def _unrolled_strides(
         for inner in nested_ops(op):
             if any(v in varying for v in inner.operands):
                 varying.update(inner.results)
-            if (
-                isinstance(inner, memref.LoadOp)
-                and inner.memref in position
-                and inner not in vectorized
-            ):
+            if isinstance(inner, memref.LoadOp) and inner not in vectorized:
                 dims = [d for d, i in enumerate(inner.indices) if i in varying]
                 rank = len(inner.indices)
-                static.update((position[inner.memref], d) for d in range(min(dims, default=rank) + 1, rank))
+                static.update((inner.memref, d) for d in range(min(dims, default=rank) + 1, rank))
     return static
 
 
@@ -140,6 +157,27 @@ def _parameter_key(t: Attribute) -> Hashable:
     if isinstance(t, MemRefType):
         return (MemRefType, t.element_type, len(t.shape), t.layout, t.memory_space)
     return t
+
+
+def _buffer_key(op: Operation, static: set[int], vectorized: set[Operation]) -> Hashable:
+    """The type of a `BUFFERS` op's result without the sizes that may
+    differ: those of a buffer on the heap or viewed, but the `static` ones
+    and, where a `vectorized` loop accesses it, the last (the vectorizer
+    reads an image's rows through a buffer of its width as one run).  A
+    buffer on the stack keeps all its sizes."""
+    t = op.results[0].type
+    assert isinstance(t, MemRefType)
+    shape = t.get_shape()
+    if isinstance(op, tir.AllocOp) and on_stack(op):
+        return t
+    kept = set(static)
+    if any(use.operation in vectorized for use in op.results[0].uses):
+        kept.add(len(shape) - 1)
+    return (
+        _parameter_key(t),
+        tuple(d == DYNAMIC_INDEX for d in shape),
+        tuple((d, shape[d]) for d in sorted(kept) if d < len(shape)),
+    )
 
 
 Body = tuple[list[Operation], dict[SSAValue, int]]
@@ -165,13 +203,17 @@ def skeleton(function: tir.PrimFuncOp, body: Body | None = None) -> Skeleton:
     args = function.args
     key: list[Hashable] = [
         function.target,
-        str(function.attributes),
+        str({k: a for k, a in function.attributes.items() if k != MEMORY}),
         tuple(_parameter_key(a.type) for a in args),
         number(args),
     ]
     slots: list[Slot] = []
     values: list[int] = []
+    buffers: list[tuple[int, ...]] = []
     vectorized = _vectorized_ops(ops)
+    static: dict[SSAValue, set[int]] = defaultdict(set)
+    for value, dim in _unrolled_strides(ops, vectorized):
+        static[value].add(dim)
     for op in ops:
         if op.results and op.results[0] in constants:
             continue  # its value enters the key (or the values) at each use
@@ -189,13 +231,17 @@ def skeleton(function: tir.PrimFuncOp, body: Body | None = None) -> Skeleton:
                 operands.append(None)
                 slots.append((op, i))
                 values.append(constant)
+        result_types: tuple[Hashable, ...] = tuple(op.result_types)
+        if isinstance(op, BUFFERS):
+            result_types = (_buffer_key(op, static[op.results[0]], vectorized),)
+            buffers.append(op.results[0].type.get_shape())  # type: ignore[union-attr]
         key.append(
             (
                 op.name,
                 tuple(sorted(op.properties.items())),
                 tuple(sorted(op.attributes.items())),
                 tuple(operands),
-                tuple(op.result_types),
+                result_types,
                 number(op.results),
                 tuple(
                     (tuple(b.arg_types), number(b.args))
@@ -206,9 +252,9 @@ def skeleton(function: tir.PrimFuncOp, body: Body | None = None) -> Skeleton:
         )
     shapes = [a.type.get_shape() if isinstance(a.type, MemRefType) else None for a in args]
     key.append(
-        tuple((a, d, shapes[a][d]) for a, d in sorted(_unrolled_strides(ops, args, vectorized)))  # type: ignore[index]
+        tuple((a.index, d, shapes[a.index][d]) for a in args for d in sorted(static[a]))  # type: ignore[index]
     )
-    return Skeleton(tuple(key), slots, values, shapes)
+    return Skeleton(tuple(key), slots, values, shapes, buffers)
 
 
 FORWARDING = (memref.CastOp, arith.ConstantOp, tir.CallOp, tir.ReturnOp)
@@ -247,11 +293,6 @@ def _merge(
     members: Sequence[tir.PrimFuncOp], skeletons: Sequence[Skeleton], taken: set[str]
 ) -> None:
     """Make the first of `members` the shared kernel, the rest calls of it."""
-    columns = list(zip(*(s.values for s in skeletons)))
-    varying: dict[tuple[int, ...], list[int]] = defaultdict(list)
-    for slot, column in enumerate(columns):
-        if len(set(column)) > 1:
-            varying[column].append(slot)
     template = members[0]
     shared = template.clone()
     name = fresh_name(_stem(template.sym_name.data), taken)
@@ -262,21 +303,81 @@ def _merge(
         t = _shared_type(arg.type, [s.shapes[arg.index] for s in skeletons])
         if t != arg.type:
             Rewriter.replace_value_with_new_type(arg, t)
-    shared_slots = skeleton(shared).slots
-    for column, slots in varying.items():
-        parameter = block.insert_arg(IndexType(), len(block.args))
-        for slot in slots:
-            op, i = shared_slots[slot]
-            op.operands[i] = parameter
+    parameters: dict[Column, BlockArgument] = {}
+
+    def parameter(column: Column) -> BlockArgument:
+        """The parameter passing `column` (one per distinct column)."""
+        if column not in parameters:
+            parameters[column] = block.insert_arg(IndexType(), len(block.args))
+        return parameters[column]
+
+    body = _body(shared)
+    slots = skeleton(shared, body).slots
+    for (op, i), column in zip(slots, zip(*(s.values for s in skeletons))):
+        if len(set(column)) > 1:
+            op.operands[i] = parameter(column)
+    buffers = [op for op in body[0] if isinstance(op, BUFFERS)]
+    for op, shapes in zip(buffers, zip(*(s.buffers for s in skeletons))):
+        _resize(op, shapes, parameter)
     for constant in _index_constants(nested_ops(shared)):
         if not constant.uses:
             op = constant.owner
             op.parent_block().erase_op(op)  # type: ignore[union-attr,arg-type]
     shared.function_type = FunctionType.from_lists(block.arg_types, [])
+    if (report := _largest_report(members)) is not None:
+        shared.attributes[MEMORY] = report
     template.parent_block().insert_op_before(shared, template)  # type: ignore[union-attr]
-    for member, s in zip(members, skeletons):
-        values = [s.values[slots[0]] for slots in varying.values()]
-        _call_shared(member, shared, values)
+    for index, member in enumerate(members):
+        _call_shared(member, shared, [column[index] for column in parameters])
+
+
+def _resize(
+    op: Operation, shapes: Sequence[tuple[int, ...]], parameter: Callable[[Column], SSAValue]
+) -> None:
+    """`op`'s buffer (a `BUFFERS` op's) with the sizes its members disagree
+    on dynamic, each a size operand: the `parameter` of its sizes."""
+    t = op.results[0].type
+    assert isinstance(t, MemRefType)
+    given = iter(op.dynamic_sizes if isinstance(op, tir.AllocOp) else op.sizes)  # type: ignore[union-attr]
+    dims: list[int] = []
+    sizes: list[SSAValue] = []
+    for d, dim in enumerate(t.get_shape()):
+        column = tuple(shape[d] for shape in shapes)
+        if dim == DYNAMIC_INDEX:
+            sizes.append(next(given))
+        elif len(set(column)) > 1:
+            dim = DYNAMIC_INDEX
+            sizes.append(parameter(column))
+        dims.append(dim)
+    if dims == list(t.get_shape()):
+        return
+    if isinstance(op, memref.ViewOp):
+        sizes = [op.source, op.byte_shift, *sizes]
+    op.operands = sizes
+    Rewriter.replace_value_with_new_type(
+        op.results[0], MemRefType(t.element_type, dims, t.layout, t.memory_space)
+    )
+
+
+def _largest_report(members: Sequence[tir.PrimFuncOp]) -> DictionaryAttr | None:
+    """The members' `hetero.memory` reports, each number the largest of all."""
+    largest: dict[str, list[int]] = {}
+    for member in members:
+        report = member.attributes.get(MEMORY)
+        if not isinstance(report, DictionaryAttr):
+            continue
+        for device, numbers in report.data.items():
+            assert isinstance(numbers, ArrayAttr)
+            values = [n.value.data for n in numbers.data]  # type: ignore[attr-defined]
+            largest[device] = [max(a, b) for a, b in zip(largest.get(device, values), values)]
+    if not largest:
+        return None
+    return DictionaryAttr(
+        {
+            device: ArrayAttr([IntegerAttr(v, i64) for v in numbers])
+            for device, numbers in largest.items()
+        }
+    )
 
 
 def _call_shared(member: tir.PrimFuncOp, shared: tir.PrimFuncOp, values: list[int]) -> None:

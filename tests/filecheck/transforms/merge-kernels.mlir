@@ -295,3 +295,342 @@ builtin.module {
 
 // CHECK-NOT: _shared
 // CHECK-NOT: tir.call
+
+// -----
+
+// A kernel's own buffers may differ in size: a workspace on the heap (more
+// than 4096 bytes) and the view of it get dynamic sizes, size operands
+// that are parameters (the view's rows share one with the loop bound).
+// The shared kernel reports the largest memory of its members.
+builtin.module {
+  tir.prim_func @heap_1(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> attributes {hetero.memory = {global = [8192 : i64, 8192 : i64]}} {
+    %arena = tir.alloc : memref<8192xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 128 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<8192xi8> to memref<128x16xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<128x16xf32>
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<128x16xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+  tir.prim_func @heap_2(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<6144xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 96 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<6144xi8> to memref<96x16xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<96x16xf32>
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<96x16xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+}
+
+// CHECK-LABEL: tir.prim_func @heap_shared(%a: memref<16xf32>, %b: memref<16xf32>, %0: index, %1: index) target #target.target<"llvm"> attributes {hetero.memory = {global = [8192 : i64, 8192 : i64]}} {
+// CHECK-NEXT:    %arena = tir.alloc(%1) : memref<?xi8>
+// CHECK:         %t = memref.view %arena[%c0][%0] : memref<?xi8> to memref<?x16xf32>
+// CHECK-NEXT:    tir.for %i = %c0 to %0 step %c1 {
+// CHECK:       tir.prim_func @heap_1(
+// CHECK-NEXT:    %0 = arith.constant 128 : index
+// CHECK-NEXT:    %1 = arith.constant 8192 : index
+// CHECK-NEXT:    tir.call @heap_shared(%a, %b, %0, %1)
+// CHECK:       tir.prim_func @heap_2(
+// CHECK-NEXT:    %0 = arith.constant 96 : index
+// CHECK-NEXT:    %1 = arith.constant 6144 : index
+// CHECK-NEXT:    tir.call @heap_shared(%a, %b, %0, %1)
+
+// -----
+
+// Buffers on the stack keep their sizes (sized at run time, they would go
+// to the heap): `local` ones, small ones, and a buffer that is small in
+// one kernel only.
+builtin.module {
+  tir.prim_func @local_1(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<8192xi8, "local">
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 128 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<8192xi8, "local"> to memref<128x16xf32, "local">
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<128x16xf32, "local">
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<128x16xf32, "local">
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+  tir.prim_func @local_2(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<6144xi8, "local">
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 96 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<6144xi8, "local"> to memref<96x16xf32, "local">
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<96x16xf32, "local">
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<96x16xf32, "local">
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+}
+
+// CHECK-NOT:   _shared
+// CHECK:       tir.alloc : memref<8192xi8, "local">
+// CHECK:       tir.alloc : memref<6144xi8, "local">
+
+// -----
+
+builtin.module {
+  tir.prim_func @small_1(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<2048xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 32 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<2048xi8> to memref<32x16xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<32x16xf32>
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<32x16xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+  tir.prim_func @small_2(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<1024xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 16 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<1024xi8> to memref<16x16xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<16x16xf32>
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<16x16xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+}
+
+// CHECK-NOT:   _shared
+// CHECK:       tir.alloc : memref<2048xi8>
+// CHECK:       tir.alloc : memref<1024xi8>
+
+// -----
+
+builtin.module {
+  tir.prim_func @mixed_1(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<8192xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 128 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<8192xi8> to memref<128x16xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<128x16xf32>
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<128x16xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+  tir.prim_func @mixed_2(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<2048xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 32 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<2048xi8> to memref<32x16xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<32x16xf32>
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<32x16xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+}
+
+// CHECK-NOT:   _shared
+// CHECK:       tir.alloc : memref<8192xi8>
+// CHECK:       tir.alloc : memref<2048xi8>
+
+// -----
+
+// A buffer that a vectorized loop accesses may differ in its rows, not in
+// its last dimension (the vectorizer reads rows of an image's width as one
+// run: `convert-tir-to-scf`).
+builtin.module {
+  tir.prim_func @rows_1(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<8192xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 128 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<8192xi8> to memref<128x16xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 vectorized {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<128x16xf32>
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<128x16xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+  tir.prim_func @rows_2(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<6144xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 96 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<6144xi8> to memref<96x16xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 vectorized {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<96x16xf32>
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<96x16xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+}
+
+// CHECK-LABEL: tir.prim_func @rows_shared(
+// CHECK:         memref.view %arena[%c0][%0] : memref<?xi8> to memref<?x16xf32>
+// CHECK:       tir.call @rows_shared
+// CHECK:       tir.call @rows_shared
+
+// -----
+
+builtin.module {
+  tir.prim_func @width_1(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<8192xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 128 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<8192xi8> to memref<128x16xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 vectorized {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<128x16xf32>
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<128x16xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+  tir.prim_func @width_2(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<16384xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %rows = arith.constant 128 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<16384xi8> to memref<128x32xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 vectorized {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<128x32xf32>
+      }
+    }
+    tir.for %k = %c0 to %c16 step %c1 {
+      %y = memref.load %t[%c0, %k] : memref<128x32xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+}
+
+// CHECK-NOT:   _shared
+// CHECK:       memref<128x16xf32>
+// CHECK:       memref<128x32xf32>
+
+// -----
+
+// The sizes after the dimension that a scalar load in an unrolled loop
+// indexes by its counter stay (`_unrolled_strides`, for buffers too).
+builtin.module {
+  tir.prim_func @tile_1(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<8192xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %rows = arith.constant 128 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<8192xi8> to memref<128x16xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<128x16xf32>
+      }
+    }
+    tir.for %k = %c0 to %c4 step %c1 unrolled {
+      %y = memref.load %t[%k, %c0] : memref<128x16xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+  tir.prim_func @tile_2(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
+    %arena = tir.alloc : memref<16384xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %rows = arith.constant 128 : index
+    %c16 = arith.constant 16 : index
+    %t = memref.view %arena[%c0][] : memref<16384xi8> to memref<128x32xf32>
+    tir.for %i = %c0 to %rows step %c1 {
+      tir.for %j = %c0 to %c16 step %c1 {
+        %x = memref.load %a[%j] : memref<16xf32>
+        memref.store %x, %t[%i, %j] : memref<128x32xf32>
+      }
+    }
+    tir.for %k = %c0 to %c4 step %c1 unrolled {
+      %y = memref.load %t[%k, %c0] : memref<128x32xf32>
+      memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+}
+
+// CHECK-NOT:   _shared
+// CHECK:       memref<128x16xf32>
+// CHECK:       memref<128x32xf32>
