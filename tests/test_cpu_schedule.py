@@ -506,6 +506,19 @@ def test_conv2d_channels_in_lanes_avx2() -> None:
     _lanes_conv((1, 20, 7, 7), (33, 20, 1, 1), {}, block=16, options=avx2)
 
 
+@pytest.mark.parametrize("out_channels", [64, 20, 13])
+def test_conv2d_pixel_tiles_read_packed_rows(out_channels: int) -> None:
+    """A 1x1 conv's weight packed by its pixel tile's rows (`OIHW<mr>o`, as
+    `_pixel_tile_rows` asks) is read as such by the tile: 8 rows for 64
+    channels, 10 for 20, and 12 with an edge tile of 1 for 13 (AVX-512)."""
+    from hetero.lowering.schedules.cpu import CONV_VECTORS, _dividing_rows, _lane_tiles, tiles
+
+    rows = _dividing_rows(tiles(None, f32, CONV_VECTORS), out_channels).mr
+    if rows % _lane_tiles(None, f32).lanes == 0:
+        pytest.skip("this host's tile rows fill whole vectors: no packed rows")
+    _lanes_conv((1, 20, 7, 7), (out_channels, 20, 1, 1), {}, block=rows)
+
+
 def test_conv2d_weight_in_another_packed_layout_is_read_through() -> None:
     """A packed layout the schedule does not tile by (blocks of 8) is read
     as OIHW by the pixel tiles."""
@@ -517,18 +530,22 @@ def test_conv2d_weight_in_another_packed_layout_is_read_through() -> None:
     [
         (["+avx512f"], (256, 256, 1, 1), (1, 256, 14, 14), 64),
         (["+avx512f"], (1000, 512, 1, 1), (1, 1000, 13, 13), 64),  # 98 % of 16 tiles
-        (["+avx512f"], (64, 64, 1, 1), (1, 64, 56, 56), 0),  # a reduction of 64
+        (["+avx512f"], (64, 64, 1, 1), (1, 64, 56, 56), 8),  # a reduction of 64
         (["+avx512f"], (64, 16, 3, 3), (1, 64, 56, 56), 0),  # 144
-        (["+avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 0),  # 48 of 64 lanes
+        (["+avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 12),  # 48 of 64 lanes
         (["+avx2", "-avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 16),
         (["+avx2", "-avx512f"], (100, 32, 3, 3), (1, 100, 14, 14), 0),  # 100 of 112
+        (["+avx2", "-avx512f"], (64, 64, 1, 1), (1, 64, 56, 56), 0),  # 8 rows, 8 lanes
     ],
 )
 def test_conv2d_weight_block(
     mattr: list[str], weight: tuple[int, ...], out: tuple[int, ...], block: int
 ) -> None:
     """The CPU schedule asks for channels in the lanes for deep reductions
-    whose output channels fill the tiles."""
+    whose output channels fill the tiles; else, for a 1x1 conv, for its
+    pixel tile's rows side by side (8 or 12 rows), where they are fewer
+    than a vector's lanes (else `OIHW`: a whole number of vectors would
+    mean channel lanes)."""
     from hetero.lowering.schedules.cpu import conv2d_weight_block
 
     target = TargetAttr("llvm", {"mcpu": "x86-64", "mattr": mattr})

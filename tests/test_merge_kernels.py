@@ -256,3 +256,37 @@ def test_kernels_with_workspaces_of_other_sizes_share_a_kernel():
     assert str(arena.buffer.type) == "memref<?xi8>"
     assert any(isinstance(op, memref.ViewOp) and op.sizes for op in ops)
     _check_against_reference(_winograd_pair(13, (32, 64, 64)))
+
+
+def _pointwise_pair(channels: tuple[int, int, int], target: str = "") -> str:
+    """Two 1x1 convolutions + relu at 8x8, `channels[0]` to `channels[1]`
+    to `channels[2]` channels, of constant weights (reductions too shallow
+    for channel lanes: pixel lanes)."""
+    rng = np.random.default_rng(4)
+    a, b, c = channels
+    x, y, z = (f"tensor<1x{n}x8x8xf32>" for n in channels)
+    weights = [rng.standard_normal(s).astype(np.float32) for s in ((b, a, 1, 1), (c, b, 1, 1))]
+    w1, w2 = (f"tensor<{w.shape[0]}x{w.shape[1]}x1x1xf32>" for w in weights)
+    hex1, hex2 = ("0x" + w.astype("<f4").tobytes().hex().upper() for w in weights)
+    return (
+        "builtin.module attributes {target.config = "
+        f'#target.config<[#target.target<"llvm"{target}>]>}} {{\n'
+        f"  relay.func @main(%x: {x}) -> {z} {{\n"
+        f'    %w1 = relay.constant dense<"{hex1}"> : {w1}\n'
+        f'    %w2 = relay.constant dense<"{hex2}"> : {w2}\n'
+        f"    %0 = relay.nn.conv2d %x, %w1 : ({x}, {w1}) -> {y}\n"
+        f"    %1 = relay.relu %0 : {y}\n"
+        f"    %2 = relay.nn.conv2d %1, %w2 : ({y}, {w2}) -> {z}\n"
+        f"    %3 = relay.relu %2 : {z}\n"
+        f"    relay.return %3 : {z}\n  }}\n}}"
+    )
+
+
+def test_pointwise_layers_of_other_depths_share_a_kernel():
+    """1x1 convolutions of 32 and 64 input channels in pixel lanes: their
+    weights packed by tile rows (`OIHW8o`), a tile's rows of weights are
+    consecutive for any depth, so the depth is a parameter.  The results
+    are right on this host, whether its kernels merge or not."""
+    (shared,) = _shared_kernels(_pointwise_pair((32, 64, 64), ", " + AVX512))
+    assert str(shared.function_type.inputs.data[1]) == "memref<8x?x1x1x8xf32>"
+    _check_against_reference(_pointwise_pair((32, 64, 64)))

@@ -122,8 +122,10 @@ relay.func @padded_channels(%x: tensor<1x512x13x13xf32>) -> tensor<1x1000x13x13x
 // -----
 
 // A reduction of 64: the transposed store costs more than the lanes gain.
+// The pixel-lane tile's rows (8 output channels, half a vector) get their
+// 1x1 weights side by side for each input channel: `OIHW8o`.
 // CHECK-LABEL: relay.func @shallow
-// CHECK:         relay.nn.conv2d %x, %w {vdevice = {{.*}}} : (tensor<1x64x7x7xf32>, tensor<64x64x1x1xf32>)
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {vdevice = {{.*}}, kernel_layout = "OIHW8o", channels = 64 : i64} : (tensor<1x64x7x7xf32>, tensor<8x64x1x1x8xf32>)
 relay.func @shallow(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> {
   %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<64x64x1x1xf32>
   %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x64x7x7xf32>, tensor<64x64x1x1xf32>) -> tensor<1x64x7x7xf32>
@@ -132,13 +134,31 @@ relay.func @shallow(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> {
 
 // -----
 
-// 16 output channels would use a quarter of a 64-channel tile.
+// 16 output channels would use a quarter of a 64-channel tile: pixel lanes,
+// rows packed as above.
 // CHECK-LABEL: relay.func @few_channels
-// CHECK:         relay.nn.conv2d %x, %w {vdevice = {{.*}}} : (tensor<1x256x7x7xf32>, tensor<16x256x1x1xf32>)
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {vdevice = {{.*}}, kernel_layout = "OIHW8o", channels = 16 : i64} : (tensor<1x256x7x7xf32>, tensor<2x256x1x1x8xf32>)
 relay.func @few_channels(%x: tensor<1x256x7x7xf32>) -> tensor<1x16x7x7xf32> {
   %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<16x256x1x1xf32>
   %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x256x7x7xf32>, tensor<16x256x1x1xf32>) -> tensor<1x16x7x7xf32>
   relay.return %c : tensor<1x16x7x7xf32>
+}
+
+// -----
+
+// Pixel lanes keep `OIHW` for wider windows (a 3x3 reduction of 27: a
+// first layer) and where the tile's rows fill whole vectors (8 rows, 8
+// lanes with AVX2), which the block would mistake for channel lanes.
+// CHECK-LABEL: relay.func @pixel_lanes_unpacked
+// CHECK:         relay.nn.conv2d %x, %w {{.*}} : (tensor<1x3x16x16xf32>, tensor<64x3x3x3xf32>)
+// CHECK:         relay.nn.conv2d %y, %v {{.*}} : (tensor<1x64x7x7xf32>, tensor<64x64x1x1xf32>)
+relay.func @pixel_lanes_unpacked(%x: tensor<1x3x16x16xf32>, %y: tensor<1x64x7x7xf32>) -> tuple<tensor<1x64x14x14xf32>, tensor<1x64x7x7xf32>> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<64x3x3x3xf32>
+  %a = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x3x16x16xf32>, tensor<64x3x3x3xf32>) -> tensor<1x64x14x14xf32>
+  %v = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} dense<0.5> : tensor<64x64x1x1xf32>
+  %b = relay.nn.conv2d %y, %v {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} : (tensor<1x64x7x7xf32>, tensor<64x64x1x1xf32>) -> tensor<1x64x7x7xf32>
+  %t = relay.tuple(%a, %b) : tuple<tensor<1x64x14x14xf32>, tensor<1x64x7x7xf32>>
+  relay.return %t : tuple<tensor<1x64x14x14xf32>, tensor<1x64x7x7xf32>>
 }
 
 // -----
