@@ -219,27 +219,29 @@ AVX512 = '{mcpu = "x86-64", mattr = ["+avx512f"]}'
 the host may lack AVX-512)."""
 
 
-def _winograd_pair(size: int, channels: tuple[int, int, int], target: str = "") -> str:
-    """Two 3x3 convolutions (padding 1) + relu at `size` x `size`, from
-    `channels[0]` to `channels[1]` and then to `channels[2]` channels, of
-    constant weights: both in the Winograd domain, each with a workspace
-    that `plan-memory` sizes from its channels."""
+def _conv_pair(window: int, size: int, channels: tuple[int, int, int], target: str = "") -> str:
+    """Two `window` x `window` convolutions (padded to keep the size) +
+    relu at `size` x `size`, from `channels[0]` to `channels[1]` and then
+    to `channels[2]` channels, of constant weights (which `alter-op-layout`
+    packs as the schedule asks)."""
     rng = np.random.default_rng(3)
     a, b, c = channels
     x, y, z = (f"tensor<1x{n}x{size}x{size}xf32>" for n in channels)
-    weights = [rng.standard_normal(s).astype(np.float32) for s in ((b, a, 3, 3), (c, b, 3, 3))]
-    w1, w2 = (f"tensor<{w.shape[0]}x{w.shape[1]}x3x3xf32>" for w in weights)
+    shapes = ((b, a, window, window), (c, b, window, window))
+    weights = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    w1, w2 = (f"tensor<{'x'.join(map(str, w.shape))}xf32>" for w in weights)
     hex1, hex2 = ("0x" + w.astype("<f4").tobytes().hex().upper() for w in weights)
-    attrs = "{padding = array<i64: 1, 1, 1, 1>}"
+    pad = window // 2
+    attrs = f" {{padding = array<i64: {pad}, {pad}, {pad}, {pad}>}}" if pad else ""
     return (
         "builtin.module attributes {target.config = "
         f'#target.config<[#target.target<"llvm"{target}>]>}} {{\n'
         f"  relay.func @main(%x: {x}) -> {z} {{\n"
         f'    %w1 = relay.constant dense<"{hex1}"> : {w1}\n'
         f'    %w2 = relay.constant dense<"{hex2}"> : {w2}\n'
-        f"    %0 = relay.nn.conv2d %x, %w1 {attrs} : ({x}, {w1}) -> {y}\n"
+        f"    %0 = relay.nn.conv2d %x, %w1{attrs} : ({x}, {w1}) -> {y}\n"
         f"    %1 = relay.relu %0 : {y}\n"
-        f"    %2 = relay.nn.conv2d %1, %w2 {attrs} : ({y}, {w2}) -> {z}\n"
+        f"    %2 = relay.nn.conv2d %1, %w2{attrs} : ({y}, {w2}) -> {z}\n"
         f"    %3 = relay.relu %2 : {z}\n"
         f"    relay.return %3 : {z}\n  }}\n}}"
     )
@@ -250,36 +252,12 @@ def test_kernels_with_workspaces_of_other_sizes_share_a_kernel():
     (a heap arena and views of it) differ in size only, so the shared
     kernel allocates and views them at sizes it is passed.  The results
     are right on this host, whether its kernels merge or not."""
-    (shared,) = _shared_kernels(_winograd_pair(13, (32, 64, 64), ", " + AVX512))
+    (shared,) = _shared_kernels(_conv_pair(3, 13, (32, 64, 64), ", " + AVX512))
     ops = list(shared.walk())
     (arena,) = (op for op in ops if isinstance(op, tir.AllocOp) and op.dynamic_sizes)
     assert str(arena.buffer.type) == "memref<?xi8>"
     assert any(isinstance(op, memref.ViewOp) and op.sizes for op in ops)
-    _check_against_reference(_winograd_pair(13, (32, 64, 64)))
-
-
-def _pointwise_pair(channels: tuple[int, int, int], target: str = "") -> str:
-    """Two 1x1 convolutions + relu at 8x8, `channels[0]` to `channels[1]`
-    to `channels[2]` channels, of constant weights (reductions too shallow
-    for channel lanes: pixel lanes)."""
-    rng = np.random.default_rng(4)
-    a, b, c = channels
-    x, y, z = (f"tensor<1x{n}x8x8xf32>" for n in channels)
-    weights = [rng.standard_normal(s).astype(np.float32) for s in ((b, a, 1, 1), (c, b, 1, 1))]
-    w1, w2 = (f"tensor<{w.shape[0]}x{w.shape[1]}x1x1xf32>" for w in weights)
-    hex1, hex2 = ("0x" + w.astype("<f4").tobytes().hex().upper() for w in weights)
-    return (
-        "builtin.module attributes {target.config = "
-        f'#target.config<[#target.target<"llvm"{target}>]>}} {{\n'
-        f"  relay.func @main(%x: {x}) -> {z} {{\n"
-        f'    %w1 = relay.constant dense<"{hex1}"> : {w1}\n'
-        f'    %w2 = relay.constant dense<"{hex2}"> : {w2}\n'
-        f"    %0 = relay.nn.conv2d %x, %w1 : ({x}, {w1}) -> {y}\n"
-        f"    %1 = relay.relu %0 : {y}\n"
-        f"    %2 = relay.nn.conv2d %1, %w2 : ({y}, {w2}) -> {z}\n"
-        f"    %3 = relay.relu %2 : {z}\n"
-        f"    relay.return %3 : {z}\n  }}\n}}"
-    )
+    _check_against_reference(_conv_pair(3, 13, (32, 64, 64)))
 
 
 def test_pointwise_layers_of_other_depths_share_a_kernel():
@@ -287,6 +265,6 @@ def test_pointwise_layers_of_other_depths_share_a_kernel():
     weights packed by tile rows (`OIHW8o`), a tile's rows of weights are
     consecutive for any depth, so the depth is a parameter.  The results
     are right on this host, whether its kernels merge or not."""
-    (shared,) = _shared_kernels(_pointwise_pair((32, 64, 64), ", " + AVX512))
+    (shared,) = _shared_kernels(_conv_pair(1, 8, (32, 64, 64), ", " + AVX512))
     assert str(shared.function_type.inputs.data[1]) == "memref<8x?x1x1x8xf32>"
-    _check_against_reference(_pointwise_pair((32, 64, 64)))
+    _check_against_reference(_conv_pair(1, 8, (32, 64, 64)))
