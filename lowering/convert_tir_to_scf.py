@@ -802,7 +802,8 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     rewriter.insert(body, InsertPoint.after(caller))
     count = _trip_count(op)
     threads = arith.ConstantOp(IntegerAttr(num_threads(caller.target), i32))
-    launch = tir.CallExternOp(name + LAUNCH_SUFFIX, [threads, count[-1].results[0], *captured])
+    trips = count[-1].results[0]
+    launch = tir.CallExternOp(name + LAUNCH_SUFFIX, [threads, trips, *captured])
     rewriter.replace(op, [*count, threads, launch], [])
 
 

@@ -26,11 +26,12 @@ that
   tile's row of operands: `_unrolled_strides`);
 * so may a buffer of the kernel's own (`BUFFERS`: a workspace that
   `plan-memory` gives the kernel, `tir.alloc` on the heap, and the
-  `memref.view`s of it), but for its last dimension, which vector code
-  reads as contiguous, and the dimensions `_unrolled_strides` keeps.  A
-  buffer on the stack (a `local` register tile, a small one) keeps its
-  sizes: sized at run time, it would go to the heap, and out of LLVM's
-  registers;
+  `memref.view`s of it), but for the dimensions `_unrolled_strides` keeps
+  and, where a `vectorized` loop accesses the buffer, its last (the
+  vectorizer reads an image's rows through a buffer of its width as one
+  run).  A buffer on the stack (a `local` register tile, a small one)
+  keeps its sizes: sized at run time, it would go to the heap, and out of
+  LLVM's registers;
 * the `hetero.memory` report of `plan-memory` may differ (the shared
   kernel's is the largest of each).
 
@@ -39,10 +40,11 @@ constant use that differs between the members becomes an `index`
 parameter (uses with the same values in every member share one), and each
 memref dimension that differs becomes dynamic: a parameter's `?` is passed
 as a size by the memref ABI, a buffer's is a size operand of its
-`tir.alloc` or `memref.view` (an `index` parameter as above).  Constants and sizes the members agree on stay constants, so
-LLVM still folds them.  Each member keeps its name and signature, which the
-host function calls, and its body becomes a call of the shared kernel with
-its buffers (`memref.cast` to the dynamic types) and its constants.
+`tir.alloc` or `memref.view` (an `index` parameter as above).  Constants
+and sizes the members agree on stay constants, so LLVM still folds them.
+Each member keeps its name and signature, which the host function calls,
+and its body becomes a call of the shared kernel with its buffers
+(`memref.cast` to the dynamic types) and its constants.
 
 Only functions with a body and no results, on CPU targets, are considered:
 GPU kernels are launched, not called, and their schedules bind threads.
@@ -161,10 +163,9 @@ def _parameter_key(t: Attribute) -> Hashable:
 
 def _buffer_key(op: Operation, static: set[int], vectorized: set[Operation]) -> Hashable:
     """The type of a `BUFFERS` op's result without the sizes that may
-    differ: those of a buffer on the heap or viewed, but the `static` ones
-    and, where a `vectorized` loop accesses it, the last (the vectorizer
-    reads an image's rows through a buffer of its width as one run).  A
-    buffer on the stack keeps all its sizes."""
+    differ (see the module docstring): a buffer on the stack keeps them
+    all, another the `static` ones and, where a `vectorized` op uses it,
+    its last."""
     t = op.results[0].type
     assert isinstance(t, MemRefType)
     shape = t.get_shape()
@@ -176,7 +177,7 @@ def _buffer_key(op: Operation, static: set[int], vectorized: set[Operation]) -> 
     return (
         _parameter_key(t),
         tuple(d == DYNAMIC_INDEX for d in shape),
-        tuple((d, shape[d]) for d in sorted(kept) if d < len(shape)),
+        tuple((d, shape[d]) for d in sorted(kept)),
     )
 
 

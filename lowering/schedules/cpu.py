@@ -960,7 +960,8 @@ def conv2d_weight_block(
     each tap (the packed layout, made at compile time by `alter-op-layout`)
     and stores its tile transposed.  That pays for deep reductions
     (`LANE_DEPTH`): 12 to 15 % faster on ResNet-50's 7x7 and 14x14 layers
-    and on 3x3 convs of 28x28 images."""
+    and on 3x3 convs of 28x28 images.  Otherwise a 1x1 conv's pixel tiles
+    may want their rows of weights side by side (`_pixel_tile_rows`)."""
     out_channels, group_channels, kh, kw = weight_shape
     if groups != 1 or not isinstance(element_type, AnyFloat):
         return 0
