@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DictionaryAttr,
     ModuleOp,
     SymbolRefAttr,
     TensorType,
@@ -285,18 +284,6 @@ def _code_of(host: Operation) -> Operation:
     return code
 
 
-def _memory_report(host: Operation) -> dict[str, tuple[int, int]]:
-    from hetero.transforms.plan_memory import MEMORY
-
-    report = host.attributes.get(MEMORY)
-    if not isinstance(report, DictionaryAttr):
-        return {}
-    return {
-        device: tuple(v.value.data for v in sizes.data)  # type: ignore[misc]
-        for device, sizes in report.data.items()
-    }
-
-
 def _input_label(index: int, arg: SSAValue) -> str:
     return f"input #{index}" + (f" (%{arg.name_hint})" if arg.name_hint else "")
 
@@ -419,6 +406,7 @@ def _compile_static(
     from hetero.transforms.external_codegen import external_modules
     from hetero.runtime.profiler import HostPlan
     from hetero.transforms.lower_aot_main import CONSTANTS, output_types
+    from hetero.transforms.plan_memory import memory_report
     from hetero.utils.gc_pause import gc_paused
     from hetero.utils.huge_pages import small_pages
 
@@ -466,6 +454,6 @@ def _compile_static(
         _structure(main.result_type, [0]),
         tuple(map(ResidentArray, decoded)) if isinstance(native, GpuProgram) else decoded,
         timings,
-        _memory_report(host),
+        memory_report(host),
         plan,
     )

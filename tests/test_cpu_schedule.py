@@ -511,15 +511,10 @@ def test_conv2d_pixel_tiles_read_packed_rows(out_channels: int) -> None:
     """A 1x1 conv's weight packed by its pixel tile's rows (`OIHW<mr>o`, as
     `_pixel_tile_rows` asks) is read as such by the tile: 8 rows for 64
     channels, 10 for 20, and 12 with an edge tile of 1 for 13 (AVX-512)."""
-    from hetero.lowering.schedules.cpu import (
-        CONV_VECTORS,
-        _dividing_rows,
-        _lane_tiles,
-        tiles,
-    )
+    from hetero.lowering.schedules.cpu import _pixel_tile_rows
 
-    rows = _dividing_rows(tiles(None, f32, CONV_VECTORS), out_channels).mr
-    if rows % _lane_tiles(None, f32).lanes == 0:
+    rows = _pixel_tile_rows((out_channels, 20, 1, 1), f32, None)
+    if not rows:
         pytest.skip("this host's tile rows fill whole vectors: no packed rows")
     _lanes_conv((1, 20, 7, 7), (out_channels, 20, 1, 1), {}, block=rows)
 

@@ -60,13 +60,12 @@ from dataclasses import dataclass
 from hetero.dialects import tir
 from hetero.lowering.conversion import nested_ops
 from hetero.lowering.convert_tir_to_scf import is_cpu, on_stack
-from hetero.transforms.plan_memory import MEMORY
+from hetero.transforms.plan_memory import MEMORY, memory_report, report_attribute
 from hetero.utils.symbols import fresh_name, symbol_names
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    ArrayAttr,
     DictionaryAttr,
     FunctionType,
     IndexType,
@@ -74,7 +73,6 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     StringAttr,
-    i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -362,23 +360,12 @@ def _resize(
 
 def _largest_report(members: Sequence[tir.PrimFuncOp]) -> DictionaryAttr | None:
     """The members' `hetero.memory` reports, each number the largest of all."""
-    largest: dict[str, list[int]] = {}
+    largest: dict[str, tuple[int, int]] = {}
     for member in members:
-        report = member.attributes.get(MEMORY)
-        if not isinstance(report, DictionaryAttr):
-            continue
-        for device, numbers in report.data.items():
-            assert isinstance(numbers, ArrayAttr)
-            values = [n.value.data for n in numbers.data]  # type: ignore[attr-defined]
-            largest[device] = [max(a, b) for a, b in zip(largest.get(device, values), values)]
-    if not largest:
-        return None
-    return DictionaryAttr(
-        {
-            device: ArrayAttr([IntegerAttr(v, i64) for v in numbers])
-            for device, numbers in largest.items()
-        }
-    )
+        for device, numbers in memory_report(member).items():
+            old = largest.get(device, numbers)
+            largest[device] = (max(old[0], numbers[0]), max(old[1], numbers[1]))
+    return report_attribute(largest) if largest else None
 
 
 def _call_shared(member: tir.PrimFuncOp, shared: tir.PrimFuncOp, values: list[int]) -> None:

@@ -200,6 +200,27 @@ def _rebase(view: memref.ViewOp, arena: tir.AllocOp, offset: int) -> None:
         Rewriter.erase_op(old)
 
 
+def report_attribute(report: dict[str, tuple[int, int]]) -> DictionaryAttr:
+    """The `hetero.memory` attribute of `report`: per device, `[planned, requested]`."""
+    return DictionaryAttr(
+        {
+            device: ArrayAttr([IntegerAttr(p, i64), IntegerAttr(r, i64)])
+            for device, (p, r) in report.items()
+        }
+    )
+
+
+def memory_report(function: Operation) -> dict[str, tuple[int, int]]:
+    """`function`'s `hetero.memory` report by device ({} without one)."""
+    report = function.attributes.get(MEMORY)
+    if not isinstance(report, DictionaryAttr):
+        return {}
+    return {
+        device: tuple(v.value.data for v in sizes.data)  # type: ignore[misc]
+        for device, sizes in report.data.items()
+    }
+
+
 def plan_function(function: tir.PrimFuncOp) -> dict[str, tuple[int, int]]:
     """Plan `function`'s top-level buffers; per device, (planned, requested) bytes."""
     block = function.body.block
@@ -231,9 +252,4 @@ class PlanMemoryPass(ModulePass):
                 continue  # planned already: its arenas are only viewed too
             report = plan_function(function)
             if report:
-                function.attributes[MEMORY] = DictionaryAttr(
-                    {
-                        device: ArrayAttr([IntegerAttr(p, i64), IntegerAttr(r, i64)])
-                        for device, (p, r) in report.items()
-                    }
-                )
+                function.attributes[MEMORY] = report_attribute(report)
