@@ -242,6 +242,11 @@ def free_values(op: Operation) -> list[SSAValue]:
 # ----------------------------------------------------------------------------
 
 
+Count = int | SSAValue
+"""A number of lanes: a constant, or (in the masked vectors of a loop of
+run-time extent) an `index` value."""
+
+
 @dataclass
 class Lanes:
     """A vector body's shape: `width` lanes, of which the first `active` are
@@ -249,36 +254,54 @@ class Lanes:
     the other lanes load 0)."""
 
     width: int
-    active: int
-    masks: dict[int, SSAValue] = field(default_factory=dict[int, SSAValue])
+    active: Count
+    masks: dict[Count, SSAValue] = field(default_factory=dict[Count, SSAValue])
     """The masks made so far, by number of lanes on."""
     zeros: dict[Attribute, SSAValue] = field(default_factory=dict[Attribute, SSAValue])
     """The zero vectors made so far (masked loads' pass-through), by type."""
 
-    def mask(self, count: int, block: Block) -> SSAValue:
-        """`vector<width x i1>`: the first `count` lanes on."""
+    def mask(self, count: Count, block: Block) -> SSAValue:
+        """`vector<width x i1>`: the first `count` lanes on (a constant, or
+        `vector.create_mask` of a run-time count)."""
         if count not in self.masks:
-            on = [True] * count + [False] * (self.width - count)
             t = VectorType(i1, [self.width])
-            mask = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, on))
+            if isinstance(count, int):
+                on = [True] * count + [False] * (self.width - count)
+                mask = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, on))
+            else:
+                mask = vector.CreateMaskOp([count], t)
             block.add_op(mask)
-            self.masks[count] = mask.result
+            self.masks[count] = mask.results[0]
         return self.masks[count]
+
+    def shifted(self, scale: int, shift: int, block: Block) -> Count:
+        """`scale * active + shift` (ops in `block` when `active` is a value)."""
+        if isinstance(self.active, int):
+            return scale * self.active + shift
+        block.add_ops(
+            [
+                factor := index(scale),
+                product := arith.MuliOp(self.active, factor),
+                offset := index(shift),
+                total := arith.AddiOp(product, offset),
+            ]
+        )
+        return total.result
 
     def load(
         self,
         memory: SSAValue,
         indices: Sequence[SSAValue],
         t: VectorType,
-        count: int,
+        count: Count,
         block: Block,
     ) -> SSAValue:
         """The vector at `indices` of which `count` lanes are needed."""
-        if count >= self.width:
+        if isinstance(count, int) and count >= self.width:
             block.add_op(load := vector.LoadOp(memory, indices, t))
             return load.result
         zero = self.zero(t, block)
-        if count <= 0:
+        if isinstance(count, int) and count <= 0:
             return zero
         mask = self.mask(count, block)
         block.add_op(load := vector.MaskedLoadOp(memory, indices, mask, zero, t))
@@ -297,7 +320,7 @@ class Lanes:
         self, value: SSAValue, memory: SSAValue, indices: Sequence[SSAValue], block: Block
     ) -> None:
         """Stores the active lanes of `value` at `indices`."""
-        if self.active >= self.width:
+        if isinstance(self.active, int) and self.active >= self.width:
             block.add_op(vector.StoreOp(value, memory, indices))
             return
         mask = self.mask(self.active, block)
@@ -311,8 +334,9 @@ class Vectorizer:
     Every value is *uniform* (the same in all lanes: defined outside, a
     constant, or computed from uniform values only; it stays scalar and is
     broadcast where a vector is needed) or *varying* (a vector).  *Affine*
-    indices are the induction variable plus a uniform offset (`arith.addi`),
-    kept as the scalar index of lane 0: a schedule addresses a tile at
+    indices are the induction variable plus or minus a uniform offset
+    (`arith.addi`, `arith.subi`; times 1 too), kept as the scalar index of
+    lane 0: a schedule addresses a tile at
     `base + iv`.  Loads whose last index is affine and whose others are
     uniform become `vector.load`, loads at uniform indices stay scalar; stores
     need the same unit-stride form.  Any other use of an affine index, other
@@ -396,7 +420,9 @@ class Vectorizer:
         match op:
             case tir.YieldOp() | arith.ConstantOp():
                 return False
-            case arith.MuliOp() | arith.AddiOp() if self._stride(op) is not None:
+            case arith.MuliOp() | arith.AddiOp() | arith.SubiOp() if (
+                self._stride(op) is not None
+            ):
                 return STRIDED
             case memref.LoadOp() if (
                 op.indices
@@ -410,6 +436,15 @@ class Vectorizer:
                 v for v in op.operands if v not in self.affine
             ):
                 return AFFINE
+            case arith.SubiOp() if op.operands[0] in self.affine and uniform(
+                op.operands[1:]
+            ):
+                return AFFINE
+            case arith.MuliOp() if any(
+                a in self.affine and const_evaluate_operand(one) == 1
+                for a, one in (op.operands, op.operands[::-1])
+            ):
+                return AFFINE  # times 1: a uniform schedule's unit stride
             case arith.DivSIOp() | arith.RemSIOp() if op.operands[
                 0
             ] in self.affine and isinstance(const_evaluate_operand(op.operands[1]), int):
@@ -440,7 +475,8 @@ class Vectorizer:
 
     def _stride(self, op: Operation) -> int | None:
         """The lane stride of `s * a` (a constant `s > 1`, an affine `a`) or
-        of a strided index plus a uniform one; None for anything else."""
+        of a strided index plus or minus a uniform one; None for anything
+        else."""
         lhs, rhs = op.operands
         if isinstance(op, arith.MuliOp):
             for a, s in ((lhs, rhs), (rhs, lhs)):
@@ -448,7 +484,8 @@ class Vectorizer:
                 if a in self.affine and isinstance(factor, int) and factor > 1:
                     return factor
             return None
-        for a, b in ((lhs, rhs), (rhs, lhs)):
+        pairs = ((lhs, rhs),) if isinstance(op, arith.SubiOp) else ((lhs, rhs), (rhs, lhs))
+        for a, b in pairs:
             if a in self.strided and not (
                 b in self.affine or b in self.split or b in self.strided
             ):
@@ -524,9 +561,9 @@ class Vectorizer:
         )
         t = VectorType(op.res.type, [lanes.width])
         # The last active lane reads element `2 (active - 1)` from `b`.
-        end = 2 * lanes.active - 1
-        low = lanes.load(op.memref, [*outer, first], t, end, block)
-        high = lanes.load(op.memref, [*outer, second.result], t, end - lanes.width + 1, block)
+        low = lanes.load(op.memref, [*outer, first], t, lanes.shifted(2, -1, block), block)
+        rest = lanes.shifted(2, -lanes.width, block)
+        high = lanes.load(op.memref, [*outer, second.result], t, rest, block)
         mask = [
             2 * k if 2 * k < lanes.width else 2 * k + 1 for k in range(lanes.width)
         ]
@@ -546,6 +583,7 @@ class Vectorizer:
     ) -> SSAValue:
         """Lane `k` of the vector: the element at index `dim` + `k` (active
         lanes only; the others repeat lane 0)."""
+        assert isinstance(lanes.active, int)  # `local` buffers: never masked
         indices = [mapping.get(i, i) for i in op.indices]
         result: SSAValue | None = None
         t = VectorType(op.res.type, [lanes.width])
@@ -566,11 +604,16 @@ class Vectorizer:
         assert result is not None
         return result
 
-    def build(self, lanes: Lanes) -> Block:
-        """The vector body: one block taking the index of the first lane."""
+    def build(self, lanes: Lanes, end: SSAValue | None = None) -> Block:
+        """The vector body: one block taking the index of the first lane;
+        with an `end`, the lanes before it are active (`end` minus that
+        index: masked vectors over a run-time extent)."""
         block = Block(arg_types=[IndexType()])
         block.args[0].name_hint = self.loop.induction_var.name_hint
         mapping = {self.loop.induction_var: block.args[0]}
+        if end is not None:
+            block.add_op(rest := arith.SubiOp(end, block.args[0]))
+            lanes.active = rest.result
         varying: set[SSAValue] = set()
         broadcasts: dict[SSAValue, SSAValue] = {}
 
@@ -690,7 +733,8 @@ def annotate_unroll(loop: scf.ForOp, trips: int) -> None:
 def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     """Whole vectors, then the rest: with a constant extent, one narrower or
     masked vector (the 8 columns past 48 of a 56-wide row: one op, not 8);
-    with a dynamic one, a scalar loop."""
+    with a dynamic one, masked vectors where masks are cheap, else a
+    scalar loop."""
     vectorizer = Vectorizer(op, simd_bits(tir.function_of(op).target))
     lanes = vectorizer.plan() if const_evaluate_operand(op.step) == 1 else None
     if lanes is None:
@@ -721,24 +765,51 @@ def lower_vectorized(op: tir.ForOp, rewriter: PatternRewriter) -> None:
 
 
 def _masked(vectorizer: Vectorizer, rest: int) -> bool:
-    """A remainder of `rest` lanes is one masked full vector: masks are cheap
-    on the target for the lane type, `rest` is no LLVM-legal width (a power
-    of two), and the body touches no `local` buffer.  LLVM keeps a `local`
-    buffer (an accumulator) in registers (SROA) only when plain loads and
-    stores access it; masked, it stays in memory and each load waits for
-    the store before it (a global pooling's row of sums: 2-6x slower)."""
+    """A remainder of `rest` lanes is one masked full vector: masks are
+    cheap (`_masks_cheap`) and `rest` is no LLVM-legal width (a power of
+    two)."""
+    return _masks_cheap(vectorizer) and bool(rest & (rest - 1))
+
+
+def _masks_cheap(vectorizer: Vectorizer) -> bool:
+    """Masked loads and stores are as cheap as plain ones on the target for
+    the lane type, and the body touches no `local` buffer.  LLVM keeps a
+    `local` buffer (an accumulator) in registers (SROA) only when plain
+    loads and stores access it; masked, it stays in memory and each load
+    waits for the store before it (a global pooling's row of sums: 2-6x
+    slower)."""
     return (
         vectorizer.bits >= MASKED_TAIL_BITS
         and vectorizer.narrowest >= MASKED_ELEMENT_BITS
-        and bool(rest & (rest - 1))
         and not vectorizer.touches_local()
     )
+
+
+def extent_may_vary(loop: tir.ForOp) -> bool:
+    """Whether the `vectorized` `loop` compiles as well with an extent known
+    only at run time: it does not vectorize (a scalar loop either way), or
+    masks are cheap (`_masks_cheap`: masked vectors, `_vectorize_dynamic`).  What
+    `merge-kernels` asks before it lets the extents of merged loops differ."""
+    vectorizer = Vectorizer(loop, simd_bits(tir.function_of(loop).target))
+    return vectorizer.plan() is None or _masks_cheap(vectorizer)
 
 
 def _vectorize_dynamic(
     op: tir.ForOp, vectorizer: Vectorizer, lanes: int, rewriter: PatternRewriter
 ) -> None:
-    """Whole vectors up to the last multiple of `lanes`, then a scalar loop."""
+    """A loop of run-time extent (`merge-kernels` gives a shared kernel such
+    loops where its members' extents differ: DenseNet-121's batch-norm and
+    ReLU kernels over rows of 56, 28, 14 and 7 pixels).  Where masks are
+    cheap, vectors masked to the
+    lanes before the end (`vector.create_mask`), all on but in the last:
+    one copy of the body, where whole vectors and a remainder would be two.
+    Else whole vectors up to the last multiple of `lanes`, then a scalar
+    loop."""
+    if _masks_cheap(vectorizer):
+        width = index(lanes)
+        body = vectorizer.build(Lanes(lanes, 0), end=op.ub)
+        rewriter.replace(op, [width, scf.ForOp(op.lb, op.ub, width, [], body)])
+        return
     ops: list[Operation] = [
         width := index(lanes),
         zero := index(0),

@@ -5,7 +5,8 @@ that vectorized loops need: contiguous `vector.load`/`vector.store` (an element
 address as `convert-memref-to-llvm` computes it, then a vector load or store
 aligned to the element), `vector.maskedload`/`vector.maskedstore` (LLVM's
 `masked.load`/`masked.store` intrinsics at such an address),
-`vector.broadcast` (insert and shuffle), `vector.fma`, `vector.reduction` (LLVM's `vector.reduce.*` intrinsics),
+`vector.broadcast` (insert and shuffle), `vector.create_mask` (lane numbers
+compared with a splat), `vector.fma`, `vector.reduction` (LLVM's `vector.reduce.*` intrinsics),
 `vector.extract`/`vector.insert` of one element, `vector.shuffle` and
 `vector.bitcast`.  Splat constants are `arith.constant`s
 (`convert-arith-to-llvm`).  Runs after `convert-memref-to-llvm`.  Floating-point
@@ -23,6 +24,7 @@ from hetero.lowering.conversion import (
     apply_lowerings,
     cast,
     constant,
+    icmp,
     intrinsic,
     lowering,
     reject_leftovers,
@@ -34,6 +36,7 @@ from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
     AnyFloat,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
     IntegerType,
@@ -160,7 +163,23 @@ class MaskedMemoryLowering(VectorMemoryPattern):
             rewriter.replace(op, call)
 
 
-class BroadcastLowering(ToLLVMPattern):
+class SplatPattern(ToLLVMPattern):
+    """A pattern that splats scalars over vectors."""
+
+    def splat(
+        self, scalar: SSAValue, t: VectorType, op: Operation, rewriter: PatternRewriter
+    ) -> llvm.ShuffleVectorOp:
+        """`scalar` (of `t`'s LLVM element type) in every lane of `t`: inserted
+        into lane 0 of a one-lane vector, then shuffled."""
+        one = VectorType(scalar.type, [1])
+        undef = self.pool.get(("undef", one), lambda: llvm.UndefOp(one), op, rewriter)
+        zero = self.shared_constant(IntegerAttr(0, i64), i64, op, rewriter)
+        single = rewriter.insert(llvm.InsertElementOp(undef, scalar, zero)).res
+        mask = DenseArrayBase.from_list(i32, [0] * t.get_shape()[0])
+        return llvm.ShuffleVectorOp(single, single, mask, t)
+
+
+class BroadcastLowering(SplatPattern):
     """Lowers `vector.broadcast` of a scalar or a 1-element vector to a
     shuffle; of a scalar constant, to a splat constant (`ConstantPool`)."""
 
@@ -181,19 +200,34 @@ class BroadcastLowering(ToLLVMPattern):
         if source.type == t:
             self.replace(op, rewriter, [], [source])
             return
-        if isinstance(source.type, VectorType) and source.type.get_shape() != (1,):
+        if not isinstance(source.type, VectorType):
+            self.replace(op, rewriter, [self.splat(source, t, op, rewriter)])
+            return
+        if source.type.get_shape() != (1,):
             raise HeteroError(
                 f"'{op.name}' from {source.type}: not a direct LLVM broadcast", op
             )
-        if not isinstance(source.type, VectorType):
-            one = VectorType(source.type, [1])
-            undef = self.pool.get(
-                ("undef", one), lambda: llvm.UndefOp(one), op, rewriter
-            )
-            zero = self.shared_constant(IntegerAttr(0, i64), i64, op, rewriter)
-            source = rewriter.insert(llvm.InsertElementOp(undef, source, zero)).res
         mask = DenseArrayBase.from_list(i32, [0] * t.get_shape()[0])
         self.replace(op, rewriter, [llvm.ShuffleVectorOp(source, source, mask, t)])
+
+
+class CreateMaskLowering(SplatPattern):
+    """Lowers a 1-D `vector.create_mask %n` to `[0, 1, ...] < splat(n)`, as
+    MLIR does: the lanes below `n` on (none for `n <= 0`, all from the
+    width on).  A masked remainder of a loop of run-time extent needs it."""
+
+    @lowering
+    def match_and_rewrite(self, op: vector.CreateMaskOp, rewriter: PatternRewriter, /):
+        t = op.mask_vector.type
+        assert isinstance(t, VectorType)
+        if t.get_num_dims() != 1:
+            raise HeteroError(f"'{op.name}': 1-D masks only", op)
+        (count,) = self.operands(op, rewriter)
+        lanes = VectorType(count.type, t.get_shape())
+        steps = DenseIntOrFPElementsAttr.from_list(lanes, list(range(t.get_shape()[0])))
+        first = self.shared_constant(steps, lanes, op, rewriter)
+        bound = rewriter.insert(self.splat(count, lanes, op, rewriter)).results[0]
+        self.replace(op, rewriter, [icmp("slt", first, bound)])
 
 
 def scalar_constant(value: SSAValue) -> IntegerAttr | FloatAttr | None:
@@ -305,6 +339,7 @@ class ConvertVectorToLLVMPass(ModulePass):
                 MemoryLowering,
                 MaskedMemoryLowering,
                 BroadcastLowering,
+                CreateMaskLowering,
                 FMALowering,
                 ReductionLowering,
                 ElementLowering,

@@ -258,26 +258,72 @@ tir.prim_func @halve(%a: memref<64xf32>, %b: memref<32xf32>, %s: f32) {{
 """
 
 
-@pytest.mark.parametrize("n", [3, 13, 16, 19, 29])
-def test_vector_remainder_touches_only_its_lanes(n):
-    """A remainder that is no power of two (a masked vector with AVX-512, a
-    narrower one else) writes exactly its elements: those past the loop
-    keep their sentinel; the stride-2 loads take every other element."""
+def check_copied(text: str, name: str, *args, copied: slice, taken: slice, scale=1.0):
+    """@name(a, b, *args) on a random `a` and a sentinel `b` writes exactly
+    `b[copied] = scale * a[taken]`: the elements past the loop keep their
+    sentinel, natively and interpreted."""
     a = RNG.standard_normal(64).astype(np.float32)
     sentinel = np.full(32, 7.0, np.float32)
-    native, interpreted = both(EVERY_OTHER.format(n=n), "halve", a, sentinel, 0.5)
+    native, interpreted = both(text, name, a, sentinel, *args)
     expected = sentinel.copy()
-    expected[:n] = a[: 2 * n : 2] * 0.5
+    expected[copied] = a[taken] * np.float32(scale)
     for got in (native[1], interpreted[1]):
         np.testing.assert_array_equal(got, expected)
 
 
+@pytest.mark.parametrize("n", [3, 13, 16, 19, 29])
+def test_vector_remainder_touches_only_its_lanes(n):
+    """A remainder that is no power of two (a masked vector with AVX-512, a
+    narrower one else) writes exactly its elements; the stride-2 loads take
+    every other element."""
+    text = EVERY_OTHER.format(n=n)
+    check_copied(text, "halve", 0.5, copied=slice(n), taken=slice(0, 2 * n, 2), scale=0.5)
+
+
+EVERY_OTHER_DYNAMIC = EVERY_OTHER.replace(
+    "%s: f32) {{", "%s: f32, %n: index) {{"
+).replace("  %n = arith.constant {n} : index\n", "")
+
+
+@pytest.mark.parametrize("n", [0, 3, 13, 16, 19, 29, 32])
+def test_dynamic_extent_touches_only_its_lanes(n):
+    """A run-time extent: vectors masked at run time to the lanes before the
+    end (AVX-512), or whole vectors and a scalar loop."""
+    assert "%n: index" in EVERY_OTHER_DYNAMIC
+    text = EVERY_OTHER_DYNAMIC.format()
+    check_copied(text, "halve", 0.5, n, copied=slice(n), taken=slice(0, 2 * n, 2), scale=0.5)
+
+
+PADDED_COLUMNS = """
+tir.prim_func @columns(%a: memref<64xf32>, %b: memref<32xf32>, %k: index, %n: index) {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  tir.for %x = %c1 to %n step %c1 vectorized {
+    %t = arith.muli %x, %c2 : index
+    %i = arith.subi %t, %c1 : index
+    %v = memref.load %a[%i] : memref<64xf32>
+    %j = arith.subi %x, %k : index
+    memref.store %v, %b[%j] : memref<32xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("n", [1, 2, 14, 17, 32])
+def test_indices_minus_an_offset(n):
+    """`b[x - 1] = a[2x - 1]` for x in [1, n): indices minus a uniform
+    offset (a strided convolution's padded columns) vectorize."""
+    check_copied(PADDED_COLUMNS, "columns", 1, n, copied=slice(n - 1), taken=slice(1, 2 * n - 1, 2))
+
+
 def test_masked_remainder_on_avx512():
-    """With AVX-512 a 13-lane remainder is one masked 16-lane access."""
+    """With AVX-512 a 13-lane remainder is one masked 16-lane access, and so
+    is a remainder of run-time extent."""
     if not llvm.get_host_cpu_features().get("avx512f"):
         pytest.skip("the host has no AVX-512")
-    assembly = compile_cpu(parse_module(EVERY_OTHER.format(n=29))).assembly()
-    assert re.search(r"vmovups\s+%zmm\d+, .*\{%k\d\}", assembly)
+    for text in (EVERY_OTHER.format(n=29), EVERY_OTHER_DYNAMIC.format()):
+        assembly = compile_cpu(parse_module(text)).assembly()
+        assert re.search(r"vmovups\s+%zmm\d+, .*\{%k\d\}", assembly)
 
 
 THREAD_IDS = """

@@ -385,6 +385,35 @@ tir.prim_func @no_gather_from_memory(%a: memref<3x4xf32>, %out: memref<4x3xf32>,
 
 // -----
 
+// Minus a uniform offset, an index stays affine (`x * 1 - k`, as a uniform
+// schedule writes it) or strided (`2 * x - 1`: a strided convolution's
+// padded columns): unit-stride and stride-2 vectors from lane 0's index.
+// CHECK-LABEL: func.func @minus
+// CHECK:         scf.for %[[X:.*]] = %c1 to %{{.*}} step %{{.*}} {
+// CHECK-NEXT:      %[[T:.*]] = arith.muli %[[X]], %c2 : index
+// CHECK-NEXT:      %[[I:.*]] = arith.subi %[[T]], %c1 : index
+// CHECK:           %[[LOW:.*]] = vector.load %a[%[[I]]] : memref<64xf32>, vector<8xf32>
+// CHECK:           vector.shuffle %[[LOW]]
+// CHECK:           %[[X1:.*]] = arith.muli %[[X]], %c1 : index
+// CHECK-NEXT:      %[[J:.*]] = arith.subi %[[X1]], %k : index
+// CHECK-NEXT:      vector.store %{{.*}}, %b[%[[J]]] : memref<32xf32>, vector<8xf32>
+tir.prim_func @minus(%a: memref<64xf32>, %b: memref<32xf32>, %k: index)
+    target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c17 = arith.constant 17 : index
+  tir.for %x = %c1 to %c17 step %c1 vectorized {
+    %t = arith.muli %x, %c2 : index
+    %i = arith.subi %t, %c1 : index
+    %v = memref.load %a[%i] : memref<64xf32>
+    %x1 = arith.muli %x, %c1 : index
+    %j = arith.subi %x1, %k : index
+    memref.store %v, %b[%j] : memref<32xf32>
+  }
+}
+
+// -----
+
 // Lanes two apart (a pooling's stride-2 taps, `2 * x + k`): the even
 // elements of [b, b + 8) and the odd ones of [b + 7, b + 15), b lane 0's
 // index: two vector loads and a shuffle, nothing read past the last lane's
@@ -450,6 +479,61 @@ tir.prim_func @dynamic(%a: memref<?xf64>, %n: index)
     %x = memref.load %a[%i] : memref<?xf64>
     %y = arith.addf %x, %x : f64
     memref.store %y, %a[%i] : memref<?xf64>
+  }
+}
+
+// -----
+
+// A dynamic extent with AVX-512: one loop of vectors, each masked to the
+// lanes before the end (all on but in the last): one copy of the body.
+// CHECK-LABEL: func.func @dynamic_masked
+// CHECK:         scf.for %[[I:.*]] = %c0 to %n step %{{.*}} {
+// CHECK-NEXT:      %[[R:.*]] = arith.subi %n, %[[I]] : index
+// CHECK:           %[[M:.*]] = vector.create_mask %[[R]] : vector<16xi1>
+// CHECK-NEXT:      %[[X:.*]] = vector.maskedload %a[%[[I]]], %[[M]], %{{.*}} : memref<?xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
+// CHECK:           vector.maskedstore %a[%[[I]]], %[[M]], %{{.*}} : memref<?xf32>, vector<16xi1>, vector<16xf32>
+// CHECK-NOT:     scf.for
+tir.prim_func @dynamic_masked(%a: memref<?xf32>, %n: index)
+    target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tir.for %i = %c0 to %n step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<?xf32>
+    %y = arith.addf %x, %x : f32
+    memref.store %y, %a[%i] : memref<?xf32>
+  }
+}
+
+// -----
+
+// Lanes two apart over a run-time extent: each of the two loads is masked to
+// the elements the active lanes read, 2 * rest - 1 from the first lane's,
+// 2 * rest - 16 from the second load's (all, for a whole vector).
+// CHECK-LABEL: func.func @dynamic_strided
+// CHECK:         scf.for %[[I:.*]] = %{{.*}} to %n step %{{.*}} {
+// CHECK-NEXT:      %[[R:.*]] = arith.subi %n, %[[I]] : index
+// CHECK:           %[[TWO:.*]] = arith.constant 2 : index
+// CHECK-NEXT:      %[[E:.*]] = arith.muli %[[R]], %[[TWO]] : index
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant -1 : index
+// CHECK-NEXT:      %[[L:.*]] = arith.addi %[[E]], %[[ONE]] : index
+// CHECK:           %[[M:.*]] = vector.create_mask %[[L]] : vector<16xi1>
+// CHECK-NEXT:      vector.maskedload %a[%{{.*}}], %[[M]]
+// CHECK:           %[[SIXTEEN:.*]] = arith.constant -16 : index
+// CHECK-NEXT:      %[[H:.*]] = arith.addi %{{.*}}, %[[SIXTEEN]] : index
+// CHECK-NEXT:      %[[N:.*]] = vector.create_mask %[[H]] : vector<16xi1>
+// CHECK-NEXT:      vector.maskedload %a[%{{.*}}], %[[N]]
+// CHECK:           vector.shuffle
+// CHECK:           %[[S:.*]] = vector.create_mask %[[R]] : vector<16xi1>
+// CHECK-NEXT:      vector.maskedstore %b[%[[I]]], %[[S]]
+tir.prim_func @dynamic_strided(%a: memref<?xf32>, %b: memref<?xf32>, %n: index)
+    target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  tir.for %x = %c0 to %n step %c1 vectorized {
+    %i = arith.muli %x, %c2 : index
+    %v = memref.load %a[%i] : memref<?xf32>
+    memref.store %v, %b[%x] : memref<?xf32>
   }
 }
 

@@ -159,3 +159,19 @@ func.func @masked(%a: memref<?xf32>, %i: index, %m: vector<16xi1>, %z: vector<16
   vector.maskedstore %a[%i], %m, %v : memref<?xf32>, vector<16xi1>, vector<16xf32>
   func.return
 }
+
+// -----
+
+// A mask of a run-time number of lanes (a masked remainder of run-time
+// extent): the lane numbers compared with the number, splatted.
+// CHECK-LABEL: func.func @create_mask
+// CHECK-SAME: (%[[N:.*]]: index)
+func.func @create_mask(%n: index) -> vector<8xi1> {
+  // CHECK:      %[[STEPS:.*]] = llvm.mlir.constant(dense<[0, 1, 2, 3, 4, 5, 6, 7]> : vector<8xi64>) : vector<8xi64>
+  // CHECK:      %[[C:.*]] = builtin.unrealized_conversion_cast %[[N]] : index to i64
+  // CHECK-NEXT: %[[ONE:.*]] = llvm.insertelement %[[C]], %{{.*}}[%{{.*}} : i64] : vector<1xi64>
+  // CHECK-NEXT: %[[SPLAT:.*]] = llvm.shufflevector %[[ONE]], %[[ONE]] [0, 0, 0, 0, 0, 0, 0, 0] : vector<1xi64>
+  // CHECK-NEXT: %[[M:.*]] = llvm.icmp "slt" %[[STEPS]], %[[SPLAT]] : vector<8xi64>
+  %m = vector.create_mask %n : vector<8xi1>
+  func.return %m : vector<8xi1>
+}
