@@ -14,24 +14,32 @@ op (names, properties, attributes, result and block-argument types), except
 that
 
 * an operand that is an `index` `arith.constant` may be another constant,
-  unless the use is *structural*: a bound or step of an `unrolled` or
-  `vectorized` loop, or any operand inside a `vectorized` loop.  Those are
-  what `convert-tir-to-scf` reads as constants (an unroll count, a vector's
-  lanes, the divisor of a flattened image index); anywhere else a value
-  known only at run time lowers to the same code, with the arithmetic left
-  to the CPU;
+  unless the use is *structural* (`_structural`), one that
+  `convert-tir-to-scf` reads as a constant: a bound or step of an
+  `unrolled` loop (the unroll count), the step of a `vectorized` one, its
+  bounds too unless it compiles as well with a run-time extent
+  (`extent_may_vary`: it does not vectorize, or its remainder would be one
+  masked vector, AVX-512), and, inside a `vectorized` loop, an operand of
+  a multiplication, division or remainder of a value that varies across
+  the lanes (`LANE_CONSTANTS`: lanes a stride apart, the row and column of
+  a flattened image index), and the divisor of a division or remainder in
+  an `unrolled` loop (`DIVISIONS`: a register tile's rows would each pay a
+  `div` instruction).
+  Anywhere else a value known only at run time lowers to the same code,
+  with the arithmetic left to the CPU;
 * a memref parameter may have other sizes (the same rank, element type,
-  layout and memory space), except those after a dimension that a scalar
-  load in an `unrolled` loop indexes with the loop's counter (a register
-  tile's row of operands: `_unrolled_strides`);
+  layout and memory space), except those `_static_sizes` keeps: the
+  sizes after a dimension that a scalar load in an `unrolled` loop
+  indexes with the loop's counter (a register tile's row of operands:
+  `_unrolled_strides`), and the last of a memref that a `vectorized` loop
+  reads or writes in flattened rows (`_flat_access`: one run of lanes
+  across rows, if the memref is as wide as the rows);
 * so may a buffer of the kernel's own (`BUFFERS`: a workspace that
   `plan-memory` gives the kernel, `tir.alloc` on the heap, and the
-  `memref.view`s of it), but for the dimensions `_unrolled_strides` keeps
-  and, where a `vectorized` loop accesses the buffer, its last (the
-  vectorizer reads an image's rows through a buffer of its width as one
-  run).  A buffer on the stack (a `local` register tile, a small one)
-  keeps its sizes: sized at run time, it would go to the heap, and out of
-  LLVM's registers;
+  `memref.view`s of it), but for the sizes `_static_sizes` keeps.  A
+  buffer on the stack (a `local` register tile, a small one) keeps its
+  sizes: sized at run time, it would go to the heap, and out of LLVM's
+  registers;
 * the `hetero.memory` report of `plan-memory` may differ (the shared
   kernel's is the largest of each).
 
@@ -59,7 +67,7 @@ from dataclasses import dataclass
 
 from hetero.dialects import tir
 from hetero.lowering.conversion import nested_ops
-from hetero.lowering.convert_tir_to_scf import is_cpu, on_stack
+from hetero.lowering.convert_tir_to_scf import extent_may_vary, is_cpu, on_stack
 from hetero.transforms.plan_memory import MEMORY, memory_report, report_attribute
 from hetero.utils.symbols import fresh_name, symbol_names
 from xdsl.context import Context
@@ -78,8 +86,17 @@ from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
 
-STRUCTURAL_LOOPS = (tir.ForKind.UNROLLED, tir.ForKind.VECTORIZED)
-"""Loop kinds whose bounds and step `convert-tir-to-scf` needs as constants."""
+DIVISIONS = (arith.DivSIOp, arith.RemSIOp)
+"""Ops whose divisor stays a constant in an `unrolled` loop (a register
+tile's rows): LLVM makes a division by a constant a multiplication and
+shifts, by a run-time value a `div` instruction of some 20-40 cycles, one
+for each unrolled row (ResNet-50's strided 3x3 convolutions, sharing a
+kernel across their images' widths, ran 11 and 25 % slower)."""
+
+LANE_CONSTANTS = (arith.MuliOp, *DIVISIONS)
+"""Ops on values varying across a `vectorized` loop's lanes whose constant
+operands `convert-tir-to-scf` reads: a multiplier puts lanes a stride apart,
+a divisor splits a flattened image index into row and column."""
 
 BUFFERS = (tir.AllocOp, memref.ViewOp)
 """Ops that make a kernel's own buffers, whose sizes may differ between
@@ -95,10 +112,12 @@ Column = tuple[int, ...]
 @dataclass
 class Skeleton:
     """A function's body with its index constants and memref sizes taken
-    out: `key` is equal for functions that `merge-kernels` merges; `slots`
-    are the constant uses taken out and `values` their constants, in the
-    same order; `shapes` are the memref parameters' shapes (None for other
-    parameters), `buffers` those of the `BUFFERS` results, in op order."""
+    out: `key` is equal for functions that `merge-kernels` merges (if their
+    `vectorized` loops' extents agree where they must: `_split_by_extents`);
+    `slots` are the constant uses taken out and `values` their constants, in
+    the same order; `shapes` are the memref parameters' shapes (None for
+    other parameters), `buffers` those of the `BUFFERS` results, in op
+    order."""
 
     key: Hashable
     slots: list[Slot]
@@ -116,13 +135,75 @@ def _index_constants(ops: Sequence[Operation]) -> dict[SSAValue, int]:
     }
 
 
-def _vectorized_ops(ops: Sequence[Operation]) -> set[Operation]:
-    """The ops nested in the `vectorized` loops among `ops`."""
+def _ops_in(ops: Sequence[Operation], kind: tir.ForKind) -> set[Operation]:
+    """The ops nested in the loops of `kind` among `ops`."""
     inside: set[Operation] = set()
     for op in ops:
-        if isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.VECTORIZED:
+        if isinstance(op, tir.ForOp) and op.kind.data == kind:
             inside.update(nested_ops(op))
     return inside
+
+
+def _lane_ops(ops: Sequence[Operation]) -> set[Operation]:
+    """The ops in the `vectorized` loops among `ops` that use a value varying
+    across the lanes: the loop's counter, or a value computed from it."""
+    found: set[Operation] = set()
+    for op in ops:
+        if isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.VECTORIZED:
+            varying: set[SSAValue] = {op.induction_var}
+            for inner in nested_ops(op):
+                if any(v in varying for v in inner.operands):
+                    found.add(inner)
+                    varying.update(inner.results)
+    return found
+
+
+def _structural(
+    op: Operation, i: int, lane_ops: set[Operation], unrolled: set[Operation]
+) -> bool:
+    """Whether operand `i` of `op`, a constant, must stay that constant (see
+    the module docstring; a `vectorized` loop's bounds are decided later, by
+    `_split_by_extents`); `lane_ops` are the `_lane_ops`, `unrolled` the ops
+    in `unrolled` loops."""
+    if isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.UNROLLED:
+        return True
+    if i == 1 and op in unrolled and isinstance(op, DIVISIONS):
+        return True
+    if isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.VECTORIZED:
+        return i == 2  # the step
+    return op in lane_ops and isinstance(op, LANE_CONSTANTS)
+
+
+def _is_extent(slot: Slot) -> bool:
+    """A bound of a `vectorized` loop."""
+    op, i = slot
+    return isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.VECTORIZED and i < 2
+
+
+def _flat_access(op: Operation) -> bool:
+    """A load or store at `[..., a // w, a % w]`: vectorized, one run of
+    lanes across the rows of a memref `w` wide (`Vectorizer.flat`)."""
+    return (
+        isinstance(op, memref.LoadOp | memref.StoreOp)
+        and len(op.indices) >= 2
+        and all(isinstance(i.owner, arith.DivSIOp | arith.RemSIOp) for i in op.indices[-2:])
+    )
+
+
+def _static_sizes(
+    ops: Sequence[Operation], vectorized: set[Operation]
+) -> set[tuple[SSAValue, int]]:
+    """(memref, dimension) pairs whose size must stay constant:
+    `_unrolled_strides`, and the last dimension of a memref that a
+    `vectorized` loop accesses in flattened rows (`_flat_access`), which
+    vectorizes only where the memref is as wide as the rows are."""
+    static = _unrolled_strides(ops, vectorized)
+    for op in vectorized:
+        if _flat_access(op):
+            t = op.memref.type  # type: ignore[attr-defined]
+            assert isinstance(t, MemRefType)
+            static.add((op.memref, len(t.shape) - 1))  # type: ignore[attr-defined]
+    return static
 
 
 def _unrolled_strides(
@@ -159,23 +240,19 @@ def _parameter_key(t: Attribute) -> Hashable:
     return t
 
 
-def _buffer_key(op: Operation, static: set[int], vectorized: set[Operation]) -> Hashable:
+def _buffer_key(op: Operation, static: set[int]) -> Hashable:
     """The type of a `BUFFERS` op's result without the sizes that may
     differ (see the module docstring): a buffer on the stack keeps them
-    all, another the `static` ones and, where a `vectorized` op uses it,
-    its last."""
+    all, another the `static` ones."""
     t = op.results[0].type
     assert isinstance(t, MemRefType)
     shape = t.get_shape()
     if isinstance(op, tir.AllocOp) and on_stack(op):
         return t
-    kept = set(static)
-    if any(use.operation in vectorized for use in op.results[0].uses):
-        kept.add(len(shape) - 1)
     return (
         _parameter_key(t),
         tuple(d == DYNAMIC_INDEX for d in shape),
-        tuple((d, shape[d]) for d in sorted(kept)),
+        tuple((d, shape[d]) for d in sorted(static)),
     )
 
 
@@ -209,22 +286,21 @@ def skeleton(function: tir.PrimFuncOp, body: Body | None = None) -> Skeleton:
     slots: list[Slot] = []
     values: list[int] = []
     buffers: list[tuple[int, ...]] = []
-    vectorized = _vectorized_ops(ops)
+    vectorized = _ops_in(ops, tir.ForKind.VECTORIZED)
+    unrolled = _ops_in(ops, tir.ForKind.UNROLLED)
+    lane_ops = _lane_ops(ops)
     static: dict[SSAValue, set[int]] = defaultdict(set)
-    for value, dim in _unrolled_strides(ops, vectorized):
+    for value, dim in _static_sizes(ops, vectorized):
         static[value].add(dim)
     for op in ops:
         if op.results and op.results[0] in constants:
             continue  # its value enters the key (or the values) at each use
-        structural = op in vectorized or (
-            isinstance(op, tir.ForOp) and op.kind.data in STRUCTURAL_LOOPS
-        )
         operands: list[Hashable] = []
         for i, value in enumerate(op.operands):
             constant = constants.get(value)
             if constant is None:
                 operands.append(numbers[value])
-            elif structural:
+            elif _structural(op, i, lane_ops, unrolled):
                 operands.append(("constant", constant))
             else:
                 operands.append(None)
@@ -232,7 +308,7 @@ def skeleton(function: tir.PrimFuncOp, body: Body | None = None) -> Skeleton:
                 values.append(constant)
         result_types: tuple[Hashable, ...] = tuple(op.result_types)
         if isinstance(op, BUFFERS):
-            result_types = (_buffer_key(op, static[op.results[0]], vectorized),)
+            result_types = (_buffer_key(op, static[op.results[0]]),)
             buffers.append(op.results[0].type.get_shape())  # type: ignore[union-attr]
         key.append(
             (
@@ -259,6 +335,28 @@ def skeleton(function: tir.PrimFuncOp, body: Body | None = None) -> Skeleton:
 FORWARDING = (memref.CastOp, arith.ConstantOp, tir.CallOp, tir.ReturnOp)
 """The ops of a kernel that only calls a shared one: merging such kernels
 again would only add a call (the pass is idempotent)."""
+
+
+Member = tuple[tir.PrimFuncOp, Skeleton]
+
+
+def _split_by_extents(group: Sequence[Member]) -> list[list[Member]]:
+    """`group` (equal skeletons) split by the extents of those `vectorized`
+    loops that differ between members but may not vary (`extent_may_vary`,
+    asked of the first member's loop: the members' are alike).  Asked only
+    here, of the loops that differ, as it is a vectorizer's analysis."""
+    first = group[0][1]
+    fixed = [
+        k
+        for k, slot in enumerate(first.slots)
+        if _is_extent(slot)
+        and len({s.values[k] for _, s in group}) > 1
+        and not extent_may_vary(slot[0])  # type: ignore[arg-type]
+    ]
+    split: dict[tuple[int, ...], list[Member]] = defaultdict(list)
+    for member in group:
+        split[tuple(member[1].values[k] for k in fixed)].append(member)
+    return list(split.values())
 
 
 def _mergeable(op: Operation) -> bool:
@@ -293,7 +391,13 @@ def _merge(
 ) -> None:
     """Make the first of `members` the shared kernel, the rest calls of it."""
     template = members[0]
-    shared = template.clone()
+    # The shared kernel takes the template's body (the ops its skeleton's
+    # slots are), the template a block of the same arguments for its call.
+    shared = template.clone_without_regions()
+    old = template.body.block
+    template.body.detach_block(old)
+    template.body.add_block(_arguments_of(old))
+    shared.body.add_block(old)
     name = fresh_name(_stem(template.sym_name.data), taken)
     taken.add(name)
     shared.sym_name = StringAttr(name)
@@ -310,12 +414,10 @@ def _merge(
             parameters[column] = block.insert_arg(IndexType(), len(block.args))
         return parameters[column]
 
-    body = _body(shared)
-    slots = skeleton(shared, body).slots
-    for (op, i), column in zip(slots, zip(*(s.values for s in skeletons))):
+    for (op, i), column in zip(skeletons[0].slots, zip(*(s.values for s in skeletons))):
         if len(set(column)) > 1:
             op.operands[i] = parameter(column)
-    buffers = [op for op in body[0] if isinstance(op, BUFFERS)]
+    buffers = [op for op in nested_ops(shared) if isinstance(op, BUFFERS)]
     for op, shapes in zip(buffers, zip(*(s.buffers for s in skeletons))):
         _resize(op, shapes, parameter)
     for constant in _index_constants(nested_ops(shared)):
@@ -368,12 +470,18 @@ def _largest_report(members: Sequence[tir.PrimFuncOp]) -> DictionaryAttr | None:
     return report_attribute(largest) if largest else None
 
 
+def _arguments_of(block: Block) -> Block:
+    """An empty block with the arguments (types and names) of `block`."""
+    new = Block(arg_types=block.arg_types)
+    for arg, was in zip(new.args, block.args):
+        arg.name_hint = was.name_hint
+    return new
+
+
 def _call_shared(member: tir.PrimFuncOp, shared: tir.PrimFuncOp, values: list[int]) -> None:
     """`member`'s body becomes a call of `shared` with its buffers and `values`."""
     old = member.body.block
-    block = Block(arg_types=old.arg_types)
-    for arg, was in zip(block.args, old.args):
-        arg.name_hint = was.name_hint
+    block = _arguments_of(old)
     member.body.detach_block(old)
     member.body.add_block(block)
     member.attributes.clear()
@@ -414,6 +522,7 @@ class MergeKernelsPass(ModulePass):
                 groups[s.key].append((function, s))
         taken = symbol_names(op)
         for group in groups.values():
-            if len(group) > 1:
-                members, skeletons = zip(*group)
-                _merge(members, skeletons, taken)
+            for same in _split_by_extents(group) if len(group) > 1 else ():
+                if len(same) > 1:
+                    members, skeletons = zip(*same)
+                    _merge(members, skeletons, taken)

@@ -183,12 +183,17 @@ builtin.module {
 // -----
 
 // Not merged: constants that code generation reads as constants differ
-// (the extent of a vectorized loop in @v1/@v2, of an unrolled one in
-// @u1/@u2, an operand inside a vectorized loop in @w1/@w2), or the bodies
+// (the extent of a vectorized loop where a remainder of run-time extent
+// would be no masked vector, AVX2, in @v1/@v2; of an unrolled loop in
+// @u1/@u2; a divisor inside a vectorized loop in @w1/@w2, a multiplier in
+// @s1/@s2; a divisor inside an unrolled loop, @d1/@d2, which a register
+// tile's rows would each pay as a `div` instruction), or a size that must
+// stay constant (the width of a memref that a
+// vectorized loop addresses in flattened rows, @f1/@f2), or the bodies
 // differ (an op, @m2's subtraction), or the functions are not public CPU
 // kernels with a body and no results (private, GPU, with a result, empty).
 builtin.module {
-  tir.prim_func @v1(%a: memref<8xf32>) target #target.target<"llvm"> {
+  tir.prim_func @v1(%a: memref<8xf32>) target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c8 = arith.constant 8 : index
@@ -197,7 +202,7 @@ builtin.module {
       memref.store %z, %a[%i] : memref<8xf32>
     }
   }
-  tir.prim_func @v2(%a: memref<16xf32>) target #target.target<"llvm"> {
+  tir.prim_func @v2(%a: memref<16xf32>) target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c16 = arith.constant 16 : index
@@ -243,6 +248,74 @@ builtin.module {
     tir.for %i = %c0 to %c8 step %c1 vectorized {
       %r = arith.divsi %i, %c4 : index
       memref.store %z, %a[%r, %i] : memref<4x8xf32>
+    }
+  }
+  tir.prim_func @s1(%a: memref<64xf32>, %b: memref<8xf32>) target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c8 = arith.constant 8 : index
+    tir.for %i = %c0 to %c8 step %c1 vectorized {
+      %j = arith.muli %i, %c2 : index
+      %x = memref.load %a[%j] : memref<64xf32>
+      memref.store %x, %b[%i] : memref<8xf32>
+    }
+  }
+  tir.prim_func @s2(%a: memref<64xf32>, %b: memref<8xf32>) target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %c8 = arith.constant 8 : index
+    tir.for %i = %c0 to %c8 step %c1 vectorized {
+      %j = arith.muli %i, %c3 : index
+      %x = memref.load %a[%j] : memref<64xf32>
+      memref.store %x, %b[%i] : memref<8xf32>
+    }
+  }
+  tir.prim_func @d1(%a: memref<64xf32>, %b: memref<4xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c7 = arith.constant 7 : index
+    tir.for %i = %c0 to %c4 step %c1 unrolled {
+      %q = arith.divsi %i, %c7 : index
+      %x = memref.load %a[%q] : memref<64xf32>
+      memref.store %x, %b[%i] : memref<4xf32>
+    }
+  }
+  tir.prim_func @d2(%a: memref<64xf32>, %b: memref<4xf32>) target #target.target<"llvm"> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    %c14 = arith.constant 14 : index
+    tir.for %i = %c0 to %c4 step %c1 unrolled {
+      %q = arith.divsi %i, %c14 : index
+      %x = memref.load %a[%q] : memref<64xf32>
+      memref.store %x, %b[%i] : memref<4xf32>
+    }
+  }
+  tir.prim_func @f1(%a: memref<2x8xf32>) target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %z = arith.constant 0.0 : f32
+    tir.for %i = %c0 to %c16 step %c1 vectorized {
+      %r = arith.divsi %i, %c8 : index
+      %k = arith.remsi %i, %c8 : index
+      memref.store %z, %a[%r, %k] : memref<2x8xf32>
+    }
+  }
+  tir.prim_func @f2(%a: memref<2x9xf32>) target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %z = arith.constant 0.0 : f32
+    tir.for %i = %c0 to %c16 step %c1 vectorized {
+      %r = arith.divsi %i, %c8 : index
+      %k = arith.remsi %i, %c8 : index
+      memref.store %z, %a[%r, %k] : memref<2x9xf32>
     }
   }
   tir.prim_func @m1(%a: memref<8xindex>) target #target.target<"llvm"> {
@@ -295,6 +368,46 @@ builtin.module {
 
 // CHECK-NOT: _shared
 // CHECK-NOT: tir.call
+
+// -----
+
+// With AVX-512 a vectorized loop's remainder of run-time extent is one masked
+// vector (`masked_remainder`): the extents of merged vectorized loops may
+// differ, and become parameters, as may a uniform offset inside them (only
+// multipliers and divisors stay: they put lanes a stride apart).
+// CHECK-LABEL: tir.prim_func @rows_shared(%a: memref<?xf32>, %b: memref<?xf32>, %0: index, %1: index)
+// CHECK:         tir.for %i = %c0 to %0 step %c1 vectorized {
+// CHECK-NEXT:      %t = arith.muli %i, %c2 : index
+// CHECK-NEXT:      %j = arith.addi %t, %1 : index
+// CHECK:         tir.call @rows_shared(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xf32>, memref<?xf32>, index, index) -> ()
+// CHECK:         tir.call @rows_shared(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}) : (memref<?xf32>, memref<?xf32>, index, index) -> ()
+builtin.module {
+  tir.prim_func @rows_1(%a: memref<64xf32>, %b: memref<14xf32>) target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c14 = arith.constant 14 : index
+    tir.for %i = %c0 to %c14 step %c1 vectorized {
+      %t = arith.muli %i, %c2 : index
+      %j = arith.addi %t, %c1 : index
+      %x = memref.load %a[%j] : memref<64xf32>
+      memref.store %x, %b[%i] : memref<14xf32>
+    }
+  }
+  tir.prim_func @rows_2(%a: memref<32xf32>, %b: memref<7xf32>) target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    %c7 = arith.constant 7 : index
+    %c3 = arith.constant 3 : index
+    tir.for %i = %c0 to %c7 step %c1 vectorized {
+      %t = arith.muli %i, %c2 : index
+      %j = arith.addi %t, %c3 : index
+      %x = memref.load %a[%j] : memref<32xf32>
+      memref.store %x, %b[%i] : memref<7xf32>
+    }
+  }
+}
 
 // -----
 
@@ -494,9 +607,12 @@ builtin.module {
 
 // -----
 
-// A buffer that a vectorized loop accesses may differ in its rows, not in
-// its last dimension (the vectorizer reads rows of an image's width as one
-// run: `convert-tir-to-scf`).
+// A buffer that a vectorized loop accesses may differ in its rows, and in
+// its last dimension where the loop addresses it unit-stride (@width_*: the
+// row length becomes a size parameter), not where it reads the rows of an
+// image as one run (@flat_*: `_flat_access`, which vectorizes only where the
+// buffer is as wide as the rows are; on AVX2, where the loops' extents are
+// constants anyway).
 builtin.module {
   tir.prim_func @rows_1(%a: memref<16xf32>, %b: memref<16xf32>) target #target.target<"llvm"> {
     %arena = tir.alloc : memref<8192xi8>
@@ -578,6 +694,45 @@ builtin.module {
     tir.for %k = %c0 to %c16 step %c1 {
       %y = memref.load %t[%c0, %k] : memref<128x32xf32>
       memref.store %y, %b[%k] : memref<16xf32>
+    }
+  }
+}
+
+// CHECK-LABEL: tir.prim_func @width_shared(
+// CHECK:         %t = memref.view %arena[%c0][%1] : memref<?xi8> to memref<128x?xf32>
+// CHECK:           memref.store %x, %t[%i, %j] : memref<128x?xf32>
+// CHECK:       tir.call @width_shared
+// CHECK:       tir.call @width_shared
+
+// -----
+
+builtin.module {
+  tir.prim_func @flat_1(%a: memref<16xf32>) target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+    %arena = tir.alloc : memref<8192xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %t = memref.view %arena[%c0][] : memref<8192xi8> to memref<128x16xf32>
+    tir.for %i = %c0 to %c64 step %c1 vectorized {
+      %r = arith.divsi %i, %c16 : index
+      %k = arith.remsi %i, %c16 : index
+      %x = memref.load %a[%c0] : memref<16xf32>
+      memref.store %x, %t[%r, %k] : memref<128x16xf32>
+    }
+  }
+  tir.prim_func @flat_2(%a: memref<16xf32>) target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> {
+    %arena = tir.alloc : memref<16384xi8>
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c16 = arith.constant 16 : index
+    %c64 = arith.constant 64 : index
+    %t = memref.view %arena[%c0][] : memref<16384xi8> to memref<128x32xf32>
+    tir.for %i = %c0 to %c64 step %c1 vectorized {
+      %r = arith.divsi %i, %c16 : index
+      %k = arith.remsi %i, %c16 : index
+      %x = memref.load %a[%c0] : memref<16xf32>
+      memref.store %x, %t[%r, %k] : memref<128x32xf32>
     }
   }
 }
