@@ -35,10 +35,12 @@ from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
 
 from hetero.dialects import tir
+from hetero.lowering.conversion import nested_ops
 from hetero.runtime.cpu import ObjectCode
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
 JOBS_VARIABLE = "HETERO_COMPILE_JOBS"
 """The most processes `compile_cpu` compiles a module in (1: in this one)."""
@@ -48,11 +50,23 @@ MIN_CHUNK_OPS = 300
 0.15 s: a worker costs ~10 ms to fork and to send its code back, and LLVM
 cannot inline across chunks."""
 
-PARALLEL_LOOP_OPS = 30
+PARALLEL_LOOP_OPS = 48
 """What a `parallel` loop costs to compile beyond its ops, in ops: its body
 is outlined and gets a task and a launcher (`convert-tir-to-scf`,
 `hetero.runtime.parallel`), and LLVM simplifies the body twice, alone and
-inlined into its task (~15 ms on ResNet-50's kernels, 0.5 ms an op)."""
+inlined into its task (~19 ms on the kernels of ResNet-50, Inception v1
+and SqueezeNet, 0.4 ms an op)."""
+
+VECTOR_OP_EXTRA = 0.5
+"""What an op in a `vectorized` loop costs beyond an op elsewhere, in ops:
+the vectorizer builds its vector body, which lowers to wider code."""
+
+DYNAMIC_VECTOR_OP_EXTRA = 2.5
+"""What an op in a `vectorized` loop of run-time extent (in a kernel that
+`merge-kernels` shares) costs beyond one in a `vectorized` loop: LLVM keeps
+the loop, masks and all, where a constant extent folds to straight code
+(fitted with the above, least squares over those networks' kernels: 0.4 ms
+an op, +0.2 ms in a vectorized loop, +1.0 ms more at run-time extent)."""
 
 FUNCTION_OPS = 10
 """What a function costs to compile beyond its ops, in ops (its signature,
@@ -69,17 +83,24 @@ def compile_jobs() -> int:
     return int(text)
 
 
-def compile_cost(function: tir.PrimFuncOp) -> int:
+def compile_cost(function: tir.PrimFuncOp) -> float:
     """About how long `function` takes to lower and compile, in `tir` ops:
-    its ops, `PARALLEL_LOOP_OPS` for each parallel loop and `FUNCTION_OPS`.
-    Op counts alone left ResNet-50's two chunks 0.2 s of CPU apart (of 1.4
-    s each), the one with its Winograd kernels (three parallel loops each)
-    the longer."""
-    cost = FUNCTION_OPS
+    its ops, more for those in `vectorized` loops (`VECTOR_OP_EXTRA`,
+    `DYNAMIC_VECTOR_OP_EXTRA`), `PARALLEL_LOOP_OPS` for each parallel loop
+    and `FUNCTION_OPS`.  Op counts alone left ResNet-50's two chunks 0.2 s
+    of CPU apart (of 1.4 s each), the one with its Winograd kernels (three
+    parallel loops each) the longer."""
+    cost = float(FUNCTION_OPS)
     for op in function.walk():
         cost += 1
-        if isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.PARALLEL:
+        if not isinstance(op, tir.ForOp):
+            continue
+        if op.kind.data == tir.ForKind.PARALLEL:
             cost += PARALLEL_LOOP_OPS
+        elif op.kind.data == tir.ForKind.VECTORIZED:
+            constant = all(const_evaluate_operand(v) is not None for v in (op.lb, op.ub))
+            extra = VECTOR_OP_EXTRA + (0 if constant else DYNAMIC_VECTOR_OP_EXTRA)
+            cost += extra * sum(1 for _ in nested_ops(op))
     return cost
 
 
@@ -101,9 +122,9 @@ def split(module: ModuleOp, jobs: int | None = None) -> list[list[str]]:
         if isinstance(f, tir.PrimFuncOp) and not f.is_private
     }
     if jobs is None:
-        jobs = min(compile_jobs(), sum(sizes.values()) // MIN_CHUNK_OPS)
+        jobs = min(compile_jobs(), int(sum(sizes.values()) // MIN_CHUNK_OPS))
     chunks: list[list[str]] = [[] for _ in range(max(1, min(jobs, len(sizes))))]
-    loads = [0] * len(chunks)
+    loads = [0.0] * len(chunks)
     for name in sorted(sizes, key=sizes.__getitem__, reverse=True):
         lightest = loads.index(min(loads))  # the largest first, to the lightest
         chunks[lightest].append(name)

@@ -17,9 +17,11 @@ from hetero.dialects import tir
 from hetero.lowering import parallel_compile
 from hetero.lowering.cpu_codegen import compile_cpu
 from hetero.lowering.parallel_compile import (
+    DYNAMIC_VECTOR_OP_EXTRA,
     FUNCTION_OPS,
     JOBS_VARIABLE,
     PARALLEL_LOOP_OPS,
+    VECTOR_OP_EXTRA,
     compile_cost,
     run_forked,
     split,
@@ -179,6 +181,33 @@ def test_split_balances_public_functions_by_cost():
     assert sorted(map(sorted, chunks)) == [["host", "stats"], ["scale"]]
     assert split(module, 9) == [["scale"], ["stats"], ["host"]]
     assert split(module, 1) == [["scale", "stats", "host"]]
+
+
+VECTOR_LOOPS = """
+tir.prim_func @rows(%a: memref<64xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  tir.for %i = %c0 to %c8 step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<64xf32>
+    memref.store %x, %a[%i] : memref<64xf32>
+  }
+  tir.for %i = %c0 to %n step %c1 vectorized {
+    %x = memref.load %a[%i] : memref<64xf32>
+    memref.store %x, %a[%i] : memref<64xf32>
+  }
+}
+"""
+
+
+def test_ops_in_vectorized_loops_cost_more():
+    """Each of the 3 ops in a vectorized loop (load, store, yield) costs
+    `VECTOR_OP_EXTRA` more, and `DYNAMIC_VECTOR_OP_EXTRA` more again where
+    the loop's extent is known only at run time."""
+    (rows,) = parse_module(VECTOR_LOOPS).ops
+    assert compile_cost(rows) == pytest.approx(
+        FUNCTION_OPS + 13 + 3 * VECTOR_OP_EXTRA + 3 * (VECTOR_OP_EXTRA + DYNAMIC_VECTOR_OP_EXTRA)
+    )
 
 
 def test_jobs_by_default(monkeypatch):
