@@ -336,8 +336,8 @@ class Vectorizer:
     broadcast where a vector is needed) or *varying* (a vector).  *Affine*
     indices are the induction variable plus or minus a uniform offset
     (`arith.addi`, `arith.subi`; times 1 too), kept as the scalar index of
-    lane 0: a schedule addresses a tile at
-    `base + iv`.  Loads whose last index is affine and whose others are
+    lane 0: a schedule addresses a tile at `base + iv`, a padded row at
+    `iv - 1`.  Loads whose last index is affine and whose others are
     uniform become `vector.load`, loads at uniform indices stay scalar; stores
     need the same unit-stride form.  Any other use of an affine index, other
     ops, `index`/`i1` elements or stores to uniform addresses: not

@@ -18,15 +18,15 @@ that
   `convert-tir-to-scf` reads as a constant: a bound or step of an
   `unrolled` loop (the unroll count), the step of a `vectorized` one, its
   bounds too unless it compiles as well with a run-time extent
-  (`extent_may_vary`: it does not vectorize, or its remainder would be one
-  masked vector, AVX-512), and, inside a `vectorized` loop, an operand of
-  a multiplication, division or remainder of a value that varies across
-  the lanes (`LANE_CONSTANTS`: lanes a stride apart, the row and column of
-  a flattened image index), and the divisor of a division or remainder in
-  an `unrolled` loop (`DIVISIONS`: a register tile's rows would each pay a
-  `div` instruction).
-  Anywhere else a value known only at run time lowers to the same code,
-  with the arithmetic left to the CPU;
+  (`extent_may_vary`: it does not vectorize, or masks are cheap, AVX-512,
+  and it becomes masked vectors), and, inside a `vectorized` loop, an
+  operand of a multiplication, division or remainder of a value that
+  varies across the lanes (`LANE_CONSTANTS`: lanes a stride apart, the row
+  and column of a flattened image index), and the divisor of a division
+  or remainder in an `unrolled` loop (`DIVISIONS`: a register tile's rows
+  would each pay a `div` instruction).  Anywhere else a value known only
+  at run time lowers to the same code, with the arithmetic left to the
+  CPU;
 * a memref parameter may have other sizes (the same rank, element type,
   layout and memory space), except those `_static_sizes` keeps: the
   sizes after a dimension that a scalar load in an `unrolled` loop

@@ -371,10 +371,11 @@ builtin.module {
 
 // -----
 
-// With AVX-512 a vectorized loop's remainder of run-time extent is one masked
-// vector (`masked_remainder`): the extents of merged vectorized loops may
-// differ, and become parameters, as may a uniform offset inside them (only
-// multipliers and divisors stay: they put lanes a stride apart).
+// With AVX-512 a vectorized loop of run-time extent is masked vectors
+// (`extent_may_vary`): the extents of merged vectorized loops may differ,
+// and become parameters, as may a uniform offset inside them (only
+// multipliers and divisors of lane-varying values stay: they put lanes a
+// stride apart).
 // CHECK-LABEL: tir.prim_func @rows_shared(%a: memref<?xf32>, %b: memref<?xf32>, %0: index, %1: index)
 // CHECK:         tir.for %i = %c0 to %0 step %c1 vectorized {
 // CHECK-NEXT:      %t = arith.muli %i, %c2 : index
