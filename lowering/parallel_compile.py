@@ -100,7 +100,7 @@ def compile_cost(function: tir.PrimFuncOp) -> float:
         elif op.kind.data == tir.ForKind.VECTORIZED:
             constant = all(const_evaluate_operand(v) is not None for v in (op.lb, op.ub))
             extra = VECTOR_OP_EXTRA + (0 if constant else DYNAMIC_VECTOR_OP_EXTRA)
-            cost += extra * sum(1 for _ in nested_ops(op))
+            cost += extra * len(nested_ops(op))
     return cost
 
 

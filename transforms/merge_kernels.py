@@ -417,10 +417,11 @@ def _merge(
     for (op, i), column in zip(skeletons[0].slots, zip(*(s.values for s in skeletons))):
         if len(set(column)) > 1:
             op.operands[i] = parameter(column)
-    buffers = [op for op in nested_ops(shared) if isinstance(op, BUFFERS)]
+    ops = nested_ops(shared)  # the same ops after the rewrites: only operands change
+    buffers = [op for op in ops if isinstance(op, BUFFERS)]
     for op, shapes in zip(buffers, zip(*(s.buffers for s in skeletons))):
         _resize(op, shapes, parameter)
-    for constant in _index_constants(nested_ops(shared)):
+    for constant in _index_constants(ops):
         if not constant.uses:
             op = constant.owner
             op.parent_block().erase_op(op)  # type: ignore[union-attr,arg-type]
