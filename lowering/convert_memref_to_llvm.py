@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from math import prod
 
 from hetero.lowering import llvm_ops, memref_ops
 from hetero.lowering.conversion import (
@@ -345,10 +346,7 @@ class AllocLowering(MemRefPattern):
     ):
         t = self.check(op.memref.type, op)
         dynamic = [cast(v, self.size_type(), rewriter) for v in op.dynamic_sizes]
-        sizes = [self.size(t, dynamic, d, rewriter) for d in range(t.get_num_dims())]
-        count = sizes[0] if sizes else self.constant(1, rewriter)
-        for size in sizes[1:]:
-            count = rewriter.insert(llvm.MulOp(count, size)).res
+        count = self.element_count(t, dynamic, rewriter)
         alignment = max(ALIGNMENT, op.alignment.value.data if op.alignment else 0)
         element = self.convert(t.element_type, op)
         if isinstance(op, memref.AllocaOp):
@@ -356,6 +354,20 @@ class AllocLowering(MemRefPattern):
         else:
             pointer = self.aligned_alloc(op, count, element, alignment, rewriter)
         self.replace(op, rewriter, [materialize(pointer, dynamic, t)])
+
+    def element_count(
+        self, t: MemRefType, dynamic: Sequence[SSAValue], rewriter: PatternRewriter
+    ) -> SSAValue:
+        """The number of elements of `t`: one constant for the static sizes
+        (a static `alloca` must have a constant count, else LLVM treats it as
+        dynamic wherever it is inlined before being simplified, and SROA never
+        promotes it), times each of the `dynamic` ones."""
+        static = prod(d for d in t.get_shape() if d != DYNAMIC_INDEX)
+        factors = [*dynamic] if static == 1 and dynamic else [self.constant(static, rewriter), *dynamic]
+        count = factors[0]
+        for size in factors[1:]:
+            count = rewriter.insert(llvm.MulOp(count, size)).res
+        return count
 
     def aligned_alloc(
         self,

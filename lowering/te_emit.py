@@ -39,7 +39,9 @@ class Emitter:
     Index arithmetic folds identities (`x * 1`, `x + 0`, `x % 1`) unless the
     emitter is `uniform` (`uniformly`): then they stay ops, so that a
     schedule's kernels for other shapes have the same ops, for
-    `merge-kernels` to share (LLVM folds those that stay constant).
+    `merge-kernels` to share (LLVM folds those that stay constant).  A split
+    index joined again, `(x / c) * c + x % c`, is `x` either way: that holds
+    whatever `c` (`_recombined`).
     """
 
     def __init__(
@@ -103,6 +105,8 @@ class Emitter:
             return b
         if b == 0 and not self.uniform:
             return a
+        if (whole := _recombined(a, b)) is not None:
+            return whole
         return self.op(arith.AddiOp(self.index(a), self.index(b)))
 
     def sub(self, a: Index, b: Index) -> Index:
@@ -275,6 +279,33 @@ class Emitter:
 
 
 Loader = Callable[[Emitter, Sequence[Index]], SSAValue]
+
+
+def _recombined(a: Index, b: Index) -> SSAValue | None:
+    """`x` where `a + b` is `(x / c) * c + x % c` (either way round), which
+    truncating division makes `x` whatever `x` and `c` (TVM's simplifier has
+    the rule): a flat index split into a row and a column and joined again
+    for a plane of that row length.  LLVM folds it only in a second round
+    of simplification, after it has proved `x` non-negative; a parallel
+    body gets one (`hetero.runtime.parallel`).  The split's ops are erased
+    where nothing else uses them."""
+    for product, remainder in ((a, b), (b, a)):
+        if not (
+            isinstance(product, SSAValue)
+            and isinstance(mul := product.owner, arith.MuliOp)
+            and isinstance(remainder, SSAValue)
+            and isinstance(rem := remainder.owner, arith.RemSIOp)
+            and isinstance(div := mul.lhs.owner, arith.DivSIOp)
+            and div.lhs is rem.lhs
+            and div.rhs is rem.rhs is mul.rhs
+        ):
+            continue
+        for op in (mul, div, rem):
+            if not op.result.uses:
+                op.detach()
+                op.erase()
+        return rem.lhs
+    return None
 
 
 @dataclass(frozen=True)

@@ -452,13 +452,27 @@ class CpuTarget:
         time on ONNX networks, for no measurable speed.  Without the SLP
         vectorizer: hetero's vectorizer (`convert-tir-to-scf`) writes the
         vector code, and SLP changed no instruction of squeezenet's or
-        resnet50's code, for a fifth of the optimiser's time."""
+        resnet50's code, for a fifth of the optimiser's time.
+
+        Then GVN and dead store elimination once more, for the parallel
+        bodies that are simplified once, inlined into their tasks first
+        (`hetero.runtime.parallel`): a register tile's accumulators are
+        promoted to registers by LICM late in the pipeline, after GVN, so
+        the zeroing of their buffer (made a `memset` by loop idiom
+        recognition) and the loads of a tile's shared operand in each of its
+        rows would stay (strided 3x3 convolutions of ResNet-50 a third
+        slower)."""
         options = llvm.create_pipeline_tuning_options(speed_level=self.opt_level)
         options.loop_vectorization = self.opt_level >= 2
         options.slp_vectorization = False
         options.loop_unrolling = False
         builder = llvm.create_pass_builder(self.machine, options)
         builder.getModulePassManager().run(module, builder)
+        if self.opt_level:
+            cleanup = llvm.create_new_module_pass_manager()
+            cleanup.add_new_gvn_pass()
+            cleanup.add_dead_store_elimination_pass()
+            cleanup.run(module, builder)
 
 
 class CpuModule:

@@ -12,9 +12,9 @@ and adds:
 * `llvm.fcmp` with the `_false`/`_true` predicates (xDSL passes the
   underscored name on to LLVM);
 * function linkage (`internal`, `private`, ...), calling convention and the
-  `no_inline`/`no_unwind`/`optimize_none` flags (xDSL's declarations drop them;
-  it still ignores `passthrough`, `target_cpu`, `target_features`, `visibility_`,
-  `frame_pointer` and result attributes);
+  `always_inline`/`no_inline`/`no_unwind`/`optimize_none` flags (xDSL's
+  declarations drop them; it still ignores `passthrough`, `target_cpu`,
+  `target_features`, `visibility_`, `frame_pointer` and result attributes);
 * the `loop_annotation` of `llvm.br`/`llvm.cond_br` (`hetero.lowering.llvm_attrs`)
   as `!llvm.loop` metadata on the branch: a distinct node that lists itself
   first, then one node per property (`!{!"llvm.loop.unroll.full"}`).
@@ -131,6 +131,7 @@ def to_llvmlite(module: ModuleOp, *, triple: str, data_layout: str = "") -> ir.M
 
 
 FLAG_ATTRIBUTES = {
+    "always_inline": "alwaysinline",
     "no_inline": "noinline",
     "no_unwind": "nounwind",
     "optimize_none": "optnone",

@@ -479,6 +479,9 @@ llvm.func internal fastcc @g(%x: f32) -> i1 attributes {no_inline} {
   %c = llvm.fcmp "_true" %x, %x : f32
   llvm.return %c : i1
 }
+llvm.func internal @h(%x: f32) -> f32 attributes {always_inline} {
+  llvm.return %x : f32
+}
 llvm.func @f(%x: f32) -> i1 {
   %y = llvm.call fastcc @g(%x) : (f32) -> i1
   llvm.return %y : i1
@@ -486,6 +489,7 @@ llvm.func @f(%x: f32) -> i1 {
 """)
     text = str(to_llvmlite(module, triple=llvm.get_process_triple()))
     assert 'define internal fastcc i1 @"g"(float %".1") noinline' in text
+    assert 'define internal float @"h"(float %".1") alwaysinline' in text
     assert "fcmp true float" in text
     assert CpuModule(module).function("f")(1.0) is True
 

@@ -352,6 +352,14 @@ def test_micro_kernel_assembly() -> None:
     assert not re.search(r"vmov\w*\t[^\n]*\(%rsp", inner)
 
 
+def _random_weight(shape: tuple[int, ...]) -> str:
+    """`%w = relay.constant` of random values of `shape` (a constant weight
+    is packed for the schedule, as a network's is)."""
+    weight = RNG.standard_normal(shape).astype(np.float32)
+    hexed = "0x" + np.ascontiguousarray(weight, "<f4").tobytes().hex().upper()
+    return f'%w = relay.constant dense<"{hexed}"> : {_t(shape)}'
+
+
 def test_channel_lanes_tile_stays_in_registers() -> None:
     """A 6-pixel x 64-channel tile (24 accumulators, 4 weight vectors) of a
     conv2d with blocked data: no register goes to the stack in its reduction
@@ -360,10 +368,8 @@ def test_channel_lanes_tile_stays_in_registers() -> None:
     if simd_bits(None) < 512:
         pytest.skip("the register budget checked is AVX-512's")
     x, out, w = (1, 16, 6, 6, 16), (1, 4, 6, 6, 16), (64, 256, 3, 3)
-    weight = RNG.standard_normal(w).astype(np.float32)
-    hexed = "0x" + np.ascontiguousarray(weight, "<f4").tobytes().hex().upper()
     body = (
-        f'%w = relay.constant dense<"{hexed}"> : {_t(w)}\n'
+        f"{_random_weight(w)}\n"
         f"    %0 = relay.nn.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>, "
         f'data_layout = "NCHW16c", out_layout = "NCHW16c"}} : ({_t(x)}, {_t(w)}) -> {_t(out)}\n'
         f"    %r = relay.relu %0 : {_t(out)}"
@@ -374,6 +380,34 @@ def test_channel_lanes_tile_stays_in_registers() -> None:
     inner = inner.split("\n\tj")[0] if "\n\tj" in inner else inner
     assert inner.count("vfmadd231ps") == 24
     assert not re.search(r"vmov\w*\t[^\n]*\(%rsp", inner)
+
+
+def _hottest_block(ir: str) -> str:
+    """The basic block of `ir` with the most `fadd`s: a reduction step."""
+    blocks = re.split(r"\n(?=[\w.]+:)", ir)
+    return max(blocks, key=lambda block: block.count(" fadd "))
+
+
+def test_register_tile_is_simplified_in_one_round() -> None:
+    """A strided 3x3 conv2d (ResNet-50's): its parallel body is optimised
+    once, inlined into its task, and still its tile's zeroing leaves no
+    `memset` and each weight vector is loaded once a reduction step, not
+    once a tile row (GVN and DSE after LLVM's pipeline, `CpuTarget`)."""
+    x, w, out = (1, 64, 28, 28), (64, 64, 3, 3), (1, 64, 14, 14)
+    body = (
+        f"{_random_weight(w)}\n"
+        f"    %r = relay.nn.conv2d %x, %w {{strides = array<i64: 2, 2>, "
+        f"padding = array<i64: 1, 1, 1, 1>}} : ({_t(x)}, {_t(w)}) -> {_t(out)}"
+    )
+    compiled = hetero.compile(_program(f"%x: {_t(x)}", _t(out), body))
+    ir = compiled.native.llvm_ir()
+    assert "call void @llvm.memset" not in ir
+    step = _hottest_block(ir)
+    addresses = re.findall(r"= load <\d+ x float>, ptr (%[\w.]+)", step)
+    assert addresses and len(addresses) == len(set(addresses))
+    data = RNG.standard_normal(x).astype(np.float32)
+    expected = run(parse_module(_program(f"%x: {_t(x)}", _t(out), body)), data)
+    np.testing.assert_allclose(compiled(data), expected, rtol=1e-4, atol=1e-3)
 
 
 def test_epilogue_chain_is_fused_into_the_tile_store() -> None:

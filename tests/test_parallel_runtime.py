@@ -232,3 +232,28 @@ def test_pool_ir_parses_for_each_machine(machine):
 def test_unsupported_machine_is_a_clear_error():
     with pytest.raises(HeteroError, match="parallel loops need Linux"):
         pool_ir("riscv64")
+
+
+def test_a_parallel_body_is_inlined_into_its_task_before_it_is_optimised() -> None:
+    """`define_launchers` marks each outlined body `always_inline`, so LLVM
+    simplifies it once, inside its task (not alone and again once inlined)."""
+    import llvmlite.binding as llvm
+    from hetero.context import parse_module
+    from hetero.lowering.convert_tir_to_scf import PARALLEL_BODY, ConvertTirToScfPass
+    from hetero.lowering.pipeline import lower_to_llvm
+    from hetero.runtime.llvmir import to_llvmlite
+    from hetero.runtime.parallel import define_launchers
+    from xdsl.context import Context
+
+    module = parse_module(ACCUMULATE.replace("THREADS", "2"))
+    ConvertTirToScfPass().apply(Context(), module)
+    lower_to_llvm(module)
+    assert define_launchers(module)
+    bodies = [f for f in module.ops if PARALLEL_BODY in f.attributes]
+    assert len(bodies) == 1
+    text = str(to_llvmlite(module, triple=llvm.get_process_triple()))
+    (header,) = [
+        line for line in text.splitlines()
+        if line.startswith("define") and f'@"{bodies[0].sym_name.data}"(' in line
+    ]
+    assert header.endswith("alwaysinline")

@@ -112,7 +112,7 @@ func.func @buffers(%n: index) -> f32 {
   %c0 = arith.constant 0 : index
   // CHECK:      %[[NN:.*]] = builtin.unrealized_conversion_cast %[[N]] : index to i64
   // CHECK-NEXT: %[[EIGHT:.*]] = llvm.mlir.constant(8) : i64
-  // CHECK-NEXT: %[[COUNT:.*]] = llvm.mul %[[NN]], %[[EIGHT]] : i64
+  // CHECK-NEXT: %[[COUNT:.*]] = llvm.mul %[[EIGHT]], %[[NN]] : i64
   // CHECK-NEXT: %[[NULL:.*]] = llvm.mlir.zero : !llvm.ptr
   // CHECK-NEXT: %[[END:.*]] = llvm.getelementptr %[[NULL]][%[[COUNT]]] : (!llvm.ptr, i64) -> !llvm.ptr, f32
   // CHECK-NEXT: %[[BYTES:.*]] = llvm.ptrtoint %[[END]] : !llvm.ptr to i64
@@ -130,6 +130,13 @@ func.func @buffers(%n: index) -> f32 {
   %stack = memref.alloca() {alignment = 128 : i64} : memref<16xf32>
   // CHECK:      llvm.getelementptr inbounds %[[STACK]]
   memref.store %v, %stack[%c0] : memref<16xf32>
+  // Static sizes make one constant count: LLVM keeps an alloca of a
+  // computed count dynamic where it is inlined before being simplified.
+  // CHECK:      %[[COUNT3:.*]] = llvm.mlir.constant(448) : i64
+  // CHECK-NEXT: %[[TILE:.*]] = llvm.alloca %[[COUNT3]] x f32
+  %tile = memref.alloca() : memref<7x64xf32>
+  // CHECK:      llvm.getelementptr inbounds %[[TILE]]
+  memref.store %v, %tile[%c0, %c0] : memref<7x64xf32>
   // CHECK:      llvm.call @free(%[[HEAP]]) : (!llvm.ptr) -> ()
   memref.dealloc %heap : memref<?x8xf32>
   // A buffer nobody reads leaves no trace of its memref.
