@@ -50,23 +50,24 @@ MIN_CHUNK_OPS = 300
 0.15 s: a worker costs ~10 ms to fork and to send its code back, and LLVM
 cannot inline across chunks."""
 
-PARALLEL_LOOP_OPS = 48
+PARALLEL_LOOP_OPS = 42
 """What a `parallel` loop costs to compile beyond its ops, in ops: its body
 is outlined and gets a task and a launcher (`convert-tir-to-scf`,
-`hetero.runtime.parallel`), and LLVM simplifies the body twice, alone and
-inlined into its task (~19 ms on the kernels of ResNet-50, Inception v1
-and SqueezeNet, 0.4 ms an op)."""
+`hetero.runtime.parallel`), which LLVM optimises and generates code for
+(~15 ms on the kernels of ResNet-50, Inception v1 and SqueezeNet, 0.35 ms
+an op)."""
 
-VECTOR_OP_EXTRA = 0.5
+VECTOR_OP_EXTRA = 0.7
 """What an op in a `vectorized` loop costs beyond an op elsewhere, in ops:
 the vectorizer builds its vector body, which lowers to wider code."""
 
-DYNAMIC_VECTOR_OP_EXTRA = 2.5
+DYNAMIC_VECTOR_OP_EXTRA = 9.5
 """What an op in a `vectorized` loop of run-time extent (in a kernel that
 `merge-kernels` shares) costs beyond one in a `vectorized` loop: LLVM keeps
 the loop, masks and all, where a constant extent folds to straight code
-(fitted with the above, least squares over those networks' kernels: 0.4 ms
-an op, +0.2 ms in a vectorized loop, +1.0 ms more at run-time extent)."""
+(fitted with the above, least squares over those networks' kernels, each
+compiled alone: 0.35 ms an op, +0.25 ms in a vectorized loop, +3.4 ms more
+at run-time extent)."""
 
 FUNCTION_OPS = 10
 """What a function costs to compile beyond its ops, in ops (its signature,
