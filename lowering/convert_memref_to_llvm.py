@@ -363,7 +363,9 @@ class AllocLowering(MemRefPattern):
         dynamic wherever it is inlined before being simplified, and SROA never
         promotes it), times each of the `dynamic` ones."""
         static = prod(d for d in t.get_shape() if d != DYNAMIC_INDEX)
-        factors = [*dynamic] if static == 1 and dynamic else [self.constant(static, rewriter), *dynamic]
+        factors = list(dynamic)
+        if static != 1 or not factors:
+            factors.insert(0, self.constant(static, rewriter))
         count = factors[0]
         for size in factors[1:]:
             count = rewriter.insert(llvm.MulOp(count, size)).res

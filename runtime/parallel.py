@@ -24,9 +24,10 @@ while it runs.  Each worker binds itself to one CPU when it starts
 `@f` is marked `always_inline`: LLVM inlines it into its task before it
 simplifies either, so a body is optimised once, in its task.  (Simplified
 alone first and again once inlined, the bodies of ResNet-50's kernels took
-LLVM's optimiser 0.2 s of CPU more, a quarter of its time.)  Once is
-enough for hetero's code where two of the cleanups of a second round are
-run after the pipeline (`CpuTarget`).
+LLVM's optimiser 0.2 s of CPU more, a quarter of its time.)  One round is
+enough where GVN and dead store elimination run again after the pipeline
+(`CpuTarget`) and static allocas have a constant count
+(`convert-memref-to-llvm`).
 
 A loop with `min(threads, trips) > 1` takes the pool (a lock word; if another
 loop holds it, the loop runs serially on its own thread: a parallel loop
