@@ -286,6 +286,18 @@ def logical_weight_shape(weight: Shape, layout: str, channels: int) -> Shape:
     return logical
 
 
+def packed_weight_shape(weight: Shape, layout: str) -> Shape:
+    """The shape of an `OIHW` conv2d weight of shape `weight` packed in
+    `layout` (`KERNEL_LAYOUT`): what `logical_weight_shape` undoes."""
+    if not (block := kernel_block(layout)):
+        return weight
+    o, i, kh, kw = weight
+    blocks = -(-o // block)
+    if tile := winograd_tile(layout):
+        return ((tile + 2) ** 2, blocks, i, block)
+    return (blocks, i, kh, kw, block)
+
+
 def nchw_shape(shape: Shape, layout: str, what: str) -> Shape:
     """The `NCHW` shape of a tensor of shape `shape` in `layout`
     (`DATA_LAYOUT`)."""

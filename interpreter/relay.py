@@ -31,6 +31,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseArrayBase,
+    DenseIntOrFPElementsAttr,
     DenseResourceAttr,
     Float16Type,
     Float32Type,
@@ -564,7 +565,12 @@ def _reduce(op: Operation, x: np.ndarray, mean: bool) -> np.ndarray:
 def constant_value(op: ConstantOp) -> np.ndarray:
     """Decoded straight from the attribute's bytes (a `dense_resource`'s blob);
     a splat is broadcast."""
-    attr = op.value
+    return attribute_value(op.value)
+
+
+def attribute_value(attr: DenseIntOrFPElementsAttr | DenseResourceAttr) -> np.ndarray:
+    """`constant_value` of a `relay.constant` of `attr` (on any thread: an
+    attribute never changes)."""
     type_ = cast(TensorType[Attribute], attr.type)
     element_type = type_.element_type
     dtype = element_dtype(element_type)  # first: it rejects types NumPy lacks
@@ -654,10 +660,13 @@ class _Machine:
 def _checked_result(op: Operation, value: Value) -> Value:
     """The value in its declared type; a shape the type denies is an error
     naming the op (the interpreter and the type inference disagree)."""
-    type_ = op.results[0].type
+    return _checked(op.name, op.results[0].type, value)
+
+
+def _checked(name: str, type_: Attribute, value: Value) -> Value:
     value = _conform(value, type_)
     if (why := _mismatch(value, type_)) is not None:
-        raise InterpreterError(f"'{op.name}' result: {why}")
+        raise InterpreterError(f"'{name}' result: {why}")
     return value
 
 
@@ -813,6 +822,27 @@ def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray:
     if handler is None or op.name.removeprefix("relay.") in _STRUCTURAL:
         raise InterpreterError(f"'{op.name}' is not a tensor operator")
     return np.asarray(_checked_result(op, _apply(handler, None, op, list(args), {})))  # type: ignore[arg-type]
+
+
+def array_evaluator(op: Operation) -> Callable[[Sequence[np.ndarray]], np.ndarray] | None:
+    """`evaluate_op` of `op` as a function of the operand arrays alone, when
+    its value depends on nothing else (an elementwise operator: `add`,
+    `multiply`, ...), else None.  It reads nothing of the op once made, so
+    it may run on another thread while the op is rewritten (`fold-constant`
+    folds a weight's scaling in the background)."""
+    kernel = _PLAIN.get(op.name.removeprefix("relay."))
+    if kernel is None or len(op.results) != 1:
+        return None
+    name, type_ = op.name, op.results[0].type
+
+    def evaluate(args: Sequence[np.ndarray]) -> np.ndarray:
+        try:
+            value = kernel(*args)
+        except (ValueError, IndexError) as e:
+            raise InterpreterError(f"'{name}': {e}") from e
+        return np.asarray(_checked(name, type_, value))
+
+    return evaluate
 
 
 def run(module: ModuleOp, *inputs: np.ndarray, entry: str = "main") -> Value:

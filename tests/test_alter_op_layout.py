@@ -4,10 +4,14 @@ the reference interpreter on the unpacked weights."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import hetero
 import numpy as np
 from hetero.context import parse_module
-from hetero.interpreter.relay import run
+from hetero.dialects import relay
+from hetero.interpreter.relay import packed_weight, run
+from hetero.utils.winograd import transformed_weight
 
 from lowered import kernel_buffer_shapes
 
@@ -34,7 +38,9 @@ def _program(x: tuple[int, ...], w: np.ndarray, b: np.ndarray, out: tuple[int, .
     )
 
 
-def test_constant_weights_are_packed_and_the_result_is_the_same() -> None:
+def test_constant_weights_are_packed_and_the_result_is_the_same(
+    background_jobs: list[Any],
+) -> None:
     # A reduction of 32 x 3 x 3 = 288 and 64 output channels: channels in the
     # lanes on any x86 host (8, 16 or 64 channels a tile); a 6x6 image is
     # too small for Winograd (tests/test_winograd.py).
@@ -46,3 +52,20 @@ def test_constant_weights_are_packed_and_the_result_is_the_same() -> None:
     data = RNG.standard_normal(x).astype(np.float32)
     compiled = hetero.compile(text)
     np.testing.assert_allclose(compiled(data), run(parse_module(text), data), rtol=1e-4, atol=1e-4)
+    assert background_jobs  # packed on the background thread
+
+
+def test_a_packed_weight_has_the_shape_known_before_packing() -> None:
+    """`alter-op-layout` types the packed constant before the background
+    thread packs it: the shape must be the packed array's."""
+    w = RNG.standard_normal((20, 3, 3, 3)).astype(np.float32)
+    cases = {
+        "OIHW": w,
+        "OIHW8o": packed_weight(w, 8),
+        "winograd4_OI16o": transformed_weight(w, 4, 16),
+        "winograd2_OI8o": transformed_weight(w, 2, 8),
+    }
+    for layout, packed in cases.items():
+        shape = relay.packed_weight_shape(w.shape, layout)
+        assert shape == packed.shape, layout
+        assert relay.logical_weight_shape(shape, layout, 20) == w.shape

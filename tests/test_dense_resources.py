@@ -6,12 +6,15 @@ from __future__ import annotations
 import threading
 
 import numpy as np
+import pytest
 from hetero.context import parse_module
 from hetero.dialects import relay
+from hetero.utils.background import later
 from hetero.utils.dense_resources import (
     BlobScope,
     _blobs,
     dense_resource,
+    dense_resource_later,
     print_with_resources,
     resource_bytes,
 )
@@ -128,3 +131,44 @@ def test_handles_are_unique_and_never_given_again() -> None:
     third = dense_resource(np.ones(2, np.float32), TensorType(f32, [2]), "handle_test")
     names = [a.resource_handle.data for a in (first, second, third)]
     assert names == ["handle_test", "handle_test_0", "handle_test_1"]
+
+
+def test_a_blob_made_later_is_read_once_made() -> None:
+    gate = threading.Event()
+    values = np.arange(8, dtype=np.float32) / 3
+
+    def make() -> np.ndarray:
+        gate.wait(5)
+        return values.copy()
+
+    attr = dense_resource_later(make, TensorType(f32, [8]), "made_later")
+    later(gate.set)  # queued after the blob: reading it must wait for both
+    raw = resource_bytes(attr)
+    assert gate.is_set()
+    assert isinstance(raw, memoryview)  # the made array is the blob's own: no copy
+    np.testing.assert_array_equal(np.frombuffer(raw, np.float32), values)
+    text = print_with_resources(ModuleOp([relay.ConstantOp(attr)]))
+    assert f"{attr.resource_handle.data}: \"0x04000000{values.tobytes().hex()}\"" in text
+
+
+def test_a_blob_made_later_may_read_one_made_before() -> None:
+    first = dense_resource_later(
+        lambda: np.full(4, 2.0, np.float32), TensorType(f32, [4]), "first_made"
+    )
+    second = dense_resource_later(
+        lambda: np.frombuffer(resource_bytes(first), np.float32) * 3,
+        TensorType(f32, [4]),
+        "second_made",
+    )
+    np.testing.assert_array_equal(np.frombuffer(resource_bytes(second), np.float32), 6.0)
+
+
+def test_a_blob_that_failed_to_be_made_fails_where_it_is_read() -> None:
+    def make() -> np.ndarray:
+        raise ValueError("the weight could not be packed")
+
+    attr = dense_resource_later(make, TensorType(f32, [2]), "failed_blob")
+    with pytest.raises(ValueError, match="could not be packed"):
+        resource_bytes(attr)
+    with pytest.raises(ValueError, match="could not be packed"):
+        print_with_resources(ModuleOp([relay.ConstantOp(attr)]))

@@ -21,18 +21,29 @@ repacked.  A `relay.nn.conv2d`
 gets a new constant: the weight in layout `OIHW<b>o` (`[ceil(O / b), I, KH,
 KW, b]`, zero past `O`) or `winograd<m>_OI<b>o` (`[(m + 2)^2, ceil(O / b),
 I, b]`, `G w G^T`: `hetero.utils.winograd`), on the old one's device, and
-the attributes `kernel_layout` and `channels = O`.  The old constant is
-erased unless something else uses it.  A weight computed at run time is
-left: packing it would cost a copy per call.
+the attributes `kernel_layout` and `channels = O`.  Its values are packed
+on the background thread (`hetero.utils.background`: the passes after this
+one read shapes only).  The old constant is erased unless something else
+uses it.  A weight computed at run time is left: packing it would cost a
+copy per call.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, StringAttr, TensorType, i64
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
+    IntegerAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+    i64,
+)
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -43,9 +54,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 
 from hetero.dialects import relay
-from hetero.interpreter.relay import constant_value, packed_weight
+from hetero.interpreter.relay import attribute_value, packed_weight
 from hetero.lowering.schedules import WEIGHT_BLOCKS, WINOGRAD_TILES
-from hetero.transforms.fold_constant import constant_of
+from hetero.transforms.fold_constant import constant_later
 from hetero.utils.symbols import enclosing
 from hetero.utils.winograd import transformed_weight
 
@@ -81,8 +92,11 @@ def _wanted_layout(op: relay.Conv2DOp) -> str | None:
     return f"OIHW{block}o" if block else None
 
 
-def _packed(w: np.ndarray, layout: str) -> np.ndarray:
-    """The `OIHW` weight `w` in `layout`."""
+def _packed(
+    weight: DenseIntOrFPElementsAttr | DenseResourceAttr, layout: str
+) -> np.ndarray:
+    """The `OIHW` weight `weight` in `layout` (on the background thread)."""
+    w = attribute_value(weight)
     block = relay.kernel_block(layout)
     if tile := relay.winograd_tile(layout):
         return transformed_weight(w, tile, block)
@@ -101,9 +115,9 @@ class PackConvWeights(RewritePattern):
             return
         old = op.weight.type
         assert isinstance(old, TensorType)
-        packed = _packed(constant_value(weight), layout)
-        packed.setflags(write=False)  # fresh: dense_resource keeps it uncopied
-        new = constant_of(packed, TensorType(old.element_type, packed.shape), "packed")
+        shape = relay.packed_weight_shape(old.get_shape(), layout)
+        make = partial(_packed, weight.value, layout)
+        new = constant_later(make, TensorType(old.element_type, shape), "packed")
         if weight.vdevice is not None:
             new.properties["vdevice"] = weight.vdevice
         rewriter.insert(new, InsertPoint.before(op))

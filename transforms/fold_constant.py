@@ -13,18 +13,24 @@ Functions, calls, tuples, `relay.if`, `relay.on_device` and
 values.  A folded constant keeps the op's `vdevice`.  Boolean results stay
 unfolded (their storage convention is the interpreter's business).  Results
 with more than `INLINE_LIMIT` elements are stored as `dense_resource` blobs,
-as large weights are, so that the printed IR stays readable.
+as large weights are, so that the printed IR stays readable; those of more
+than `LATER_LIMIT` elements of an elementwise operator (a weight scaled by
+`fold-scale-axis`) are computed on the background thread
+(`hetero.utils.background`) while the passes go on.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
+    DenseResourceAttr,
     IntegerType,
     ModuleOp,
     TensorType,
@@ -39,21 +45,46 @@ from xdsl.pattern_rewriter import (
 )
 
 from hetero.dialects import relay
-from hetero.interpreter.relay import constant_value, element_dtype, evaluate_op
-from hetero.utils.dense_resources import dense_resource
+from hetero.interpreter.relay import (
+    array_evaluator,
+    attribute_value,
+    element_dtype,
+    evaluate_op,
+)
+from hetero.utils.dense_resources import dense_resource, dense_resource_later
 
 INLINE_LIMIT = 64
 """Folded constants with more elements than this become `dense_resource`s."""
+
+LATER_LIMIT = 1 << 16
+"""Folded constants with more elements than this (256 KiB of `f32`) are
+computed in the background where they can be (`array_evaluator`): the
+scaled weights of ResNet-50, 40 ms of NumPy, are most of the pass's time."""
 
 
 def constant_of(
     array: np.ndarray, type: TensorType[Attribute], hint: str = "folded"
 ) -> relay.ConstantOp:
     """A `relay.constant` of type `type` holding `array`."""
-    data = np.ascontiguousarray(array, element_dtype(type.element_type).newbyteorder("<"))
+    data = _elements(array, type)
     if data.size > INLINE_LIMIT:
         return relay.ConstantOp(dense_resource(data, type, hint))
     return relay.ConstantOp(DenseIntOrFPElementsAttr(type, BytesAttr(data.tobytes())))
+
+
+def constant_later(
+    make: Callable[[], np.ndarray], type: TensorType[Attribute], hint: str
+) -> relay.ConstantOp:
+    """A `relay.constant` of type `type` (more than `INLINE_LIMIT` elements)
+    holding the array `make()` returns, on the background thread
+    (`dense_resource_later`)."""
+    return relay.ConstantOp(
+        dense_resource_later(lambda: _elements(make(), type), type, hint)
+    )
+
+
+def _elements(array: np.ndarray, type: TensorType[Attribute]) -> np.ndarray:
+    return np.ascontiguousarray(array, element_dtype(type.element_type).newbyteorder("<"))
 
 
 def _foldable(op: Operation) -> bool:
@@ -66,10 +97,15 @@ def _foldable(op: Operation) -> bool:
     )
 
 
-def _replace(op: Operation, value: np.ndarray, rewriter: PatternRewriter) -> None:
+def _replace(
+    op: Operation,
+    constant: Callable[[TensorType[Attribute], str], relay.ConstantOp],
+    rewriter: PatternRewriter,
+) -> None:
+    """Replace `op` by the `relay.constant` that `constant(type, hint)` makes."""
     type = op.results[0].type
     assert isinstance(type, TensorType)
-    folded = constant_of(value, type, op.name.removeprefix("relay.").replace(".", "_"))
+    folded = constant(type, op.name.removeprefix("relay.").replace(".", "_"))
     if (device := getattr(op, "vdevice", None)) is not None:
         folded.properties["vdevice"] = device
     rewriter.replace(op, folded)
@@ -81,11 +117,27 @@ class FoldTensorOp(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if not _foldable(op):
             return
-        args = [constant_value(v.owner) for v in op.operands]  # type: ignore[arg-type]
-        value = evaluate_op(op, args)
+        values = [v.owner.value for v in op.operands]  # type: ignore[attr-defined]
+        type = op.results[0].type
+        assert isinstance(type, TensorType)
+        evaluate = array_evaluator(op)
+        if evaluate is not None and type.element_count() > LATER_LIMIT:
+            make = partial(_evaluated, evaluate, values)
+            _replace(op, partial(constant_later, make), rewriter)
+            return
+        value = evaluate_op(op, [attribute_value(v) for v in values])
         # Fresh, or a view of the (read-only) constants: a blob without a copy.
         value.setflags(write=False)
-        _replace(op, value, rewriter)
+        _replace(op, partial(constant_of, value), rewriter)
+
+
+def _evaluated(
+    evaluate: Callable[[Sequence[np.ndarray]], np.ndarray],
+    values: Sequence[DenseIntOrFPElementsAttr | DenseResourceAttr],
+) -> np.ndarray:
+    """`evaluate` of the constants `values` (read here: one of them may be
+    made in the background too)."""
+    return evaluate([attribute_value(v) for v in values])
 
 
 class FoldStaticShapeOf(RewritePattern):
@@ -96,7 +148,8 @@ class FoldStaticShapeOf(RewritePattern):
             return
         type = op.operands[0].type
         if isinstance(type, TensorType) and type.has_static_shape():
-            _replace(op, np.array(type.get_shape(), np.int64), rewriter)
+            shape = np.array(type.get_shape(), np.int64)
+            _replace(op, partial(constant_of, shape), rewriter)
 
 
 class EraseDeadConstant(RewritePattern):

@@ -16,10 +16,13 @@ printed module in the same process keep its keys straight.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from concurrent.futures import Future
 from contextvars import ContextVar
 from io import StringIO
 
 import numpy as np
+from hetero.utils.background import later
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import Builtin, DenseResourceAttr, ModuleOp, TensorType
@@ -43,27 +46,37 @@ def handle_name(hint: str) -> str:
 Blob = bytes | memoryview
 """A blob's element bytes: `bytes`, or a read-only array's memory."""
 
+Held = tuple[Blob, int]
+"""A blob's element bytes and their alignment."""
+
 
 class _LazyBlobs(dict[str, str]):
     """xDSL's blob table (key → hex string), holding the blobs that
-    `dense_resource` makes as their bytes until something reads them as
-    text (`lookup`, printing): a model's weights are mostly only compiled,
-    and their hex strings cost resnet50 0.4 s to make (100 MB) and as
-    long to decode again.  A key set from text (a parsed file) drops its
-    pending bytes."""
+    `dense_resource` makes as their bytes (`dense_resource_later`: their
+    making) until something reads them as text (`lookup`, printing): a
+    model's weights are mostly only compiled, and their hex strings cost
+    resnet50 0.4 s to make (100 MB) and as long to decode again.  A key set
+    from text (a parsed file) drops its pending bytes."""
 
     def __init__(self, blobs: dict[str, str]) -> None:
         super().__init__(blobs)
-        self.pending: dict[str, tuple[Blob, int]] = {}
+        self.pending: dict[str, Held | Future[Held]] = {}
 
-    def hold(self, key: str, raw: Blob, alignment: int) -> None:
-        """Keep `raw` (a blob's element bytes, aligned to `alignment`) as
-        the blob of `key`."""
+    def hold(self, key: str, held: Held | Future[Held]) -> None:
+        """Keep `held` (a blob's element bytes and their alignment, or their
+        making, `dense_resource_later`) as the blob of `key`."""
         super().__setitem__(key, _PENDING)
-        self.pending[key] = (raw, alignment)
+        self.pending[key] = held
+
+    def held(self, key: str) -> Held | None:
+        """The bytes and alignment held for `key`, once made; None if it has
+        none (a blob from text)."""
+        held = self.pending.get(key)
+        return held.result() if isinstance(held, Future) else held
 
     def _text(self, key: str) -> None:
-        if (held := self.pending.pop(key, None)) is not None:
+        if (held := self.held(key)) is not None:
+            del self.pending[key]
             raw, alignment = held
             blob = "0x" + alignment.to_bytes(4, "little").hex() + raw.hex()
             super().__setitem__(key, blob)
@@ -83,7 +96,8 @@ class _LazyBlobs(dict[str, str]):
 
 
 _PENDING = "0x"
-"""What the table holds for a blob still kept as bytes (never read as such)."""
+"""What the table holds for a blob still kept as bytes, or being made
+(never read as such)."""
 
 def _table() -> _LazyBlobs:
     """The builtin dialect's blob table, made a `_LazyBlobs` on first use."""
@@ -107,11 +121,35 @@ def dense_resource(array: np.ndarray, type: TensorType, hint: str) -> DenseResou
     contiguous array is kept as it is, not copied (a pass's freshly made
     weights, 100 MB for resnet50): its owner must not change it through
     another view."""
+    return _declare(hint, type, _held(array))
+
+
+def dense_resource_later(
+    make: Callable[[], np.ndarray], type: TensorType, hint: str
+) -> DenseResourceAttr:
+    """`dense_resource` of the array `make()` returns (an array of its own,
+    of type `type`), made on the background thread
+    (`hetero.utils.background`): whatever reads the blob -- as bytes,
+    printed -- waits for it, and gets `make`'s exception if it raised.  The
+    weights a pass folds or packs are read only once the module is compiled."""
+    return _declare(hint, type, later(lambda: _held(_read_only(make()))))
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)  # the blob's own: kept uncopied
+    return array
+
+
+def _held(array: np.ndarray) -> Held:
     data = np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<"))
     raw = data.data.cast("B") if not data.flags.writeable else data.tobytes()
+    return raw, data.dtype.alignment
+
+
+def _declare(hint: str, type: TensorType, held: Held | Future[Held]) -> DenseResourceAttr:
     key = _blobs().declare_resource(_free_handle(handle_name(hint)))
     record_blob(key)
-    _table().hold(key, raw, data.dtype.alignment)
+    _table().hold(key, held)
     return DenseResourceAttr.from_params(key, type)
 
 
@@ -183,7 +221,7 @@ def resource_bytes(attr: DenseResourceAttr) -> Blob:
     """The element bytes of a `dense_resource`; an error when the file did not
     provide its blob."""
     key = attr.resource_handle.data
-    if (held := _table().pending.get(key)) is not None:
+    if (held := _table().held(key)) is not None:
         return held[0]
     blob = _blobs().lookup(key)
     if not blob:

@@ -1,0 +1,86 @@
+"""`hetero.utils.background`: jobs on one thread, in order; the switch
+interval lowered only while jobs are queued; a fork waits for them."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+from hetero.utils.background import SWITCH_INTERVAL, later, settle
+
+
+@pytest.fixture(autouse=True)
+def default_interval() -> Iterator[None]:
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(0.005)
+    yield
+    settle()
+    sys.setswitchinterval(previous)
+
+
+def test_jobs_run_in_order_on_one_other_thread() -> None:
+    gate = threading.Event()
+    ran: list[tuple[int, int]] = []
+
+    def job(n: int) -> int:
+        gate.wait(5)
+        ran.append((n, threading.get_ident()))
+        return n * n
+
+    futures = [later(lambda n=n: job(n)) for n in range(5)]
+    assert not ran  # queued, not run on the caller's thread
+    gate.set()
+    assert [f.result(5) for f in futures] == [0, 1, 4, 9, 16]
+    assert [n for n, _ in ran] == list(range(5))
+    assert {ident for _, ident in ran} != {threading.get_ident()}
+    assert len({ident for _, ident in ran}) == 1
+
+
+def test_a_job_may_wait_for_one_queued_before_it() -> None:
+    first = later(lambda: time.sleep(0.02) or 3)
+    second = later(lambda: first.result() + 1)
+    assert second.result(5) == 4
+
+
+def test_an_error_stays_with_its_future() -> None:
+    def fail() -> None:
+        raise ValueError("no weight")
+
+    failed = later(fail)
+    settle()  # does not raise
+    with pytest.raises(ValueError, match="no weight"):
+        failed.result()
+    assert later(lambda: 1).result(5) == 1  # the thread goes on
+
+
+def test_the_switch_interval_is_lowered_only_while_jobs_are_queued() -> None:
+    gate = threading.Event()
+    later(lambda: gate.wait(5))
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+    gate.set()
+    settle()
+    assert sys.getswitchinterval() == pytest.approx(0.005)
+    sys.setswitchinterval(SWITCH_INTERVAL / 2)  # lower already: left as it is
+    later(lambda: None)
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL / 2)
+    settle()
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL / 2)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_fork_waits_for_the_queue_and_the_child_has_its_own() -> None:
+    done = threading.Event()
+    later(lambda: (time.sleep(0.1), done.set()))
+    pid = os.fork()
+    if pid == 0:  # the child: the job was done before the fork, and it can queue its own
+        code = 1
+        try:
+            code = 0 if done.is_set() and later(lambda: 7).result(5) == 7 else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -1,0 +1,100 @@
+"""`later`: NumPy work on a background thread, beside the main thread's passes.
+
+The relay passes of `hetero.compile` fold and pack a network's weights
+(ResNet-50: 0.1 GB, 0.15 s of NumPy) between stretches of pure-Python IR
+rewriting, on one core while the machine's others idle: code generation,
+which the passes lead to, needs the weights' shapes, not their values.
+NumPy releases the GIL in its loops, so a thread can compute the values
+while the main thread rewrites: a `dense_resource` made `later` is read
+(`hetero.utils.dense_resources`) only once it is there.
+
+* One thread, first in, first out: a job may wait for the result of a job
+  queued before it (a weight folded, then packed), never after it.
+* While jobs are queued, Python's switch interval is `SWITCH_INTERVAL`
+  instead of its 5 ms: back from a NumPy loop, the thread waits for the
+  GIL until the main thread gives it up, at the interval, and with a few
+  NumPy calls a weight it got too little of its core to finish while the
+  passes ran (ResNet-50's packing: 0.05-0.09 s still to do when they
+  ended).  The interval is the process's: it is put back when the queue
+  empties.
+* A job is best without BLAS: OpenBLAS runs a product on a thread per core,
+  the main thread's too (`hetero.utils.winograd` transforms weights by
+  `einsum`'s own loop for that).
+* A fork waits for the queue first (`os.register_at_fork`): a child starts
+  with no half-done job and, as it has no such thread, a fresh queue.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from typing import Any, TypeVar
+
+SWITCH_INTERVAL = 0.001
+"""Python's switch interval while jobs are queued, in seconds (ResNet-50's
+relay passes: the background thread done in time at 1 ms, not at 5)."""
+
+_T = TypeVar("_T")
+
+
+class _Queue:
+    """The thread, the jobs not yet done, and the switch interval to restore."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.executor: ThreadPoolExecutor | None = None
+        self.jobs: set[Future[object]] = set()
+        self.interval: float | None = None  # set while the interval is ours
+
+    def submit(self, job: Callable[[], _T]) -> Future[_T]:
+        with self.lock:
+            if self.executor is None:
+                self.executor = ThreadPoolExecutor(1, "hetero-background")
+            if self.interval is None:
+                self.interval = sys.getswitchinterval()
+                sys.setswitchinterval(min(self.interval, SWITCH_INTERVAL))
+            future = self.executor.submit(job)
+            self.jobs.add(future)  # pyright: ignore[reportArgumentType]
+        future.add_done_callback(lambda done: self._retire([done]))
+        return future
+
+    def settle(self) -> None:
+        with self.lock:
+            jobs = list(self.jobs)
+        wait(jobs)
+        self._retire(jobs)  # before their callbacks, which may come after `wait`
+
+    def _retire(self, done: Iterable[Future[Any]]) -> None:
+        with self.lock:
+            self.jobs.difference_update(done)
+            if not self.jobs and self.interval is not None:
+                sys.setswitchinterval(self.interval)
+                self.interval = None
+
+
+_QUEUE = _Queue()
+
+
+def _forget() -> None:
+    """In a forked child: the thread is the parent's."""
+    global _QUEUE
+    _QUEUE = _Queue()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(before=lambda: _QUEUE.settle(), after_in_child=_forget)
+
+
+def later(job: Callable[[], _T]) -> Future[_T]:
+    """`job()` on the background thread, after the jobs queued before it; its
+    result, or its exception, comes with the future."""
+    return _QUEUE.submit(job)
+
+
+def settle() -> None:
+    """Wait until every job queued so far is done (their errors stay with
+    their futures)."""
+    _QUEUE.settle()
