@@ -14,9 +14,8 @@ while the main thread rewrites: a `dense_resource` made `later` is read
   instead of its 5 ms: back from a NumPy loop, the thread waits for the
   GIL until the main thread gives it up, at the interval, and with a few
   NumPy calls a weight it got too little of its core to finish while the
-  passes ran (ResNet-50's packing: 0.05-0.09 s still to do when they
-  ended).  The interval is the process's: it is put back when the queue
-  empties.
+  passes ran.  The interval is the process's: it is put back when the
+  queue empties.
 * A job is best without BLAS: OpenBLAS runs a product on a thread per core,
   the main thread's too (`hetero.utils.winograd` transforms weights by
   `einsum`'s own loop for that).
@@ -33,9 +32,12 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
-SWITCH_INTERVAL = 0.001
-"""Python's switch interval while jobs are queued, in seconds (ResNet-50's
-relay passes: the background thread done in time at 1 ms, not at 5)."""
+SWITCH_INTERVAL = 0.0002
+"""Python's switch interval while jobs are queued, in seconds.  ResNet-50's
+weights were made by the end of the relay passes at 0.2 ms; at 1 ms they
+were 0.03-0.07 s from done (each of a job's NumPy calls waits for the GIL
+up to an interval when it ends), at 5 ms 0.05-0.09 s.  The main thread pays
+a switch only when the background thread asks for the GIL."""
 
 _T = TypeVar("_T")
 
