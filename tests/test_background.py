@@ -38,6 +38,16 @@ def test_jobs_run_in_order_on_one_other_thread() -> None:
     assert [n for n, _ in ran] == list(range(5))
     assert {ident for _, ident in ran} != {threading.get_ident()}
     assert len({ident for _, ident in ran}) == 1
+    settle()
+    assert not _running_threads()  # the thread ends with the queue
+
+
+def _running_threads() -> list[threading.Thread]:
+    """The background threads still running, given a second to end."""
+    ours = [t for t in threading.enumerate() if t.name.startswith("hetero-background")]
+    for thread in ours:
+        thread.join(1)
+    return [t for t in ours if t.is_alive()]
 
 
 def test_a_job_may_wait_for_one_queued_before_it() -> None:

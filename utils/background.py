@@ -19,8 +19,9 @@ while the main thread rewrites: a `dense_resource` made `later` is read
 * A job is best without BLAS: OpenBLAS runs a product on a thread per core,
   the main thread's too (`hetero.utils.winograd` transforms weights by
   `einsum`'s own loop for that).
-* A fork waits for the queue first (`os.register_at_fork`): a child starts
-  with no half-done job and, as it has no such thread, a fresh queue.
+* The thread lives while jobs are queued.  A fork waits for the queue first
+  (`os.register_at_fork`): a child starts with no half-done job, and a
+  fresh queue.
 """
 
 from __future__ import annotations
@@ -70,11 +71,19 @@ class _Queue:
         self._retire(jobs)  # before their callbacks, which may come after `wait`
 
     def _retire(self, done: Iterable[Future[Any]]) -> None:
+        """Forget the jobs `done`; once none is left, the interval goes back
+        and the thread ends (a process that forks later has no thread of
+        ours, which Python 3.12 warns of)."""
         with self.lock:
             self.jobs.difference_update(done)
-            if not self.jobs and self.interval is not None:
+            if self.jobs:
+                return
+            if self.interval is not None:
                 sys.setswitchinterval(self.interval)
                 self.interval = None
+            if self.executor is not None:
+                self.executor.shutdown(wait=False)
+                self.executor = None
 
 
 _QUEUE = _Queue()
