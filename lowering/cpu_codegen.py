@@ -38,9 +38,10 @@ CODEGEN_OPTIONS = ("mcpu", "mattr", "opt_level")
 
 
 def codegen_options(module: ModuleOp) -> dict[str, Any]:
-    """The `CpuTarget` arguments the functions' targets set; they must agree."""
+    """The `CpuTarget` arguments the functions' targets set; they must agree
+    (the functions are the module's ops: their bodies are not searched)."""
     options: dict[str, Any] = {}
-    for function in module.walk():
+    for function in module.ops:
         if not isinstance(function, tir.PrimFuncOp) or function.target is None:
             continue
         for key in CODEGEN_OPTIONS:

@@ -362,3 +362,15 @@ tir.prim_func @k(%a: memref<32xf32>) target #target.target<"cuda"> {
 }"""
     with pytest.raises(HeteroError, match="non-CPU target"):
         compile_cpu(parse_module(text))
+
+
+def test_functions_that_disagree_on_codegen_options_are_rejected():
+    """One module is compiled with one `mcpu`: two functions that ask for
+    different ones are an error naming the second."""
+    text = """
+tir.prim_func @a(%x: memref<4xf32>) target #target.target<"llvm", {mcpu = "x86-64"}> {
+}
+tir.prim_func @b(%x: memref<4xf32>) target #target.target<"llvm", {mcpu = "znver4"}> {
+}"""
+    with pytest.raises(HeteroError, match=r"@b wants mcpu = 'znver4', another function 'x86-64'"):
+        compile_cpu(parse_module(text))
