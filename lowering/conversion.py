@@ -308,20 +308,19 @@ def mentions(op: Operation, test: Callable[[Attribute], bool]) -> bool:
     properties, attributes) contains one passing `test`.  A type-conversion
     pattern checks it first: xDSL's generic recursive conversion costs about
     a millisecond an op even when there is nothing to convert."""
-    return any(
-        contains(a, test)
-        for a in (
-            *op.result_types,
-            *(
-                arg.type
-                for region in op.regions
-                for b in region.blocks
-                for arg in b.args
-            ),
-            *op.properties.values(),
-            *op.attributes.values(),
-        )
-    )
+    for result in op.results:
+        if contains(result.type, test):
+            return True
+    for region in op.regions:
+        for block in region.blocks:
+            for arg in block.args:
+                if contains(arg.type, test):
+                    return True
+    for attrs in (op.properties, op.attributes):
+        for attr in attrs.values():
+            if contains(attr, test):
+                return True
+    return False
 
 
 _PatternT = TypeVar("_PatternT", bound=RewritePattern)
