@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import math
 from collections import ChainMap
-from collections.abc import Callable, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, MutableMapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, TypeAlias, cast
@@ -674,10 +675,17 @@ def _apply(
     handler: Handler, machine: _Machine, op: Operation, args: list[Value], env: Env
 ) -> Value:
     """Run a handler; NumPy's complaints become errors naming the op."""
-    try:
+    with _complaints_named(op.name):
         return handler(machine, op, args, env)
+
+
+@contextmanager
+def _complaints_named(name: str) -> Iterator[None]:
+    """NumPy's complaints (`ValueError`, `IndexError`) as errors naming the op `name`."""
+    try:
+        yield
     except (ValueError, IndexError) as e:
-        raise InterpreterError(f"'{op.name}': {e}") from e
+        raise InterpreterError(f"'{name}': {e}") from e
 
 
 # ----------------------------------------------------------------------------
@@ -836,10 +844,8 @@ def array_evaluator(op: Operation) -> Callable[[Sequence[np.ndarray]], np.ndarra
     name, type_ = op.name, op.results[0].type
 
     def evaluate(args: Sequence[np.ndarray]) -> np.ndarray:
-        try:
+        with _complaints_named(name):
             value = kernel(*args)
-        except (ValueError, IndexError) as e:
-            raise InterpreterError(f"'{name}': {e}") from e
         return np.asarray(_checked(name, type_, value))
 
     return evaluate
