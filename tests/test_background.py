@@ -67,8 +67,9 @@ def test_an_error_stays_with_its_future() -> None:
     assert later(lambda: 1).result(5) == 1  # the thread goes on
 
 
-def _about(seconds: float) -> object:
-    return pytest.approx(seconds, abs=2e-6)  # Python keeps whole microseconds
+def _about(interval: float) -> object:
+    """A switch-interval setting as Python keeps it (whole microseconds)."""
+    return pytest.approx(interval, abs=2e-6)
 
 
 def test_the_switch_interval_is_lowered_only_while_jobs_are_queued() -> None:

