@@ -45,6 +45,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "convert-index-to-llvm": ("hetero.lowering.convert_index_to_llvm", "ConvertIndexToLLVMPass"),
     "convert-vector-to-llvm": ("hetero.lowering.convert_vector_to_llvm", "ConvertVectorToLLVMPass"),
     "convert-memref-to-llvm": ("hetero.lowering.convert_memref_to_llvm", "ConvertMemRefToLLVMPass"),
+    "convert-to-llvm": ("hetero.lowering.convert_to_llvm", "ConvertToLLVMPass"),
     "lower-to-llvm": ("hetero.lowering.pipeline", "LowerToLLVMPass"),
     "convert-tir-to-scf": ("hetero.lowering.convert_tir_to_scf", "ConvertTirToScfPass"),
     "bind-target": ("hetero.transforms.bind_target", "BindTargetPass"),

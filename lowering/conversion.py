@@ -86,14 +86,20 @@ def after_definition(value: SSAValue) -> InsertPoint:
 
 
 def retype_block_args(
-    block: Block, convert: Callable[[Attribute], Attribute], rewriter: PatternRewriter
+    block: Block,
+    convert: Callable[[Attribute], Attribute],
+    rewriter: PatternRewriter,
+    materialize: bool = True,
 ) -> None:
-    """Give `block`'s arguments their converted types, casting back for their users."""
+    """Give `block`'s arguments their converted types, casting back for
+    their users if `materialize` (see `ToLLVMPattern.materialize`)."""
     for arg in tuple(block.args):
         old = arg.type
         if (new := convert(old)) == old:
             continue
         value = rewriter.replace_value_with_new_type(arg, new)
+        if not materialize:
+            continue
         back, result = UnrealizedConversionCastOp.cast_one(value, old)
         rewriter.insert(back, InsertPoint.at_start(block))
         rewriter.replace_uses_with_if(
@@ -178,9 +184,17 @@ class ConstantPool:
 
 @dataclass
 class ToLLVMPattern(RewritePattern):
-    """A conversion pattern that knows the width of `index`."""
+    """A conversion pattern that knows the width of `index`.
+
+    `materialize`: whether the results of a converted op are cast back to
+    their old types (MLIR's target materializations).  A pass converting
+    one dialect must, for the users it leaves unconverted; when every
+    dialect is converted in the same sweeps (`convert-to-llvm`), each user
+    is converted too, takes the new values as they are, and the casts
+    would only be built and removed again."""
 
     index_bitwidth: int = 64
+    materialize: bool = True
     pool: ConstantPool = field(
         default_factory=ConstantPool, init=False, repr=False, compare=False
     )
@@ -223,12 +237,13 @@ class ToLLVMPattern(RewritePattern):
         new_ops: Sequence[Operation],
         new_results: Sequence[SSAValue] | None = None,
     ) -> None:
-        """Replace `op`, casting results back to the types its users still expect."""
+        """Replace `op`, casting results back to the types its users still
+        expect (if `materialize`)."""
         rewriter.insert(list(new_ops))
         results = new_ops[-1].results if new_results is None else new_results
-        rewriter.replace(
-            op, [], [cast(r, old.type, rewriter) for r, old in zip(results, op.results)]
-        )
+        if self.materialize:
+            results = [cast(r, old.type, rewriter) for r, old in zip(results, op.results)]
+        rewriter.replace(op, [], list(results))
 
 
 def intrinsic(name: str, t: Attribute) -> str:

@@ -294,6 +294,21 @@ class MulExtendedLowering(ToLLVMPattern):
         self.replace(op, rewriter, ops, [low.res, high.res])
 
 
+PATTERNS: tuple[type[ToLLVMPattern], ...] = (
+    ConstantLowering,
+    BinaryLowering,
+    MinMaxLowering,
+    NegfLowering,
+    CompareSelectLowering,
+    CastLowering,
+    IndexCastLowering,
+    DivisionExpansion,
+    AddUIExtendedLowering,
+    MulExtendedLowering,
+)
+"""The conversion patterns of this pass, in the order they are tried."""
+
+
 @dataclass(frozen=True)
 class ConvertArithToLLVMPass(ModulePass):
     """Lowers `arith` on scalars and 1-D vectors to the `llvm` dialect."""
@@ -303,20 +318,6 @@ class ConvertArithToLLVMPass(ModulePass):
     index_bitwidth: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [
-            p(self.index_bitwidth)
-            for p in (
-                ConstantLowering,
-                BinaryLowering,
-                MinMaxLowering,
-                NegfLowering,
-                CompareSelectLowering,
-                CastLowering,
-                IndexCastLowering,
-                DivisionExpansion,
-                AddUIExtendedLowering,
-                MulExtendedLowering,
-            )
-        ]
+        patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, patterns)
         reject_leftovers(op, "arith", self.name)

@@ -46,7 +46,9 @@ class BranchPattern(ToLLVMPattern):
         rewriter: PatternRewriter,
     ) -> list[SSAValue]:
         """Retype `block`'s arguments; the `operands` passed to it, cast to match."""
-        retype_block_args(block, lambda t: self.convert(t, op), rewriter)
+        retype_block_args(
+            block, lambda t: self.convert(t, op), rewriter, self.materialize
+        )
         return [cast(v, self.convert(v.type, op), rewriter) for v in operands]
 
     @staticmethod
@@ -165,6 +167,15 @@ class AssertLowering(ToLLVMPattern):
         rewriter.erase(op)
 
 
+PATTERNS: tuple[type[ToLLVMPattern], ...] = (
+    BranchLowering,
+    CondBranchLowering,
+    SwitchLowering,
+    AssertLowering,
+)
+"""The conversion patterns of this pass, in the order they are tried."""
+
+
 @dataclass(frozen=True)
 class ConvertCfToLLVMPass(ModulePass):
     """Lowers `cf` branches, switches and asserts to the `llvm` dialect."""
@@ -174,14 +185,6 @@ class ConvertCfToLLVMPass(ModulePass):
     index_bitwidth: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [
-            p(self.index_bitwidth)
-            for p in (
-                BranchLowering,
-                CondBranchLowering,
-                SwitchLowering,
-                AssertLowering,
-            )
-        ]
+        patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, patterns)
         reject_leftovers(op, "cf", self.name)

@@ -70,7 +70,9 @@ class FuncLowering(ResultsPattern):
             )
         body = rewriter.move_region_contents_to_new_regions(op.body)
         if (entry := body.first_block) is not None:
-            retype_block_args(entry, lambda t: self.convert(t, op), rewriter)
+            retype_block_args(
+                entry, lambda t: self.convert(t, op), rewriter, self.materialize
+            )
         properties: dict[str, Attribute | None] = {}
         if op.arg_attrs is not None:
             properties["arg_attrs"] = op.arg_attrs
@@ -127,6 +129,14 @@ class CallLowering(ResultsPattern):
         self.replace(op, rewriter, [call, *unpacked], [u.res for u in unpacked])
 
 
+PATTERNS: tuple[type[ToLLVMPattern], ...] = (
+    FuncLowering,
+    ReturnLowering,
+    CallLowering,
+)
+"""The conversion patterns of this pass, in the order they are tried."""
+
+
 @dataclass(frozen=True)
 class ConvertFuncToLLVMPass(ModulePass):
     """Lowers `func` functions, returns and calls to the `llvm` dialect."""
@@ -136,8 +146,6 @@ class ConvertFuncToLLVMPass(ModulePass):
     index_bitwidth: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [
-            p(self.index_bitwidth) for p in (FuncLowering, ReturnLowering, CallLowering)
-        ]
+        patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, patterns)
         reject_leftovers(op, "func", self.name)

@@ -29,6 +29,7 @@ from hetero.lowering.conversion import (
     lowering,
     mentions,
 )
+from hetero.lowering.convert_memref_to_llvm import SIGNATURE
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import arith
@@ -126,7 +127,8 @@ def without_index(attr: Attribute, bitwidth: int) -> Attribute:
 @dataclass
 class IndexTypeConversion(RewritePattern):
     """Replaces `index` by `iN` in the result types, block arguments,
-    properties and attributes of any op but `llvm` ones (LLVM has no
+    properties and attributes (but the signature before lowering,
+    `SIGNATURE`) of any op but `llvm` ones (LLVM has no
     `index`; most ops are `llvm` ones by now).  What xDSL's recursive
     `TypeConversionPattern` does, without rebuilding every attribute of
     every op to compare it with the original."""
@@ -143,7 +145,9 @@ class IndexTypeConversion(RewritePattern):
                         rewriter.replace_value_with_new_type(arg, t)
         result_types = [self.convert(t) for t in op.result_types]
         properties = {k: self.convert(a) for k, a in op.properties.items()}
-        attributes = {k: self.convert(a) for k, a in op.attributes.items()}
+        attributes = {
+            k: a if k == SIGNATURE else self.convert(a) for k, a in op.attributes.items()
+        }
         if all(properties[k] is a for k, a in op.properties.items()) and all(
             attributes[k] is a for k, a in op.attributes.items()
         ):

@@ -252,6 +252,15 @@ class LibmLowering(ToLLVMPattern):
         self.replace(op, rewriter, [], [result])
 
 
+PATTERNS: tuple[type[ToLLVMPattern], ...] = (
+    IntrinsicLowering,
+    RsqrtLowering,
+    ExpansionLowering,
+    LibmLowering,
+)
+"""The conversion patterns of this pass, in the order they are tried."""
+
+
 @dataclass(frozen=True)
 class ConvertMathToLLVMPass(ModulePass):
     """Lowers `math` on scalars and 1-D vectors to LLVM intrinsics and libm calls."""
@@ -261,9 +270,6 @@ class ConvertMathToLLVMPass(ModulePass):
     index_bitwidth: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns = [
-            p(self.index_bitwidth)
-            for p in (IntrinsicLowering, RsqrtLowering, ExpansionLowering, LibmLowering)
-        ]
+        patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, patterns)
         reject_leftovers(op, "math", self.name)

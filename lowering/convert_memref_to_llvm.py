@@ -76,6 +76,10 @@ from xdsl.rewriter import InsertPoint
 ALIGNMENT = 64
 """The least alignment, in bytes, of `memref.alloc` and `memref.alloca` buffers."""
 
+SIGNATURE = "hetero.signature"
+"""The attribute keeping a function's signature before lowering, for
+runtimes: its types are the source's (`index` and memrefs), never converted."""
+
 INBOUNDS = IntegerAttr(3, 32)
 """MLIR's `GEPNoWrapFlags::inbounds` (inbounds and nusw)."""
 
@@ -241,7 +245,7 @@ class FuncSignatureLowering(MemRefPattern):
                 arg_attrs += [old_attrs[i], *no_attrs]
         if (entry := op.body.first_block) is not None:
             self.expand_arguments(entry, rewriter)
-        op.attributes["hetero.signature"] = signature
+        op.attributes[SIGNATURE] = signature
         op.function_type = FunctionType.from_lists(inputs, signature.outputs.data)
         if old_attrs is not None:
             op.arg_attrs = ArrayAttr(arg_attrs)
@@ -504,10 +508,14 @@ def constant_value(value: SSAValue) -> int | None:
 
 
 def reject_memref_values(module: ModuleOp) -> None:
-    """A located error at a branch (or region op) passing memrefs to a block."""
+    """A located error at a branch (or region op) passing memrefs to a
+    block: to any block but a function's entry, whose arguments are the
+    function's and follow the ABI."""
     for op in module.walk():
         for region in op.regions:
             for block in region.blocks:
+                if isinstance(op, func.FuncOp) and block is region.first_block:
+                    continue
                 if any(isinstance(a.type, MemRefType) for a in block.args):
                     culprit = next(
                         (p.last_op for p in block.predecessors() if p.last_op), op
@@ -515,6 +523,22 @@ def reject_memref_values(module: ModuleOp) -> None:
                     raise HeteroError(
                         "memrefs passed through block arguments: not supported", culprit
                     )
+
+
+PATTERNS: tuple[type[ToLLVMPattern], ...] = (
+    FuncSignatureLowering,
+    CallLowering,
+    LoadLowering,
+    StoreLowering,
+    PrefetchLowering,
+    AllocLowering,
+    ViewLowering,
+    CastLowering,
+    DeallocLowering,
+    DimLowering,
+    ExtractPointerLowering,
+)
+"""The conversion patterns of this pass, in the order they are tried."""
 
 
 @dataclass(frozen=True)
@@ -526,22 +550,7 @@ class ConvertMemRefToLLVMPass(ModulePass):
     index_bitwidth: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns: list[RewritePattern] = [
-            p(self.index_bitwidth)
-            for p in (
-                FuncSignatureLowering,
-                CallLowering,
-                LoadLowering,
-                StoreLowering,
-                PrefetchLowering,
-                AllocLowering,
-                ViewLowering,
-                CastLowering,
-                DeallocLowering,
-                DimLowering,
-                ExtractPointerLowering,
-            )
-        ]
+        patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, [*patterns, DeadDescriptorErasure()])
         reject_leftovers(op, "memref", self.name)
         reject_memref_values(op)

@@ -324,6 +324,20 @@ class BitcastLowering(ToLLVMPattern):
         )
 
 
+PATTERNS: tuple[type[ToLLVMPattern], ...] = (
+    MemoryLowering,
+    MaskedMemoryLowering,
+    BroadcastLowering,
+    CreateMaskLowering,
+    FMALowering,
+    ReductionLowering,
+    ElementLowering,
+    ShuffleLowering,
+    BitcastLowering,
+)
+"""The conversion patterns of this pass, in the order they are tried."""
+
+
 @dataclass(frozen=True)
 class ConvertVectorToLLVMPass(ModulePass):
     """Lowers 1-D `vector` ops to the `llvm` dialect."""
@@ -333,19 +347,6 @@ class ConvertVectorToLLVMPass(ModulePass):
     index_bitwidth: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        patterns: list[RewritePattern] = [
-            p(self.index_bitwidth)
-            for p in (
-                MemoryLowering,
-                MaskedMemoryLowering,
-                BroadcastLowering,
-                CreateMaskLowering,
-                FMALowering,
-                ReductionLowering,
-                ElementLowering,
-                ShuffleLowering,
-                BitcastLowering,
-            )
-        ]
+        patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, [*patterns, DeadDescriptorErasure()])
         reject_leftovers(op, "vector", self.name)

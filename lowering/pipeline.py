@@ -1,11 +1,12 @@
 """`lower-to-llvm`: `func`/`scf`/`cf`/`arith`/`math`/`memref`/`vector` down to `llvm`.
 
 The pipeline, in order: `convert-scf-to-cf` (xDSL's, moving loop annotations
-to the back edges: `hetero.lowering.convert_scf_to_cf`), then memref (it sets
-the function ABI and addresses), vector (its loads and stores need the memref
-pointers), index (every remaining `index` becomes `iN`), arith, math, cf and
-func, and finally xDSL's `reconcile-unrealized-casts`.  What is left is
-`llvm` dialect only, ready for `hetero.runtime.llvmir`.
+to the back edges: `hetero.lowering.convert_scf_to_cf`), then
+`convert-to-llvm`, which converts the rest in one go with the patterns of
+the passes of one dialect each (memref, vector, arith, math, cf, func: see
+`hetero.lowering.convert_to_llvm`), and finally xDSL's
+`reconcile-unrealized-casts`.  What is left is `llvm` dialect only, ready
+for `hetero.runtime.llvmir`.
 """
 
 from __future__ import annotations
@@ -13,14 +14,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from hetero.lowering.convert_arith_to_llvm import ConvertArithToLLVMPass
-from hetero.lowering.convert_cf_to_llvm import ConvertCfToLLVMPass
-from hetero.lowering.convert_func_to_llvm import ConvertFuncToLLVMPass
-from hetero.lowering.convert_index_to_llvm import ConvertIndexToLLVMPass
-from hetero.lowering.convert_math_to_llvm import ConvertMathToLLVMPass
-from hetero.lowering.convert_memref_to_llvm import ConvertMemRefToLLVMPass
 from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
-from hetero.lowering.convert_vector_to_llvm import ConvertVectorToLLVMPass
+from hetero.lowering.convert_to_llvm import ConvertToLLVMPass
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -32,13 +27,7 @@ def lower_to_llvm_passes(index_bitwidth: int = 64) -> tuple[ModulePass, ...]:
     """The passes of `lower-to-llvm`, in order."""
     return (
         ConvertScfToCfPass(),
-        ConvertMemRefToLLVMPass(index_bitwidth),
-        ConvertVectorToLLVMPass(index_bitwidth),
-        ConvertIndexToLLVMPass(index_bitwidth),
-        ConvertArithToLLVMPass(index_bitwidth),
-        ConvertMathToLLVMPass(index_bitwidth),
-        ConvertCfToLLVMPass(index_bitwidth),
-        ConvertFuncToLLVMPass(index_bitwidth),
+        ConvertToLLVMPass(index_bitwidth),
         ReconcileUnrealizedCastsPass(),
     )
 
