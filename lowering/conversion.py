@@ -58,6 +58,14 @@ def llvm_type(t: Attribute, index_bitwidth: int) -> Attribute:
     return t
 
 
+@cache
+def compatible_llvm_type(t: Attribute, index_bitwidth: int) -> Attribute | None:
+    """`llvm_type(t)` if LLVM has it, else None (memoised: the conversions
+    ask it of every operand and result, of a few distinct types)."""
+    converted = llvm_type(t, index_bitwidth)
+    return converted if llvm.is_compatible_type(converted) else None
+
+
 def cast(
     value: SSAValue,
     to: Attribute,
@@ -124,8 +132,12 @@ def constant(value: float, t: Attribute) -> llvm.ConstantOp:
 
 def icmp(predicate: str, lhs: SSAValue, rhs: SSAValue) -> llvm.ICmpOp:
     """`llvm.icmp` with the predicate spelled as in MLIR (`eq`, `slt`, ...)."""
-    flag = llvm.ICmpPredicateFlag(predicate)
-    return llvm.ICmpOp(lhs, rhs, IntegerAttr(flag.to_int(), i64))
+    return llvm.ICmpOp(lhs, rhs, _predicate(predicate))
+
+
+@cache
+def _predicate(predicate: str) -> IntegerAttr:
+    return IntegerAttr(llvm.ICmpPredicateFlag(predicate).to_int(), i64)
 
 
 def function_entry(op: Operation) -> Block | None:
@@ -213,8 +225,8 @@ class ToLLVMPattern(RewritePattern):
 
     def convert(self, t: Attribute, op: Operation) -> Attribute:
         """The LLVM type of `t`; a located error if LLVM has none."""
-        converted = llvm_type(t, self.index_bitwidth)
-        if not llvm.is_compatible_type(converted):
+        converted = compatible_llvm_type(t, self.index_bitwidth)
+        if converted is None:
             raise HeteroError(
                 f"'{op.name}': type {t} has no LLVM equivalent "
                 "(scalars and 1-D vectors only)",
@@ -282,11 +294,12 @@ def declare_function(
         rewriter.insert(declaration, InsertPoint.at_end(module.body.block))
 
 
-def reject_leftovers(module: ModuleOp, dialect: str, pass_name: str) -> None:
-    """A located error at the first `dialect` op that `pass_name` left unconverted."""
-    prefix = f"{dialect}."
+def reject_leftovers(module: ModuleOp, dialects: Sequence[str], pass_name: str) -> None:
+    """A located error at the first op of `dialects` that `pass_name` left
+    unconverted (one walk for them all)."""
+    prefixes = tuple(f"{d}." for d in dialects)
     for op in nested_ops(module):
-        if op.name.startswith(prefix):
+        if op.name.startswith(prefixes):
             raise HeteroError(f"{pass_name}: no lowering for '{op.name}'", op)
 
 

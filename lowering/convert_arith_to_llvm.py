@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from hetero.lowering import llvm_ops
 from hetero.lowering.conversion import (
@@ -94,6 +95,14 @@ def fastmath(op: Operation) -> llvm.FastMathAttr:
     )
 
 
+@cache
+def overflow_flags(flags: arith.IntegerOverflowAttr) -> IntegerAttr:
+    """`llvm`'s `overflowFlags` property for `arith`'s flags (memoised: an
+    attribute built per op costs as much as the op's other fields)."""
+    overflow = llvm.OverflowAttr([llvm.OverflowFlag(f.value) for f in flags.data])
+    return IntegerAttr(overflow.to_int(), 32)
+
+
 def width(t: Attribute) -> int:
     """The bit width of an integer type or of its vector's elements."""
     element = get_element_type_or_self(t)
@@ -116,13 +125,21 @@ class ConstantLowering(ToLLVMPattern):
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter, /):
         t = self.convert(op.result.type, op)
         value = op.value
-        if isinstance(value, IntegerAttr) and value.type != t:
-            assert isinstance(t, IntegerType)
-            value = IntegerAttr(value.value.data, t)  # index -> iN
-        elif isinstance(value, DenseIntOrFPElementsAttr) and value.type != t:
-            assert isinstance(t, VectorType)
-            value = DenseIntOrFPElementsAttr.from_list(t, value.get_values())
-        self.replace(op, rewriter, [], [self.shared_constant(value, t, op, rewriter)])
+        constant = self.pool.get(
+            (value, t), lambda: llvm.ConstantOp(retyped(value, t), t), op, rewriter
+        )
+        self.replace(op, rewriter, [], [constant])
+
+
+def retyped(value: Attribute, t: Attribute) -> Attribute:
+    """The constant `value` as one of type `t` (`index` becomes `iN`)."""
+    if isinstance(value, IntegerAttr) and value.type != t:
+        assert isinstance(t, IntegerType)
+        return IntegerAttr(value.value.data, t)
+    if isinstance(value, DenseIntOrFPElementsAttr) and value.type != t:
+        assert isinstance(t, VectorType)
+        return DenseIntOrFPElementsAttr.from_list(t, value.get_values())
+    return value
 
 
 class BinaryLowering(ToLLVMPattern):
@@ -138,10 +155,7 @@ class BinaryLowering(ToLLVMPattern):
         elif issubclass(target, llvm.ArithmeticBinOpOverflow) and isinstance(
             flags := op.properties.get("overflowFlags"), arith.IntegerOverflowAttr
         ):
-            overflow = llvm.OverflowAttr(
-                [llvm.OverflowFlag(f.value) for f in flags.data]
-            )
-            new = target(lhs, rhs, overflow=overflow)
+            new = target(lhs, rhs, overflow=overflow_flags(flags))
         else:
             new = target(lhs, rhs)  # pyright: ignore[reportCallIssue]
         self.replace(op, rewriter, [new])
@@ -320,4 +334,4 @@ class ConvertArithToLLVMPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, patterns)
-        reject_leftovers(op, "arith", self.name)
+        reject_leftovers(op, ["arith"], self.name)

@@ -187,4 +187,4 @@ class ConvertCfToLLVMPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, patterns)
-        reject_leftovers(op, "cf", self.name)
+        reject_leftovers(op, ["cf"], self.name)

@@ -148,4 +148,4 @@ class ConvertFuncToLLVMPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, patterns)
-        reject_leftovers(op, "func", self.name)
+        reject_leftovers(op, ["func"], self.name)

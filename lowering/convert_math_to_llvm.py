@@ -272,4 +272,4 @@ class ConvertMathToLLVMPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, patterns)
-        reject_leftovers(op, "math", self.name)
+        reject_leftovers(op, ["math"], self.name)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from math import prod
 
 from hetero.lowering import llvm_ops, memref_ops
@@ -56,6 +57,7 @@ from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FunctionType,
     IntegerAttr,
@@ -63,8 +65,10 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     NoneAttr,
+    UnitAttr,
     UnrealizedConversionCastOp,
     i8,
+    i32,
     i64,
 )
 from xdsl.dialects.llvm import GEP_USE_SSA_VAL
@@ -82,6 +86,8 @@ runtimes: its types are the source's (`index` and memrefs), never converted."""
 
 INBOUNDS = IntegerAttr(3, 32)
 """MLIR's `GEPNoWrapFlags::inbounds` (inbounds and nusw)."""
+
+POINTER = llvm.LLVMPointerType()
 
 Descriptor = tuple[SSAValue, list[SSAValue]]
 """A memref's element pointer and the sizes of its dynamic dimensions."""
@@ -104,6 +110,39 @@ def materialize(
 ) -> Operation:
     """The memref `t` described by `pointer` and `sizes`, for its unconverted users."""
     return UnrealizedConversionCastOp.get([pointer, *sizes], [t])
+
+
+def inbounds_gep(
+    pointer: SSAValue, indices: Sequence[int | SSAValue], element: Attribute
+) -> llvm.GEPOp:
+    """An in-bounds `llvm.getelementptr` over `element`s: xDSL's `inbounds`
+    and the `noWrapFlags` that MLIR reads.  Built with properties made once
+    per indexing (`_gep_properties`): a GEP per load and store made them
+    anew a fifth of this pass's time."""
+    raw = tuple(i if isinstance(i, int) else GEP_USE_SSA_VAL for i in indices)
+    return llvm.GEPOp.build(
+        operands=[pointer, [i for i in indices if not isinstance(i, int)]],
+        result_types=[POINTER],
+        properties=dict(_gep_properties(raw, element)),
+    )
+
+
+@cache
+def _gep_properties(raw: tuple[int, ...], element: Attribute) -> dict[str, Attribute]:
+    return {
+        "rawConstantIndices": DenseArrayBase.from_list(i32, raw),
+        "elem_type": element,
+        "noWrapFlags": INBOUNDS,
+        "inbounds": UnitAttr(),
+    }
+
+
+@cache
+def array_type(dims: Sequence[int], element: Attribute) -> Attribute:
+    """`element`, or nested `llvm.array`s of it with the sizes `dims`."""
+    for size in reversed(dims):
+        element = llvm.LLVMArrayType(size, element)
+    return element
 
 
 def i64_constant(value: int, rewriter: PatternRewriter) -> SSAValue:
@@ -203,15 +242,9 @@ class MemRefPattern(ToLLVMPattern):
                 scaled = rewriter.insert(llvm.MulOp(offset, size, overflow=nsw)).res
                 index = self.index(indices[dim], rewriter)
                 offset = rewriter.insert(llvm.AddOp(scaled, index, overflow=nsw)).res
-        source = self.convert(t.element_type, op)
-        for size in reversed(shape[last_dynamic + 1 :]):
-            source = llvm.LLVMArrayType(size, source)
+        source = array_type(shape[last_dynamic + 1 :], self.convert(t.element_type, op))
         trailing = [self.gep_index(i, rewriter) for i in indices[last_dynamic + 1 :]]
-        gep = llvm.GEPOp.from_mixed_indices(
-            pointer, [offset, *trailing], source, inbounds=True
-        )
-        gep.properties["noWrapFlags"] = INBOUNDS  # MLIR reads this, xDSL `inbounds`
-        return rewriter.insert(gep).result
+        return rewriter.insert(inbounds_gep(pointer, [offset, *trailing], source)).result
 
     def gep_index(self, index: SSAValue, rewriter: PatternRewriter) -> int | SSAValue:
         """`index` as a GEP index: its value if a constant that fits the
@@ -414,9 +447,7 @@ class ViewLowering(MemRefPattern):
             return
         t = self.check(op.result.type, op)
         shift = cast(op.byte_shift, self.size_type(), rewriter)
-        gep = llvm.GEPOp.from_mixed_indices(found[0], [shift], i8, inbounds=True)
-        gep.properties["noWrapFlags"] = INBOUNDS
-        pointer = rewriter.insert(gep).result
+        pointer = rewriter.insert(inbounds_gep(found[0], [shift], i8)).result
         sizes = [cast(v, self.size_type(), rewriter) for v in op.sizes]
         self.replace(op, rewriter, [materialize(pointer, sizes, t)])
 
@@ -552,5 +583,5 @@ class ConvertMemRefToLLVMPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, [*patterns, DeadDescriptorErasure()])
-        reject_leftovers(op, "memref", self.name)
+        reject_leftovers(op, ["memref"], self.name)
         reject_memref_values(op)

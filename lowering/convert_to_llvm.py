@@ -70,5 +70,4 @@ class ConvertToLLVMPass(ModulePass):
         patterns += [DeadDescriptorErasure(), IndexTypeConversion(self.index_bitwidth)]
         reject_memref_values(op)  # first: a branch would fail on the type
         apply_lowerings(op, patterns)
-        for dialect in CONVERSIONS:
-            reject_leftovers(op, dialect, self.name)
+        reject_leftovers(op, list(CONVERSIONS), self.name)

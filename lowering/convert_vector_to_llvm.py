@@ -49,7 +49,7 @@ from xdsl.dialects.builtin import (
 from xdsl.dialects.vector import CombiningKindFlag as Kind
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+from xdsl.pattern_rewriter import PatternRewriter
 
 Combine = Callable[[SSAValue, SSAValue], Operation]
 
@@ -349,4 +349,4 @@ class ConvertVectorToLLVMPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, [*patterns, DeadDescriptorErasure()])
-        reject_leftovers(op, "vector", self.name)
+        reject_leftovers(op, ["vector"], self.name)
