@@ -42,6 +42,7 @@ from xdsl.dialects.builtin import (
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
+    UnitAttr,
 )
 from xdsl.dialects.utils import EnumAttribute
 from xdsl.ir import (
@@ -158,6 +159,14 @@ def _is_string_array(attr: Attribute) -> bool:
     return isinstance(attr, ArrayAttr) and all(isinstance(a, StringAttr) for a in attr)
 
 
+def _is_unit(attr: Attribute) -> bool:
+    return isinstance(attr, UnitAttr)
+
+
+NO_INLINE = "no_inline"
+"""A `tir.prim_func` that its callers call, never inline: the attribute goes
+on to its `func.func` and `llvm.func` (MLIR's `no_inline`)."""
+
 FUNCTION_ATTRIBUTES: Mapping[str, tuple[Callable[[Attribute], bool], str]] = {
     "tir.is_host_func": (_is_bool, "a bool"),
     "tir.noalias": (_is_bool, "a bool"),
@@ -165,6 +174,7 @@ FUNCTION_ATTRIBUTES: Mapping[str, tuple[Callable[[Attribute], bool], str]] = {
     "tir.is_entry_func": (_is_bool, "a bool"),
     "tir.kernel_launch_params": (_is_string_array, "an array of strings"),
     "calling_conv": (_is_int, "an integer"),
+    NO_INLINE: (_is_unit, "a unit attribute"),
 }
 """Discardable prim_func attributes that later passes read → (check, expected)."""
 

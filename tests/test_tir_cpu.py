@@ -374,3 +374,44 @@ tir.prim_func @b(%x: memref<4xf32>) target #target.target<"llvm", {mcpu = "znver
 }"""
     with pytest.raises(HeteroError, match=r"@b wants mcpu = 'znver4', another function 'x86-64'"):
         compile_cpu(parse_module(text))
+
+
+CALLED = """
+tir.prim_func @kernel(%a: memref<64xf32>) ATTRS {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 64 : index
+  %one = arith.constant 1.0 : f32
+  tir.for %i = %c0 to %n step %c1 {
+    %x = memref.load %a[%i] : memref<64xf32>
+    %y = arith.addf %x, %one : f32
+    memref.store %y, %a[%i] : memref<64xf32>
+  }
+}
+tir.prim_func @host(%a: memref<64xf32>) {
+  tir.call @kernel(%a) : (memref<64xf32>) -> ()
+  tir.call @kernel(%a) : (memref<64xf32>) -> ()
+}
+"""
+
+
+@pytest.mark.parametrize("no_inline", [True, False])
+def test_a_no_inline_kernel_stays_a_call(no_inline):
+    """`no_inline` on a `tir.prim_func` (what `lower-aot-main` puts on the
+    kernels the host calls) reaches LLVM: the optimised host still calls the
+    kernel, where without it LLVM copies the kernel's loop into the host."""
+    from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
+    from hetero.lowering.pipeline import lower_to_llvm
+    from hetero.runtime.cpu import CpuTarget
+    from xdsl.context import Context
+
+    text = CALLED.replace("ATTRS", "attributes {no_inline}" if no_inline else "")
+    module = parse_module(text)
+    ConvertTirToScfPass().apply(Context(), module)
+    code = CpuTarget().compile(lower_to_llvm(module))
+    optimised = str(llvm.parse_bitcode(code.bitcode))
+    host = optimised[optimised.index("define void @host(") :]
+    assert ("call void @kernel(" in host) == no_inline
+    a = np.zeros(64, np.float32)
+    compile_cpu(parse_module(text)).function("host")(a)
+    np.testing.assert_array_equal(a, 2)

@@ -49,6 +49,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
     TupleType,
+    UnitAttr,
     i1,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -185,6 +186,10 @@ class _HostBuilder:
         args.append(self._destination(op))
         callee = self.callees.get(symbol.string_value())
         if isinstance(callee, tir.PrimFuncOp):
+            # Out of line: the kernel stays a public function (the runtime and
+            # other calls may use it), so LLVM inlining it into the host
+            # would optimise and compile its code twice, to save one call.
+            callee.attributes[tir.NO_INLINE] = UnitAttr()
             self.emitter.op(tir.CallOp(symbol, args))
         elif isinstance(callee, relay.FuncOp) and callee.is_extern:
             self.emitter.op(tir.CallExternOp(symbol.string_value(), args))

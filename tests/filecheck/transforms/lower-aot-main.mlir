@@ -4,6 +4,7 @@
 // parameter, then the constant (its value recorded in `hetero.constants`),
 // then the output; the first kernel writes an intermediate, the device_copy
 // is a copy loop nest into a second one, and the last kernel writes the output.
+// The kernels the host calls are marked `no_inline`: compiled out of line.
 
 builtin.module attributes {target.config = #target.config<[#target.target<"llvm">]>} {
   relay.func @main(%x: tensor<3x4xf32>) -> tensor<3x2xf32> {
@@ -32,4 +33,6 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 // CHECK-NEXT:   tir.call @fused_nn_softmax_tir(%[[T1]], %2) : (memref<3x2xf32>, memref<3x2xf32>) -> ()
 // CHECK-NEXT: }
 // CHECK:      tir.prim_func @fused_nn_dense_tir(
+// CHECK-SAME:   attributes {tir.noalias = true, no_inline}
 // CHECK:      tir.prim_func @fused_nn_softmax_tir(
+// CHECK-SAME:   attributes {tir.noalias = true, no_inline}

@@ -46,6 +46,12 @@ tir.prim_func @f() attributes {tir.noalias = 1 : i32} {
 
 // -----
 
+// expected-error@+1 {{attribute 'no_inline' must be a unit attribute}}
+tir.prim_func @f() attributes {no_inline = true} {
+}
+
+// -----
+
 // expected-error@+1 {{attribute 'tir.kernel_launch_params' must be an array of strings}}
 tir.prim_func @f() attributes {tir.kernel_launch_params = [1]} {
 }
