@@ -21,6 +21,7 @@ from hetero.lowering.conversion import (
     constant,
     icmp,
     intrinsic,
+    llvm_constant,
     lowering,
     lowering_for,
     reject_leftovers,
@@ -126,7 +127,7 @@ class ConstantLowering(ToLLVMPattern):
         t = self.convert(op.result.type, op)
         value = op.value
         constant = self.pool.get(
-            (value, t), lambda: llvm.ConstantOp(retyped(value, t), t), op, rewriter
+            (value, t), lambda: llvm_constant(retyped(value, t), t), op, rewriter
         )
         self.replace(op, rewriter, [], [constant])
 
@@ -150,14 +151,16 @@ class BinaryLowering(ToLLVMPattern):
         if (target := BINARY.get(type(op))) is None:
             return
         lhs, rhs = self.operands(op, rewriter)
+        properties: dict[str, Attribute] = {}
         if issubclass(target, llvm.AbstractFloatArithOp):
-            new = target(lhs, rhs, fastmath(op))
+            properties["fastmathFlags"] = fastmath(op)
         elif issubclass(target, llvm.ArithmeticBinOpOverflow) and isinstance(
             flags := op.properties.get("overflowFlags"), arith.IntegerOverflowAttr
         ):
-            new = target(lhs, rhs, overflow=overflow_flags(flags))
-        else:
-            new = target(lhs, rhs)  # pyright: ignore[reportCallIssue]
+            properties["overflowFlags"] = overflow_flags(flags)
+        new = target.create(  # as `llvm_constant`, fast
+            operands=[lhs, rhs], result_types=[lhs.type], properties=properties
+        )
         self.replace(op, rewriter, [new])
 
 

@@ -48,6 +48,7 @@ from hetero.lowering.conversion import (
     apply_lowerings,
     cast,
     declare_function,
+    llvm_constant,
     lowering,
     reject_leftovers,
 )
@@ -118,10 +119,10 @@ def inbounds_gep(
     """An in-bounds `llvm.getelementptr` over `element`s: xDSL's `inbounds`
     and the `noWrapFlags` that MLIR reads.  Built with properties made once
     per indexing (`_gep_properties`): a GEP per load and store made them
-    anew a fifth of this pass's time."""
+    anew a fifth of this pass's time; and with `create` (`llvm_constant`)."""
     raw = tuple(i if isinstance(i, int) else GEP_USE_SSA_VAL for i in indices)
-    return llvm.GEPOp.build(
-        operands=[pointer, [i for i in indices if not isinstance(i, int)]],
+    return llvm.GEPOp.create(
+        operands=[pointer, *(i for i in indices if not isinstance(i, int))],
         result_types=[POINTER],
         properties=dict(_gep_properties(raw, element)),
     )
@@ -147,7 +148,7 @@ def array_type(dims: Sequence[int], element: Attribute) -> Attribute:
 
 def i64_constant(value: int, rewriter: PatternRewriter) -> SSAValue:
     """An `i64` constant inserted at the rewriter."""
-    return rewriter.insert(llvm.ConstantOp(IntegerAttr(value, i64), i64)).result
+    return rewriter.insert(llvm_constant(IntegerAttr(value, i64), i64)).result
 
 
 def dynamic_dims(t: MemRefType) -> int:
@@ -205,7 +206,7 @@ class MemRefPattern(ToLLVMPattern):
     def constant(self, value: int, rewriter: PatternRewriter) -> SSAValue:
         """An `iN` constant, N the index width."""
         t = self.size_type()
-        return rewriter.insert(llvm.ConstantOp(IntegerAttr(value, t), t)).result
+        return rewriter.insert(llvm_constant(IntegerAttr(value, t), t)).result
 
     def element_pointer(
         self,
