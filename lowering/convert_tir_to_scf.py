@@ -213,7 +213,20 @@ def parallel_chunk(trips: int, threads: int) -> int:
 
 
 def index(value: int) -> arith.ConstantOp:
-    return arith.ConstantOp(IntegerAttr.from_index_int_value(value))
+    """An `index` constant, made with `Operation.create` (as
+    `hetero.lowering.conversion.llvm_constant`: the vectorizer makes
+    hundreds)."""
+    return arith.ConstantOp.create(
+        result_types=[INDEX], properties={"value": _index_attr(value)}
+    )
+
+
+INDEX = IndexType()
+
+
+@cache
+def _index_attr(value: int) -> IntegerAttr:
+    return IntegerAttr.from_index_int_value(value)
 
 
 def scf_loop(lb: SSAValue, ub: SSAValue, step: SSAValue, body: Region) -> scf.ForOp:
