@@ -120,7 +120,9 @@ def with_width(t: Attribute, bits: int) -> Attribute:
 
 class ConstantLowering(ToLLVMPattern):
     """Lowers `arith.constant` (vector splats included) to `llvm.mlir.constant`,
-    one per value and type in a function (`ConstantPool`)."""
+    one per attribute and type in a function (`ConstantPool`), looked up
+    before the attribute is rebuilt for its LLVM type (`index` 0 and `i64` 0
+    are then two constants: a rare mix, and LLVM IR has no constant ops)."""
 
     @lowering
     def match_and_rewrite(self, op: arith.ConstantOp, rewriter: PatternRewriter, /):
