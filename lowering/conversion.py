@@ -361,6 +361,28 @@ def mentions(op: Operation, test: Callable[[Attribute], bool]) -> bool:
     return False
 
 
+def is_index(attr: Attribute) -> bool:
+    return isinstance(attr, IndexType)
+
+
+@cache
+def without_index(attr: Attribute, bitwidth: int) -> Attribute:
+    """`attr` with `index`, however deeply nested, replaced by `iN`; `attr`
+    itself when it has none (memoised, as `contains`)."""
+    if isinstance(attr, IndexType):
+        return IntegerType(bitwidth)
+    if not contains(attr, is_index):
+        return attr
+    if isinstance(attr, ArrayAttr):
+        return ArrayAttr(tuple(without_index(a, bitwidth) for a in attr.data))
+    if isinstance(attr, DictionaryAttr):
+        return DictionaryAttr(
+            {k: without_index(a, bitwidth) for k, a in attr.data.items()}
+        )
+    assert isinstance(attr, ParametrizedAttribute)
+    return type(attr).new([without_index(p, bitwidth) for p in attr.parameters])
+
+
 _PatternT = TypeVar("_PatternT", bound=RewritePattern)
 _OperationT = TypeVar("_OperationT", bound=Operation)
 Rewrite = Callable[[_PatternT, Operation, PatternRewriter], None]

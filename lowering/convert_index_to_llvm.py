@@ -19,31 +19,28 @@ constant per value in a function.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cache
 
 from hetero.lowering.conversion import (
     ConstantPool,
     apply_lowerings,
-    contains,
+    is_index,
     llvm_type,
     lowering,
     mentions,
+    without_index,
 )
-from hetero.lowering.convert_memref_to_llvm import SIGNATURE
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    ArrayAttr,
     DenseIntOrFPElementsAttr,
-    DictionaryAttr,
     IndexType,
     IntegerAttr,
     IntegerType,
     ModuleOp,
     VectorType,
 )
-from xdsl.ir import Attribute, Operation, ParametrizedAttribute
+from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 
@@ -102,33 +99,13 @@ class IndexCastLowering(RewritePattern):
             rewriter.replace(op, arith.TruncIOp(op.input, target))
 
 
-def _is_index(attr: Attribute) -> bool:
-    return isinstance(attr, IndexType)
 
-
-@cache
-def without_index(attr: Attribute, bitwidth: int) -> Attribute:
-    """`attr` with `index`, however deeply nested, replaced by `iN`; `attr`
-    itself when it has none (memoised, as `contains`)."""
-    if isinstance(attr, IndexType):
-        return IntegerType(bitwidth)
-    if not contains(attr, _is_index):
-        return attr
-    if isinstance(attr, ArrayAttr):
-        return ArrayAttr(tuple(without_index(a, bitwidth) for a in attr.data))
-    if isinstance(attr, DictionaryAttr):
-        return DictionaryAttr(
-            {k: without_index(a, bitwidth) for k, a in attr.data.items()}
-        )
-    assert isinstance(attr, ParametrizedAttribute)
-    return type(attr).new([without_index(p, bitwidth) for p in attr.parameters])
 
 
 @dataclass
 class IndexTypeConversion(RewritePattern):
     """Replaces `index` by `iN` in the result types, block arguments,
-    properties and attributes (but the signature before lowering,
-    `SIGNATURE`) of any op but `llvm` ones (LLVM has no
+    properties and attributes of any op but `llvm` ones (LLVM has no
     `index`; most ops are `llvm` ones by now).  What xDSL's recursive
     `TypeConversionPattern` does, without rebuilding every attribute of
     every op to compare it with the original."""
@@ -136,7 +113,7 @@ class IndexTypeConversion(RewritePattern):
     index_bitwidth: int = 64
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if op.name.startswith("llvm.") or not mentions(op, _is_index):
+        if op.name.startswith("llvm.") or not mentions(op, is_index):
             return
         for region in op.regions:
             for block in region.blocks:
@@ -145,9 +122,7 @@ class IndexTypeConversion(RewritePattern):
                         rewriter.replace_value_with_new_type(arg, t)
         result_types = [self.convert(t) for t in op.result_types]
         properties = {k: self.convert(a) for k, a in op.properties.items()}
-        attributes = {
-            k: a if k == SIGNATURE else self.convert(a) for k, a in op.attributes.items()
-        }
+        attributes = {k: self.convert(a) for k, a in op.attributes.items()}
         if all(properties[k] is a for k, a in op.properties.items()) and all(
             attributes[k] is a for k, a in op.attributes.items()
         ):

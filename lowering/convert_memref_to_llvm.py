@@ -18,7 +18,8 @@ The ABI (also in `docs/lowering.md`)
   elements; `memref.dim` of a dynamic dimension is its size argument.
 * A function returns scalars only (no memrefs); the caller owns all buffers.
 * The function keeps its original signature in the `hetero.signature`
-  attribute, for runtimes that check arguments (`hetero.runtime.cpu`).
+  attribute, for runtimes that check arguments (`hetero.runtime.cpu`),
+  `index` there as `iN`.
 
 Inside a function, `memref.load`/`memref.store` become an in-bounds
 `llvm.getelementptr` on the element type plus `llvm.load`/`llvm.store`
@@ -51,6 +52,7 @@ from hetero.lowering.conversion import (
     llvm_constant,
     lowering,
     reject_leftovers,
+    without_index,
 )
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
@@ -83,7 +85,8 @@ ALIGNMENT = 64
 
 SIGNATURE = "hetero.signature"
 """The attribute keeping a function's signature before lowering, for
-runtimes: its types are the source's (`index` and memrefs), never converted."""
+runtimes: its memrefs as they were, `index` as `iN` (the width the
+runtime must pass)."""
 
 INBOUNDS = IntegerAttr(3, 32)
 """MLIR's `GEPNoWrapFlags::inbounds` (inbounds and nusw)."""
@@ -279,7 +282,7 @@ class FuncSignatureLowering(MemRefPattern):
                 arg_attrs += [old_attrs[i], *no_attrs]
         if (entry := op.body.first_block) is not None:
             self.expand_arguments(entry, rewriter)
-        op.attributes[SIGNATURE] = signature
+        op.attributes[SIGNATURE] = without_index(signature, self.index_bitwidth)
         op.function_type = FunctionType.from_lists(inputs, signature.outputs.data)
         if old_attrs is not None:
             op.arg_attrs = ArrayAttr(arg_attrs)

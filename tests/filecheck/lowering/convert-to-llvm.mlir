@@ -10,7 +10,7 @@
 // signature is converted (an i64 to i64 cast).
 // CHECK-LABEL: llvm.func @scale
 // CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[A0:.*]]: i64, %[[N:.*]]: i64, %{{.*}}: f32) -> i64
-// CHECK-SAME: attributes {hetero.signature = (memref<?x16xf32>, index, f32) -> index}
+// CHECK-SAME: attributes {hetero.signature = (memref<?x16xf32>, i64, f32) -> i64}
 // CHECK: ^[[HEAD:.*]](%[[I:.*]]: i64):
 // CHECK-NEXT: %[[NC:.*]] = builtin.unrealized_conversion_cast %[[N]] : i64 to i64
 // CHECK-NEXT: llvm.icmp "slt" %[[I]], %[[NC]] : i64
@@ -28,7 +28,7 @@
 // SAME-NOT: {{(arith|math|func|cf|memref|vector|builtin\.unrealized_conversion_cast)[.(]}}
 // SAME-LABEL: llvm.func @scale
 // SAME-SAME: (%[[A:.*]]: !llvm.ptr, %[[A0:.*]]: i64, %[[N:.*]]: i64, %[[S:.*]]: f32) -> i64
-// SAME-SAME: attributes {hetero.signature = (memref<?x16xf32>, index, f32) -> index}
+// SAME-SAME: attributes {hetero.signature = (memref<?x16xf32>, i64, f32) -> i64}
 // SAME: %[[C1:.*]] = llvm.mlir.constant(1) : i64
 // SAME: llvm.br ^[[HEAD:.*]](%{{.*}} : i64)
 // SAME: ^[[HEAD]](%[[I:.*]]: i64):
@@ -53,6 +53,7 @@
 
 // I32-LABEL: llvm.func @scale
 // I32-SAME: (%{{.*}}: !llvm.ptr, %{{.*}}: i32, %{{.*}}: i32, %{{.*}}: f32) -> i32
+// I32-SAME: attributes {hetero.signature = (memref<?x16xf32>, i32, f32) -> i32}
 // I32: llvm.add %{{.*}}, %{{.*}} : i32
 // I32-NOT: llvm.trunc
 // I32: llvm.return %{{.*}} : i32
