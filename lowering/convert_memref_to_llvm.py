@@ -92,6 +92,7 @@ INBOUNDS = IntegerAttr(3, 32)
 """MLIR's `GEPNoWrapFlags::inbounds` (inbounds and nusw)."""
 
 POINTER = llvm.LLVMPointerType()
+"""`!llvm.ptr`, the type of every address this pass computes."""
 
 Descriptor = tuple[SSAValue, list[SSAValue]]
 """A memref's element pointer and the sizes of its dynamic dimensions."""
@@ -142,7 +143,7 @@ def _gep_properties(raw: tuple[int, ...], element: Attribute) -> dict[str, Attri
 
 
 @cache
-def array_type(dims: Sequence[int], element: Attribute) -> Attribute:
+def array_type(dims: tuple[int, ...], element: Attribute) -> Attribute:
     """`element`, or nested `llvm.array`s of it with the sizes `dims`."""
     for size in reversed(dims):
         element = llvm.LLVMArrayType(size, element)
