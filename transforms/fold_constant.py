@@ -31,9 +31,9 @@ from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
     DenseResourceAttr,
-    IntegerType,
     ModuleOp,
     TensorType,
+    i1,
 )
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
@@ -88,12 +88,14 @@ def _elements(array: np.ndarray, type: TensorType[Attribute]) -> np.ndarray:
 
 
 def _foldable(op: Operation) -> bool:
-    type = op.results[0].type if len(op.results) == 1 else None
+    """A tensor operator of constants, of one non-boolean tensor result (the
+    cheap tests first: the pass asks it of every op, most of which are not)."""
     return (
         isinstance(op, relay.TensorOp)
-        and isinstance(type, TensorType)
-        and type.element_type != IntegerType(1)
         and all(isinstance(v.owner, relay.ConstantOp) for v in op.operands)
+        and len(op.results) == 1
+        and isinstance(type := op.results[0].type, TensorType)
+        and type.element_type != i1
     )
 
 
