@@ -118,6 +118,13 @@ class ForKindAttr(EnumAttribute[ForKind], SpacedOpaqueSyntaxAttribute):
     name = "tir.for_kind"
 
 
+FOR_KINDS = {kind: ForKindAttr(kind) for kind in ForKind}
+"""Each loop kind's attribute, made once (`lower-te` makes hundreds of loops)."""
+
+INDEX = IndexType()
+"""The type of loop bounds and induction variables."""
+
+
 THREAD_TAGS: tuple[str, ...] = (
     "blockIdx.x",
     "blockIdx.y",
@@ -522,9 +529,9 @@ class ForOp(IRDLOperation):
             kind = ForKind.THREAD_BINDING
         super().__init__(
             operands=[lb, ub, step],
-            regions=[body or Region(Block(arg_types=[IndexType()]))],
+            regions=[body or Region(Block(arg_types=[INDEX]))],
             properties={
-                "kind": ForKindAttr(kind),
+                "kind": FOR_KINDS[kind],
                 "thread_tag": None if thread_tag is None else StringAttr(thread_tag),
             },
         )

@@ -22,7 +22,14 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
 from hetero.dialects.target import TargetAttr
-from hetero.dialects.tir import AllocOp, ForKind, ForOp, PrimFuncOp, scoped_memref
+from hetero.dialects.tir import (
+    INDEX,
+    AllocOp,
+    ForKind,
+    ForOp,
+    PrimFuncOp,
+    scoped_memref,
+)
 from hetero.lowering.convert_tir_to_scf import is_cpu
 from hetero.lowering.memref_ops import PrefetchOp
 
@@ -96,7 +103,7 @@ class Emitter:
 
     def index(self, value: Index) -> SSAValue:
         """`value` as an SSA index."""
-        return self.constant(value, IndexType()) if isinstance(value, int) else value
+        return self.constant(value, INDEX) if isinstance(value, int) else value
 
     def add(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
@@ -145,7 +152,7 @@ class Emitter:
         """`op` of `a` and `b` (index values), made with `Operation.create`:
         in a third of the time of its constructor, and kernels are mostly
         index arithmetic (as `hetero.lowering.conversion.llvm_constant`)."""
-        return self.op(op.create(operands=[a, b], result_types=[IndexType()]))
+        return self.op(op.create(operands=[a, b], result_types=[INDEX]))
 
     def unflatten(self, flat: Index, shape: Sequence[int]) -> list[Index]:
         """The row-major multi-index of element `flat` of `shape`."""
