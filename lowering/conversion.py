@@ -25,6 +25,7 @@ from xdsl.dialects.builtin import (
     AnyFloat,
     ArrayAttr,
     BFloat16Type,
+    DenseArrayBase,
     DenseIntOrFPElementsAttr,
     DictionaryAttr,
     Float16Type,
@@ -35,8 +36,10 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     IntegerType,
     ModuleOp,
+    UnitAttr,
     UnrealizedConversionCastOp,
     VectorType,
+    i32,
     i64,
 )
 from xdsl.ir import Attribute, Block, Operation, ParametrizedAttribute, SSAValue
@@ -138,6 +141,46 @@ def llvm_constant(value: Attribute, t: Attribute) -> llvm.ConstantOp:
     and properties as they are, it builds an op in 6 µs, where an IRDL
     constructor's handling of its arguments takes 16 µs."""
     return llvm.ConstantOp.create(result_types=[t], properties={"value": value})
+
+
+POINTER = llvm.LLVMPointerType()
+"""`!llvm.ptr`, the type of every address."""
+
+INBOUNDS = IntegerAttr(3, 32)
+"""MLIR's `GEPNoWrapFlags::inbounds` (inbounds and nusw)."""
+
+
+def gep(
+    pointer: SSAValue,
+    indices: Sequence[int | SSAValue],
+    element: Attribute,
+    inbounds: bool = False,
+) -> llvm.GEPOp:
+    """`llvm.getelementptr` over `element`s; `inbounds`: xDSL's flag and the
+    `noWrapFlags` that MLIR reads.  Made with `create` (as `llvm_constant`)
+    from properties made once per indexing (`_gep_properties`): a GEP per
+    load and store made them anew a fifth of `convert-memref-to-llvm`'s
+    time."""
+    raw = tuple(i if isinstance(i, int) else llvm.GEP_USE_SSA_VAL for i in indices)
+    return llvm.GEPOp.create(
+        operands=[pointer, *(i for i in indices if not isinstance(i, int))],
+        result_types=[POINTER],
+        properties=dict(_gep_properties(raw, element, inbounds)),
+    )
+
+
+@cache
+def _gep_properties(
+    raw: tuple[int, ...], element: Attribute, inbounds: bool
+) -> dict[str, Attribute]:
+    properties: dict[str, Attribute] = {
+        "rawConstantIndices": DenseArrayBase.from_list(i32, raw),
+        "elem_type": element,
+        "noWrapFlags": INBOUNDS if inbounds else IntegerAttr(0, 32),
+    }
+    if inbounds:
+        properties["inbounds"] = UnitAttr()
+    return properties
 
 
 def icmp(predicate: str, lhs: SSAValue, rhs: SSAValue) -> llvm.ICmpOp:

@@ -48,7 +48,9 @@ from hetero.lowering.conversion import (
     after_definition,
     apply_lowerings,
     cast,
+    compatible_llvm_type,
     declare_function,
+    gep,
     llvm_constant,
     lowering,
     reject_leftovers,
@@ -60,18 +62,16 @@ from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
-    DenseArrayBase,
     DictionaryAttr,
     FunctionType,
+    IndexType,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
     NoneAttr,
-    UnitAttr,
     UnrealizedConversionCastOp,
     i8,
-    i32,
     i64,
 )
 from xdsl.dialects.llvm import GEP_USE_SSA_VAL
@@ -88,11 +88,8 @@ SIGNATURE = "hetero.signature"
 runtimes: its memrefs as they were, `index` as `iN` (the width the
 runtime must pass)."""
 
-INBOUNDS = IntegerAttr(3, 32)
-"""MLIR's `GEPNoWrapFlags::inbounds` (inbounds and nusw)."""
-
-POINTER = llvm.LLVMPointerType()
-"""`!llvm.ptr`, the type of every address this pass computes."""
+INDEX = IndexType()
+"""`index`, whose LLVM type is that of sizes (`MemRefPattern.size_type`)."""
 
 Descriptor = tuple[SSAValue, list[SSAValue]]
 """A memref's element pointer and the sizes of its dynamic dimensions."""
@@ -117,29 +114,6 @@ def materialize(
     return UnrealizedConversionCastOp.get([pointer, *sizes], [t])
 
 
-def inbounds_gep(
-    pointer: SSAValue, indices: Sequence[int | SSAValue], element: Attribute
-) -> llvm.GEPOp:
-    """An in-bounds `llvm.getelementptr` over `element`s: xDSL's `inbounds`
-    and the `noWrapFlags` that MLIR reads.  Built with properties made once
-    per indexing (`_gep_properties`): a GEP per load and store made them
-    anew a fifth of this pass's time; and with `create` (`llvm_constant`)."""
-    raw = tuple(i if isinstance(i, int) else GEP_USE_SSA_VAL for i in indices)
-    return llvm.GEPOp.create(
-        operands=[pointer, *(i for i in indices if not isinstance(i, int))],
-        result_types=[POINTER],
-        properties=dict(_gep_properties(raw, element)),
-    )
-
-
-@cache
-def _gep_properties(raw: tuple[int, ...], element: Attribute) -> dict[str, Attribute]:
-    return {
-        "rawConstantIndices": DenseArrayBase.from_list(i32, raw),
-        "elem_type": element,
-        "noWrapFlags": INBOUNDS,
-        "inbounds": UnitAttr(),
-    }
 
 
 @cache
@@ -182,7 +156,8 @@ class MemRefPattern(ToLLVMPattern):
         return t
 
     def size_type(self) -> IntegerType:
-        return IntegerType(self.index_bitwidth)
+        """`iN`, the type of sizes and indices (asked once per address)."""
+        return compatible_llvm_type(INDEX, self.index_bitwidth)  # type: ignore[return-value]
 
     def size(
         self,
@@ -249,7 +224,7 @@ class MemRefPattern(ToLLVMPattern):
                 offset = rewriter.insert(llvm.AddOp(scaled, index, overflow=nsw)).res
         source = array_type(shape[last_dynamic + 1 :], self.convert(t.element_type, op))
         trailing = [self.gep_index(i, rewriter) for i in indices[last_dynamic + 1 :]]
-        return rewriter.insert(inbounds_gep(pointer, [offset, *trailing], source)).result
+        return rewriter.insert(gep(pointer, [offset, *trailing], source, inbounds=True)).result
 
     def gep_index(self, index: SSAValue, rewriter: PatternRewriter) -> int | SSAValue:
         """`index` as a GEP index: its value if a constant that fits the
@@ -452,7 +427,7 @@ class ViewLowering(MemRefPattern):
             return
         t = self.check(op.result.type, op)
         shift = cast(op.byte_shift, self.size_type(), rewriter)
-        pointer = rewriter.insert(inbounds_gep(found[0], [shift], i8)).result
+        pointer = rewriter.insert(gep(found[0], [shift], i8, inbounds=True)).result
         sizes = [cast(v, self.size_type(), rewriter) for v in op.sizes]
         self.replace(op, rewriter, [materialize(pointer, sizes, t)])
 

@@ -63,6 +63,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import llvmlite.binding as llvm_binding
+from hetero.lowering.conversion import gep
 from hetero.lowering.convert_tir_to_scf import (
     CHUNKS_PER_THREAD,
     LAUNCH_SUFFIX,
@@ -527,8 +528,8 @@ def _slot_type(t: Attribute) -> Attribute:
 def _slots(types: Sequence[Attribute], ctx: SSAValue) -> list[Operation]:
     """The address of each capture in the context at `ctx`: one 8-byte slot each
     (a pointer, a size or a scalar), typed for the value it holds."""
-    slots = [llvm.GEPOp(ctx, [i], i64) for i in range(len(types))]
-    typed = [llvm.GEPOp(s, [0], _slot_type(t)) for s, t in zip(slots, types)]
+    slots = [gep(ctx, [i], i64) for i in range(len(types))]
+    typed = [gep(s.results[0], [0], _slot_type(t)) for s, t in zip(slots, types)]
     return [*slots, *typed]
 
 
