@@ -183,6 +183,31 @@ def _gep_properties(
     return properties
 
 
+def load(address: SSAValue, t: Attribute, alignment: int | None = None) -> llvm.LoadOp:
+    """`llvm.load` of a `t` (as `gep`: made with `create`, properties made once)."""
+    return llvm.LoadOp.create(
+        operands=[address], result_types=[t], properties=dict(_memory(alignment))
+    )
+
+
+def store(
+    value: SSAValue, address: SSAValue, alignment: int | None = None
+) -> llvm.StoreOp:
+    """`llvm.store` of `value` (as `load`)."""
+    return llvm.StoreOp.create(
+        operands=[value, address], properties=dict(_memory(alignment))
+    )
+
+
+@cache
+def _memory(alignment: int | None) -> dict[str, Attribute]:
+    """The properties of a non-atomic load or store (ordering 0)."""
+    properties: dict[str, Attribute] = {"ordering": IntegerAttr(0, i64)}
+    if alignment is not None:
+        properties["alignment"] = IntegerAttr(alignment, i64)
+    return properties
+
+
 def icmp(predicate: str, lhs: SSAValue, rhs: SSAValue) -> llvm.ICmpOp:
     """`llvm.icmp` with the predicate spelled as in MLIR (`eq`, `slt`, ...)."""
     return llvm.ICmpOp(lhs, rhs, _predicate(predicate))

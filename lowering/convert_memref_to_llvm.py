@@ -52,8 +52,10 @@ from hetero.lowering.conversion import (
     declare_function,
     gep,
     llvm_constant,
+    load,
     lowering,
     reject_leftovers,
+    store,
     without_index,
 )
 from hetero.utils.diagnostics import HeteroError
@@ -326,7 +328,7 @@ class LoadLowering(MemRefPattern):
         if address is None:
             return
         self.replace(
-            op, rewriter, [llvm.LoadOp(address, self.convert(op.res.type, op))]
+            op, rewriter, [load(address, self.convert(op.res.type, op))]
         )
 
 
@@ -339,7 +341,7 @@ class StoreLowering(MemRefPattern):
         if address is None:
             return
         value = cast(op.value, self.convert(op.value.type, op), rewriter)
-        rewriter.replace(op, llvm.StoreOp(value, address))
+        rewriter.replace(op, store(value, address))
 
 
 class PrefetchLowering(MemRefPattern):

@@ -26,8 +26,10 @@ from hetero.lowering.conversion import (
     constant,
     icmp,
     intrinsic,
+    load,
     lowering,
     reject_leftovers,
+    store,
 )
 from hetero.lowering.convert_memref_to_llvm import DeadDescriptorErasure, MemRefPattern
 from hetero.utils.diagnostics import HeteroError
@@ -127,10 +129,10 @@ class MemoryLowering(VectorMemoryPattern):
         address = self.address(op, rewriter)
         alignment = element_bytes(t)
         if isinstance(op, vector.LoadOp):
-            self.replace(op, rewriter, [llvm.LoadOp(address, t, alignment)])
+            self.replace(op, rewriter, [load(address, t, alignment)])
         else:
             value = cast(op.vector, t, rewriter)
-            rewriter.replace(op, llvm.StoreOp(value, address, alignment))
+            rewriter.replace(op, store(value, address, alignment))
 
 
 class MaskedMemoryLowering(VectorMemoryPattern):

@@ -63,7 +63,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import llvmlite.binding as llvm_binding
-from hetero.lowering.conversion import gep
+from hetero.lowering.conversion import gep, load, store
 from hetero.lowering.convert_tir_to_scf import (
     CHUNKS_PER_THREAD,
     LAUNCH_SUFFIX,
@@ -541,7 +541,7 @@ def _task(body: llvm.FuncOp, captures: Sequence[Attribute]) -> llvm.FuncOp:
     block.add_ops(addresses)
     values: list[SSAValue] = []
     for address, t in zip(addresses[len(captures) :], captures, strict=True):
-        value = _emit(block, llvm.LoadOp(address, _slot_type(t)))
+        value = _emit(block, load(address.results[0], _slot_type(t)))
         if isinstance(t, llvm.LLVMPointerType):
             value = _emit(block, llvm.IntToPtrOp(value))
         values.append(value)
@@ -566,7 +566,7 @@ def _launch_block(launch: llvm.FuncOp, task: llvm.FuncOp) -> Block:
     for value, address in zip(captures, addresses[len(captures) :], strict=True):
         if isinstance(value.type, llvm.LLVMPointerType):
             value = _emit(block, llvm.PtrToIntOp(value, i64))
-        block.add_op(llvm.StoreOp(value, address))
+        block.add_op(store(value, address.results[0]))
     function = llvm.AddressOfOp(task.sym_name.data, llvm.LLVMPointerType())
     call = llvm.CallOp(PARALLEL_FOR, function, ctx, trips, threads)
     block.add_ops([function, call, llvm.ReturnOp()])
