@@ -44,6 +44,7 @@ from math import prod
 
 from hetero.lowering import llvm_ops, memref_ops
 from hetero.lowering.conversion import (
+    POINTER,
     ToLLVMPattern,
     after_definition,
     apply_lowerings,
@@ -269,7 +270,7 @@ class FuncSignatureLowering(MemRefPattern):
     def abi_types(self, t: MemRefType, op: Operation) -> list[Attribute]:
         """The arguments a memref argument becomes: a pointer, then its sizes."""
         sizes = [self.size_type()] * dynamic_dims(self.check(t, op))
-        return [llvm.LLVMPointerType(), *sizes]
+        return [POINTER, *sizes]
 
     def expand_arguments(self, entry: Block, rewriter: PatternRewriter) -> None:
         """Replace each memref argument by a pointer and sizes, and their descriptor."""
@@ -279,7 +280,7 @@ class FuncSignatureLowering(MemRefPattern):
                 position += 1
                 continue
             pointer = rewriter.insert_block_argument(
-                entry, position, llvm.LLVMPointerType()
+                entry, position, POINTER
             )
             pointer.name_hint = arg.name_hint
             sizes = [
@@ -402,7 +403,7 @@ class AllocLowering(MemRefPattern):
         if self.index_bitwidth < 64:
             count = rewriter.insert(llvm.ZExtOp(count, i64)).res
         # sizeof as MLIR computes it: the address of element `count` past null.
-        null = rewriter.insert(llvm.ZeroOp(result_types=[llvm.LLVMPointerType()])).res
+        null = rewriter.insert(llvm.ZeroOp(result_types=[POINTER])).res
         end = rewriter.insert(llvm.GEPOp.from_mixed_indices(null, [count], element))
         nbytes = rewriter.insert(llvm.PtrToIntOp(end.result, i64)).output
         slack = i64_constant(alignment - 1, rewriter)
@@ -410,10 +411,10 @@ class AllocLowering(MemRefPattern):
         padded = rewriter.insert(llvm.AddOp(nbytes, slack)).res
         rounded = rewriter.insert(llvm.AndOp(padded, mask)).res
         align = i64_constant(alignment, rewriter)
-        function_type = llvm.LLVMFunctionType([i64, i64], llvm.LLVMPointerType())
+        function_type = llvm.LLVMFunctionType([i64, i64], POINTER)
         declare_function(op, "aligned_alloc", function_type, rewriter)
         call = llvm.CallOp(
-            "aligned_alloc", align, rounded, return_type=llvm.LLVMPointerType()
+            "aligned_alloc", align, rounded, return_type=POINTER
         )
         pointer = rewriter.insert(call).returned
         assert pointer is not None
@@ -463,7 +464,7 @@ class DeallocLowering(MemRefPattern):
         if (found := descriptor(op.memref)) is None:
             return
         declare_function(
-            op, "free", llvm.LLVMFunctionType([llvm.LLVMPointerType()]), rewriter
+            op, "free", llvm.LLVMFunctionType([POINTER]), rewriter
         )
         rewriter.replace(op, llvm.CallOp("free", found[0]))
 

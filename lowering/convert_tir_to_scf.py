@@ -217,16 +217,19 @@ def index(value: int) -> arith.ConstantOp:
     `hetero.lowering.conversion.llvm_constant`: the vectorizer makes
     hundreds)."""
     return arith.ConstantOp.create(
-        result_types=[INDEX], properties={"value": _index_attr(value)}
+        result_types=[tir.INDEX], properties={"value": _index_attr(value)}
     )
-
-
-INDEX = IndexType()
 
 
 @cache
 def _index_attr(value: int) -> IntegerAttr:
     return IntegerAttr.from_index_int_value(value)
+
+
+@cache
+def vector_type(element: Attribute, lanes: int) -> VectorType:
+    """`vector<lanes x element>`, made once (the vectorizer asks for one per op)."""
+    return VectorType(element, [lanes])
 
 
 def scf_loop(lb: SSAValue, ub: SSAValue, step: SSAValue, body: Region) -> scf.ForOp:
@@ -277,7 +280,7 @@ class Lanes:
         """`vector<width x i1>`: the first `count` lanes on (a constant, or
         `vector.create_mask` of a run-time count)."""
         if count not in self.masks:
-            t = VectorType(i1, [self.width])
+            t = vector_type(i1, self.width)
             if isinstance(count, int):
                 on = [True] * count + [False] * (self.width - count)
                 mask = arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(t, on))
@@ -572,7 +575,7 @@ class Vectorizer:
         block.add_ops(
             [shift := index(lanes.width - 1), second := arith.AddiOp(first, shift)]
         )
-        t = VectorType(op.res.type, [lanes.width])
+        t = vector_type(op.res.type, lanes.width)
         # The last active lane reads element `2 (active - 1)` from `b`.
         low = lanes.load(op.memref, [*outer, first], t, lanes.shifted(2, -1, block), block)
         rest = lanes.shifted(2, -lanes.width, block)
@@ -599,7 +602,7 @@ class Vectorizer:
         assert isinstance(lanes.active, int)  # `local` buffers: never masked
         indices = [mapping.get(i, i) for i in op.indices]
         result: SSAValue | None = None
-        t = VectorType(op.res.type, [lanes.width])
+        t = vector_type(op.res.type, lanes.width)
         for k in range(lanes.active):
             offset = index(k)
             at = arith.AddiOp(indices[dim], offset)
@@ -621,7 +624,7 @@ class Vectorizer:
         """The vector body: one block taking the index of the first lane;
         with an `end`, the lanes before it are active (`end` minus that
         index: masked vectors over a run-time extent)."""
-        block = Block(arg_types=[IndexType()])
+        block = Block(arg_types=[tir.INDEX])
         block.args[0].name_hint = self.loop.induction_var.name_hint
         mapping = {self.loop.induction_var: block.args[0]}
         if end is not None:
@@ -635,7 +638,7 @@ class Vectorizer:
                 return mapping[value]
             if value not in broadcasts:
                 scalar = mapping.get(value, value)
-                op = vector.BroadcastOp(scalar, VectorType(scalar.type, [lanes.width]))
+                op = vector.BroadcastOp(scalar, vector_type(scalar.type, lanes.width))
                 block.add_op(op)
                 broadcasts[value] = op.vector
             return broadcasts[value]
@@ -652,7 +655,7 @@ class Vectorizer:
                     mapping[op.res] = lanes.load(
                         op.memref,
                         self._indices(op, mapping, block),
-                        VectorType(op.res.type, [lanes.width]),
+                        vector_type(op.res.type, lanes.width),
                         lanes.active,
                         block,
                     )
@@ -679,7 +682,7 @@ class Vectorizer:
                 ):
                     new = op.create(
                         operands=[vec(v) for v in op.operands],
-                        result_types=[VectorType(op.results[0].type, [lanes.width])],
+                        result_types=[vector_type(op.results[0].type, lanes.width)],
                         properties=dict(op.properties),
                         attributes=dict(op.attributes),
                     )

@@ -63,7 +63,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 import llvmlite.binding as llvm_binding
-from hetero.lowering.conversion import gep, load, store
+from hetero.lowering.conversion import POINTER, gep, load, store
 from hetero.lowering.convert_tir_to_scf import (
     CHUNKS_PER_THREAD,
     LAUNCH_SUFFIX,
@@ -503,7 +503,7 @@ def define_launchers(module: ModuleOp) -> bool:
         launch.body.add_block(_launch_block(launch, task))
         launch.linkage = llvm.LinkageAttr("internal")
     if bodies and PARALLEL_FOR not in functions:
-        ptr = llvm.LLVMPointerType()
+        ptr = POINTER
         signature = llvm.LLVMFunctionType([ptr, ptr, i64, i32])
         declaration = llvm.FuncOp(
             PARALLEL_FOR, signature, linkage=llvm.LinkageAttr("external")
@@ -535,7 +535,7 @@ def _slots(types: Sequence[Attribute], ctx: SSAValue) -> list[Operation]:
 
 def _task(body: llvm.FuncOp, captures: Sequence[Attribute]) -> llvm.FuncOp:
     """`@f.task(ctx, begin, end)`: calls `@f` with the captures stored at `ctx`."""
-    block = Block(arg_types=[llvm.LLVMPointerType(), i64, i64])
+    block = Block(arg_types=[POINTER, i64, i64])
     ctx, begin, end = block.args
     addresses = _slots(captures, ctx)
     block.add_ops(addresses)
@@ -550,7 +550,7 @@ def _task(body: llvm.FuncOp, captures: Sequence[Attribute]) -> llvm.FuncOp:
     )
     return llvm.FuncOp(
         body.sym_name.data + TASK_SUFFIX,
-        llvm.LLVMFunctionType([llvm.LLVMPointerType(), i64, i64]),
+        llvm.LLVMFunctionType([POINTER, i64, i64]),
         body=Region(block),
     )
 
@@ -567,7 +567,7 @@ def _launch_block(launch: llvm.FuncOp, task: llvm.FuncOp) -> Block:
         if isinstance(value.type, llvm.LLVMPointerType):
             value = _emit(block, llvm.PtrToIntOp(value, i64))
         block.add_op(store(value, address.results[0]))
-    function = llvm.AddressOfOp(task.sym_name.data, llvm.LLVMPointerType())
+    function = llvm.AddressOfOp(task.sym_name.data, POINTER)
     call = llvm.CallOp(PARALLEL_FOR, function, ctx, trips, threads)
     block.add_ops([function, call, llvm.ReturnOp()])
     return block
