@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import sys
 import threading
-import time
 from collections.abc import Iterator
 
 import pytest
@@ -51,8 +50,10 @@ def _running_threads() -> list[threading.Thread]:
 
 
 def test_a_job_may_wait_for_one_queued_before_it() -> None:
-    first = later(lambda: time.sleep(0.02) or 3)
+    gate = threading.Event()
+    first = later(lambda: gate.wait(5) and 3)
     second = later(lambda: first.result() + 1)
+    gate.set()
     assert second.result(5) == 4
 
 
@@ -67,29 +68,40 @@ def test_an_error_stays_with_its_future() -> None:
     assert later(lambda: 1).result(5) == 1  # the thread goes on
 
 
-def _about(interval: float) -> object:
-    """A switch-interval setting as Python keeps it (whole microseconds)."""
-    return pytest.approx(interval, abs=2e-6)
+def _as_kept(interval: float) -> float:
+    """The switch-interval setting Python keeps for `interval` (it rounds to
+    whole microseconds): set it and read it back (the setting before must
+    be one that survives that, as the fixture's 5 ms does)."""
+    previous = sys.getswitchinterval()
+    sys.setswitchinterval(interval)
+    kept = sys.getswitchinterval()
+    sys.setswitchinterval(previous)
+    return kept
 
 
 def test_the_switch_interval_is_lowered_only_while_jobs_are_queued() -> None:
     gate = threading.Event()
     later(lambda: gate.wait(5))
-    assert sys.getswitchinterval() == _about(SWITCH_INTERVAL)
+    assert sys.getswitchinterval() == _as_kept(SWITCH_INTERVAL)
     gate.set()
     settle()
-    assert sys.getswitchinterval() == _about(0.005)
+    assert sys.getswitchinterval() == _as_kept(0.005)
     sys.setswitchinterval(SWITCH_INTERVAL / 2)  # lower already: left as it is
+    lower = sys.getswitchinterval()
     later(lambda: None)
-    assert sys.getswitchinterval() == _about(SWITCH_INTERVAL / 2)
+    assert sys.getswitchinterval() == lower
     settle()
-    assert sys.getswitchinterval() == _about(SWITCH_INTERVAL / 2)
+    assert sys.getswitchinterval() == lower
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
 def test_a_fork_waits_for_the_queue_and_the_child_has_its_own() -> None:
-    done = threading.Event()
-    later(lambda: (time.sleep(0.1), done.set()))
+    done, gate = threading.Event(), threading.Event()
+    later(lambda: (gate.wait(5), done.set()))
+    # Our own before-fork hook runs before hetero's (Python calls them in the
+    # reverse order of registration): it opens the gate, then hetero's waits
+    # for the job.  Without that wait the child would find `done` unset.
+    os.register_at_fork(before=gate.set)
     pid = os.fork()
     if pid == 0:  # the child: the job was done before the fork, and it can queue its own
         code = 1

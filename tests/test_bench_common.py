@@ -155,15 +155,39 @@ def test_bench_onnx_compile_table_alternates_and_reports_medians(monkeypatch, ca
     )
 
 
-def test_hetero_compile_runs_and_prints_two_figures():
-    """`bench.hetero_compile`, as `bench onnx` runs it, compiles twice in a
-    process of its own and prints one figure each (the figures themselves
-    are the bench's business, not the test's)."""
+def test_hetero_compile_times_two_compiles_of_one_module(monkeypatch):
+    """`bench.hetero_compile` compiles the model's module twice and gives
+    each compile's seconds (a fake clock and compile: durations are the
+    bench's business, not the test's)."""
     pytest.importorskip("onnx")
+    import bench.hetero_compile
+    import hetero
+
+    compiled: list[object] = []
+    monkeypatch.setattr(hetero, "compile", compiled.append)
+    clock = iter([10.0, 11.5, 20.0, 20.25])
+    monkeypatch.setattr(
+        bench.hetero_compile, "time", type("Clock", (), {"perf_counter": clock.__next__})
+    )
+    seconds = bench.hetero_compile.compile_seconds("squeezenet", 1, "NCHW")
+    assert seconds == [1.5, 0.25]
+    assert len(compiled) == 2 and compiled[0] is compiled[1]
+
+
+def test_seconds_printed_reads_a_scripts_figures(monkeypatch):
+    """How `bench onnx` reads the figures a timing script prints."""
     import bench.onnx
 
+    ran: list[list[str]] = []
+
+    def run(args, **kwargs):
+        ran.append(args)
+        return type("Done", (), {"stdout": "1.5000 0.2500\n"})
+
+    monkeypatch.setattr(bench.onnx.subprocess, "run", run)
     printed = bench.onnx._seconds_printed("bench.hetero_compile", "squeezenet", "1", "NCHW")
-    assert len(printed) == 2
+    assert printed == [1.5, 0.25]
+    assert ran[0][1:] == ["-m", "bench.hetero_compile", "squeezenet", "1", "NCHW"]
 
 
 def test_bench_onnx_cached_compile_line(monkeypatch, capsys):

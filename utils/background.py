@@ -56,9 +56,11 @@ class _Queue:
         with self.lock:
             if self.executor is None:
                 self.executor = ThreadPoolExecutor(1, "hetero-background")
-            if self.interval is None:
+            if self.interval is None and sys.getswitchinterval() > SWITCH_INTERVAL:
+                # A lower setting is left untouched: written back, Python's
+                # rounding to microseconds would move it.
                 self.interval = sys.getswitchinterval()
-                sys.setswitchinterval(min(self.interval, SWITCH_INTERVAL))
+                sys.setswitchinterval(SWITCH_INTERVAL)
             future = self.executor.submit(job)
             self.jobs.add(future)  # pyright: ignore[reportArgumentType]
         future.add_done_callback(lambda done: self._retire([done]))
