@@ -160,8 +160,9 @@ def test_hetero_compile_times_two_compiles_of_one_module(monkeypatch):
     each compile's seconds (a fake clock and compile: durations are the
     bench's business, not the test's)."""
     pytest.importorskip("onnx")
-    import bench.hetero_compile
     import hetero
+
+    import bench.hetero_compile
 
     compiled: list[object] = []
     monkeypatch.setattr(hetero, "compile", compiled.append)
@@ -195,8 +196,9 @@ def test_bench_onnx_cached_compile_line(monkeypatch, capsys):
     compile timed against the first; the cache is off again afterwards (every
     other compile of the bench is from scratch) and the directory gone."""
     pytest.importorskip("onnx")
-    import bench.onnx
     from hetero.lowering.compile_cache import CACHE_VARIABLE
+
+    import bench.onnx
 
     directories: list[str] = []
     monkeypatch.setattr(
@@ -220,10 +222,11 @@ def test_bench_onnx_kernel_compile_table(monkeypatch, capsys):
     made up from its op count), costliest first, its seconds the sum of its
     xDSL and LLVM stages; then summed per kind (the numbering dropped)."""
     pytest.importorskip("onnx")
-    import bench.onnx
     import hetero.lowering.cpu_codegen
     from hetero.context import parse_module
     from hetero.dialects import tir
+
+    import bench.onnx
 
     def compile_cpu(module, timings, jobs):
         (defined,) = [f for f in module.ops if isinstance(f, tir.PrimFuncOp) and f.body.blocks]
