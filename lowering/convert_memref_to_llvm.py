@@ -404,7 +404,7 @@ class AllocLowering(MemRefPattern):
             count = rewriter.insert(llvm.ZExtOp(count, i64)).res
         # sizeof as MLIR computes it: the address of element `count` past null.
         null = rewriter.insert(llvm.ZeroOp(result_types=[POINTER])).res
-        end = rewriter.insert(llvm.GEPOp.from_mixed_indices(null, [count], element))
+        end = rewriter.insert(gep(null, [count], element))
         nbytes = rewriter.insert(llvm.PtrToIntOp(end.result, i64)).output
         slack = i64_constant(alignment - 1, rewriter)
         mask = i64_constant(-alignment, rewriter)
