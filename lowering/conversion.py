@@ -156,7 +156,8 @@ def gep(
     element: Attribute,
     inbounds: bool = False,
 ) -> llvm.GEPOp:
-    """`llvm.getelementptr` over `element`s; `inbounds`: xDSL's flag and the
+    """`llvm.getelementptr` over `element`s, an address in `pointer`'s address
+    space; `inbounds`: xDSL's flag and the
     `noWrapFlags` that MLIR reads.  Made with `create` (as `llvm_constant`)
     from properties made once per indexing (`_gep_properties`): a GEP per
     load and store made them anew a fifth of `convert-memref-to-llvm`'s
@@ -164,7 +165,7 @@ def gep(
     raw = tuple(i if isinstance(i, int) else llvm.GEP_USE_SSA_VAL for i in indices)
     return llvm.GEPOp.create(
         operands=[pointer, *(i for i in indices if not isinstance(i, int))],
-        result_types=[POINTER],
+        result_types=[pointer.type],  # in the pointer's address space
         properties=dict(_gep_properties(raw, element, inbounds)),
     )
 

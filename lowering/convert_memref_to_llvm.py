@@ -145,15 +145,22 @@ class MemRefPattern(ToLLVMPattern):
         default_factory=dict[SSAValue, SSAValue], init=False, repr=False, compare=False
     )
 
-    def check(self, t: Attribute, op: Operation) -> MemRefType:
-        """`t`, a memref type this ABI supports; a located error otherwise."""
+    def check(self, t: Attribute, op: Operation, addressed: bool = False) -> MemRefType:
+        """`t`, a memref type this ABI supports; a located error otherwise.
+        Only host memory crosses calls, but a memref `addressed` through a
+        pointer already converted may be in any integer memory space: the
+        pointer's address space (a GPU's shared memory, 3)."""
         assert isinstance(t, MemRefType)
         if not isinstance(t.layout, NoneAttr):
             raise HeteroError(
                 f"{t}: only the identity (row-major) layout is supported", op
             )
         space = t.memory_space
-        if not (isinstance(space, NoneAttr) or space == IntegerAttr(0, i64)):
+        if not (
+            isinstance(space, NoneAttr)
+            or space == IntegerAttr(0, i64)
+            or (addressed and isinstance(space, IntegerAttr))
+        ):
             raise HeteroError(f"{t}: memory space {space} is not host memory", op)
         self.convert(t.element_type, op)
         return t
@@ -208,7 +215,7 @@ class MemRefPattern(ToLLVMPattern):
         if (found := descriptor(ref)) is None:
             return None
         pointer, dynamic = found
-        t = self.check(ref.type, op)
+        t = self.check(ref.type, op, addressed=True)
         if not indices:
             return pointer
         shape = t.get_shape()

@@ -9,6 +9,8 @@ and adds:
 * the ops of `hetero.lowering.llvm_ops` (`fptosi`, `fptoui`, `uitofp`,
   `addrspacecast`, `extractelement`, vector `fcmp` and `select`,
   `intr.prefetch`);
+* `llvm.getelementptr` in any address space (xDSL's casts the base into
+  address space 0 first);
 * `llvm.fcmp` with the `_false`/`_true` predicates (xDSL passes the
   underscored name on to LLVM);
 * function linkage (`internal`, `private`, ...), calling convention and the
@@ -69,6 +71,23 @@ def _alloca(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
     return alloca
 
 
+def _gep(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
+    """xDSL's GEP, but with its base cast to an element pointer in the base's
+    own address space: xDSL casts to address space 0, which LLVM rejects for
+    a GPU's shared memory (`!llvm.ptr<3>`)."""
+    assert isinstance(op, llvm.GEPOp)
+    base, element = values[op.ptr], convert_type(op.elem_type)
+    typed = builder.bitcast(base, element.as_pointer(base.type.addrspace))
+    dynamic = iter(op.ssa_indices)
+    indices = [
+        values[next(dynamic)] if i == llvm.GEP_USE_SSA_VAL else ir.Constant(ir.IntType(32), i)
+        for i in op.rawConstantIndices.iter_values()
+    ]
+    return builder.gep(
+        typed, indices, inbounds=op.inbounds is not None, source_etype=element
+    )
+
+
 def _prefetch(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
     """A call of `llvm.prefetch.p0`, its immediates as `i32` constants."""
     assert isinstance(op, llvm_ops.PrefetchOp)
@@ -85,6 +104,7 @@ def _prefetch(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
 
 EXTRA_OPS: dict[type[Operation], Handler] = {
     llvm.AllocaOp: _alloca,
+    llvm.GEPOp: _gep,
     llvm_ops.FPToSIOp: _cast("fptosi"),
     llvm_ops.FPToUIOp: _cast("fptoui"),
     llvm_ops.UIToFPOp: _cast("uitofp"),
@@ -113,7 +133,7 @@ def to_llvmlite(module: ModuleOp, *, triple: str, data_layout: str = "") -> ir.M
     functions: list[llvm.FuncOp] = []
     for op in module.ops:
         if isinstance(op, llvm.GlobalOp):
-            _convert_global(op, result)
+            _global(op, result)
         elif isinstance(op, llvm.FuncOp):
             functions.append(op)
         else:
@@ -128,6 +148,14 @@ def to_llvmlite(module: ModuleOp, *, triple: str, data_layout: str = "") -> ir.M
         if op.body.blocks:
             _convert_body(op, result.get_global(op.sym_name.data))
     return result
+
+
+def _global(op: llvm.GlobalOp, module: ir.Module) -> None:
+    """xDSL's translation of a global, and its `alignment`, which that drops
+    (the GPU's shared tiles need 16 for LLVM to read them 128 bits at a time)."""
+    _convert_global(op, module)
+    if op.alignment is not None:
+        module.get_global(op.sym_name.data).align = op.alignment.value.data
 
 
 FLAG_ATTRIBUTES = {

@@ -183,6 +183,26 @@ func.func @strided(%m: memref<4xf32, strided<[2]>>) {
 
 // -----
 
+// A memref of another memory space addressed through a pointer already in
+// it (a GPU's shared tile, `convert-gpu-to-nvvm`): the address and the
+// accesses stay in that address space.
+// CHECK-LABEL: func.func @addressed_in_space_3
+// CHECK-SAME: (%[[P:.*]]: !llvm.ptr<3>, %[[X:.*]]: f32)
+// CHECK: %[[A:.*]] = llvm.getelementptr inbounds %[[P]][1, 2] : (!llvm.ptr<3>) -> !llvm.ptr<3>, !llvm.array<4 x f32>
+// CHECK-NEXT: %[[V:.*]] = llvm.load %[[A]] : !llvm.ptr<3> -> f32
+// CHECK: llvm.store %[[X]], %{{.*}} : f32, !llvm.ptr<3>
+func.func @addressed_in_space_3(%p: !llvm.ptr<3>, %x: f32) -> f32 {
+  %i = arith.constant 1 : index
+  %j = arith.constant 2 : index
+  %m = builtin.unrealized_conversion_cast %p : !llvm.ptr<3> to memref<2x4xf32, 3 : i64>
+  %v = memref.load %m[%i, %j] : memref<2x4xf32, 3 : i64>
+  memref.store %x, %m[%j, %i] : memref<2x4xf32, 3 : i64>
+  func.return %v : f32
+}
+
+// -----
+
+// Only host memory crosses a call.
 // expected-error@+1 {{memref<4xf32, 3 : i64>: memory space 3 : i64 is not host memory}}
 func.func @device_memory(%m: memref<4xf32, 3 : i64>) {
   func.return

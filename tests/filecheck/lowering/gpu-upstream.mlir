@@ -12,7 +12,7 @@
 // NVVM: llvm.mlir.global internal @__shared0
 // NVVM: llvm.func @k
 // NVVM: llvm.call_intrinsic "llvm.nvvm.read.ptx.sreg.tid.x"
-// NVVM: llvm.addrspacecast
+// NVVM: llvm.getelementptr {{.*}} -> !llvm.ptr<3>
 // NVVM: llvm.call_intrinsic "llvm.nvvm.barrier0"
 tir.prim_func @k(%a: memref<64xf32>) target #target.target<"cuda"> {
   %c0 = arith.constant 0 : index
