@@ -285,11 +285,22 @@ def test_tiled_gemm_assembles(name: str, tmp_path: Path) -> None:
     module = kernel_module(shapes, build, GPU)
     LowerTEPass().apply(Context(), module)
     kernel = next(op for op in module.ops if isinstance(op, tir.PrimFuncOp))
-    scopes = {op.scope for op in kernel.walk() if isinstance(op, tir.AllocOp)}
-    assert scopes == {"shared", "local"}
-    assert sum(isinstance(op, gpu.BarrierOp) for op in kernel.walk()) == 2
-    [ptx] = ptx_of(module)
+    allocs = [op for op in kernel.walk() if isinstance(op, tir.AllocOp)]
+    assert {op.scope for op in allocs} == {"shared", "local"}
+    # Double-buffered: two K steps of each operand, one barrier before the
+    # K loop (the first step staged) and one in it.
     block, per_thread = gpu_schedules.SMALL
+    step, pad = gpu_schedules.STEP, gpu_schedules.PAD
+    shared = sorted(
+        op.buffer.type.get_shape()[0] for op in allocs if op.scope == "shared"
+    )
+    b_row = block if name.startswith("matmul") else block + pad  # dense: k-major
+    assert shared == sorted([2 * step * (block + pad), 2 * step * b_row])
+    loops = [op for op in kernel.walk() if isinstance(op, tir.ForOp)]
+    k_loop = next(op for op in loops if op.thread_tag is None)
+    barriers = [op for op in kernel.walk() if isinstance(op, gpu.BarrierOp)]
+    assert len(barriers) == 2 and sum(k_loop.is_ancestor(b) for b in barriers) == 1
+    [ptx] = ptx_of(module)
     assert ptx.kernels[0].block == (block // per_thread, block // per_thread, 1)
     assert "bar.sync" in ptx.ptx and ".shared" in ptx.ptx and "fma.rn.f32" in ptx.ptx
     assemble(ptx, tmp_path)
@@ -297,7 +308,9 @@ def test_tiled_gemm_assembles(name: str, tmp_path: Path) -> None:
 
 def test_large_matmul_keeps_accumulators_in_registers(tmp_path: Path) -> None:
     """The benchmark's kernel (large tiles): no local memory, the grid covers
-    the output."""
+    the output, and the register tile reads shared memory 128 bits at a time
+    (each thread's rows and columns in runs of 4, the tiles 16-byte aligned
+    and addressed in the shared address space)."""
     module = kernel_module([[256, 256], [256, 256]], lambda p: relay.MatmulOp(p[0], p[1]), GPU)
     LowerTEPass().apply(Context(), module)
     [ptx] = ptx_of(module)
@@ -306,6 +319,8 @@ def test_large_matmul_keeps_accumulators_in_registers(tmp_path: Path) -> None:
     assert ptx.kernels[0].block == (block // per_thread, block // per_thread, 1)
     assert "ld.local" not in ptx.ptx and "st.local" not in ptx.ptx
     assert "ld.global.nc" in ptx.ptx  # tir.noalias: the read-only cache
+    assert ".shared .align 16" in ptx.ptx
+    assert "ld.shared.v4.b32" in ptx.ptx and "ld.shared.b32" not in ptx.ptx
     assemble(ptx, tmp_path)
 
 
