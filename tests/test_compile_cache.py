@@ -48,15 +48,17 @@ def entries(directory) -> list[str]:
 
 
 def python(script: str, **env: str) -> str:
-    """What `script` prints, run in a new process next to these tests."""
+    """What `script` prints, run in a new process next to these tests (and
+    with the caller's PYTHONPATH, where hetero's dependencies may be)."""
     tests = os.path.dirname(__file__)
+    path = os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))
     return subprocess.run(
         [sys.executable, "-c", script],
         capture_output=True,
         text=True,
         check=True,
         cwd=tests,
-        env={**os.environ, "PYTHONPATH": tests, **env},
+        env={**os.environ, "PYTHONPATH": path, **env},
     ).stdout
 
 

@@ -28,6 +28,7 @@ from hetero.frontends.onnx_models import (
     randomized,
 )
 from hetero.interpreter.relay import run
+from hetero.runtime import cuda
 from onnx import numpy_helper
 
 SLOW = os.environ.get("HETERO_SLOW") == "1"
@@ -41,6 +42,8 @@ COMPILED_MODELS = ("squeezenet", "shufflenet", "resnet50")
 (both conv2d schedules), pools, a residual network."""
 
 MAX_RELATIVE_ERROR = 1e-4
+
+NO_GPU = cuda.unavailable_reason()
 
 
 def _models(default: tuple[str, ...]) -> list[object]:
@@ -87,6 +90,22 @@ def test_random_weights_compiled_match_onnxruntime(name: str) -> None:
     x = _input()
     reference = _onnxruntime(model, x)
     compiled = hetero.compile(from_onnx(model))
+    assert _relative_error(compiled(x), reference) <= MAX_RELATIVE_ERROR
+
+
+@pytest.mark.parametrize("name", ["squeezenet", "resnet50"])
+def test_a_model_runs_on_the_gpu(name: str) -> None:
+    """The whole graph on the GPU (`cuda` the only target): host code that
+    launches every kernel.  Without a GPU SqueezeNet is still compiled."""
+    if NO_GPU is not None and name != "squeezenet":
+        pytest.skip(f"needs a GPU: {NO_GPU}")
+    model = logits(randomized(onnx.load(light_model_path(name)), seed=0))
+    compiled = hetero.compile(from_onnx(model), targets=("cuda",))
+    assert isinstance(compiled.native, cuda.GpuProgram) and compiled.native.kernels
+    if NO_GPU is not None:
+        pytest.skip(f"compiled; running needs a GPU: {NO_GPU}")
+    x = _input()
+    reference = _onnxruntime(model, x)
     assert _relative_error(compiled(x), reference) <= MAX_RELATIVE_ERROR
 
 
