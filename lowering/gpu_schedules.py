@@ -11,7 +11,8 @@ Two pieces, for functions whose target is a GPU:
 * `gemm` (the `(cuda, Gemm)` entry of `hetero.lowering.schedules.SCHEDULES`)
   — dense and (batched) matmul with shared-memory tiling: a block computes a
   `BLOCK`×`BLOCK` output tile with `(BLOCK/PER_THREAD)²` threads, each a
-  `PER_THREAD`×`PER_THREAD` register tile (`LARGE` or `SMALL` sizes) of
+  `PER_THREAD`×`PER_THREAD` register tile (`LARGE`, `MEDIUM` or `SMALL`
+  sizes, by how many blocks they make: `_tile`) of
   rows and columns in runs of 4 (`_owned`: 128-bit shared-memory reads);
   the K dimension goes in steps of `STEP`, both operand tiles are staged in
   `shared` buffers by all threads together, double-buffered (each step's
@@ -47,9 +48,18 @@ LARGE = (128, 8)
 """(BLOCK, PER_THREAD) of large products: a block computes a BLOCK×BLOCK
 output tile, each of its (BLOCK/PER_THREAD)² threads PER_THREAD×PER_THREAD."""
 
+MEDIUM = (64, 8)
+"""(BLOCK, PER_THREAD) where `LARGE` tiles are too few: 64 threads a block,
+each still 8×8 (on an H200, 1024² went from 0.62× cuBLAS with `LARGE`'s 64
+blocks to 1.00× with 256 of these)."""
+
 SMALL = (32, 2)
-"""(BLOCK, PER_THREAD) when the output has fewer than BLOCK rows or columns of
-`LARGE`: less unrolled code, still 256 threads a block."""
+"""(BLOCK, PER_THREAD) when neither fills `MIN_BLOCKS` blocks: less unrolled
+code, still 256 threads a block."""
+
+MIN_BLOCKS = 128
+"""Blocks a grid needs to keep a large GPU busy (an H100 or H200 has 132
+multiprocessors): `_tile` takes the largest tile that makes as many."""
 
 STEP = 8
 """K elements staged in shared memory per step (on an H200 at 4096², 16
@@ -139,13 +149,24 @@ def _vector_width(per_thread: int) -> int:
     return next(v for v in (4, 2, 1) if per_thread % v == 0)
 
 
-def _owned(e: Emitter, t: Index, i: int, per_thread: int, side: int) -> Index:
+def _owned(e: Emitter, t: Index, i: Index, per_thread: int, side: int) -> Index:
     """The `i`-th row (column) of thread `t` in a tile: runs of `_vector_width`
     adjacent ones, `side` threads apart (thread 0 rows 0-3 and 64-67 of
     128 for 8 a thread), so a warp reads a contiguous span without bank
     conflicts."""
     width = _vector_width(per_thread)
-    return e.add(e.mul(t, width), (i // width) * side * width + i % width)
+    run = e.add(e.mul(e.div(i, width), side * width), e.rem(i, width))
+    return e.add(e.mul(t, width), run)
+
+
+def _tile(rows: int, cols: int, batch: int) -> tuple[int, int]:
+    """`LARGE` or `MEDIUM`, the first whose tiles fit in the output and make
+    `MIN_BLOCKS` blocks or more, else `SMALL`."""
+    for block, per_thread in (LARGE, MEDIUM):
+        grid = math.ceil(rows / block) * math.ceil(cols / block) * batch
+        if min(rows, cols) >= block and grid >= MIN_BLOCKS:
+            return block, per_thread
+    return SMALL
 
 
 def tiled_product(
@@ -158,13 +179,14 @@ def tiled_product(
     load_b: Load,
     b_is_kn: bool,
     store: Callable[[Emitter, Index, Index, SSAValue], None],
+    batch: int = 1,
 ) -> None:
     """out[m, n] = sum_k a(m, k) * b(k, n) tiled over a block of `e`'s GPU
-    emitter (see the module docstring); `b_is_kn` says that b's contiguous
-    dimension is n (matmul) rather than k (dense: b(k, n) = w[n, k])."""
+    emitter (see the module docstring), one of `batch` products launched
+    together; `b_is_kn` says that b's contiguous dimension is n (matmul)
+    rather than k (dense: b(k, n) = w[n, k])."""
     assert isinstance(e, GpuEmitter)
-    large = rows >= LARGE[0] and cols >= LARGE[0]
-    BLOCK, PER_THREAD = LARGE if large else SMALL
+    BLOCK, PER_THREAD = _tile(rows, cols, batch)
     side = BLOCK // PER_THREAD
     threads = side * side
     assert BLOCK * STEP % threads == 0, (
@@ -180,10 +202,13 @@ def tiled_product(
     # Two tiles of each operand: one multiplied while the next is filled.
     a_tile = body.alloc([2 * STEP * a_row], element, "shared")
     b_tile = body.alloc([2 * STEP * b_row], element, "shared")
+    # The register tile and a step's operand values: `local` buffers indexed
+    # by `unrolled` loops, which LLVM unrolls and then keeps in registers.
     acc = body.alloc([PER_THREAD * PER_THREAD], element, "local")
-    zero = body.constant(0.0, element)
-    for i in range(PER_THREAD * PER_THREAD):
-        body.store(zero, acc, [i])
+    a_values = body.alloc([PER_THREAD], element, "local")
+    b_values = body.alloc([PER_THREAD], element, "local")
+    clear, i = body.loop(PER_THREAD * PER_THREAD, tir.ForKind.UNROLLED)
+    clear.store(body.constant(0.0, element), acc, [i])
     tid = body.add(body.mul(ty, side), tx)
     row0, col0 = body.mul(by, BLOCK), body.mul(bx, BLOCK)
 
@@ -214,6 +239,12 @@ def tiled_product(
             f.store(a, a_tile, [f.add(a_base, a_place)])
             f.store(b, b_tile, [f.add(b_base, b_place)])
 
+    def tile_loops(f: Emitter) -> tuple[SSAValue, Emitter, SSAValue]:
+        """`unrolled` loops over the register tile's rows, then its columns:
+        the row, the inner loop's body, the column."""
+        rows_e, i = f.loop(PER_THREAD, tir.ForKind.UNROLLED)
+        return i, *rows_e.loop(PER_THREAD, tir.ForKind.UNROLLED)
+
     # The first K step is staged before the loop; each iteration fetches the
     # next (the last one fetches itself again, unused) while it multiplies
     # the current, then stores it into the other tile: one barrier a step.
@@ -225,33 +256,28 @@ def tiled_product(
     half = steps.rem(k0, 2)
     a_base, b_base = steps.mul(half, STEP * a_row), steps.mul(half, STEP * b_row)
     inner, kk = steps.loop(STEP, tir.ForKind.UNROLLED)
-    a_k = inner.add(a_base, inner.mul(kk, a_row))
-    b_k = inner.add(b_base, inner.mul(kk, b_row))
-    a_values = [
-        inner.load(a_tile, [inner.add(a_k, _owned(inner, ty, i, PER_THREAD, side))])
-        for i in range(PER_THREAD)
-    ]
-    b_values = [
-        inner.load(b_tile, [inner.add(b_k, _owned(inner, tx, j, PER_THREAD, side))])
-        for j in range(PER_THREAD)
-    ]
-    for i, av in enumerate(a_values):
-        for j, bv in enumerate(b_values):
-            at = [i * PER_THREAD + j]
-            total = inner.op(math_dialect.FmaOp(av, bv, inner.load(acc, at)))
-            inner.store(total, acc, at)
+    for tile, base, stride, t, values in (
+        (a_tile, a_base, a_row, ty, a_values),
+        (b_tile, b_base, b_row, tx, b_values),
+    ):
+        read, i = inner.loop(PER_THREAD, tir.ForKind.UNROLLED)
+        at = read.add(read.add(base, read.mul(kk, stride)), _owned(read, t, i, PER_THREAD, side))
+        read.store(read.load(tile, [at]), values, [i])
+    i, cols_e, j = tile_loops(inner)
+    at = [cols_e.add(cols_e.mul(i, PER_THREAD), j)]
+    a, b = cols_e.load(a_values, [i]), cols_e.load(b_values, [j])
+    cols_e.store(cols_e.op(math_dialect.FmaOp(a, b, cols_e.load(acc, at))), acc, at)
     put(steps, staged, steps.sub(1, half))
     steps.op(gpu.BarrierOp())
     # Write the register tile back, inside the output only.
-    for i in range(PER_THREAD):
-        row = body.add(row0, _owned(body, ty, i, PER_THREAD, side))
-        for j in range(PER_THREAD):
-            col = body.add(col0, _owned(body, tx, j, PER_THREAD, side))
-            inside = body.all_of(
-                [_below(body, row, rows, BLOCK), _below(body, col, cols, BLOCK)]
-            )
-            if (keep := body.when(inside)) is not None:
-                store(keep, row, col, keep.load(acc, [i * PER_THREAD + j]))
+    i, cols_e, j = tile_loops(body)
+    row = cols_e.add(row0, _owned(cols_e, ty, i, PER_THREAD, side))
+    col = cols_e.add(col0, _owned(cols_e, tx, j, PER_THREAD, side))
+    inside = cols_e.all_of(
+        [_below(cols_e, row, rows, BLOCK), _below(cols_e, col, cols, BLOCK)]
+    )
+    if (keep := cols_e.when(inside)) is not None:
+        store(keep, row, col, keep.load(acc, [keep.add(keep.mul(i, PER_THREAD), j)]))
 
 
 def gemm(e: Emitter, problem: Gemm, target: TargetAttr | None) -> None:
@@ -271,4 +297,6 @@ def gemm(e: Emitter, problem: Gemm, target: TargetAttr | None) -> None:
         lambda t, k, j: problem.b(t, batch, k, j),
         not problem.b_along_k,
         lambda t, i, j, value: problem.store(t, [batch, i, j], value),
+        problem.batch,
     )
+

@@ -129,6 +129,12 @@ OPS: dict[str, tuple[list[list[int]], Build]] = {
         [[1, 3, 6, 6], [4, 3, 3, 3]],
         lambda p: relay.Conv2DOp(p[0], p[1], padding=(1, 1, 1, 1)),
     ),
+    "conv2d-batched-grouped": (
+        [[2, 4, 7, 5], [6, 2, 3, 2]],
+        lambda p: relay.Conv2DOp(
+            p[0], p[1], strides=(2, 1), dilation=(1, 2), padding=(2, 0, 1, 1), groups=2
+        ),
+    ),
     "conv2d-transpose": (
         [[1, 4, 3, 3], [4, 2, 3, 3]],
         lambda p: relay.Conv2DTransposeOp(
@@ -294,12 +300,12 @@ def test_tiled_gemm_assembles(name: str, tmp_path: Path) -> None:
     shared = sorted(
         op.buffer.type.get_shape()[0] for op in allocs if op.scope == "shared"
     )
-    b_row = block if name.startswith("matmul") else block + pad  # dense: k-major
+    b_row = block + pad if name.startswith("dense") else block  # dense: k-major
     assert shared == sorted([2 * step * (block + pad), 2 * step * b_row])
-    loops = [op for op in kernel.walk() if isinstance(op, tir.ForOp)]
-    k_loop = next(op for op in loops if op.thread_tag is None)
     barriers = [op for op in kernel.walk() if isinstance(op, gpu.BarrierOp)]
-    assert len(barriers) == 2 and sum(k_loop.is_ancestor(b) for b in barriers) == 1
+    loops = [b.parent_op() for b in barriers]
+    assert all(isinstance(loop, tir.ForOp) for loop in loops)
+    assert [loop.thread_tag is None for loop in loops] == [False, True]  # type: ignore[union-attr]
     [ptx] = ptx_of(module)
     assert ptx.kernels[0].block == (block // per_thread, block // per_thread, 1)
     assert "bar.sync" in ptx.ptx and ".shared" in ptx.ptx and "fma.rn.f32" in ptx.ptx
@@ -311,17 +317,44 @@ def test_large_matmul_keeps_accumulators_in_registers(tmp_path: Path) -> None:
     the output, and the register tile reads shared memory 128 bits at a time
     (each thread's rows and columns in runs of 4, the tiles 16-byte aligned
     and addressed in the shared address space)."""
-    module = kernel_module([[256, 256], [256, 256]], lambda p: relay.MatmulOp(p[0], p[1]), GPU)
+    module = kernel_module([[2048, 64], [64, 1024]], lambda p: relay.MatmulOp(p[0], p[1]), GPU)
     LowerTEPass().apply(Context(), module)
     [ptx] = ptx_of(module)
     block, per_thread = gpu_schedules.LARGE
-    assert ptx.kernels[0].grid == (256 // block, 256 // block, 1)
+    assert ptx.kernels[0].grid == (1024 // block, 2048 // block, 1)
     assert ptx.kernels[0].block == (block // per_thread, block // per_thread, 1)
     assert "ld.local" not in ptx.ptx and "st.local" not in ptx.ptx
     assert "ld.global.nc" in ptx.ptx  # tir.noalias: the read-only cache
     assert ".shared .align 16" in ptx.ptx
     assert "ld.shared.v4.b32" in ptx.ptx and "ld.shared.b32" not in ptx.ptx
     assemble(ptx, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "shapes, tile",
+    [
+        ([[4096, 4096], [4096, 4096]], gpu_schedules.LARGE),  # 1024 blocks
+        ([[1024, 64], [64, 1024]], gpu_schedules.MEDIUM),  # LARGE: 64 blocks
+        ([[8, 512, 64], [8, 64, 512]], gpu_schedules.LARGE),  # 16 a product, 8 products
+        ([[256, 64], [64, 256]], gpu_schedules.SMALL),  # MEDIUM: 16 blocks
+        ([[4096, 64], [64, 48]], gpu_schedules.SMALL),  # 48 columns: no MEDIUM tile
+    ],
+)
+def test_the_tile_makes_enough_blocks(shapes: list[list[int]], tile: tuple[int, int]) -> None:
+    """The largest register tile whose grid still has `MIN_BLOCKS` blocks."""
+    module = kernel_module(shapes, lambda p: relay.MatmulOp(p[0], p[1]), GPU)
+    LowerTEPass().apply(Context(), module)
+    kernel = next(op for op in module.ops if isinstance(op, tir.PrimFuncOp))
+    extents = {
+        op.thread_tag.data: op.ub.owner.value.value.data  # type: ignore[union-attr]
+        for op in kernel.walk()
+        if isinstance(op, tir.ForOp) and op.thread_tag is not None
+    }
+    block, per_thread = tile
+    rows, cols = shapes[0][-2], shapes[1][-1]
+    assert extents["threadIdx.x"] == extents["threadIdx.y"] == block // per_thread
+    assert extents["blockIdx.y"] == -(-rows // block)
+    assert extents["blockIdx.x"] == -(-cols // block)
 
 
 HANDWRITTEN = """
