@@ -250,7 +250,9 @@ _HOST_MEMORY: dict[int, np.ndarray] = {}
 
 
 def _alloc(slot, size: int, flags: int) -> int:
-    buffer = np.empty(size, np.uint8)
+    """Memory poisoned with NaNs, as the driver's is not zeroed: a read of
+    an element nothing wrote shows."""
+    buffer = np.full(size, 0xFF, np.uint8)
     _HOST_MEMORY[buffer.ctypes.data] = buffer
     slot[0] = buffer.ctypes.data
     return 0
@@ -271,7 +273,8 @@ def _gemm(dtype: type):
         op_b = _column_major(b, *((n, k) if tb else (k, n)), ldb, dtype)
         out = _column_major(c, m, n, ldc, dtype)
         product = (op_a.T if ta else op_a).astype(np.float64) @ (op_b.T if tb else op_b)
-        out[...] = alpha[0] * product + beta[0] * out
+        # As BLAS: with beta 0, C is not read (it may hold anything, NaNs too).
+        out[...] = alpha[0] * product + (beta[0] * out if beta[0] else 0)
         return 0
 
     return gemm
