@@ -243,6 +243,13 @@ def _gemm_type(scalar: type, ex: bool = False, batched: bool = False) -> type:
 _SYNCHRONIZE = ctypes.CFUNCTYPE(_I)
 _ALLOC = ctypes.CFUNCTYPE(_I, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.c_uint)
 _FREE = ctypes.CFUNCTYPE(_I, ctypes.c_uint64)
+_PREFETCH = ctypes.CFUNCTYPE(
+    _I, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint, ctypes.c_void_p
+)
+_PREFETCHED: list[tuple[int, int, int]] = []
+"""(address, bytes, location) of each prefetch the host code asked for."""
+_ALLOCATED: list[tuple[int, int]] = []
+"""(address, bytes) of each managed allocation of the host code."""
 FAKE_HANDLE = 0x5EED
 CUDA_R_16F, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT = 2, 68, -1
 _HOST_MEMORY: dict[int, np.ndarray] = {}
@@ -254,6 +261,7 @@ def _alloc(slot, size: int, flags: int) -> int:
     an element nothing wrote shows."""
     buffer = np.full(size, 0xFF, np.uint8)
     _HOST_MEMORY[buffer.ctypes.data] = buffer
+    _ALLOCATED.append((buffer.ctypes.data, size))
     slot[0] = buffer.ctypes.data
     return 0
 
@@ -316,6 +324,9 @@ STAND_INS = {
     "hetero.cuda.cuCtxSynchronize": _SYNCHRONIZE(lambda: 0),
     "hetero.cuda.cuMemAllocManaged": _ALLOC(_alloc),
     "hetero.cuda.cuMemFree_v2": _FREE(lambda address: 0 if _HOST_MEMORY.pop(address, None) is not None else 1),
+    "hetero.cuda.cuMemPrefetchAsync_v2": _PREFETCH(
+        lambda address, size, location, flags, stream: _PREFETCHED.append((address, size, location)) or 0
+    ),
 }
 
 
@@ -337,8 +348,13 @@ def test_host_code_calls_cublas_with_the_column_major_mapping(name: str) -> None
     inputs = random_inputs(text)
     expected = run(parse_module(text), *inputs)
     out = np.zeros_like(expected)
+    _ALLOCATED.clear()
+    _PREFETCHED.clear()
     host.function("main_host")(*inputs, out)
     assert status.value == 0
+    # Each managed allocation is prefetched to the device, whole.
+    device = cuda.PREFETCH_TO_DEVICE
+    assert _PREFETCHED == [(address, size, device) for address, size in _ALLOCATED]
     assert ctypes.c_int32.from_address(host.global_address(cuda.STATUS)).value == 0
     assert not _HOST_MEMORY  # what was allocated was freed
     np.testing.assert_allclose(out, expected, rtol=tolerance(text), atol=tolerance(text))

@@ -33,16 +33,21 @@ GPU_PROGRAMS = {
     "grouped dilated conv2d, 2 images": (
         "%x: tensor<2x4x9x7xf32>, %w: tensor<6x2x3x2xf32>",
         "tensor<2x6x4x6xf32>",
-        "%r = relay.nn.conv2d %x, %w {strides = array<i64: 2, 1>, dilation = array<i64: 1, 2>, "
-        "padding = array<i64: 1, 0, 0, 1>, groups = 2 : i64} "
-        ": (tensor<2x4x9x7xf32>, tensor<6x2x3x2xf32>) -> tensor<2x6x4x6xf32>",
+        (
+            "%r = relay.nn.conv2d %x, %w {strides = array<i64: 2, 1>, "
+            "dilation = array<i64: 1, 2>, padding = array<i64: 1, 0, 0, 1>, groups = 2 : i64} "
+            ": (tensor<2x4x9x7xf32>, tensor<6x2x3x2xf32>) -> tensor<2x6x4x6xf32>"
+        ),
     ),
     "strided grouped conv2d_transpose": (
         "%x: tensor<1x4x5x6xf32>, %w: tensor<4x3x3x2xf32>",
         "tensor<1x6x11x11xf32>",
-        "%r = relay.nn.conv2d_transpose %x, %w {strides = array<i64: 2, 2>, "
-        "padding = array<i64: 1, 0, 0, 1>, output_padding = array<i64: 1, 0>, groups = 2 : i64} "
-        ": (tensor<1x4x5x6xf32>, tensor<4x3x3x2xf32>) -> tensor<1x6x11x11xf32>",
+        (
+            "%r = relay.nn.conv2d_transpose %x, %w {strides = array<i64: 2, 2>, "
+            "padding = array<i64: 1, 0, 0, 1>, output_padding = array<i64: 1, 0>, "
+            "groups = 2 : i64} : (tensor<1x4x5x6xf32>, tensor<4x3x3x2xf32>) "
+            "-> tensor<1x6x11x11xf32>"
+        ),
     ),
 }
 """The CPU corpus, and convolutions with groups, dilation, strides and two
@@ -139,6 +144,26 @@ def test_corpus_runs_on_the_gpu_like_the_reference(name: str) -> None:
     np.testing.assert_allclose(
         hetero.compile(text)(*inputs), expected, rtol=1e-4, atol=1e-4
     )
+
+
+@needs_gpu
+def test_a_program_alive_at_exit_leaves_quietly() -> None:
+    """GPU memory freed by the interpreter's last collection, after it
+    stopped importing (arrays in a reference cycle), prints no ignored
+    exception."""
+    script = (
+        "import gc\n"
+        "import numpy as np\n"
+        "from hetero.runtime import cuda\n"
+        "cycle = [cuda.ManagedArray(np.ones(4, np.float32)), cuda.DeviceArray((4,), np.float32)]\n"
+        "cycle.append(cycle)\n"
+        "del cycle\n"
+        "gc.disable()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0 and result.stderr == "", result.stderr
 
 
 @needs_gpu
