@@ -23,8 +23,13 @@ from functools import cache
 
 import llvmlite.binding as llvm_binding
 from hetero.dialects.target import TargetAttr
-from hetero.lowering.convert_gpu_to_nvvm import ConvertGpuToNVVMPass
+from hetero.lowering.conversion import nested_ops
+from hetero.lowering.convert_gpu_to_nvvm import (
+    ConvertGpuToNVVMPass,
+    lower_device_module,
+)
 from hetero.lowering.convert_tir_to_gpu import NOALIAS, TARGET, ConvertTirToGpuPass
+from hetero.lowering.parallel_compile import balance, run_forked
 from hetero.runtime.llvmir import to_llvmlite
 from hetero.utils.diagnostics import HeteroError
 from llvmlite import ir
@@ -136,9 +141,34 @@ def emit_ptx(device: gpu.ModuleOp) -> PtxModule:
     )
 
 
-def compile_gpu(module: ModuleOp, ctx: Context | None = None) -> list[PtxModule]:
-    """Lower the GPU kernels of `module` in place and emit PTX for each."""
+def compile_gpu(
+    module: ModuleOp, ctx: Context | None = None, jobs: int | None = None
+) -> list[PtxModule]:
+    """Lower the GPU kernels of `module` and emit PTX for each `gpu.module`.
+
+    `jobs` processes share the `gpu.module`s out by size, as `compile_cpu`
+    shares functions (by default as many as
+    `parallel_compile.compile_jobs()` and `MIN_CHUNK_OPS` allow).  The
+    `gpu.module`s are lowered in place when this process emits them, and
+    left as `convert-tir-to-gpu` made them when workers do."""
     ctx = ctx or Context()
     ConvertTirToGpuPass().apply(ctx, module)
+    devices = {op.sym_name.data: op for op in module.ops if isinstance(op, gpu.ModuleOp)}
+    sizes = {name: float(len(nested_ops(op))) for name, op in devices.items()}
+    chunks = balance(sizes, jobs)
+    if len(chunks) > 1:
+        results = run_forked(
+            lambda i: [_lower_and_emit(devices[name], ctx) for name in chunks[i]],
+            len(chunks),
+        )
+        if results is not None:
+            emitted = {ptx.name: ptx for chunk in results for ptx in chunk}
+            return [emitted[name] for name in devices]
+        # A worker's HeteroError: lowering the modules here raises it again.
     ConvertGpuToNVVMPass().apply(ctx, module)
     return [emit_ptx(op) for op in module.ops if isinstance(op, gpu.ModuleOp)]
+
+
+def _lower_and_emit(device: gpu.ModuleOp, ctx: Context) -> PtxModule:
+    lower_device_module(device, ctx)
+    return emit_ptx(device)

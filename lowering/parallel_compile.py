@@ -33,6 +33,7 @@ import warnings
 from collections.abc import Callable, Collection
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
+from typing import Any, TypeVar
 
 from hetero.dialects import tir
 from hetero.lowering.conversion import nested_ops
@@ -113,21 +114,30 @@ def split(module: ModuleOp, jobs: int | None = None) -> list[list[str]]:
     shared out), or in a daemonic process (a `multiprocessing` pool's worker),
     which may not start any."""
     functions = list(module.ops)
-    if multiprocessing.current_process().daemon or not all(
-        isinstance(f, tir.PrimFuncOp) for f in functions
-    ):
+    if not all(isinstance(f, tir.PrimFuncOp) for f in functions):
         return [[]]
     sizes = {
         f.sym_name.data: compile_cost(f)
         for f in functions
         if isinstance(f, tir.PrimFuncOp) and not f.is_private
     }
+    return balance(sizes, jobs)
+
+
+def balance(sizes: dict[str, float], jobs: int | None = None) -> list[list[str]]:
+    """The names of `sizes` (their costs, in `tir` ops) in chunks of about
+    equal cost, the largest first, each to the lightest chunk: `jobs`
+    chunks (at most one a name), or by default as many as `compile_jobs()`
+    and `MIN_CHUNK_OPS` allow; one in a daemonic process (a
+    `multiprocessing` pool's worker), which may not start any."""
+    if multiprocessing.current_process().daemon:
+        return [list(sizes)]
     if jobs is None:
         jobs = min(compile_jobs(), int(sum(sizes.values()) // MIN_CHUNK_OPS))
     chunks: list[list[str]] = [[] for _ in range(max(1, min(jobs, len(sizes))))]
     loads = [0.0] * len(chunks)
     for name in sorted(sizes, key=sizes.__getitem__, reverse=True):
-        lightest = loads.index(min(loads))  # the largest first, to the lightest
+        lightest = loads.index(min(loads))
         chunks[lightest].append(name)
         loads[lightest] += sizes[name]
     return chunks
@@ -152,13 +162,14 @@ def restrict(module: ModuleOp, chunk: Collection[str]) -> ModuleOp:
     return module
 
 
-WorkerResult = ObjectCode | str | None
-"""A worker's answer: its code, None for a `HeteroError`, or a traceback."""
+WorkerResult = ObjectCode | list[Any] | str | None
+"""A worker's answer: its code (object code, or PTX modules), None for a
+`HeteroError`, or a traceback."""
+
+Code = TypeVar("Code", ObjectCode, list[Any])
 
 
-def run_forked(
-    work: Callable[[int], ObjectCode], count: int
-) -> list[ObjectCode] | None:
+def run_forked(work: Callable[[int], Code], count: int) -> list[Code] | None:
     """`work(i)` for each `i < count`, each in a forked process of its own.
 
     None if one raised a `HeteroError`: the caller reproduces it in this
@@ -187,11 +198,11 @@ def run_forked(
             gc.unfreeze()
     results = [_receive(process, receiver) for process, receiver in workers]
     if failures := [r for r in results if isinstance(r, str)]:
-        raise RuntimeError(f"compile_cpu: a compile worker failed:\n{failures[0]}")
+        raise RuntimeError(f"a compile worker failed:\n{failures[0]}")
     return None if None in results else results  # type: ignore[return-value]
 
 
-def _worker(work: Callable[[int], ObjectCode], index: int, sender: Connection) -> None:
+def _worker(work: Callable[[int], Code], index: int, sender: Connection) -> None:
     result: WorkerResult
     try:
         result = work(index)

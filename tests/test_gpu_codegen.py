@@ -397,6 +397,33 @@ def test_handwritten_kernel_for_each_arch(arch: str, tmp_path: Path) -> None:
     assemble(ptx, tmp_path)
 
 
+def _kernels(count: int) -> str:
+    """`count` copies of the handwritten kernel, each its own `gpu.module`."""
+    text = HANDWRITTEN.replace("ARCH", "sm_90")
+    return "\n".join(text.replace("@k(", f"@k{i}(") for i in range(count))
+
+
+def test_kernels_compile_in_workers_to_the_same_ptx() -> None:
+    """Two processes share the `gpu.module`s out: the PTX is what one
+    process makes, in the module's order; the module's own `gpu.module`s
+    are left unlowered (the workers lowered their copies)."""
+    serial, parallel = parse_module(_kernels(3)), parse_module(_kernels(3))
+    assert compile_gpu(parallel, jobs=2) == compile_gpu(serial, jobs=1)
+    kinds = [
+        {op.name for op in module.walk()} & {"gpu.func", "llvm.func"}
+        for module in (serial, parallel)
+    ]
+    assert kinds == [{"llvm.func"}, {"gpu.func"}]
+
+
+def test_an_error_in_a_compile_worker_is_located_here() -> None:
+    """The worker's error is raised again in this process, at the op of the
+    module given (line 16: the first kernel's `math.erf`)."""
+    text = _kernels(2).replace("math.log", "math.erf", 1)
+    with pytest.raises(HeteroError, match=r"^<string>:16:\d+: .*'math.erf' is a C library"):
+        compile_gpu(parse_module(text), jobs=2)
+
+
 def test_unsupported_math_is_a_diagnostic() -> None:
     """Not an LLVM abort: a located error naming the op."""
     text = HANDWRITTEN.replace("ARCH", "sm_90").replace("math.log", "math.erf")
