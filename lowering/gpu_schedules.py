@@ -207,8 +207,17 @@ def tiled_product(
     acc = body.alloc([PER_THREAD * PER_THREAD], element, "local")
     a_values = body.alloc([PER_THREAD], element, "local")
     b_values = body.alloc([PER_THREAD], element, "local")
-    clear, i = body.loop(PER_THREAD * PER_THREAD, tir.ForKind.UNROLLED)
-    clear.store(body.constant(0.0, element), acc, [i])
+
+    def tile_loops(f: Emitter) -> tuple[SSAValue, Emitter, SSAValue]:
+        """`unrolled` loops over the register tile's rows, then its columns
+        (each within `convert-tir-to-scf`'s `MAX_UNROLL`): the row, the
+        inner loop's body, the column."""
+        rows_e, i = f.loop(PER_THREAD, tir.ForKind.UNROLLED)
+        return i, *rows_e.loop(PER_THREAD, tir.ForKind.UNROLLED)
+
+    i, clear, j = tile_loops(body)
+    at = [clear.add(clear.mul(i, PER_THREAD), j)]
+    clear.store(body.constant(0.0, element), acc, at)
     tid = body.add(body.mul(ty, side), tx)
     row0, col0 = body.mul(by, BLOCK), body.mul(bx, BLOCK)
 
@@ -238,12 +247,6 @@ def tiled_product(
         for a, a_place, b, b_place in staged:
             f.store(a, a_tile, [f.add(a_base, a_place)])
             f.store(b, b_tile, [f.add(b_base, b_place)])
-
-    def tile_loops(f: Emitter) -> tuple[SSAValue, Emitter, SSAValue]:
-        """`unrolled` loops over the register tile's rows, then its columns:
-        the row, the inner loop's body, the column."""
-        rows_e, i = f.loop(PER_THREAD, tir.ForKind.UNROLLED)
-        return i, *rows_e.loop(PER_THREAD, tir.ForKind.UNROLLED)
 
     # The first K step is staged before the loop; each iteration fetches the
     # next (the last one fetches itself again, unused) while it multiplies
