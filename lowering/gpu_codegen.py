@@ -18,18 +18,16 @@ are left as they are (lowered to `gpu.launch_func`s).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
 import llvmlite.binding as llvm_binding
 from hetero.dialects.target import TargetAttr
 from hetero.lowering.conversion import nested_ops
-from hetero.lowering.convert_gpu_to_nvvm import (
-    ConvertGpuToNVVMPass,
-    lower_device_module,
-)
+from hetero.lowering.convert_gpu_to_nvvm import lower_device_module
 from hetero.lowering.convert_tir_to_gpu import NOALIAS, TARGET, ConvertTirToGpuPass
-from hetero.lowering.parallel_compile import balance, run_forked
+from hetero.lowering.parallel_compile import balance, start_forked
 from hetero.runtime.llvmir import to_llvmlite
 from hetero.utils.diagnostics import HeteroError
 from llvmlite import ir
@@ -151,22 +149,39 @@ def compile_gpu(
     `parallel_compile.compile_jobs()` and `MIN_CHUNK_OPS` allow).  The
     `gpu.module`s are lowered in place when this process emits them, and
     left as `convert-tir-to-gpu` made them when workers do."""
+    return start_compile_gpu(module, ctx, jobs)()
+
+
+def start_compile_gpu(
+    module: ModuleOp, ctx: Context | None = None, jobs: int | None = None
+) -> Callable[[], list[PtxModule]]:
+    """`compile_gpu`, returning once its workers are started: calling what
+    it returns waits for their PTX, or emits it in this process (without
+    workers, or to raise a worker's error again here).  Meanwhile this
+    process may compile the host code, and may take the `gpu.module`s out
+    of `module`; it must leave them whole."""
     ctx = ctx or Context()
     ConvertTirToGpuPass().apply(ctx, module)
-    devices = {op.sym_name.data: op for op in module.ops if isinstance(op, gpu.ModuleOp)}
-    sizes = {name: float(len(nested_ops(op))) for name, op in devices.items()}
+    devices = [op for op in module.ops if isinstance(op, gpu.ModuleOp)]
+    sizes = {op.sym_name.data: float(len(nested_ops(op))) for op in devices}
     chunks = balance(sizes, jobs)
+    by_name = {op.sym_name.data: op for op in devices}
+    pending = None
     if len(chunks) > 1:
-        results = run_forked(
-            lambda i: [_lower_and_emit(devices[name], ctx) for name in chunks[i]],
+        pending = start_forked(
+            lambda i: [_lower_and_emit(by_name[name], ctx) for name in chunks[i]],
             len(chunks),
         )
+
+    def finish() -> list[PtxModule]:
+        results = pending() if pending is not None else None
         if results is not None:
             emitted = {ptx.name: ptx for chunk in results for ptx in chunk}
-            return [emitted[name] for name in devices]
-        # A worker's HeteroError: lowering the modules here raises it again.
-    ConvertGpuToNVVMPass().apply(ctx, module)
-    return [emit_ptx(op) for op in module.ops if isinstance(op, gpu.ModuleOp)]
+            return [emitted[op.sym_name.data] for op in devices]
+        # Here: no workers, or a worker's HeteroError, which this raises again.
+        return [_lower_and_emit(op, ctx) for op in devices]
+
+    return finish
 
 
 def _lower_and_emit(device: gpu.ModuleOp, ctx: Context) -> PtxModule:

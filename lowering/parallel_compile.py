@@ -175,6 +175,14 @@ def run_forked(work: Callable[[int], Code], count: int) -> list[Code] | None:
     None if one raised a `HeteroError`: the caller reproduces it in this
     process, where the error's op is one of its own.  Any other failure is
     a `RuntimeError` with the worker's traceback."""
+    return start_forked(work, count)()
+
+
+def start_forked(
+    work: Callable[[int], Code], count: int
+) -> Callable[[], list[Code] | None]:
+    """`run_forked`, returning once the workers are started: calling what it
+    returns waits for their answers.  This process may work meanwhile."""
     context = multiprocessing.get_context("fork")
     workers = []
     thaw = gc.get_freeze_count() == 0
@@ -196,10 +204,14 @@ def run_forked(work: Callable[[int], Code], count: int) -> list[Code] | None:
     finally:
         if thaw:
             gc.unfreeze()
-    results = [_receive(process, receiver) for process, receiver in workers]
-    if failures := [r for r in results if isinstance(r, str)]:
-        raise RuntimeError(f"a compile worker failed:\n{failures[0]}")
-    return None if None in results else results  # type: ignore[return-value]
+
+    def answers() -> list[Code] | None:
+        results = [_receive(process, receiver) for process, receiver in workers]
+        if failures := [r for r in results if isinstance(r, str)]:
+            raise RuntimeError(f"a compile worker failed:\n{failures[0]}")
+        return None if None in results else results  # type: ignore[return-value]
+
+    return answers
 
 
 def _worker(work: Callable[[int], Code], index: int, sender: Connection) -> None:

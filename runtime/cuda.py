@@ -38,7 +38,7 @@ from hetero.dialects import tir
 from hetero.lowering.convert_tir_to_gpu import is_gpu
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.cpu_codegen import codegen_options
-from hetero.lowering.gpu_codegen import KernelInfo, PtxModule, compile_gpu
+from hetero.lowering.gpu_codegen import KernelInfo, PtxModule, start_compile_gpu
 from hetero.lowering.lower_gpu_launch import (
     LAUNCH_STUB,
     LAUNCH_SUFFIX,
@@ -670,11 +670,15 @@ def compile_cuda(module: ModuleOp, ctx: Context | None = None) -> GpuProgram:
     options = codegen_options(module)
     for split in SPLIT_PASSES:
         split.apply(ctx, module)
-    kernels = compile_gpu(module, ctx)
+    # The kernels compile in workers while this process compiles the host
+    # code, without the `gpu.module`s (`lower-gpu-launch` would erase them).
+    kernels = start_compile_gpu(module, ctx)
+    for device in [op for op in module.ops if isinstance(op, gpu.ModuleOp)]:
+        module.body.block.detach_op(device)
     ConvertTirToScfPass().apply(ctx, module)
     mark_device_callers(module)
     LowerGpuLaunchPass().apply(ctx, module)
     lower_to_llvm(module, ctx=ctx)
     define_launchers(module)
     link = [launch_stubs(module)]
-    return GpuProgram(CpuModule(module, link=link, **options), kernels)
+    return GpuProgram(CpuModule(module, link=link, **options), kernels())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import hetero
@@ -19,6 +20,7 @@ import numpy as np
 import pytest
 from hetero.context import parse_module
 from hetero.interpreter.relay import run
+from hetero.lowering import gpu_codegen, parallel_compile
 from hetero.runtime import cuda
 from test_relay_to_native import PROGRAMS
 
@@ -126,6 +128,27 @@ def test_corpus_compiles_for_the_gpu(name: str) -> None:
     compiled = hetero.compile(on_gpu(*GPU_PROGRAMS[name]))
     assert isinstance(compiled.native, cuda.GpuProgram)
     assert compiled.native.kernels
+
+
+def test_kernels_compile_in_workers_beside_the_host_code(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With workers (chunks of any size here), `compile_cuda` gets the PTX
+    that one process makes, while it compiles the host code."""
+    text = on_gpu(*GPU_PROGRAMS["conv2d+bias+relu"])  # two kernels
+    started: list[int] = []
+
+    def start_forked(work: Callable[[int], list[object]], count: int) -> object:
+        started.append(count)
+        return parallel_compile.start_forked(work, count)
+
+    monkeypatch.setattr(gpu_codegen, "start_forked", start_forked)
+    monkeypatch.setattr(parallel_compile, "MIN_CHUNK_OPS", 1)
+    monkeypatch.setenv(parallel_compile.JOBS_VARIABLE, "1")
+    alone = hetero.compile(text).native.kernels
+    monkeypatch.setenv(parallel_compile.JOBS_VARIABLE, "2")
+    shared = hetero.compile(text).native.kernels
+    assert started == [2] and len(alone) == 2 and shared == alone
 
 
 @pytest.mark.skipif(NO_GPU is None, reason="a GPU is present")
