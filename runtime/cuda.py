@@ -216,6 +216,7 @@ class DeviceArray(_Allocation):
                 f"to or from {tuple(shape)} {np.dtype(dtype)}"
             )
 
+
 _SCALARS: dict[type[Attribute] | int, np.dtype[Any]] = {
     Float32Type: np.dtype(np.float32),
     Float64Type: np.dtype(np.float64),
@@ -487,17 +488,24 @@ def _libcuda() -> ctypes.CDLL:
     return ctypes.CDLL("libcuda.so.1")
 
 
+@cache
+def _prefetch() -> Callable[..., int] | None:
+    """The driver's `cuMemPrefetchAsync_v2`, typed; None before CUDA 12.2."""
+    prefetch = getattr(_libcuda(), "cuMemPrefetchAsync_v2", None)
+    if prefetch is not None:
+        prefetch.argtypes = [
+            ctypes.c_uint64, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint, ctypes.c_void_p
+        ]
+    return prefetch
+
+
 def _prefetch_to_device(address: int, nbytes: int) -> None:
     """Moves managed memory the host just wrote to the GPU in one transfer,
     ahead of the kernels on the default stream, rather than a page fault at
     a time as they read it (on an H200, ResNet-50's first convolution took
     0.78 ms while it faulted the input image over).  A hint: ignored where
     the driver or the device cannot prefetch."""
-    prefetch = getattr(_libcuda(), "cuMemPrefetchAsync_v2", None)
-    if prefetch is not None:
-        prefetch.argtypes = [
-            ctypes.c_uint64, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint, ctypes.c_void_p
-        ]
+    if (prefetch := _prefetch()) is not None:
         prefetch(address, nbytes, PREFETCH_TO_DEVICE, 0, None)
 
 
