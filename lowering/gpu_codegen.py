@@ -162,14 +162,12 @@ def start_compile_gpu(
     of `module`; it must leave them whole."""
     ctx = ctx or Context()
     ConvertTirToGpuPass().apply(ctx, module)
-    devices = [op for op in module.ops if isinstance(op, gpu.ModuleOp)]
-    sizes = {op.sym_name.data: float(len(nested_ops(op))) for op in devices}
-    chunks = balance(sizes, jobs)
-    by_name = {op.sym_name.data: op for op in devices}
+    devices = {op.sym_name.data: op for op in module.ops if isinstance(op, gpu.ModuleOp)}
+    chunks = balance({name: float(len(nested_ops(op))) for name, op in devices.items()}, jobs)
     pending = None
     if len(chunks) > 1:
         pending = start_forked(
-            lambda i: [_lower_and_emit(by_name[name], ctx) for name in chunks[i]],
+            lambda i: [_lower_and_emit(devices[name], ctx) for name in chunks[i]],
             len(chunks),
         )
 
@@ -177,9 +175,9 @@ def start_compile_gpu(
         results = pending() if pending is not None else None
         if results is not None:
             emitted = {ptx.name: ptx for chunk in results for ptx in chunk}
-            return [emitted[op.sym_name.data] for op in devices]
+            return [emitted[name] for name in devices]
         # Here: no workers, or a worker's HeteroError, which this raises again.
-        return [_lower_and_emit(op, ctx) for op in devices]
+        return [_lower_and_emit(op, ctx) for op in devices.values()]
 
     return finish
 
