@@ -11,6 +11,17 @@ operands the kernel ABI (pointer, then dynamic sizes) and the stub receives
 exactly the kernel's parameters.  `hetero.runtime.cuda.launch_stubs` defines
 the stubs (`cuLaunchKernel` through the CUDA driver, no Python in the loop).
 
+Launches are asynchronous: a stub queues its kernel and returns, and the host
+waits only where it is about to touch memory.  In every launching function,
+`func.call @hetero_cuda_wait()` (`WAIT`) goes before the first op after a
+launch that may read, write or free memory on the host (an op whose memory
+effects say so or are unknown: a host loop, a call of CPU code, a
+`memref.dealloc`); the runtime's wait synchronises the GPU only if work is
+pending.  A call of a launching function may leave work pending too, so the
+callers of launching functions are launching functions themselves
+(`hetero.launches_kernels`, transitively), and a block starts as if work were
+pending: the pass never needs to know what came before it.
+
 Buffers of a function that launches kernels must be reachable from the GPU:
 its stack buffers (`memref.alloca`) become `memref.alloc`s, freed at the end
 of their block, and the runtime allocates that function's heap buffers as
@@ -29,6 +40,7 @@ from hetero.utils.symbols import enclosing
 from xdsl.context import Context
 from xdsl.dialects import func, gpu, memref
 from xdsl.dialects.builtin import IndexType, ModuleOp, UnitAttr
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
@@ -37,7 +49,7 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import SymbolTable
+from xdsl.traits import MemoryEffectKind, ReturnLike, SymbolTable, get_effects
 
 LAUNCH_SUFFIX = ".launch"
 """`@k.launch` launches the kernel `@k`."""
@@ -46,7 +58,12 @@ LAUNCH_STUB = "hetero.launch_stub"
 """Marks a stub's declaration; its value is unit (the kernel is the name's stem)."""
 
 LAUNCHES = "hetero.launches_kernels"
-"""Marks a host function that launches kernels (its buffers are managed memory)."""
+"""Marks a host function that launches kernels, or calls one that does (its
+buffers are managed memory, and it may return with GPU work pending); a
+declaration so marked is an external function queuing GPU work (cuBLAS)."""
+
+WAIT = "hetero_cuda_wait"
+"""`func.call @hetero_cuda_wait()`: the host waits for the GPU work queued so far."""
 
 
 class LaunchLowering(RewritePattern):
@@ -106,6 +123,63 @@ class StackBufferToHeap(RewritePattern):
         rewriter.insert(memref.DeallocOp.get(heap), InsertPoint.before(block.last_op))
 
 
+def _mark_callers(module: ModuleOp) -> set[str]:
+    """Mark `LAUNCHES` the callers of functions queuing GPU work, transitively;
+    the names of all functions that queue GPU work, stubs included."""
+    functions = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    callees = {
+        f: {op.callee.string_value() for op in f.walk() if isinstance(op, func.CallOp)}
+        for f in functions
+    }
+    marked = {f.sym_name.data for f in functions if _queues_gpu_work(f)}
+    while grown := {
+        f.sym_name.data
+        for f in functions
+        if f.sym_name.data not in marked and callees[f] & marked
+    }:
+        marked |= grown
+        for f in functions:
+            if f.sym_name.data in grown:
+                f.attributes[LAUNCHES] = UnitAttr()
+    return marked
+
+
+def _queues_gpu_work(function: func.FuncOp) -> bool:
+    return LAUNCHES in function.attributes or LAUNCH_STUB in function.attributes
+
+
+def _touches_host_memory(op: Operation) -> bool:
+    """Whether the host may read, write or free memory in `op` (what the GPU
+    may still be using); only allocation and effect-free ops may not."""
+    if op.has_trait(ReturnLike):
+        return False
+    effects = get_effects(op)
+    return effects is None or any(e.kind != MemoryEffectKind.ALLOC for e in effects)
+
+
+def _wait_before_host_accesses(block: Block, asynchronous: set[str]) -> bool:
+    """A wait before each op of `block` that touches host memory with GPU work
+    possibly pending (after a call of an `asynchronous` function, or from the
+    block's start); regions that queue work get their own.  Whether a wait went in."""
+    pending, waited = True, False
+    for op in list(block.ops):
+        queues = [
+            o
+            for o in op.walk()
+            if isinstance(o, func.CallOp) and o.callee.string_value() in asynchronous
+        ]
+        if queues and queues != [op]:
+            for region in op.regions:
+                for inner in region.blocks:
+                    waited |= _wait_before_host_accesses(inner, asynchronous)
+        if queues:
+            pending = True
+        elif pending and _touches_host_memory(op):
+            block.insert_op_before(func.CallOp(WAIT, [], []), op)
+            pending, waited = False, True
+    return waited
+
+
 def _erase_device_modules(module: ModuleOp) -> None:
     """Drop the `gpu.module`s: they are compiled to PTX on their own, and the
     host module is then plain CPU code for `lower-to-llvm`."""
@@ -123,8 +197,17 @@ class LowerGpuLaunchPass(ModulePass):
         PatternRewriteWalker(LaunchLowering(), apply_recursively=False).rewrite_module(
             op
         )
+        asynchronous = _mark_callers(op)
         PatternRewriteWalker(
             StackBufferToHeap(), apply_recursively=False
         ).rewrite_module(op)
+        waits = [
+            _wait_before_host_accesses(block, asynchronous)
+            for f in op.ops
+            if isinstance(f, func.FuncOp) and f.sym_name.data in asynchronous
+            for block in f.body.blocks
+        ]
+        if any(waits) and SymbolTable.lookup_symbol(op, WAIT) is None:
+            op.body.block.add_op(func.FuncOp.external(WAIT, [], []))
         _erase_device_modules(op)
         op.attributes.pop("gpu.container_module", None)

@@ -17,11 +17,12 @@ value and device pointers as integers; the stubs (LLVM IR linked into the
 host module) store the scalars on the stack (cuBLAS' default host pointer
 mode), call the entry point through a global function pointer with the
 program's handle `@hetero.cublas.handle`, record the first failing status in
-`@hetero.cublas.status` and synchronise the context, as kernel launches do
-(the host may read the result next).  The pointers and the handle are filled
-in at the program's first call (`CublasBinding`), as `GpuProgram` does for
-the driver: the host code compiles, and is checked, where neither the
-library nor a GPU is present, and each program creates its handle once.
+`@hetero.cublas.status` and note that GPU work is queued, as kernel launches
+do (the host waits before it touches memory next: `lower-gpu-launch`).  The
+pointers and the handle are filled in at the program's first call
+(`CublasBinding`), as `GpuProgram` does for the driver: the host code
+compiles, and is checked, where neither the library nor a GPU is present,
+and each program creates its handle once.
 """
 
 from __future__ import annotations
@@ -102,7 +103,7 @@ def is_stub(name: str) -> bool:
 
 def _stub(function: str) -> str:
     """`@hetero_<function>`: scalars to stack slots, integers to pointers, the
-    call through `@hetero.cublas.<function>`, status, synchronisation."""
+    call through `@hetero.cublas.<function>`, status, work noted as queued."""
     scalar, signature = FUNCTIONS[function]
     kinds = signature.split()
     params, body, args = [], [], ["ptr %handle"]
@@ -126,9 +127,7 @@ def _stub(function: str) -> str:
         f'  %function = load ptr, ptr @"hetero.cublas.{function}"',
         f"  %rc = call i32 %function({', '.join(args)})",
         "  call void @hetero.cublas.check(i32 %rc)",
-        "  %synchronize = load ptr, ptr @hetero.cuda.cuCtxSynchronize",
-        "  %rc2 = call i32 %synchronize()",
-        "  call void @hetero.cuda.check(i32 %rc2)",
+        "  call void @hetero.cuda.queued()",
         "  ret void",
         "}",
     ])  # fmt: skip

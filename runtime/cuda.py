@@ -356,6 +356,7 @@ _SHIM_IR = """
 @hetero.cuda.cuMemFree_v2 = global ptr null
 @hetero.cuda.cuMemPrefetchAsync_v2 = global ptr null
 @hetero.cuda.status = global i32 0
+@hetero.cuda.pending = global i1 false
 
 define internal void @hetero.cuda.check(i32 %rc) {
   %failed = icmp ne i32 %rc, 0
@@ -364,6 +365,24 @@ define internal void @hetero.cuda.check(i32 %rc) {
   %record = and i1 %failed, %first
   %new = select i1 %record, i32 %rc, i32 %old
   store i32 %new, ptr @hetero.cuda.status
+  ret void
+}
+
+define internal void @hetero.cuda.queued() {
+  store i1 true, ptr @hetero.cuda.pending
+  ret void
+}
+
+define void @hetero_cuda_wait() {
+  %pending = load i1, ptr @hetero.cuda.pending
+  br i1 %pending, label %wait, label %done
+wait:
+  store i1 false, ptr @hetero.cuda.pending
+  %synchronize = load ptr, ptr @hetero.cuda.cuCtxSynchronize
+  %rc = call i32 %synchronize()
+  call void @hetero.cuda.check(i32 %rc)
+  br label %done
+done:
   ret void
 }
 
@@ -398,14 +417,16 @@ define void @hetero_cuda_free(ptr %pointer) {
   ret void
 }
 """
-"""Driver function pointers, the status, managed allocation (LLVM IR, linked in)."""
+"""Driver function pointers, the status, the wait for queued work
+(`lower-gpu-launch`'s `WAIT`: it synchronises only where a launch or a
+cuBLAS call came since the last), managed allocation (LLVM IR, linked in)."""
 
 
 def _launch_stub(declaration: llvm_dialect.FuncOp) -> str:
     """The definition of `@k.launch(gx, gy, gz, bx, by, bz, params...)`: the
     parameters stored to stack slots, `cuLaunchKernel` of `@k.function`'s
-    handle on the default stream, then `cuCtxSynchronize` (the host may read
-    the kernel's managed buffers next)."""
+    handle on the default stream; the stub returns at once, noting that work
+    is queued (the host waits where it touches memory next: `WAIT`)."""
     name = declaration.sym_name.data
     kernel = name.removesuffix(LAUNCH_SUFFIX)
     types = [str(convert_type(t)) for t in declaration.function_type.inputs.data]
@@ -433,9 +454,7 @@ def _launch_stub(declaration: llvm_dialect.FuncOp) -> str:
             "ptr %params, ptr null)"
         ),
         "  call void @hetero.cuda.check(i32 %rc)",
-        "  %synchronize = load ptr, ptr @hetero.cuda.cuCtxSynchronize",
-        "  %rc2 = call i32 %synchronize()",
-        "  call void @hetero.cuda.check(i32 %rc2)",
+        "  call void @hetero.cuda.queued()",
         "  ret void",
         "}",
     ]
@@ -629,36 +648,13 @@ def has_gpu_functions(module: ModuleOp) -> bool:
     )
 
 
-def mark_device_callers(module: ModuleOp) -> None:
-    """Mark `LAUNCHES` every host `func.func` whose buffers may reach the GPU:
-    those launching kernels or calling cuBLAS, and their callers, transitively
-    (an intermediate of `main_host` is a kernel's argument).  `lower-gpu-launch`
-    then moves their stack buffers to the heap and `launch_stubs` their heap
-    to managed memory."""
-    functions = [op for op in module.ops if isinstance(op, func_dialect.FuncOp)]
-    callees = {
-        f: {
-            op.callee.string_value()
-            for op in f.walk()
-            if isinstance(op, func_dialect.CallOp)
-        }
-        for f in functions
-    }
-    marked = {
-        f.sym_name.data
-        for f in functions
-        if any(isinstance(op, gpu.LaunchFuncOp) for op in f.walk())
-        or any(cublas.is_stub(name) for name in callees[f])
-    }
-    while grown := {
-        f.sym_name.data
-        for f in functions
-        if f.sym_name.data not in marked and callees[f] & marked
-    }:
-        marked |= grown
-    for f in functions:
-        if f.sym_name.data in marked:
-            f.attributes[LAUNCHES] = UnitAttr()
+def mark_cublas_stubs(module: ModuleOp) -> None:
+    """Mark `LAUNCHES` the declarations of the cuBLAS stubs: a call of one
+    queues GPU work, as a launch does.  `lower-gpu-launch` then marks their
+    callers, whose buffers become managed memory, and waits after them."""
+    for op in module.ops:
+        if isinstance(op, func_dialect.FuncOp) and cublas.is_stub(op.sym_name.data):
+            op.attributes[LAUNCHES] = UnitAttr()
 
 
 SPLIT_PASSES = (
@@ -684,7 +680,7 @@ def compile_cuda(module: ModuleOp, ctx: Context | None = None) -> GpuProgram:
     for device in [op for op in module.ops if isinstance(op, gpu.ModuleOp)]:
         module.body.block.detach_op(device)
     ConvertTirToScfPass().apply(ctx, module)
-    mark_device_callers(module)
+    mark_cublas_stubs(module)
     LowerGpuLaunchPass().apply(ctx, module)
     lower_to_llvm(module, ctx=ctx)
     define_launchers(module)

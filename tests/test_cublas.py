@@ -19,6 +19,7 @@ from __future__ import annotations
 import ctypes
 import re
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 import hetero
@@ -109,8 +110,20 @@ CASES = {
         "    %r = relay.matmul %m, %c : (tensor<4x5xf32>, tensor<5x3xf32>) -> tensor<4x3xf32>",
         ["tensor<4x6xf32>", "tensor<6x5xf32>", "tensor<5x3xf32>"], "tensor<4x3xf32>",
     ),
+    "then read on the CPU": f"""builtin.module attributes {{target.config = {CONFIG}}} {{
+  relay.func @main(%a: tensor<4x6xf32>, %b: tensor<6x5xf32>) -> tensor<4x5xf32> {{
+    %m = relay.matmul %a, %b : (tensor<4x6xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>
+    %g = relay.on_device %m to #target.vdevice<cuda> : tensor<4x5xf32>
+    %c = relay.on_device %g to #target.vdevice<cpu> : tensor<4x5xf32>
+    %r = relay.exp %c : tensor<4x5xf32>
+    %h = relay.on_device %r to #target.vdevice<cpu> : tensor<4x5xf32>
+    relay.return %h : tensor<4x5xf32>
+  }}
+}}""",
 }
-"""Partitions of GEMMs only: host code, no kernel."""
+"""Partitions of GEMMs only: host code, no kernel.  In the last, the host
+copies the GEMM's result to CPU memory and computes with it: it must wait for
+the GPU first (`lower-gpu-launch`'s wait)."""
 
 CALLS = {
     "batch matmul": "cublasSgemmStridedBatched",
@@ -272,17 +285,34 @@ def _column_major(address: int, rows: int, cols: int, ld: int, dtype: type) -> n
     return flat.reshape(cols, ld)[:, :rows].T
 
 
+_QUEUED: list[Callable[[], None]] = []
+"""The stand-in cuBLAS' work, done at the next `cuCtxSynchronize` as a GPU's
+would be: host code that reads a result without waiting sees poisoned memory."""
+
+
+def _synchronize() -> int:
+    while _QUEUED:
+        _QUEUED.pop(0)()
+    return 0
+
+
 def _gemm(dtype: type):
-    """A column-major GEMM on host memory, as cuBLAS computes it."""
+    """A column-major GEMM on host memory, as cuBLAS computes it: the scalars
+    read at the call (they are on the caller's stack), the matrices later."""
 
     def gemm(handle, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) -> int:
         assert handle == FAKE_HANDLE
         op_a = _column_major(a, *((k, m) if ta else (m, k)), lda, dtype)
         op_b = _column_major(b, *((n, k) if tb else (k, n)), ldb, dtype)
         out = _column_major(c, m, n, ldc, dtype)
-        product = (op_a.T if ta else op_a).astype(np.float64) @ (op_b.T if tb else op_b)
-        # As BLAS: with beta 0, C is not read (it may hold anything, NaNs too).
-        out[...] = alpha[0] * product + (beta[0] * out if beta[0] else 0)
+        scale, keep = alpha[0], beta[0]
+
+        def work() -> None:
+            product = (op_a.T if ta else op_a).astype(np.float64) @ (op_b.T if tb else op_b)
+            # As BLAS: with beta 0, C is not read (it may hold anything, NaNs too).
+            out[...] = scale * product + (keep * out if keep else 0)
+
+        _QUEUED.append(work)
         return 0
 
     return gemm
@@ -321,7 +351,7 @@ STAND_INS = {
     "hetero.cublas.cublasDgemm_v2": _gemm_type(_D)(_gemm(np.float64)),
     "hetero.cublas.cublasGemmEx": _gemm_type(_F, ex=True)(_gemm_ex),
     "hetero.cublas.cublasGemmStridedBatchedEx": _gemm_type(_F, ex=True, batched=True)(_batched_ex),
-    "hetero.cuda.cuCtxSynchronize": _SYNCHRONIZE(lambda: 0),
+    "hetero.cuda.cuCtxSynchronize": _SYNCHRONIZE(_synchronize),
     "hetero.cuda.cuMemAllocManaged": _ALLOC(_alloc),
     "hetero.cuda.cuMemFree_v2": _FREE(lambda address: 0 if _HOST_MEMORY.pop(address, None) is not None else 1),
     "hetero.cuda.cuMemPrefetchAsync_v2": _PREFETCH(
@@ -351,6 +381,7 @@ def test_host_code_calls_cublas_with_the_column_major_mapping(name: str) -> None
     _ALLOCATED.clear()
     _PREFETCHED.clear()
     host.function("main_host")(*inputs, out)
+    _synchronize()  # as GpuProgram does after the host function
     assert status.value == 0
     # Each managed allocation is prefetched to the device, whole.
     device = cuda.PREFETCH_TO_DEVICE

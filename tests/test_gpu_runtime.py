@@ -100,8 +100,8 @@ def test_both_ways_compiles_to_a_gpu_program(tmp_path: Path) -> None:
     assert isinstance(program, cuda.GpuProgram)
     [ptx] = program.kernels
     [kernel] = ptx.kernels
-    # The host launches through the driver's cuLaunchKernel, then synchronises,
-    # and its buffers are managed memory.
+    # The host launches through the driver's cuLaunchKernel (asynchronously:
+    # it waits before it touches memory), and its buffers are managed memory.
     host = program.host.llvm_ir()
     assert "@hetero.cuda.cuLaunchKernel" in host and f"@{kernel.name}.function" in host
     assert "@hetero.cuda.cuMemAllocManaged" in host

@@ -10,6 +10,9 @@
 // CHECK-NEXT: %[[T:.*]] = memref.alloc() : memref<70xf32>
 // CHECK: func.call @k.launch(%[[G:.*]], %[[O:.*]], %[[O]], %[[B:.*]], %[[O]], %[[O]], %[[A]], %[[T]]) : (index, index, index, index, index, index, memref<70xf32>, memref<70xf32>) -> ()
 // CHECK-NEXT: func.call @k.launch(%[[G]], %[[O]], %[[O]], %[[B]], %[[O]], %[[O]], %[[A]], %[[T]])
+// The host waits for the kernels before it frees their buffer
+// (lower-gpu-launch-wait.mlir has the rules).
+// CHECK-NEXT: func.call @hetero_cuda_wait() : () -> ()
 // CHECK-NEXT: memref.dealloc %[[T]] : memref<70xf32>
 // CHECK-NEXT: func.return
 // Functions without launches keep their stack buffers.
