@@ -29,12 +29,19 @@ from itertools import product
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
-from xdsl.dialects.builtin import AnyFloat, IndexType, IntegerType, Signedness, TensorType, i1
+from xdsl.dialects.builtin import (
+    AnyFloat,
+    IndexType,
+    IntegerType,
+    Signedness,
+    TensorType,
+    i1,
+)
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay
 from hetero.dialects.tir import ForKind
-from hetero.lowering.schedules import problem_schedule
+from hetero.lowering.schedules import problem_schedule, spreads_transposed
 from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D, Store
 from hetero.lowering.te_emit import Emitter, Index, Tensor, store_all
 from hetero.utils.diagnostics import HeteroError
@@ -102,6 +109,7 @@ UNARY: dict[type[Operation], Unary] = {
     relay.ClipOp: _clip,
 }
 """Elementwise unary op → its scalar function."""
+
 
 def _arith(op: type[Operation]) -> Binary:
     return lambda e, a, b: e.op(op(a, b))
@@ -186,7 +194,10 @@ BOOLEAN_BINARY: dict[type[Operation], Binary] = {
 }
 """Elementwise binary op → its scalar function on `i1` (see `BOOLEAN_UNARY`)."""
 
-SCALAR_TABLES: dict[int, dict[str, dict[type[Operation], Unary]] | dict[str, dict[type[Operation], Binary]]] = {
+SCALAR_TABLES: dict[
+    int,
+    dict[str, dict[type[Operation], Unary]] | dict[str, dict[type[Operation], Binary]],
+] = {
     1: {"float": UNARY, "int": INTEGER_UNARY, "bool": BOOLEAN_UNARY},
     2: {"float": BINARY, "int": INTEGER_BINARY, "bool": BOOLEAN_BINARY},
 }
@@ -224,7 +235,9 @@ def _element_kind(t: Attribute) -> str | None:
     return "bool" if t.width.data == 1 else "int"
 
 
-def _scalar_function(op: Operation, element_type: Attribute, arity: int) -> Callable[..., SSAValue]:
+def _scalar_function(
+    op: Operation, element_type: Attribute, arity: int
+) -> Callable[..., SSAValue]:
     """The scalar function of elementwise `op` (of `arity` operands) on
     `element_type`: from the float, signless integer or `i1` table
     (`SCALAR_TABLES`); a located error where the op has none for the type
@@ -271,7 +284,9 @@ def _where(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     shape = result_shape(op)
 
     def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
-        condition, x, y = (t.load(e, broadcast_indices(idx, shape, t.shape)) for t in inputs)
+        condition, x, y = (
+            t.load(e, broadcast_indices(idx, shape, t.shape)) for t in inputs
+        )
         return e.op(arith.SelectOp(condition, x, y))
 
     return Tensor(shape, _result_element(op), load)
@@ -681,7 +696,9 @@ def _dense(
         )
         return schedule(e, problem, e.target)
 
-    def operands(e: Emitter, idx: Sequence[Index], kk: Index) -> tuple[SSAValue, SSAValue]:
+    def operands(
+        e: Emitter, idx: Sequence[Index], kk: Index
+    ) -> tuple[SSAValue, SSAValue]:
         return x.load(e, [idx[0], kk]), w.load(e, [idx[1], kk])
 
     _plain_gemm(e, out, (m, n), k, x.element_type, operands, epilogue)
@@ -720,7 +737,9 @@ def _matmul(
         )
         return schedule(e, problem, e.target)
 
-    def operands(e: Emitter, idx: Sequence[Index], k: Index) -> tuple[SSAValue, SSAValue]:
+    def operands(
+        e: Emitter, idx: Sequence[Index], k: Index
+    ) -> tuple[SSAValue, SSAValue]:
         batch, (m, n) = idx[:-2], idx[-2:]
         a_idx = broadcast_indices(batch, batch_shape, a.shape[:-2]) + [m, k]
         b_idx = broadcast_indices(batch, batch_shape, b.shape[:-2]) + [k, n]
@@ -939,7 +958,9 @@ def _conv2d_transpose(
         channel = tap.add(base, c)
         pixel = data.load(tap, [n, channel, tap.div(row, sh), tap.div(col, sw)])
         weighted = weight.load(tap, [channel, o_in_group, ky, kx])
-        _accumulate(tap, out, [n, o, y, x], tap.op(arith.MulfOp(pixel, weighted)), arith.AddfOp)
+        _accumulate(
+            tap, out, [n, o, y, x], tap.op(arith.MulfOp(pixel, weighted)), arith.AddfOp
+        )
     _finish(e, out, result_shape(op), epilogue)
 
 
@@ -960,18 +981,25 @@ def _transposed_as_conv2d(
     spread input is one buffer; the zeros cost multiply-adds (a stride of
     2 makes 4 of them per real one), which the register-tiled schedule
     still does faster than the direct nest.  False (nothing emitted) where
-    there is no schedule or the padding exceeds the window's reach."""
+    there is no schedule, the padding exceeds the window's reach, or the op
+    is strided and the target's schedule does not take spread inputs
+    (`schedules.SPREADS_TRANSPOSED`)."""
     schedule = problem_schedule(e.target, Conv2D)
     (sh, sw), (dh, dw) = op.strides, op.dilation
     (pt, pl, pb, pr), (oph, opw) = op.padding, op.output_padding
     channels, out_per_group, kh, kw = weight.shape
     reach_h, reach_w = dh * (kh - 1), dw * (kw - 1)
     padding = (reach_h - pt, reach_w - pl, reach_h - pb + oph, reach_w - pr + opw)
-    if schedule is None or min(padding) < 0:
+    strided = (sh, sw) != (1, 1)
+    if (
+        schedule is None
+        or min(padding) < 0
+        or (strided and not spreads_transposed(e.target))
+    ):
         return False
     element = data.element_type
     batch, _, height, width = data.shape
-    if (sh, sw) != (1, 1):
+    if strided:
         spread_shape = (batch, channels, (height - 1) * sh + 1, (width - 1) * sw + 1)
 
         def spread_load(r: Emitter, idx: Sequence[Index]) -> SSAValue:
@@ -993,7 +1021,12 @@ def _transposed_as_conv2d(
         within = o if op.groups == 1 else r.rem(o, out_per_group)
         return weight.load(
             r,
-            [r.add(r.mul(group, group_channels), c), within, r.sub(kh - 1, ky), r.sub(kw - 1, kx)],
+            [
+                r.add(r.mul(group, group_channels), c),
+                within,
+                r.sub(kh - 1, ky),
+                r.sub(kw - 1, kx),
+            ],
         )
 
     problem = Conv2D(
@@ -1107,7 +1140,9 @@ def _blocked_max_pool(
     source = _window_taps(window, op, position, taps)
     tap_body: Emitter | None = window
     if _clamps_safely(op, sizes, result_shape(op)[2:4]):
-        source = [window.min(window.max(i, 0), size - 1) for i, size in zip(source, sizes)]
+        source = [
+            window.min(window.max(i, 0), size - 1) for i, size in zip(source, sizes)
+        ]
     else:
         inside = [window.in_range(i, 0, size) for i, size in zip(source, sizes)]
         tap_body = window.when(window.all_of(inside))
@@ -1173,8 +1208,10 @@ def _avg_pool(
     element = data.element_type
     _require_float(op, element)
     block = _pool_block(op)
-    if not block and isinstance(op, relay.AvgPool2DOp) and _scheduled_pool(
-        e, op, data, out, epilogue, average=True
+    if (
+        not block
+        and isinstance(op, relay.AvgPool2DOp)
+        and _scheduled_pool(e, op, data, out, epilogue, average=True)
     ):
         return
     rank = len(op.pool_size)
@@ -1270,7 +1307,9 @@ def is_epilogue(op: Operation) -> bool:
     """An elementwise op that an anchor can apply to each computed element
     and store where the anchor would (of the anchor's element type: not a
     comparison)."""
-    arithmetic = (type(op) in UNARY or type(op) in BINARY) and type(op) not in COMPARISONS
+    arithmetic = (type(op) in UNARY or type(op) in BINARY) and type(
+        op
+    ) not in COMPARISONS
     return arithmetic or isinstance(op, relay.BiasAddOp | relay.BatchNormOp)
 
 
@@ -1420,9 +1459,7 @@ def _lrn(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> 
     body.store(body.op(arith.DivfOp(x.load(body, idx), power)), out, idx)
 
 
-def _reduce(
-    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
-) -> None:
+def _reduce(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
     """out[kept] = sum (or mean) of x over the reduced dimensions: a parallel
     nest over the output, an inner serial nest over the reduced extents."""
     assert isinstance(op, relay.ReduceOp)
@@ -1461,6 +1498,4 @@ LAZY_TEMPLATES.update(
         relay.StridedSliceOp: _strided_slice,
     }
 )
-NEST_TEMPLATES.update(
-    {relay.LRNOp: _lrn, relay.SumOp: _reduce, relay.MeanOp: _reduce}
-)
+NEST_TEMPLATES.update({relay.LRNOp: _lrn, relay.SumOp: _reduce, relay.MeanOp: _reduce})

@@ -32,6 +32,17 @@ CONFIG = '#target.config<[#target.target<"llvm">, #target.target<"cuda">]>'
 
 GPU_PROGRAMS = {
     **PROGRAMS,
+    "conv2d, then max_pool2d": (
+        "%x: tensor<1x3x9x9xf32>, %w: tensor<4x3x3x3xf32>",
+        "tensor<1x4x5x5xf32>",
+        (
+            "%0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} "
+            ": (tensor<1x3x9x9xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x9x9xf32>\n"
+            "    %r = relay.nn.max_pool2d %0 {pool_size = array<i64: 3, 3>, "
+            "strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} "
+            ": (tensor<1x4x9x9xf32>) -> tensor<1x4x5x5xf32>"
+        ),
+    ),
     "grouped dilated conv2d, 2 images": (
         "%x: tensor<2x4x9x7xf32>, %w: tensor<6x2x3x2xf32>",
         "tensor<2x6x4x6xf32>",
@@ -135,7 +146,7 @@ def test_kernels_compile_in_workers_beside_the_host_code(
 ) -> None:
     """With workers (chunks of any size here), `compile_cuda` gets the PTX
     that one process makes, while it compiles the host code."""
-    text = on_gpu(*GPU_PROGRAMS["conv2d+bias+relu"])  # two kernels
+    text = on_gpu(*GPU_PROGRAMS["conv2d, then max_pool2d"])  # two kernels
     started: list[int] = []
 
     def start_forked(work: Callable[[int], list[object]], count: int) -> object:

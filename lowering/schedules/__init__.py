@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from hetero.dialects.target import TargetAttr
 from hetero.lowering import gpu_schedules
-from hetero.lowering.schedules import cpu, cpu_pool, cpu_winograd
+from hetero.lowering.schedules import cpu, cpu_pool, cpu_winograd, gpu_conv
 from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D
 from hetero.lowering.te_emit import Emitter
 from hetero.targets.kind import DeviceType
@@ -30,6 +30,7 @@ SCHEDULES: dict[tuple[DeviceType, type[Problem]], Schedule] = {
     (DeviceType.cpu, Conv2D): cpu.conv2d,  # type: ignore[dict-item]
     (DeviceType.cpu, Pool2D): cpu_pool.pool2d,  # type: ignore[dict-item]
     (DeviceType.cuda, Gemm): gpu_schedules.gemm,  # type: ignore[dict-item]
+    (DeviceType.cuda, Conv2D): gpu_conv.conv2d,  # type: ignore[dict-item]
 }
 """(device type, problem) → the schedule emitting its TIR."""
 
@@ -79,9 +80,26 @@ DATA_BLOCKS: dict[DeviceType, DataBlock] = {DeviceType.cpu: cpu.conv2d_data_bloc
 (`alter-data-layout` asks; a device type without an entry keeps `NCHW`)."""
 
 
+SPREADS_TRANSPOSED = {DeviceType.cpu}
+"""Device types whose conv2d schedule also runs strided transposed
+convolutions, on the input spread out with zeros (`lower-te`'s
+`conv2d_transpose`): a CPU's register tiles still do that faster than the
+direct nest, while a GPU thread of the direct nest skips the zeros and needs
+no buffer for the spread input."""
+
+
+def _device(target: TargetAttr | None) -> DeviceType:
+    return DeviceType.cpu if target is None else target.device_type
+
+
 def problem_schedule(
     target: TargetAttr | None, problem: type[Problem]
 ) -> Schedule | None:
     """The schedule for `problem` on `target` (no target: the host CPU)."""
-    device = DeviceType.cpu if target is None else target.device_type
-    return SCHEDULES.get((device, problem))
+    return SCHEDULES.get((_device(target), problem))
+
+
+def spreads_transposed(target: TargetAttr | None) -> bool:
+    """Whether strided transposed convolutions on `target` go through its
+    conv2d schedule (`SPREADS_TRANSPOSED`)."""
+    return _device(target) in SPREADS_TRANSPOSED
