@@ -1,13 +1,19 @@
 """GPU schedules of `lower-te`: how the compute templates become thread-bound TIR.
 
-Two pieces, for functions whose target is a GPU:
+Three pieces, for functions whose target is a GPU:
 
 * `GpuEmitter` (`lower-te`'s `EMITTERS`) — every loop nest that the templates ask to run in parallel
   over output elements (`Emitter.nest(shape, parallel=True)`: elementwise and
-  injective results, and the reductions — softmax rows, pools, conv2d — one
+  injective results, and the reductions — softmax rows, pools — one
   thread per output element) becomes one flat launch, `blockIdx.x` ×
   `threadIdx.x` (`THREADS` threads a block) over the flattened output, the
   output indices recovered by division, the last partial block guarded;
+* `split_sum` — a flat launch of sums (the conv2d schedule,
+  `hetero.lowering.schedules.gpu_conv`, and GEMMs of `DOT_ROWS` rows or
+  fewer), each in a register and stored once through the problem's store
+  (with its fused epilogue); where the outputs are too few to fill the GPU,
+  `lanes` threads share each output and add their partial sums through
+  shared memory;
 * `gemm` (the `(cuda, Gemm)` entry of `hetero.lowering.schedules.SCHEDULES`)
   — dense and (batched) matmul with shared-memory tiling: a block computes a
   `BLOCK`×`BLOCK` output tile with `(BLOCK/PER_THREAD)²` threads, each a
@@ -34,7 +40,7 @@ from typing import TYPE_CHECKING
 from hetero.dialects import tir
 from hetero.dialects.target import TargetAttr
 from hetero.lowering.te_emit import Emitter, Index
-from xdsl.dialects import gpu
+from xdsl.dialects import arith, gpu
 from xdsl.dialects import math as math_dialect
 from xdsl.ir import Attribute, Block, SSAValue
 
@@ -67,6 +73,26 @@ and 4 were 3 % and 8 % slower)."""
 
 PAD = 4
 """Padding of a shared tile's rows, against bank conflicts when K is contiguous."""
+
+DOT_ROWS = 4
+"""Products of this many rows or fewer are dot products (`split_sum`), not
+tiles: a tile of one row (a classifier's dense layer at batch 1) computed
+32 rows to keep one, in too few blocks (136 µs for ResNet-50's 1×2048 by
+2048×1000 on an H200)."""
+
+MIN_THREADS = 1 << 17
+"""Threads a launch of sums should reach before its outputs are split over
+lanes: an H100 or H200 holds 132 × 2048 threads at once, and half of that
+already hides the latency of the loads (2^16 and 2^18 were slower on
+ResNet-50's convolutions)."""
+
+MAX_LANES = 32
+"""The most threads an output gets."""
+
+MIN_TERMS = 8
+"""Terms (a convolution's input channels, a dot product's elements) each
+lane sums at least: with fewer, the exchange through shared memory costs
+more than the split saves."""
 
 
 class GpuEmitter(Emitter):
@@ -108,6 +134,107 @@ class GpuEmitter(Emitter):
                 0 if extent == 1 else inside.rem(inside.div(flat, stride), extent)
             )
         return inside, indices
+
+
+# ----------------------------------------------------------------------------
+# Sums split over lanes
+# ----------------------------------------------------------------------------
+
+SumLane = Callable[[Emitter, list[Index], Index, int, SSAValue], None]
+"""(emitter, output index, lane, lanes, accumulator): adds the lane's share
+of the output's sum into the `local` accumulator (element 0)."""
+
+
+def lanes(outputs: int, terms: int) -> int:
+    """The threads each of `outputs` sums of `terms` terms gets: the fewest
+    (a power of two) that make `MIN_THREADS`, within `MAX_LANES`, each lane
+    summing `MIN_TERMS` terms or more."""
+    count = 1
+    while (
+        outputs * count < MIN_THREADS
+        and count < MAX_LANES
+        and terms // (2 * count) >= MIN_TERMS
+    ):
+        count *= 2
+    return count
+
+
+def split_sum(
+    e: Emitter,
+    shape: Sequence[int],
+    count: int,
+    element: Attribute,
+    sum_lane: SumLane,
+    store: Callable[[Emitter, list[Index], SSAValue], None],
+    lane_fastest: bool = False,
+) -> None:
+    """One flat launch over the outputs of `shape`, `count` threads (lanes)
+    an output, each output's sum in registers and stored once (`store`: a
+    fused epilogue runs there).  With several lanes their partial sums meet
+    in `shared` memory at one barrier and the first lane adds them up.  A
+    block's threads are lane-major (a warp is one lane of 32 neighbouring
+    outputs: for sums whose neighbouring outputs read neighbouring elements)
+    or, `lane_fastest`, output-major (a warp is the lanes of 32 / count
+    outputs: for sums whose lanes read neighbouring elements)."""
+    assert isinstance(e, GpuEmitter)
+    outputs = math.prod(shape)
+    if outputs == 0:
+        return  # nothing to store, and a launch of no threads is an error
+    per_block = min(THREADS // count, outputs)
+    blocks = math.ceil(outputs / per_block)
+    grid, bx = e.bind(blocks, "blockIdx.x")
+    body, tx = grid.bind(per_block * count, "threadIdx.x")
+    lane: Index
+    if count == 1:
+        lane, slot = 0, tx
+    elif lane_fastest:
+        slot, lane = body.div(tx, count), body.rem(tx, count)
+    else:
+        lane, slot = body.div(tx, per_block), body.rem(tx, per_block)
+    flat = body.add(body.mul(bx, per_block), slot)
+    output = body.unflatten(flat, shape)
+    inside = True if blocks * per_block == outputs else body.less(flat, outputs)
+    acc = body.alloc([1], element, "local")
+    body.store(body.constant(0.0, element), acc, [0])
+    if (sums := body.when(inside)) is not None:
+        sum_lane(sums, output, lane, count, acc)
+        if count == 1:
+            store(sums, output, sums.load(acc, [0]))
+    if count == 1:
+        return
+
+    def place(f: Emitter, lane: Index) -> Index:
+        """Where a lane's partial sum goes: lane-fastest rows are padded by
+        one, so that the first lanes' reads fall in different banks."""
+        if lane_fastest:
+            return f.add(f.mul(slot, count + 1), lane)
+        return f.add(f.mul(lane, per_block), slot)
+
+    size = per_block * (count + 1) if lane_fastest else per_block * count
+    partial = body.alloc([size], element, "shared")
+    body.store(body.load(acc, [0]), partial, [place(body, lane)])
+    body.op(gpu.BarrierOp())
+    first = body.all_of([inside, body.less(lane, 1)])
+    if (last := body.when(first)) is not None:
+        total = last.load(partial, [place(last, 0)])
+        for other in range(1, count):
+            value = last.load(partial, [place(last, other)])
+            total = last.op(arith.AddfOp(total, value))
+        store(last, output, total)
+
+
+def _dot_lane(problem: Gemm, batch: Index) -> SumLane:
+    """A lane's share of `out(b, m, n)`: terms `k ≡ lane (mod lanes)`."""
+
+    def sum_lane(
+        e: Emitter, output: list[Index], lane: Index, count: int, acc: SSAValue
+    ) -> None:
+        m, n = output
+        terms, k = e.range(lane, problem.k, count)
+        a, b = problem.a(terms, batch, m, k), problem.b(terms, batch, k, n)
+        terms.store(terms.op(math_dialect.FmaOp(a, b, terms.load(acc, [0]))), acc, [0])
+
+    return sum_lane
 
 
 # ----------------------------------------------------------------------------
@@ -241,7 +368,9 @@ def tiled_product(
             staged.append((a, a_place, b, f.add(f.mul(kl, b_row), nl)))
         return staged
 
-    def put(f: Emitter, staged: list[tuple[SSAValue, Index, SSAValue, Index]], half: Index) -> None:
+    def put(
+        f: Emitter, staged: list[tuple[SSAValue, Index, SSAValue, Index]], half: Index
+    ) -> None:
         """Stores fetched values into tile `half` (0 or 1) of each operand."""
         a_base, b_base = f.mul(half, STEP * a_row), f.mul(half, STEP * b_row)
         for a, a_place, b, b_place in staged:
@@ -264,7 +393,9 @@ def tiled_product(
         (b_tile, b_base, b_row, tx, b_values),
     ):
         read, i = inner.loop(PER_THREAD, tir.ForKind.UNROLLED)
-        at = read.add(read.add(base, read.mul(kk, stride)), _owned(read, t, i, PER_THREAD, side))
+        at = read.add(
+            read.add(base, read.mul(kk, stride)), _owned(read, t, i, PER_THREAD, side)
+        )
         read.store(read.load(tile, [at]), values, [i])
     i, cols_e, j = tile_loops(inner)
     at = [cols_e.add(cols_e.mul(i, PER_THREAD), j)]
@@ -285,11 +416,25 @@ def tiled_product(
 
 def gemm(e: Emitter, problem: Gemm, target: TargetAttr | None) -> None:
     """The GPU schedule of `Gemm` problems (dense, matmul): one `blockIdx.z`
-    per batch element, then `tiled_product`."""
+    per batch element, then `tiled_product`, or, for `DOT_ROWS` rows or
+    fewer, dot products split over lanes (`split_sum`; lane-fastest where
+    `b` is contiguous along k, so that a warp reads both operands in runs)."""
     assert isinstance(e, GpuEmitter)
     body, batch = e, 0
     if problem.batch > 1:
         body, batch = e.bind(problem.batch, "blockIdx.z")
+    if problem.m <= DOT_ROWS:
+        shape = [problem.m, problem.n]
+        split_sum(
+            body,
+            shape,
+            lanes(math.prod(shape) * problem.batch, problem.k),
+            problem.element_type,
+            _dot_lane(problem, batch),
+            lambda t, output, value: problem.store(t, [batch, *output], value),
+            lane_fastest=problem.b_along_k,
+        )
+        return
     tiled_product(
         body,
         problem.m,
@@ -302,4 +447,3 @@ def gemm(e: Emitter, problem: Gemm, target: TargetAttr | None) -> None:
         lambda t, i, j, value: problem.store(t, [batch, i, j], value),
         problem.batch,
     )
-

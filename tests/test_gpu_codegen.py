@@ -177,7 +177,7 @@ def test_flat_schedule_layout() -> None:
 GEMMS: dict[str, tuple[list[list[int]], Build]] = {
     "dense-odd": ([[5, 7], [6, 7]], lambda p: relay.DenseOp(p[0], p[1])),
     "matmul-odd": ([[9, 4], [4, 3]], lambda p: relay.MatmulOp(p[0], p[1])),
-    "matmul-batched": ([[2, 3, 5], [5, 4]], lambda p: relay.MatmulOp(p[0], p[1])),
+    "matmul-batched": ([[2, 6, 5], [5, 4]], lambda p: relay.MatmulOp(p[0], p[1])),
 }
 
 

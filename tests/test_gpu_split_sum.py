@@ -1,5 +1,7 @@
-"""The GPU conv2d schedule (`lowering/schedules/gpu_conv.py`): outputs split
-over lanes where they are too few, the sum in a register, the epilogue fused.
+"""GPU sums split over lanes (`gpu_schedules.split_sum`): the conv2d
+schedule (`lowering/schedules/gpu_conv.py`) and the dot products of GEMMs of
+few rows.  Outputs are split where they are too few, the sum is a register,
+the epilogue is fused.
 
 Checked against the relay interpreter with the TIR interpreter, the threads
 of a block running concurrently where they meet at a barrier (test_gpu_codegen's
@@ -17,7 +19,7 @@ import pytest
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
 from hetero.interpreter.relay import evaluate_function, run
-from hetero.lowering.schedules import gpu_conv
+from hetero.lowering import gpu_schedules
 from hetero.runtime import cuda
 from hetero.transforms.lower_te import LowerTEPass
 from test_gpu_codegen import GPU, NO_GPU, _GpuInterpreterFunctions, _Lockstep, assemble
@@ -43,10 +45,18 @@ Ops = Callable[[Sequence[SSAValue]], list[Operation]]
         (7 * 7 * 512, 1, 1),  # depthwise
         (100, 24, 2),  # 24 channels: 12 a lane, not 6
         (100, 4096, 32),  # at most MAX_LANES
+        (1000, 2048, 32),  # a classifier's dense layer at batch 1
     ],
 )
 def test_lanes(outputs: int, channels: int, expected: int) -> None:
-    assert gpu_conv.lanes(outputs, channels) == expected
+    assert gpu_schedules.lanes(outputs, channels) == expected
+
+
+def _small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks of 16 threads, up to 4 lanes of one term or more."""
+    monkeypatch.setattr(gpu_schedules, "THREADS", 16)
+    monkeypatch.setattr(gpu_schedules, "MIN_TERMS", 1)
+    monkeypatch.setattr(gpu_schedules, "MAX_LANES", 4)
 
 
 def _module(shapes: Sequence[Sequence[int]], ops: Ops) -> ModuleOp:
@@ -84,7 +94,16 @@ CASES: dict[str, tuple[list[list[int]], Ops]] = {
     ),
     "bias-relu": ([[1, 8, 4, 4], [3, 8, 3, 3], [3]], _conv_bias_relu),
     "1x1": ([[1, 16, 3, 3], [5, 16, 1, 1]], _conv()),
+    "6 channels, 4 lanes": ([[1, 6, 4, 4], [2, 6, 3, 3]], _conv(padding=(1, 1, 1, 1))),
+    "dense, one row": ([[1, 37], [7, 37]], lambda p: [relay.DenseOp(p[0], p[1])]),
+    "dense, few rows": ([[4, 37], [7, 37]], lambda p: [relay.DenseOp(p[0], p[1])]),
+    "matmul, one row": ([[1, 37], [37, 9]], lambda p: [relay.MatmulOp(p[0], p[1])]),
+    "batched matmul": (
+        [[3, 2, 37], [3, 37, 5]],
+        lambda p: [relay.MatmulOp(p[0], p[1])],
+    ),
 }
+"""Convolutions, and GEMMs of `DOT_ROWS` rows or fewer (dense: lane-fastest)."""
 
 
 def _lower(
@@ -117,9 +136,7 @@ def test_split_outputs_sum_their_lanes(
     """Blocks of 16 threads, as many lanes as the channels allow (each lane
     one channel or more): the lanes' partial sums meet in shared memory at a
     barrier, and the threads run concurrently, as on a GPU."""
-    monkeypatch.setattr(gpu_conv, "THREADS", 16)
-    monkeypatch.setattr(gpu_conv, "MIN_CHANNELS", 1)
-    monkeypatch.setattr(gpu_conv, "MAX_LANES", 4)
+    _small_blocks(monkeypatch)
     module, inputs, expected = _lower(*CASES[name])
     ops = list(module.walk())
     assert any(isinstance(op, gpu.BarrierOp) for op in ops), "the outputs are split"
@@ -131,7 +148,7 @@ def test_split_outputs_sum_their_lanes(
 @pytest.mark.parametrize("name", CASES)
 def test_one_thread_an_output(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """Outputs enough to fill the GPU: no split, no barrier, no shared memory."""
-    monkeypatch.setattr(gpu_conv, "MIN_THREADS", 1)
+    monkeypatch.setattr(gpu_schedules, "MIN_THREADS", 1)
     module, inputs, expected = _lower(*CASES[name])
     assert not any(isinstance(op, gpu.BarrierOp) for op in module.walk())
     out = _run(module, inputs, expected.shape)
@@ -173,10 +190,10 @@ def test_a_late_resnet_convolution_is_one_split_kernel(tmp_path: Path) -> None:
     assert isinstance(program, cuda.GpuProgram)
     [ptx] = program.kernels
     [kernel] = ptx.kernels
-    lanes = gpu_conv.lanes(256 * 14 * 14, 256)
+    lanes = gpu_schedules.lanes(256 * 14 * 14, 256)
     assert lanes == 4
-    assert kernel.block == (gpu_conv.THREADS, 1, 1)
-    assert kernel.grid == (256 * 14 * 14 * lanes // gpu_conv.THREADS, 1, 1)
+    assert kernel.block == (gpu_schedules.THREADS, 1, 1)
+    assert kernel.grid == (256 * 14 * 14 * lanes // gpu_schedules.THREADS, 1, 1)
     assert "bar.sync" in ptx.ptx and ".shared" in ptx.ptx
     assert ".local" not in ptx.ptx  # the sum is in a register
     assemble(ptx, tmp_path)
@@ -186,4 +203,31 @@ def test_a_late_resnet_convolution_is_one_split_kernel(tmp_path: Path) -> None:
             for s in ([1, 256, 14, 14], [256, 256, 3, 3], [256])
         ]
         expected = run(parse_module(RESNET_LATE), *inputs)
+        np.testing.assert_allclose(compiled(*inputs), expected, rtol=1e-4, atol=1e-4)
+
+
+CLASSIFIER = """builtin.module attributes {target.config = #target.config<[#target.target<"cuda">]>} {
+  relay.func @main(%x: tensor<1x2048xf32>, %w: tensor<1000x2048xf32>, %b: tensor<1000xf32>) -> tensor<1x1000xf32> {
+    %0 = relay.nn.dense %x, %w : (tensor<1x2048xf32>, tensor<1000x2048xf32>) -> tensor<1x1000xf32>
+    %1 = relay.nn.bias_add %0, %b {axis = 1 : i64} : (tensor<1x1000xf32>, tensor<1000xf32>) -> tensor<1x1000xf32>
+    relay.return %1 : tensor<1x1000xf32>
+  }
+}"""
+"""ResNet-50's classifier at batch 1: one row."""
+
+
+def test_a_classifier_at_batch_one_is_dot_products(tmp_path: Path) -> None:
+    """32 lanes an output (8 outputs a block), not a 32×32 tile of one row."""
+    compiled = hetero.compile(CLASSIFIER)
+    [ptx] = compiled.native.kernels
+    [kernel] = ptx.kernels
+    assert kernel.block == (256, 1, 1) and kernel.grid == (1000 // 8, 1, 1)
+    assert "bar.sync" in ptx.ptx and ".local" not in ptx.ptx
+    assemble(ptx, tmp_path)
+    if NO_GPU is None:
+        inputs = [
+            RNG.standard_normal(s).astype(np.float32)
+            for s in ([1, 2048], [1000, 2048], [1000])
+        ]
+        expected = run(parse_module(CLASSIFIER), *inputs)
         np.testing.assert_allclose(compiled(*inputs), expected, rtol=1e-4, atol=1e-4)
