@@ -141,8 +141,11 @@ class GpuEmitter(Emitter):
 # ----------------------------------------------------------------------------
 
 SumLane = Callable[[Emitter, list[Index], Index, int, SSAValue], None]
-"""(emitter, output index, lane, lanes, accumulator): adds the lane's share
-of the output's sum into the `local` accumulator (element 0)."""
+"""(emitter, element index, lane, lanes, accumulators): adds the lane's share
+of the element's sums into the `local` accumulators (one a sum)."""
+
+SumStore = Callable[[Emitter, list[Index], Index, SSAValue], None]
+"""(emitter, element index, which of its sums, the sum): stores it."""
 
 
 def lanes(outputs: int, terms: int) -> int:
@@ -165,17 +168,19 @@ def split_sum(
     count: int,
     element: Attribute,
     sum_lane: SumLane,
-    store: Callable[[Emitter, list[Index], SSAValue], None],
+    store: SumStore,
     lane_fastest: bool = False,
+    width: int = 1,
 ) -> None:
-    """One flat launch over the outputs of `shape`, `count` threads (lanes)
-    an output, each output's sum in registers and stored once (`store`: a
-    fused epilogue runs there).  With several lanes their partial sums meet
-    in `shared` memory at one barrier and the first lane adds them up.  A
-    block's threads are lane-major (a warp is one lane of 32 neighbouring
-    outputs: for sums whose neighbouring outputs read neighbouring elements)
-    or, `lane_fastest`, output-major (a warp is the lanes of 32 / count
-    outputs: for sums whose lanes read neighbouring elements)."""
+    """One flat launch over the elements of `shape`, `count` threads (lanes)
+    an element, each of whose `width` sums is kept in a register and stored
+    once (`store`: a fused epilogue runs there).  With several lanes their
+    partial sums meet in `shared` memory at one barrier and the first lane
+    adds them up.  A block's threads are lane-major (a warp is one lane of
+    32 neighbouring elements: for sums whose neighbouring outputs read
+    neighbouring elements) or, `lane_fastest`, element-major (a warp is the
+    lanes of 32 / count elements: for sums whose lanes read neighbouring
+    elements)."""
     assert isinstance(e, GpuEmitter)
     outputs = math.prod(shape)
     if outputs == 0:
@@ -194,33 +199,39 @@ def split_sum(
     flat = body.add(body.mul(bx, per_block), slot)
     output = body.unflatten(flat, shape)
     inside = True if blocks * per_block == outputs else body.less(flat, outputs)
-    acc = body.alloc([1], element, "local")
-    body.store(body.constant(0.0, element), acc, [0])
+    acc = body.alloc([width], element, "local")
+    clear, j = body.loop(width, tir.ForKind.UNROLLED)
+    clear.store(body.constant(0.0, element), acc, [j])
     if (sums := body.when(inside)) is not None:
         sum_lane(sums, output, lane, count, acc)
         if count == 1:
-            store(sums, output, sums.load(acc, [0]))
+            each, j = sums.loop(width, tir.ForKind.UNROLLED)
+            store(each, output, j, each.load(acc, [j]))
     if count == 1:
         return
-
-    def place(f: Emitter, lane: Index) -> Index:
-        """Where a lane's partial sum goes: lane-fastest rows are padded by
-        one, so that the first lanes' reads fall in different banks."""
-        if lane_fastest:
-            return f.add(f.mul(slot, count + 1), lane)
-        return f.add(f.mul(lane, per_block), slot)
-
     size = per_block * (count + 1) if lane_fastest else per_block * count
-    partial = body.alloc([size], element, "shared")
-    body.store(body.load(acc, [0]), partial, [place(body, lane)])
+
+    def place(f: Emitter, lane: Index, j: Index) -> Index:
+        """Where a lane's partial sum `j` goes: one array per `j`, and
+        lane-fastest rows padded by one, so that the first lanes' reads
+        fall in different banks."""
+        if lane_fastest:
+            return f.add(f.add(f.mul(slot, count + 1), lane), f.mul(j, size))
+        return f.add(f.add(f.mul(lane, per_block), slot), f.mul(j, size))
+
+    partial = body.alloc([size * width], element, "shared")
+    each, j = body.loop(width, tir.ForKind.UNROLLED)
+    each.store(each.load(acc, [j]), partial, [place(each, lane, j)])
     body.op(gpu.BarrierOp())
     first = body.all_of([inside, body.less(lane, 1)])
     if (last := body.when(first)) is not None:
-        total = last.load(partial, [place(last, 0)])
-        for other in range(1, count):
-            value = last.load(partial, [place(last, other)])
-            total = last.op(arith.AddfOp(total, value))
-        store(last, output, total)
+        # Lane 0 adds the other lanes' partial sums to its own: TIR loops,
+        # which LLVM unrolls (copies here cost compile time: 32 lanes of 4).
+        each, j = last.loop(width, tir.ForKind.UNROLLED)
+        lanes_e, other = each.range(1, count, 1, tir.ForKind.UNROLLED)
+        value = lanes_e.load(partial, [place(lanes_e, other, j)])
+        lanes_e.store(lanes_e.op(arith.AddfOp(lanes_e.load(acc, [j]), value)), acc, [j])
+        store(each, output, j, each.load(acc, [j]))
 
 
 def _dot_lane(problem: Gemm, batch: Index) -> SumLane:
@@ -431,7 +442,7 @@ def gemm(e: Emitter, problem: Gemm, target: TargetAttr | None) -> None:
             lanes(math.prod(shape) * problem.batch, problem.k),
             problem.element_type,
             _dot_lane(problem, batch),
-            lambda t, output, value: problem.store(t, [batch, *output], value),
+            lambda t, output, _, value: problem.store(t, [batch, *output], value),
             lane_fastest=problem.b_along_k,
         )
         return

@@ -94,6 +94,10 @@ CASES: dict[str, tuple[list[list[int]], Ops]] = {
     ),
     "bias-relu": ([[1, 8, 4, 4], [3, 8, 3, 3], [3]], _conv_bias_relu),
     "1x1": ([[1, 16, 3, 3], [5, 16, 1, 1]], _conv()),
+    "grouped, 4 channels a thread": (
+        [[1, 4, 5, 5], [8, 2, 3, 3]],
+        _conv(padding=(1, 0, 1, 0), groups=2),
+    ),
     "6 channels, 4 lanes": ([[1, 6, 4, 4], [2, 6, 3, 3]], _conv(padding=(1, 1, 1, 1))),
     "dense, one row": ([[1, 37], [7, 37]], lambda p: [relay.DenseOp(p[0], p[1])]),
     "dense, few rows": ([[4, 37], [7, 37]], lambda p: [relay.DenseOp(p[0], p[1])]),
@@ -155,6 +159,26 @@ def test_one_thread_an_output(name: str, monkeypatch: pytest.MonkeyPatch) -> Non
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize(
+    ("weight", "groups", "expected"),
+    [
+        ([64, 16, 3, 3], 1, 4),
+        ([6, 2, 3, 3], 1, 2),
+        ([6, 2, 3, 3], 2, 1),
+        ([32, 1, 3, 3], 32, 1),
+    ],
+)
+def test_channels_a_thread(weight: list[int], groups: int, expected: int) -> None:
+    """Four output channels of one group a thread, or the most that divide them."""
+    module = _module([[1, weight[1] * groups, 6, 6], weight], _conv(groups=groups))
+    LowerTEPass().apply(Context(), module)
+    prim = next(op for op in module.ops if isinstance(op, tir.PrimFuncOp))
+    [acc] = [
+        op for op in prim.walk() if isinstance(op, tir.AllocOp) and op.scope == "local"
+    ]
+    assert acc.buffer.type.get_shape() == (expected,)
+
+
 def test_the_sum_stays_in_a_register_and_the_epilogue_is_fused() -> None:
     """One loop nest, launched once: the output is stored once per element,
     after the sum, with bias and ReLU applied (no second pass over it)."""
@@ -190,10 +214,10 @@ def test_a_late_resnet_convolution_is_one_split_kernel(tmp_path: Path) -> None:
     assert isinstance(program, cuda.GpuProgram)
     [ptx] = program.kernels
     [kernel] = ptx.kernels
-    lanes = gpu_schedules.lanes(256 * 14 * 14, 256)
-    assert lanes == 4
+    # Four channels a thread, 16 lanes each: 12 544 × 16 threads.
+    assert gpu_schedules.lanes(256 * 14 * 14 // 4, 256) == 16
     assert kernel.block == (gpu_schedules.THREADS, 1, 1)
-    assert kernel.grid == (256 * 14 * 14 * lanes // gpu_schedules.THREADS, 1, 1)
+    assert kernel.grid == (256 * 14 * 14 // 4 * 16 // gpu_schedules.THREADS, 1, 1)
     assert "bar.sync" in ptx.ptx and ".shared" in ptx.ptx
     assert ".local" not in ptx.ptx  # the sum is in a register
     assemble(ptx, tmp_path)
