@@ -16,6 +16,7 @@ BENCHMARKS = {
     "conv2d": ("bench.conv2d", "fp32 conv2d 1x64x56x56 3x3 vs NumPy im2col+matmul and onnxruntime"),
     "compile-time": ("bench.compile_time", "hetero.compile time of the benchmark programs, per pass"),
     "gpu-matmul": ("bench.gpu_matmul", "fp32 matmul 4096² from hetero's PTX vs cuBLAS (needs a GPU)"),
+    "gpu-onnx": ("bench.gpu_onnx", "ONNX models (squeezenet, resnet50) whole on the GPU vs PyTorch on cuDNN (needs a GPU)"),
     "blas": ("bench.blas", "fp32 matmul and an MLP through the BLAS partition vs NumPy"),
     "onnx": ("bench.onnx", "ONNX models (squeezenet, resnet50) imported and compiled vs onnxruntime, 1/2 threads; compile time vs TVM where installed"),
 }

@@ -79,6 +79,20 @@ def test_bench_onnx_arguments(capsys):
     assert "unknown model 'no_such_net'" in capsys.readouterr().err
 
 
+def test_bench_gpu_onnx_arguments(capsys):
+    """`python -m bench gpu-onnx`: the default models, a chosen one, and an
+    unknown one as argparse's one-line error (exit status 2)."""
+    pytest.importorskip("onnx")
+    from bench.gpu_onnx import MODELS, arguments
+
+    assert arguments([]) == list(MODELS)
+    assert arguments(["shufflenet"]) == ["shufflenet"]
+    with pytest.raises(SystemExit) as exit:
+        arguments(["no_such_net"])
+    assert exit.value.code == 2
+    assert "unknown model 'no_such_net'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "argv, expected",
     [([], (64, 128)), (["32", "5"], (32, 5))],

@@ -208,9 +208,10 @@ def test_device_copies_both_ways_run() -> None:
 
 
 @pytest.mark.skipif(NO_GPU is None, reason="a GPU is present")
-def test_gpu_matmul_bench_skips_without_a_gpu() -> None:
+@pytest.mark.parametrize("bench", ["gpu-matmul", "gpu-onnx"])
+def test_gpu_benches_skip_without_a_gpu(bench: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "bench", "gpu-matmul"],
+        [sys.executable, "-m", "bench", bench],
         cwd=Path(__file__).parent.parent,
         capture_output=True,
         check=False,
@@ -219,4 +220,4 @@ def test_gpu_matmul_bench_skips_without_a_gpu() -> None:
     assert result.returncode == 0, result.stderr
     machine, skipped = result.stdout.splitlines()[:2]
     assert machine.startswith("machine: ")
-    assert skipped.startswith("gpu-matmul: skipped: no GPU")
+    assert skipped.startswith(f"{bench}: skipped: no GPU")
