@@ -28,6 +28,7 @@ raising (tests skip with it).
 from __future__ import annotations
 
 import ctypes
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
@@ -513,7 +514,11 @@ def _prefetch() -> Callable[..., int] | None:
     prefetch = getattr(_libcuda(), "cuMemPrefetchAsync_v2", None)
     if prefetch is not None:
         prefetch.argtypes = [
-            ctypes.c_uint64, ctypes.c_size_t, ctypes.c_uint64, ctypes.c_uint, ctypes.c_void_p
+            ctypes.c_uint64,
+            ctypes.c_size_t,
+            ctypes.c_uint64,
+            ctypes.c_uint,
+            ctypes.c_void_p,
         ]
     return prefetch
 
@@ -537,6 +542,10 @@ class ManagedArray(_Allocation):
         self._allocate("cuMemAllocManaged", self.nbytes, 1)
         raw = (ctypes.c_byte * self.nbytes).from_address(int(self.pointer))
         self.array = np.frombuffer(raw, array.dtype, array.size).reshape(array.shape)
+        self.refill(array)
+
+    def refill(self, array: np.ndarray) -> None:
+        """Copies `array` (of this shape and type) in and sends it to the GPU."""
         self.array[...] = array
         _prefetch_to_device(int(self.pointer), self.nbytes)
 
@@ -566,13 +575,17 @@ class GpuProgram:
     `ResidentArray` is uploaded once and reused), runs the host function,
     reports the first failed driver or cuBLAS call (`CudaError`,
     `CublasError`) and copies the arrays back (they are shared, as on the
-    CPU)."""
+    CPU).  The managed buffers stay with the program for the next call with
+    arrays of the same shapes (`_staged`), and calls take turns (a lock):
+    they share those buffers and the host code's status."""
 
     def __init__(self, host: CpuModule, kernels: Sequence[PtxModule]):
         self.host = host
         self.kernels = tuple(kernels)
         self._modules: list[CudaModule] | None = None
         self._cublas: cublas.CublasBinding | None = None
+        self._staging: dict[tuple[str, int], ManagedArray] = {}
+        self._lock = threading.Lock()
 
     def _load(self) -> None:
         if self._modules is not None:
@@ -581,7 +594,9 @@ class GpuProgram:
         library = _libcuda()
         for name in DRIVER_FUNCTIONS:
             function = getattr(library, name, None)
-            self._store(f"hetero.cuda.{name}", ctypes.cast(function, ctypes.c_void_p).value)
+            self._store(
+                f"hetero.cuda.{name}", ctypes.cast(function, ctypes.c_void_p).value
+            )
         modules = [CudaModule(ptx) for ptx in self.kernels]
         for module in modules:
             for info in module.ptx.kernels:
@@ -601,13 +616,18 @@ class GpuProgram:
         host_function = self.host.function(name)
 
         def call(*args: object) -> None:
+            with self._lock:
+                run(args)
+
+        def run(args: Sequence[object]) -> None:
             self._load()
             status = ctypes.c_int32.from_address(self.host.global_address(STATUS))
             status.value = 0
             if self._cublas is not None:
                 self._cublas.reset()
             managed = [
-                ManagedArray(a) if isinstance(a, np.ndarray) else a for a in args
+                self._staged(name, i, a) if isinstance(a, np.ndarray) else a
+                for i, a in enumerate(args)
             ]
             host_function(*map(_host_argument, managed))
             device().synchronize()
@@ -621,6 +641,21 @@ class GpuProgram:
                     arg[...] = copy.array
 
         return call
+
+    def _staged(self, name: str, position: int, array: np.ndarray) -> ManagedArray:
+        """Argument `position` of `name` in managed memory: the last call's
+        buffer refilled where its array had this shape and type (allocating
+        and freeing managed memory took 0.2-0.3 ms a call on an H200, a
+        tenth of ResNet-50's inference), else a new one."""
+        staged = self._staging.get((name, position))
+        if staged is None or (staged.array.shape, staged.array.dtype) != (
+            array.shape,
+            array.dtype,
+        ):
+            staged = self._staging[name, position] = ManagedArray(array)
+        else:
+            staged.refill(array)
+        return staged
 
 
 def _host_argument(arg: object) -> object:

@@ -21,6 +21,7 @@ import re
 import warnings
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import hetero
 import numpy as np
@@ -31,6 +32,7 @@ from hetero.dialects import relay
 from hetero.interpreter.relay import element_dtype, run
 from hetero.runtime import cublas as cublas_runtime
 from hetero.runtime import cuda
+from hetero.runtime.cpu import CpuModule
 from hetero.targets.codegen import unavailable_reason
 from hetero.transforms.annotate_target import AnnotateTargetPass
 from hetero.transforms.external_codegen import ExternalCodegenPass, external_modules
@@ -360,6 +362,15 @@ STAND_INS = {
 }
 
 
+def _stand_in(host: CpuModule) -> None:
+    """The host code's driver and cuBLAS pointers set to `STAND_INS`."""
+    for global_name, function in STAND_INS.items():
+        address = host.global_address(global_name)
+        if address:
+            ctypes.c_void_p.from_address(address).value = ctypes.cast(function, _P).value
+    ctypes.c_void_p.from_address(host.global_address(cublas_runtime.HANDLE)).value = FAKE_HANDLE
+
+
 @pytest.mark.usefixtures("with_cublas")
 @pytest.mark.parametrize("name", CASES)
 def test_host_code_calls_cublas_with_the_column_major_mapping(name: str) -> None:
@@ -369,11 +380,7 @@ def test_host_code_calls_cublas_with_the_column_major_mapping(name: str) -> None
     program = hetero.compile(text, targets=TARGETS).native
     assert isinstance(program, cuda.GpuProgram)
     host = program.host
-    for global_name, function in STAND_INS.items():
-        address = host.global_address(global_name)
-        if address:
-            ctypes.c_void_p.from_address(address).value = ctypes.cast(function, _P).value
-    ctypes.c_void_p.from_address(host.global_address(cublas_runtime.HANDLE)).value = FAKE_HANDLE
+    _stand_in(host)
     status = ctypes.c_int32.from_address(host.global_address(cublas_runtime.STATUS))
     inputs = random_inputs(text)
     expected = run(parse_module(text), *inputs)
@@ -389,6 +396,36 @@ def test_host_code_calls_cublas_with_the_column_major_mapping(name: str) -> None
     assert ctypes.c_int32.from_address(host.global_address(cuda.STATUS)).value == 0
     assert not _HOST_MEMORY  # what was allocated was freed
     np.testing.assert_allclose(out, expected, rtol=tolerance(text), atol=tolerance(text))
+
+
+@pytest.mark.usefixtures("with_cublas")
+def test_calls_refill_the_managed_buffers_of_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A `GpuProgram` called on the CPU, the driver and cuBLAS stood in for:
+    a second call with arrays of the same shapes refills the first call's
+    managed buffers, and each call computes its own inputs' result."""
+    text = CASES["then read on the CPU"]
+    compiled = hetero.compile(text, targets=TARGETS)
+    program = compiled.native
+    made: list[tuple[int, ...]] = []
+
+    class Managed:
+        """Host memory standing in for managed memory."""
+
+        def __init__(self, array: np.ndarray) -> None:
+            made.append(array.shape)
+            self.array = array.copy()
+
+        def refill(self, array: np.ndarray) -> None:
+            self.array[...] = array
+
+    monkeypatch.setattr(cuda, "ManagedArray", Managed)
+    monkeypatch.setattr(cuda, "device", lambda: SimpleNamespace(synchronize=_synchronize))
+    monkeypatch.setattr(program, "_load", lambda: _stand_in(program.host))
+    for _ in range(2):
+        inputs = random_inputs(text)
+        expected = run(parse_module(text), *inputs)
+        np.testing.assert_allclose(compiled(*inputs), expected, rtol=1e-5, atol=1e-5)
+    assert made == [(4, 6), (6, 5), (4, 5)]  # a, b and the result: once
 
 
 # ----------------------------------------------------------------------------
