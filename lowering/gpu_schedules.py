@@ -83,8 +83,9 @@ tiles: a tile of one row (a classifier's dense layer at batch 1) computed
 MIN_THREADS = 1 << 17
 """Threads a launch of sums should reach before its outputs are split over
 lanes: an H100 or H200 holds 132 × 2048 threads at once, and half of that
-already hides the latency of the loads (2^16 and 2^18 were slower on
-ResNet-50's convolutions)."""
+already hides the latency of the loads (on ResNet-50's convolutions 2^16
+and 2^18 were slower with one output channel a thread, and 2^18 within
+the noise with four: docs/gpu.md)."""
 
 MAX_LANES = 32
 """The most threads an output gets."""
