@@ -432,6 +432,8 @@ def gemm(e: Emitter, problem: Gemm, target: TargetAttr | None) -> None:
     fewer, dot products split over lanes (`split_sum`; lane-fastest where
     `b` is contiguous along k, so that a warp reads both operands in runs)."""
     assert isinstance(e, GpuEmitter)
+    if problem.batch * problem.m * problem.n == 0:
+        return  # nothing to store, and a launch of no threads is an error
     body, batch = e, 0
     if problem.batch > 1:
         body, batch = e.bind(problem.batch, "blockIdx.z")

@@ -20,7 +20,8 @@ effects say so or are unknown: a host loop, a call of CPU code, a
 pending.  A call of a launching function may leave work pending too, so the
 callers of launching functions are launching functions themselves
 (`hetero.launches_kernels`, transitively), and a block starts as if work were
-pending: the pass never needs to know what came before it.
+pending: the pass never needs to know what came before it.  A wait already
+in place counts as one, so running the pass again adds none.
 
 Buffers of a function that launches kernels must be reachable from the GPU:
 its stack buffers (`memref.alloca`) become `memref.alloc`s, freed at the end
@@ -163,6 +164,9 @@ def _wait_before_host_accesses(block: Block, asynchronous: set[str]) -> bool:
     block's start); regions that queue work get their own.  Whether a wait went in."""
     pending, waited = True, False
     for op in list(block.ops):
+        if isinstance(op, func.CallOp) and op.callee.string_value() == WAIT:
+            pending = False  # waited already (the pass ran before)
+            continue
         queues = [
             o
             for o in op.walk()

@@ -347,6 +347,9 @@ struct of two `int`s, passed by value as one 64-bit word: `type | id << 32`)."""
 STATUS = "hetero.cuda.status"
 """Global of the host code: the first failing `CUresult` since it was cleared."""
 
+PENDING = "hetero.cuda.pending"
+"""Global of the host code: whether GPU work was queued since the last wait."""
+
 MANAGED_ALLOCATION = {"aligned_alloc": "hetero_cuda_alloc", "free": "hetero_cuda_free"}
 """Allocation functions of a launching host function → their managed-memory stubs."""
 
@@ -631,6 +634,8 @@ class GpuProgram:
             ]
             host_function(*map(_host_argument, managed))
             device().synchronize()
+            # Nothing is pending now: the next call's first wait is free.
+            ctypes.c_bool.from_address(self.host.global_address(PENDING)).value = False
             if status.value:
                 _check((_driver().CUresult(status.value),), f"a driver call of @{name}")
             if self._cublas is not None:

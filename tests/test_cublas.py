@@ -398,19 +398,12 @@ def test_host_code_calls_cublas_with_the_column_major_mapping(name: str) -> None
     np.testing.assert_allclose(out, expected, rtol=tolerance(text), atol=tolerance(text))
 
 
-@pytest.mark.usefixtures("with_cublas")
-def test_calls_refill_the_managed_buffers_of_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A `GpuProgram` called on the CPU, the driver and cuBLAS stood in for:
-    a second call with arrays of the same shapes refills the first call's
-    managed buffers, and each call computes its own inputs' result."""
-    text = CASES["then read on the CPU"]
-    compiled = hetero.compile(text, targets=TARGETS)
-    program = compiled.native
+def _called_on_the_cpu(monkeypatch: pytest.MonkeyPatch, program: cuda.GpuProgram) -> list[tuple[int, ...]]:
+    """`program`'s calls run on the CPU: the driver and cuBLAS stood in for,
+    host memory for managed memory; the shapes of the managed arrays made."""
     made: list[tuple[int, ...]] = []
 
     class Managed:
-        """Host memory standing in for managed memory."""
-
         def __init__(self, array: np.ndarray) -> None:
             made.append(array.shape)
             self.array = array.copy()
@@ -421,11 +414,32 @@ def test_calls_refill_the_managed_buffers_of_the_last(monkeypatch: pytest.Monkey
     monkeypatch.setattr(cuda, "ManagedArray", Managed)
     monkeypatch.setattr(cuda, "device", lambda: SimpleNamespace(synchronize=_synchronize))
     monkeypatch.setattr(program, "_load", lambda: _stand_in(program.host))
+    return made
+
+
+@pytest.mark.usefixtures("with_cublas")
+def test_calls_refill_the_managed_buffers_of_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second call with arrays of the same shapes refills the first call's
+    managed buffers, and each call computes its own inputs' result."""
+    text = CASES["then read on the CPU"]
+    compiled = hetero.compile(text, targets=TARGETS)
+    made = _called_on_the_cpu(monkeypatch, compiled.native)
     for _ in range(2):
         inputs = random_inputs(text)
         expected = run(parse_module(text), *inputs)
         np.testing.assert_allclose(compiled(*inputs), expected, rtol=1e-5, atol=1e-5)
     assert made == [(4, 6), (6, 5), (4, 5)]  # a, b and the result: once
+
+
+@pytest.mark.usefixtures("with_cublas")
+def test_a_call_leaves_no_work_pending(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host function of a lone GEMM returns with its work queued; the
+    call synchronises, and then nothing is pending for the next call."""
+    compiled = hetero.compile(CASES["dense"], targets=TARGETS)
+    _called_on_the_cpu(monkeypatch, compiled.native)
+    pending = ctypes.c_bool.from_address(compiled.native.host.global_address(cuda.PENDING))
+    compiled(*random_inputs(CASES["dense"]))
+    assert not pending.value and not _QUEUED
 
 
 # ----------------------------------------------------------------------------

@@ -98,6 +98,10 @@ CASES: dict[str, tuple[list[list[int]], Ops]] = {
         [[1, 4, 5, 5], [8, 2, 3, 3]],
         _conv(padding=(1, 0, 1, 0), groups=2),
     ),
+    "winograd-domain weight": (
+        [[1, 4, 6, 6], [16, 1, 4, 4]],
+        _conv(padding=(1, 1, 1, 1), kernel_layout="winograd2_OI4o", channels=4),
+    ),
     "6 channels, 4 lanes": ([[1, 6, 4, 4], [2, 6, 3, 3]], _conv(padding=(1, 1, 1, 1))),
     "dense, one row": ([[1, 37], [7, 37]], lambda p: [relay.DenseOp(p[0], p[1])]),
     "dense, few rows": ([[4, 37], [7, 37]], lambda p: [relay.DenseOp(p[0], p[1])]),
@@ -177,6 +181,19 @@ def test_channels_a_thread(weight: list[int], groups: int, expected: int) -> Non
         op for op in prim.walk() if isinstance(op, tir.AllocOp) and op.scope == "local"
     ]
     assert acc.buffer.type.get_shape() == (expected,)
+
+
+@pytest.mark.parametrize(
+    "shapes",
+    [[[0, 2, 5], [0, 5, 3]], [[0, 8, 5], [0, 5, 3]], [[2, 3, 5], [2, 5, 0]]],
+    ids=["no batch, dot", "no batch, tiled", "no columns"],
+)
+def test_an_empty_product_launches_nothing(shapes: list[list[int]]) -> None:
+    """No threads read operands of no elements (they once did: the batch of
+    0 had no `blockIdx.z` to stop them)."""
+    module, inputs, expected = _lower(shapes, lambda p: [relay.MatmulOp(p[0], p[1])])
+    assert not any(isinstance(op, tir.ForOp) and op.thread_tag for op in module.walk())
+    assert _run(module, inputs, expected.shape).shape == expected.shape
 
 
 def test_the_sum_stays_in_a_register_and_the_epilogue_is_fused() -> None:

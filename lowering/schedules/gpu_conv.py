@@ -93,8 +93,9 @@ def _channels_lane(problem: Conv2D, tile: int) -> SumLane:
 
 
 def conv2d(e: Emitter, problem: Conv2D, target: TargetAttr | None) -> None:
-    """The `(cuda, Conv2D)` schedule (see the module docstring)."""
-    assert not problem.winograd, "no Winograd-domain weights on a GPU"
+    """The `(cuda, Conv2D)` schedule (see the module docstring).  Weights in
+    a packed or Winograd-domain layout are read through the problem's `OIHW`
+    view of them, element by element."""
     n, channels, *pixels = problem.out_shape
     tile = channels_a_thread(problem)
     shape = [n, channels // tile, *pixels]

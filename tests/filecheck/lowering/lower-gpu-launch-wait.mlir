@@ -1,4 +1,6 @@
 // RUN: hetero-opt %s -p lower-gpu-launch | filecheck %s
+// Run twice, the pass adds nothing: a wait it finds counts as one.
+// RUN: hetero-opt %s -p lower-gpu-launch,lower-gpu-launch | filecheck %s
 
 // Launches are asynchronous: the host waits (`@hetero_cuda_wait`) before the
 // first op after a launch that touches memory, and nowhere else.
