@@ -167,16 +167,13 @@ def _wait_before_host_accesses(block: Block, asynchronous: set[str]) -> bool:
         if isinstance(op, func.CallOp) and op.callee.string_value() == WAIT:
             pending = False  # waited already (the pass ran before)
             continue
-        queues = [
-            o
+        if any(
+            isinstance(o, func.CallOp) and o.callee.string_value() in asynchronous
             for o in op.walk()
-            if isinstance(o, func.CallOp) and o.callee.string_value() in asynchronous
-        ]
-        if queues and queues != [op]:
+        ):
             for region in op.regions:
                 for inner in region.blocks:
                     waited |= _wait_before_host_accesses(inner, asynchronous)
-        if queues:
             pending = True
         elif pending and _touches_host_memory(op):
             block.insert_op_before(func.CallOp(WAIT, [], []), op)
