@@ -37,6 +37,7 @@ from typing import Any, TypeVar
 
 from hetero.dialects import tir
 from hetero.lowering.conversion import nested_ops
+from hetero.lowering.convert_tir_to_scf import num_threads
 from hetero.runtime.cpu import ObjectCode
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import func
@@ -89,16 +90,18 @@ def compile_cost(function: tir.PrimFuncOp) -> float:
     """About how long `function` takes to lower and compile, in `tir` ops:
     its ops, more for those in `vectorized` loops (`VECTOR_OP_EXTRA`,
     `DYNAMIC_VECTOR_OP_EXTRA`), `PARALLEL_LOOP_OPS` for each parallel loop
+    (where the target has more than one thread: else it is a serial loop)
     and `FUNCTION_OPS`.  Op counts alone left ResNet-50's two chunks 0.2 s
     of CPU apart (of 1.4 s each), the one with its Winograd kernels (three
     parallel loops each) the longer."""
     cost = float(FUNCTION_OPS)
+    outlines = num_threads(function.target) > 1  # as `lower_parallel` decides
     for op in function.walk():
         cost += 1
         if not isinstance(op, tir.ForOp):
             continue
         if op.kind.data == tir.ForKind.PARALLEL:
-            cost += PARALLEL_LOOP_OPS
+            cost += PARALLEL_LOOP_OPS * outlines
         elif op.kind.data == tir.ForKind.VECTORIZED:
             constant = all(const_evaluate_operand(v) is not None for v in (op.lb, op.ub))
             extra = VECTOR_OP_EXTRA + (0 if constant else DYNAMIC_VECTOR_OP_EXTRA)

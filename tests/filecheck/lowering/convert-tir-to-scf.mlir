@@ -681,6 +681,29 @@ tir.prim_func @parallel_constant_trips(%a: memref<10xf32>)
 
 // -----
 
+// A target of one thread runs a parallel loop as a serial one: nothing is
+// outlined, no launcher is declared.
+// CHECK-LABEL: func.func @parallel_one_thread(%a: memref<?xf32>, %n: index)
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    scf.for %i = %c0 to %n step %c1 {
+// CHECK-NEXT:      %x = memref.load %a[%i] : memref<?xf32>
+// CHECK-NEXT:      memref.store %x, %a[%i] : memref<?xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    func.return
+// CHECK-NOT:   parallel_one_thread_parallel
+tir.prim_func @parallel_one_thread(%a: memref<?xf32>, %n: index)
+    target #target.target<"llvm", {num_threads = 1 : i64}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tir.for %i = %c0 to %n step %c1 parallel {
+    %x = memref.load %a[%i] : memref<?xf32>
+    memref.store %x, %a[%i] : memref<?xf32>
+  }
+}
+
+// -----
+
 // A loop of one trip is its body, the induction variable its lower bound;
 // a loop of none is nothing.  A loop of two stays.
 // CHECK-LABEL: func.func @trivial_loops
