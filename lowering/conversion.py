@@ -50,6 +50,7 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsolatedFromAbove, SymbolTable
+from xdsl.transforms.dead_code_elimination import is_trivially_dead
 
 
 def llvm_type(t: Attribute, index_bitwidth: int) -> Attribute:
@@ -393,6 +394,16 @@ def nested_ops(op: Operation, into: list[Operation] | None = None) -> list[Opera
                 if inner.regions:
                     nested_ops(inner, into)
     return into
+
+
+def erase_dead_ops(module: ModuleOp) -> None:
+    """Erase the ops of `module` without effects whose results are unused,
+    as xDSL's `GreedyRewritePatternApplier` does before it offers an op its
+    patterns (`apply_lowerings` does not): in one sweep from the last op
+    back, so an op's users are gone before it is asked."""
+    for op in reversed(nested_ops(module)):
+        if (block := op.parent) is not None and is_trivially_dead(op):
+            block.erase_op(op, safe_erase=False)
 
 
 @cache

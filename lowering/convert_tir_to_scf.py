@@ -46,7 +46,13 @@ from math import prod
 import llvmlite.binding as llvm
 from hetero.dialects import tir
 from hetero.dialects.target import TargetAttr
-from hetero.lowering.conversion import mentions
+from hetero.lowering.conversion import (
+    apply_lowerings,
+    erase_dead_ops,
+    lowering,
+    mentions,
+    nested_ops,
+)
 from hetero.lowering.convert_arith_to_llvm import compare_or_select
 from hetero.lowering.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
 from hetero.targets.kind import DeviceType
@@ -74,7 +80,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier,
     PatternRewriter,
     PatternRewriteWalker,
     RewritePattern,
@@ -937,7 +942,7 @@ LOOP_LOWERINGS: dict[str, Callable[[tir.ForOp, PatternRewriter], None]] = {
 class PrimFuncLowering(RewritePattern):
     """Lowers a CPU `tir.prim_func` to a `func.func` of the same visibility."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: tir.PrimFuncOp, rewriter: PatternRewriter, /):
         new = func.FuncOp(
             op.sym_name.data,
@@ -952,7 +957,7 @@ class PrimFuncLowering(RewritePattern):
 class ReturnLowering(RewritePattern):
     """Lowers `tir.return` to `func.return`."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: tir.ReturnOp, rewriter: PatternRewriter, /):
         rewriter.replace(op, func.ReturnOp(*op.operands))
 
@@ -960,7 +965,7 @@ class ReturnLowering(RewritePattern):
 class CallLowering(RewritePattern):
     """Lowers `tir.call` to `func.call` (the callee is lowered too)."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: tir.CallOp, rewriter: PatternRewriter, /):
         rewriter.replace(op, func.CallOp(op.callee, op.args, op.res.types))
 
@@ -968,7 +973,7 @@ class CallLowering(RewritePattern):
 class CallExternLowering(RewritePattern):
     """Lowers `tir.call_extern` to a `func.call` of a bodiless private declaration."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: tir.CallExternOp, rewriter: PatternRewriter, /):
         name = op.callee.data
         signature = (op.args.types, op.res.types)
@@ -997,7 +1002,7 @@ class AllocLowering(RewritePattern):
     """Lowers `tir.alloc`: `local` and small static buffers on the stack, others
     on the heap, freed when the enclosing region ends (as TIR's lifetime says)."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: tir.AllocOp, rewriter: PatternRewriter, /):
         t = op.buffer.type
         assert isinstance(t, MemRefType)
@@ -1045,7 +1050,7 @@ def _bits(t: Attribute) -> int:
 class TargetRegionInlining(RewritePattern):
     """Inlines the body of a CPU `tir.target_region` where it stands."""
 
-    @op_type_rewrite_pattern
+    @lowering
     def match_and_rewrite(self, op: tir.TargetRegionOp, rewriter: PatternRewriter, /):
         block = op.body.block
         assert block.last_op is not None
@@ -1059,17 +1064,25 @@ def _scoped(attr: Attribute) -> bool:
 
 
 class ScopeErasure(TypeConversionPattern):
-    """Drops the storage scope of memref types: on a CPU it is all one memory."""
-
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        if mentions(op, _scoped):
-            super().match_and_rewrite(op, rewriter)
+    """Drops the storage scope of memref types: on a CPU it is all one memory.
+    For the ops that mention a scoped type (`erase_scopes`)."""
 
     @attr_type_rewrite_pattern
     def convert_type(self, typ: MemRefType, /) -> MemRefType | None:
         if isinstance(typ.memory_space, NoneAttr):
             return None
         return MemRefType(typ.element_type, typ.get_shape(), typ.layout, NoneAttr())
+
+
+
+def erase_scopes(module: ModuleOp) -> None:
+    """`ScopeErasure` on each op of `module` that mentions a scoped memref,
+    in one sweep: each op's types are its own, so none is left after it (a
+    walker would offer the pattern every op, and build a rewriter for each)."""
+    pattern = ScopeErasure(recursive=True)
+    for op in nested_ops(module):
+        if op.parent is not None and mentions(op, _scoped):
+            pattern.match_and_rewrite(op, PatternRewriter(op))
 
 
 # ----------------------------------------------------------------------------
@@ -1117,20 +1130,16 @@ class ConvertTirToScfPass(ModulePass):
         PatternRewriteWalker(
             SimplifyTrivialLoops(), apply_recursively=False
         ).rewrite_module(op)
-        PatternRewriteWalker(
-            GreedyRewritePatternApplier(
-                [
-                    PrimFuncLowering(),
-                    ReturnLowering(),
-                    CallLowering(),
-                    CallExternLowering(),
-                    AllocLowering(),
-                    TargetRegionInlining(),
-                ]
-            ),
-            apply_recursively=False,
-        ).rewrite_module(op)
-        # One walk: each op's types are its own, so a second finds nothing.
-        PatternRewriteWalker(
-            ScopeErasure(recursive=True), apply_recursively=False
-        ).rewrite_module(op)
+        apply_lowerings(
+            op,
+            [
+                PrimFuncLowering(),
+                ReturnLowering(),
+                CallLowering(),
+                CallExternLowering(),
+                AllocLowering(),
+                TargetRegionInlining(),
+            ],
+        )
+        erase_dead_ops(op)
+        erase_scopes(op)
