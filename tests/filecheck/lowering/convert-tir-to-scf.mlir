@@ -704,6 +704,27 @@ tir.prim_func @parallel_one_thread(%a: memref<?xf32>, %n: index)
 
 // -----
 
+// Ops without effects whose results go unused are erased, chains of them
+// too (the user first), and loops that only compute such values; a store
+// stays.
+// CHECK-LABEL: func.func @dead_ops(%a: memref<4xf32>, %x: f32)
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    memref.store %x, %a[%c0] : memref<4xf32>
+// CHECK-NEXT:    func.return
+tir.prim_func @dead_ops(%a: memref<4xf32>, %x: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %y = arith.addf %x, %x : f32
+  %z = arith.mulf %y, %y : f32
+  tir.for %i = %c0 to %c4 step %c1 {
+    %j = arith.addi %i, %c1 : index
+  }
+  memref.store %x, %a[%c0] : memref<4xf32>
+}
+
+// -----
+
 // A loop of one trip is its body, the induction variable its lower bound;
 // a loop of none is nothing.  A loop of two stays.
 // CHECK-LABEL: func.func @trivial_loops
