@@ -58,6 +58,7 @@ from hetero.lowering.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
 from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import fresh_symbol
+from hetero.utils.values import free_values, replace_within
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -244,18 +245,6 @@ def scf_loop(lb: SSAValue, ub: SSAValue, step: SSAValue, body: Region) -> scf.Fo
     block.erase_op(block.last_op)
     block.add_op(scf.YieldOp())
     return scf.ForOp(lb, ub, step, [], body.detach_block(block))
-
-
-def free_values(op: Operation) -> list[SSAValue]:
-    """Values used inside `op` but defined outside it, in order of first use."""
-    found: dict[SSAValue, None] = {}
-    for inner in op.walk():
-        for value in inner.operands if inner is not op else ():
-            owner = value.owner
-            defining = owner if isinstance(owner, Operation) else owner.parent_op()
-            if defining is None or not op.is_ancestor(defining):
-                found[value] = None
-    return list(found)
 
 
 # ----------------------------------------------------------------------------
@@ -862,7 +851,7 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
         for a in _ancestors(op)
     ):
         return lower_serial(op, rewriter)
-    used = list(dict.fromkeys([*free_values(op), op.lb, op.step]))
+    used = list(dict.fromkeys([*free_values(op.body), op.lb, op.step]))
     # Constants are cheaper to repeat than to capture, and stay visible to LLVM.
     constants = [v for v in used if isinstance(v.owner, arith.ConstantOp)]
     captured = [v for v in used if v not in constants]
@@ -877,6 +866,8 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     )
     body.attributes[PARALLEL_BODY] = UnitAttr()
     begin, end, *params = body.args
+    for value, param in zip(captured, params):
+        param.name_hint = value.name_hint
     repeated = [v.owner.clone() for v in constants]  # type: ignore[union-attr]
     mapping = dict(zip(constants, (c.results[0] for c in repeated)))
     mapping |= dict(zip(captured, params))
@@ -885,10 +876,7 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     iv = arith.AddiOp(mapping[op.lb], scaled)
     old = op.body.block
     old.args[0].replace_all_uses_with(iv.result)
-    for value, new in mapping.items():
-        value.replace_uses_with_if(
-            new, lambda use: use.operation is not op and op.is_ancestor(use.operation)
-        )
+    replace_within(op.body.walk(), mapping)
     moved = list(old.ops)
     for o in moved:
         o.detach()

@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation, OpResult, SSAValue
@@ -28,6 +28,7 @@ from hetero.targets.config import CompilationConfig
 from hetero.targets.kind import lookup_target_kind, registered_kind_names
 from hetero.transforms.plan_devices import is_optimizable
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.values import replace_within
 
 COMPILER_ATTR = "relay.compiler"
 """Op attribute: the external-codegen kind that takes the op."""
@@ -196,14 +197,6 @@ def composite_callee(op: Operation) -> FnOp | None:
     return callee if callee is not None and callee.composite is not None else None
 
 
-def free_values(function: FunctionOpBase) -> Iterator[SSAValue]:
-    """Values used in `function`'s body but defined outside it."""
-    for op in function.body.walk():
-        for operand in op.operands:
-            if not function.is_ancestor(operand.owner):
-                yield operand
-
-
 def bind_parameters(function: FnOp, inputs: Sequence[SSAValue]) -> None:
     """Within `function`, its parameters replace the values `inputs` (and are
     named after them).  Walking the function beats scanning all uses of a value
@@ -213,10 +206,7 @@ def bind_parameters(function: FnOp, inputs: Sequence[SSAValue]) -> None:
     for value, param in zip(inputs, params, strict=True):
         param.name_hint = value.name_hint
         mapping[value] = param
-    for op in function.walk():
-        for index, operand in enumerate(op.operands):
-            if (new := mapping.get(operand)) is not None:
-                op.operands[index] = new
+    replace_within(function.walk(), mapping)
 
 
 def inline_body(function: FunctionOpBase, call: Operation, args: Sequence[SSAValue]) -> list[Operation]:

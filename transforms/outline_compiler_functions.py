@@ -33,10 +33,11 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from hetero.dialects.relay import CallIndirectOp, CallOp, FnOp, FuncOp
-from hetero.transforms.byoc import check_compiler, compiler_names, free_values, open_blocks
+from hetero.transforms.byoc import check_compiler, compiler_names, open_blocks
 from hetero.transforms.plan_devices import is_optimizable
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import fresh_name
+from hetero.utils.values import free_values
 
 GLOBAL_SYMBOL = "global_symbol"
 
@@ -113,7 +114,7 @@ class _Outliner:
         calls = _calls(fn)
         if not calls:
             return  # not called: a value, not outlined (spec §6.3)
-        if (free := next(free_values(fn), None)) is not None:
+        if (free := next(iter(free_values(fn.body)), None)) is not None:
             raise HeteroError(
                 f"a Compiler function must be closed, but this one uses "
                 f"{_describe(free)} of its enclosing function",

@@ -47,6 +47,7 @@ from hetero.dialects.tir import (
 )
 from hetero.targets.kind import DeviceType
 from hetero.utils.symbols import fresh_symbol
+from hetero.utils.values import free_values
 
 ERROR_CODE_DEVICE_TYPES = (DeviceType.cpu, DeviceType.ext_dev, DeviceType.hexagon)
 """Kernels for these device types return an `i32` error code (spec §7.4)."""
@@ -58,22 +59,6 @@ KERNEL_ATTRIBUTES = {
 }
 
 KERNEL_ERROR_MESSAGE = "Error executing compute kernel"
-
-
-def free_values(region: Region) -> list[SSAValue]:
-    """Values used in `region` but defined outside it, in first-use order."""
-    seen: dict[SSAValue, None] = {}
-    for op in region.walk():
-        for value in op.operands:
-            if not _defined_in(value, region):
-                seen.setdefault(value)
-    return list(seen)
-
-
-def _defined_in(value: SSAValue, region: Region) -> bool:
-    owner = value.owner
-    block = owner if isinstance(owner, Block) else owner.parent_block()
-    return block is not None and region.is_ancestor(block)
 
 
 def _is_constant(value: SSAValue) -> bool:
