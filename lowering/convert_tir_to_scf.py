@@ -207,6 +207,12 @@ def num_threads(target: TargetAttr | None) -> int:
     return (target.option("num_threads") if target else None) or os.cpu_count() or 1
 
 
+def outlines_parallel_loops(target: TargetAttr | None) -> bool:
+    """Whether the parallel loops of a function for `target` are outlined and
+    run by the thread pool (`lower_parallel`): not with one thread."""
+    return num_threads(target) > 1
+
+
 CHUNKS_PER_THREAD = 8
 """How finely `hetero_parallel_for` cuts a parallel loop (`hetero.runtime.parallel`)."""
 
@@ -846,7 +852,7 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     launcher cost code generation about 6 ms of CPU a loop (ResNet-50's 36
     parallel loops: 0.13 s of its compile at one thread), for the same code."""
     caller = tir.function_of(op)
-    if num_threads(caller.target) == 1 or any(
+    if not outlines_parallel_loops(caller.target) or any(
         isinstance(a, tir.ForOp) and a.kind.data == tir.ForKind.PARALLEL
         for a in _ancestors(op)
     ):
@@ -1060,7 +1066,6 @@ class ScopeErasure(TypeConversionPattern):
         if isinstance(typ.memory_space, NoneAttr):
             return None
         return MemRefType(typ.element_type, typ.get_shape(), typ.layout, NoneAttr())
-
 
 
 def erase_scopes(module: ModuleOp) -> None:

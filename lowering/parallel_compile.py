@@ -37,7 +37,7 @@ from typing import Any, TypeVar
 
 from hetero.dialects import tir
 from hetero.lowering.conversion import nested_ops
-from hetero.lowering.convert_tir_to_scf import num_threads
+from hetero.lowering.convert_tir_to_scf import outlines_parallel_loops
 from hetero.runtime.cpu import ObjectCode
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import func
@@ -95,7 +95,7 @@ def compile_cost(function: tir.PrimFuncOp) -> float:
     of CPU apart (of 1.4 s each), the one with its Winograd kernels (three
     parallel loops each) the longer."""
     cost = float(FUNCTION_OPS)
-    outlines = num_threads(function.target) > 1  # as `lower_parallel` decides
+    outlines = outlines_parallel_loops(function.target)
     for op in function.walk():
         cost += 1
         if not isinstance(op, tir.ForOp):
