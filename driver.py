@@ -26,6 +26,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -97,13 +98,19 @@ class CompiledFunction:
     take without reuse (`plan-memory`)."""
     plan: HostPlan | HeteroError | None = None
     """The host function's steps, for `profile` (or why it cannot be replayed)."""
+    num_threads: int | None = None
+    """The threads of its parallel loops at each call that sets none; None:
+    the targets' `num_threads`, else `HETERO_NUM_THREADS`, else the CPUs
+    this process may use (docs/lowering.md)."""
 
-    def __call__(self, *inputs: object) -> Any:
+    def __call__(self, *inputs: object, num_threads: int | None = None) -> Any:
+        """`num_threads`: this call's parallel loops' threads (see the field)."""
         arrays, outs = self._arguments(inputs)
-        self.native.function(self.symbol)(*arrays, *self.constants, *outs)
+        with _threads(num_threads, self.num_threads):
+            self.native.function(self.symbol)(*arrays, *self.constants, *outs)
         return _regroup(self.structure, outs)
 
-    def profile(self, *inputs: object) -> Profile:
+    def profile(self, *inputs: object, num_threads: int | None = None) -> Profile:
         """The call run kernel by kernel from Python (`runtime/profiler.py`,
         a debug executor): its result and each kernel call's time, in order."""
         from hetero.runtime.profiler import Profile
@@ -111,7 +118,8 @@ class CompiledFunction:
         if self.plan is None or isinstance(self.plan, HeteroError):
             raise self.plan or CompiledFunctionError("no host plan to profile")
         arrays, outs = self._arguments(inputs)
-        calls = self.plan.run(self.native, [*arrays, *self.constants, *outs])
+        with _threads(num_threads, self.num_threads):
+            calls = self.plan.run(self.native, [*arrays, *self.constants, *outs])
         return Profile(_regroup(self.structure, outs), calls)
 
     def _arguments(self, inputs: Sequence[object]) -> tuple[list[np.ndarray], list[np.ndarray]]:
@@ -122,6 +130,17 @@ class CompiledFunction:
             )
         arrays = [s.check(v) for s, v in zip(self.inputs, inputs)]
         return arrays, [np.empty(o.shape, o.dtype) for o in self.outputs]
+
+
+def _threads(call: int | None, function: int | None) -> AbstractContextManager[None]:
+    """`using_threads` of a call's thread count, else of its function's;
+    nothing to set where neither sets one."""
+    count = function if call is None else call
+    if count is None:
+        return nullcontext()
+    from hetero.runtime.parallel import using_threads
+
+    return using_threads(count)
 
 
 Structure = int | tuple["Structure", ...]
@@ -301,13 +320,17 @@ class ShapeSpecializedFunction:
     """Per input: its label and declared type."""
     compiled: dict[tuple[tuple[int, ...], ...], CompiledFunction] = field(default_factory=dict)
     """The specializations so far, by input shapes."""
+    num_threads: int | None = None
+    """`CompiledFunction.num_threads`, for every specialization."""
 
-    def __call__(self, *inputs: object) -> Any:
-        return self.specialized(inputs)(*inputs)
+    def __call__(self, *inputs: object, num_threads: int | None = None) -> Any:
+        count = self.num_threads if num_threads is None else num_threads
+        return self.specialized(inputs)(*inputs, num_threads=count)
 
-    def profile(self, *inputs: object) -> Profile:
+    def profile(self, *inputs: object, num_threads: int | None = None) -> Profile:
         """`CompiledFunction.profile` of the specialization for these inputs."""
-        return self.specialized(inputs).profile(*inputs)
+        count = self.num_threads if num_threads is None else num_threads
+        return self.specialized(inputs).profile(*inputs, num_threads=count)
 
     def specialized(self, inputs: Sequence[object]) -> CompiledFunction:
         """The function compiled for the shapes of `inputs` (at the first call with them)."""

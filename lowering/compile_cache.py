@@ -50,6 +50,7 @@ import llvmlite.binding as llvm
 import xdsl
 
 from hetero.runtime.cpu import CpuTarget, ObjectCode
+from hetero.utils.cpus import default_threads
 from xdsl.dialects.builtin import ModuleOp
 
 CACHE_VARIABLE = "HETERO_CACHE_DIR"
@@ -145,7 +146,7 @@ def cache_key(module: ModuleOp, target: CpuTarget) -> str:
         target.mcpu,
         target.mattr,
         target.opt_level,
-        os.cpu_count(),
+        default_threads(),  # the schedules' task counts (`num_threads`)
     )
     digest.update(repr(machine).encode())
     digest.update(str(module).encode())

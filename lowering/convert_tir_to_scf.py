@@ -22,8 +22,10 @@ before outer, because their lowering reads the enclosing function's target:
   The loop over whole vectors is annotated like an `unrolled` one;
 * `parallel` → its body outlined into a private function over an iteration
   range, launched by a call of `<body>.launch(threads, trips, captures...)`,
-  which `hetero.runtime.parallel` defines on top of `hetero_parallel_for`.
-  A parallel loop nested in another one runs serially.
+  which `hetero.runtime.parallel` defines on top of `hetero_parallel_for`
+  (`threads`: the target's `num_threads`, 0 for the pool's default).
+  A parallel loop nested in another one runs serially, and so does every
+  parallel loop of a target of `num_threads = 1`.
 
 A resulting loop of one constant trip is then its body, one of none nothing
 (xDSL's `SimplifyTrivialLoops`).
@@ -37,7 +39,6 @@ thread-bound loops are errors at the op: they belong to the GPU path.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -56,6 +57,7 @@ from hetero.lowering.conversion import (
 from hetero.lowering.convert_arith_to_llvm import compare_or_select
 from hetero.lowering.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
 from hetero.targets.kind import DeviceType
+from hetero.utils.cpus import default_threads
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import fresh_symbol
 from hetero.utils.values import free_values, replace_within
@@ -202,15 +204,26 @@ def simd_bits(target: TargetAttr | None) -> int:
     return next((bits for name, bits in SIMD_BITS if features.get(name)), 128)
 
 
+def asked_threads(target: TargetAttr | None) -> int | None:
+    """The target's `num_threads`: its functions' thread count where their
+    caller sets none (`hetero.runtime.parallel.using_threads`); None if unset."""
+    return target.option("num_threads") if target else None
+
+
 def num_threads(target: TargetAttr | None) -> int:
-    """The target's `num_threads`, else every core of this machine."""
-    return (target.option("num_threads") if target else None) or os.cpu_count() or 1
+    """How many threads the parallel loops of a function for `target` likely
+    take: its `num_threads`, else the default at compile time
+    (`default_threads`).  The schedules cut that many times
+    `TASKS_PER_THREAD` tasks; the pool reads the actual count at run time,
+    and any count runs the code correctly."""
+    return asked_threads(target) or default_threads()
 
 
 def outlines_parallel_loops(target: TargetAttr | None) -> bool:
     """Whether the parallel loops of a function for `target` are outlined and
-    run by the thread pool (`lower_parallel`): not with one thread."""
-    return num_threads(target) > 1
+    run by the thread pool (`lower_parallel`): not where the target pins
+    `num_threads = 1`, which no run-time setting then changes."""
+    return asked_threads(target) != 1
 
 
 CHUNKS_PER_THREAD = 8
@@ -846,11 +859,15 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     """Outlines the body into `@f_parallelN(begin, end, captures...)` and launches
     it over the trip count; `begin`/`end` count iterations, not index values.
 
+    The launcher's thread count is the target's `num_threads`, 0 if it has
+    none (the pool's default then: `hetero.runtime.parallel`).
+
     A serial loop where no second thread would take part: in a parallel
-    loop's body, or for a target of one thread, whose pool would run the
-    loop on the caller's thread anyway; the outlined body, its task and its
-    launcher cost code generation about 6 ms of CPU a loop (ResNet-50's 36
-    parallel loops: 0.13 s of its compile at one thread), for the same code."""
+    loop's body, or for a target pinned to one thread, whose pool would run
+    the loop on the caller's thread anyway; the outlined body, its task and
+    its launcher cost code generation about 6 ms of CPU a loop (ResNet-50's
+    36 parallel loops: 0.13 s of its compile at one thread), for the same
+    code."""
     caller = tir.function_of(op)
     if not outlines_parallel_loops(caller.target) or any(
         isinstance(a, tir.ForOp) and a.kind.data == tir.ForKind.PARALLEL
@@ -893,7 +910,7 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     entry.insert_ops_before([*repeated, step, loop], entry.last_op)
     rewriter.insert(body, InsertPoint.after(caller))
     count = _trip_count(op)
-    threads = arith.ConstantOp(IntegerAttr(num_threads(caller.target), i32))
+    threads = arith.ConstantOp(IntegerAttr(asked_threads(caller.target) or 0, i32))
     trips = count[-1].results[0]
     launch = tir.CallExternOp(name + LAUNCH_SUFFIX, [threads, trips, *captured])
     rewriter.replace(op, [*count, threads, launch], [])

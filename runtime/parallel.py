@@ -59,8 +59,9 @@ import os
 import platform
 import sys
 import threading
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm_binding
 from hetero.lowering.conversion import POINTER, gep, load, store
@@ -70,6 +71,7 @@ from hetero.lowering.convert_tir_to_scf import (
     PARALLEL_BODY,
 )
 from hetero.runtime.cpu import _initialize
+from hetero.utils.cpus import default_threads
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i32, i64
@@ -125,12 +127,38 @@ POOL_IR = r"""
 @hetero_pool_go = internal global [{workers} x %slot] zeroinitializer, align 64
 @hetero_pool_cpus = global [{max_threads} x i32] zeroinitializer, align 4
 @hetero_pool_ncpus = global i64 0, align 8
+@hetero_pool_threads = global i64 1, align 8
+@hetero_pool_key = internal global i32 0, align 4
 
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
 declare i64 @syscall(i64, ...)
 declare void @{hint_declaration}
 declare void @llvm.memset.p0.i64(ptr, i8, i64, i1)
 declare i32 @sched_setaffinity(i32, i64, ptr)
+declare i32 @pthread_key_create(ptr, ptr)
+declare ptr @pthread_getspecific(i32)
+declare i32 @pthread_setspecific(i32, ptr)
+
+; Makes the key of each thread's own thread count; returns pthread_key_create's status.
+define i32 @hetero_pool_init() {
+  %r = call i32 @pthread_key_create(ptr @hetero_pool_key, ptr null)
+  ret i32 %r
+}
+
+; The calling thread's own thread count (0: none), set by hetero_set_threads.
+define i64 @hetero_get_threads() {
+  %key = load i32, ptr @hetero_pool_key
+  %p = call ptr @pthread_getspecific(i32 %key)
+  %n = ptrtoint ptr %p to i64
+  ret i64 %n
+}
+
+define void @hetero_set_threads(i64 %n) {
+  %key = load i32, ptr @hetero_pool_key
+  %p = inttoptr i64 %n to ptr
+  %r = call i32 @pthread_setspecific(i32 %key, ptr %p)
+  ret void
+}
 
 define internal void @hetero_pool_futex(ptr %word, i64 %op, i32 %value) {
   %v = zext i32 %value to i64
@@ -305,9 +333,17 @@ done:
   ret i64 %k
 }
 
+; %threads is the function's own count (its target's num_threads), 0 if none:
+; the calling thread's count comes first, then it, then @hetero_pool_threads.
 define void @hetero_parallel_for(ptr %task, ptr %ctx, i64 %n, i32 %threads) {
 entry:
-  %t0 = sext i32 %threads to i64
+  %own = call i64 @hetero_get_threads()
+  %asked = sext i32 %threads to i64
+  %default = load i64, ptr @hetero_pool_threads
+  %unasked = icmp slt i64 %asked, 1
+  %function = select i1 %unasked, i64 %default, i64 %asked
+  %unowned = icmp slt i64 %own, 1
+  %t0 = select i1 %unowned, i64 %function, i64 %own
   %fewer = icmp slt i64 %n, %t0
   %t = select i1 %fewer, i64 %n, i64 %t0
   %alone = icmp sle i64 %t, 1
@@ -402,8 +438,20 @@ those that claimed it, and the next loop starts only when `pending` is 0, so
 no thread ever reads a half-written loop."""
 
 
+class _Pool(NamedTuple):
+    """The loaded pool's globals and functions that Python reads and calls."""
+
+    workers: ctypes.c_int64
+    """`@hetero_pool_workers`: the worker threads started."""
+    threads: ctypes.c_int64
+    """`@hetero_pool_threads`: the process's default thread count."""
+    get_threads: Callable[[], int]
+    """`@hetero_get_threads`: the calling thread's own count, 0 if none."""
+    set_threads: Callable[[int], None]
+
+
 _pool_lock = threading.Lock()
-_pool_workers: ctypes.c_int64 | None = None
+_pool: _Pool | None = None
 
 
 def pool_ir(machine: str = platform.machine()) -> str:
@@ -443,48 +491,83 @@ def pinned_cpus() -> list[int]:
     return cpus if len(cpus) > 1 else []
 
 
-def load_pool() -> None:
+def load_pool() -> _Pool:
     """Compile the pool once per process and bind `hetero_parallel_for` to it.
 
     Its engine is detached, never disposed: the workers run its code until
     the process exits.  No thread starts here; the first parallel loop starts
-    them."""
-    global _pool_workers
+    them.  The default thread count is read here: `default_threads()`
+    (`HETERO_NUM_THREADS`, else the CPUs this process may use)."""
+    global _pool
     with _pool_lock:
-        if _pool_workers is not None:
-            return
-        _initialize()
-        target = llvm_binding.Target.from_triple(llvm_binding.get_process_triple())
-        machine = target.create_target_machine(
-            cpu=llvm_binding.get_host_cpu_name(),
-            opt=2,
-            codemodel="jitdefault",
-            jit=True,
-        )
-        module = llvm_binding.parse_assembly(pool_ir())
-        module.verify()
-        engine = llvm_binding.create_mcjit_compiler(module, machine)
-        engine.finalize_object()
-        llvm_binding.add_symbol(PARALLEL_FOR, engine.get_function_address(PARALLEL_FOR))
-        forked = ctypes.CFUNCTYPE(None)(
-            engine.get_function_address("hetero_pool_forked")
-        )
-        os.register_at_fork(after_in_child=forked)
-        address = engine.get_global_value_address("hetero_pool_workers")
-        _pool_workers = ctypes.c_int64.from_address(address)
-        cpus = pinned_cpus()
-        address = engine.get_global_value_address("hetero_pool_cpus")
-        (ctypes.c_int32 * len(cpus)).from_address(address)[:] = cpus
-        address = engine.get_global_value_address("hetero_pool_ncpus")
-        ctypes.c_int64.from_address(address).value = len(cpus)
-        engine.detach()
+        if _pool is None:
+            _pool = _compile_pool(default_threads())
+        return _pool
+
+
+def _compile_pool(threads: int) -> _Pool:
+    _initialize()
+    target = llvm_binding.Target.from_triple(llvm_binding.get_process_triple())
+    machine = target.create_target_machine(
+        cpu=llvm_binding.get_host_cpu_name(), opt=2, codemodel="jitdefault", jit=True
+    )
+    module = llvm_binding.parse_assembly(pool_ir())
+    module.verify()
+    engine = llvm_binding.create_mcjit_compiler(module, machine)
+    engine.finalize_object()
+
+    def function(name: str, restype: object, *argtypes: object) -> Callable[..., Any]:
+        return ctypes.CFUNCTYPE(restype, *argtypes)(engine.get_function_address(name))
+
+    def variable(name: str, ctype: Any) -> Any:
+        return ctype.from_address(engine.get_global_value_address(name))
+
+    if function("hetero_pool_init", ctypes.c_int32)() != 0:
+        raise HeteroError("parallel loops: no thread-specific key left for the thread pool")
+    llvm_binding.add_symbol(PARALLEL_FOR, engine.get_function_address(PARALLEL_FOR))
+    os.register_at_fork(after_in_child=function("hetero_pool_forked", None))
+    cpus = pinned_cpus()
+    variable("hetero_pool_cpus", ctypes.c_int32 * len(cpus))[:] = cpus
+    variable("hetero_pool_ncpus", ctypes.c_int64).value = len(cpus)
+    pool = _Pool(
+        variable("hetero_pool_workers", ctypes.c_int64),
+        variable("hetero_pool_threads", ctypes.c_int64),
+        function("hetero_get_threads", ctypes.c_int64),
+        function("hetero_set_threads", None, ctypes.c_int64),
+    )
+    pool.threads.value = threads
+    engine.detach()
+    return pool
 
 
 def pool_workers() -> int:
     """How many worker threads the pool has started (0 before the first parallel loop)."""
-    load_pool()
-    assert _pool_workers is not None
-    return _pool_workers.value
+    return load_pool().workers.value
+
+
+def pool_threads() -> int:
+    """The process's default thread count of parallel loops (read when the
+    pool was loaded: `default_threads()`)."""
+    return load_pool().threads.value
+
+
+@contextmanager
+def using_threads(count: int) -> Iterator[None]:
+    """Every parallel loop that this thread runs in the block takes `count`
+    threads (the caller included, at most `MAX_THREADS`), whatever its
+    target's `num_threads` and `HETERO_NUM_THREADS` say; other threads keep
+    their own.  The block's compiled code need not be compiled again: the
+    pool reads the count at each loop.  (A target of `num_threads = 1`
+    compiled its parallel loops as serial ones: they stay serial.)"""
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise ValueError(f"a thread count must be a positive integer, got {count!r}")
+    pool = load_pool()
+    before = pool.get_threads()
+    pool.set_threads(count)
+    try:
+        yield
+    finally:
+        pool.set_threads(before)
 
 
 def define_launchers(module: ModuleOp) -> bool:

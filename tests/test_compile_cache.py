@@ -151,7 +151,7 @@ def test_the_key_covers_module_target_and_code(monkeypatch):
     assert cache_key(parse_module(PROGRAM.replace("37", "38")), target) != key
     assert cache_key(module, CpuTarget(opt_level=2)) != key
     assert cache_key(module, CpuTarget(mcpu="x86-64", mattr="+avx2")) != key
-    monkeypatch.setattr(compile_cache.os, "cpu_count", lambda: 1000)
+    monkeypatch.setattr(compile_cache, "default_threads", lambda: 1000)
     assert cache_key(module, target) != key
     monkeypatch.undo()
     monkeypatch.setattr(compile_cache, "code_digest", lambda: b"other code")

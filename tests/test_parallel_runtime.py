@@ -13,11 +13,12 @@ import sys
 import textwrap
 
 import pytest
-from hetero.runtime.parallel import MACHINES, MAX_THREADS, pool_ir
+from hetero.runtime.parallel import MACHINES, MAX_THREADS, pool_ir, using_threads
+from hetero.utils.cpus import THREADS_VARIABLE
 from hetero.utils.diagnostics import HeteroError
 
 ACCUMULATE = """
-tir.prim_func @acc(%x: memref<?xf32>, %y: memref<?xf32>) target #target.target<"llvm", {num_threads = THREADS : i64}> {
+tir.prim_func @acc(%x: memref<?xf32>, %y: memref<?xf32>) target #target.target<"llvm"OPTIONS> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %n = memref.dim %x, %c0 : memref<?xf32>
@@ -52,19 +53,27 @@ tir.prim_func @outer(%ids: memref<?x?xi64>, %rows: memref<?xi64>) target #target
 }
 """
 
+DENSE = """
+relay.func @main(%x: tensor<64x96xf32>, %w: tensor<128x96xf32>) -> tensor<64x128xf32> {
+  %y = relay.nn.dense %x, %w : (tensor<64x96xf32>, tensor<128x96xf32>) -> tensor<64x128xf32>
+  relay.return %y : tensor<64x128xf32>
+}
+"""
+
 PRELUDE = f"""
 import gc, os, threading
 import numpy as np
 from hetero.context import parse_module
 from hetero.lowering.cpu_codegen import compile_cpu
-from hetero.runtime.parallel import pool_workers
+from hetero.runtime.parallel import load_pool, pool_threads, pool_workers, using_threads
+from hetero.utils.cpus import available_cpus
 
 ACCUMULATE = {ACCUMULATE!r}
 NESTED = {NESTED!r}
 
-def accumulate(threads):
-    text = ACCUMULATE.replace("THREADS", str(threads))
-    return compile_cpu(parse_module(text)).function("acc")
+def accumulate(threads=None):  # None: a target that sets no count
+    options = "" if threads is None else ", {{num_threads = %d : i64}}" % threads
+    return compile_cpu(parse_module(ACCUMULATE.replace("OPTIONS", options))).function("acc")
 
 def check(f, n, launches=1):
     x = np.arange(n, dtype=np.float32) - 7
@@ -75,18 +84,34 @@ def check(f, n, launches=1):
 
 def threads_now():
     return len(os.listdir("/proc/self/task"))
+
+def dense():  # `hetero.compile` of DENSE, and a runner that checks its result
+    import hetero
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((64, 96)).astype(np.float32)
+    w = rng.standard_normal((128, 96)).astype(np.float32)
+    f = hetero.compile({DENSE!r})
+
+    def run(**count):
+        y = f(x, w, **count)
+        np.testing.assert_allclose(y, x @ w.T, rtol=1e-4, atol=1e-4)
+        return y
+    return f, run
 """
 
 
-def isolated(script: str, timeout: float = 240) -> None:
-    """Run `script` after `PRELUDE` in a new interpreter; it fails by raising."""
+def isolated(script: str, timeout: float = 240, threads: str | None = None) -> None:
+    """Run `script` after `PRELUDE` in a new interpreter, with
+    `HETERO_NUM_THREADS` set to `threads` (None: unset); it fails by raising."""
     code = PRELUDE + textwrap.dedent(script)
+    env = {k: v for k, v in os.environ.items() if k != THREADS_VARIABLE}
     done = subprocess.run(
         [sys.executable, "-c", code],
         check=False,
         capture_output=True,
         text=True,
         timeout=timeout,
+        env=env if threads is None else {**env, THREADS_VARIABLE: threads},
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
@@ -245,7 +270,7 @@ def test_a_parallel_body_is_inlined_into_its_task_before_it_is_optimised() -> No
     from hetero.runtime.parallel import define_launchers
     from xdsl.context import Context
 
-    module = parse_module(ACCUMULATE.replace("THREADS", "2"))
+    module = parse_module(ACCUMULATE.replace("OPTIONS", ", {num_threads = 2 : i64}"))
     ConvertTirToScfPass().apply(Context(), module)
     lower_to_llvm(module)
     assert define_launchers(module)
@@ -257,3 +282,93 @@ def test_a_parallel_body_is_inlined_into_its_task_before_it_is_optimised() -> No
         if line.startswith("define") and f'@"{bodies[0].sym_name.data}"(' in line
     ]
     assert header.endswith("alwaysinline")
+
+
+def test_the_default_count_is_the_cpus_this_process_may_use():
+    """Read when the pool starts: here after the process bound itself to one
+    CPU, so a loop of a target that sets no count starts no worker."""
+    isolated("""
+        os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+        f = accumulate()
+        assert pool_threads() == available_cpus() == 1
+        check(f, 1001, launches=3)
+        assert pool_workers() == 0
+    """)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_the_environment_sets_the_default_count(threads):
+    isolated(f"""
+        f = accumulate()
+        assert pool_threads() == {threads}
+        check(f, 1001, launches=3)
+        assert pool_workers() == {threads} - 1
+    """, threads=str(threads))
+
+
+def test_a_call_beats_its_target_which_beats_the_environment():
+    """`using_threads` over the target's `num_threads` over
+    `HETERO_NUM_THREADS` (3 here); a target pinned to one thread was compiled
+    serial, and stays so."""
+    isolated("""
+        one, two = accumulate(1), accumulate(2)
+        with using_threads(3):
+            check(one, 1001)
+        assert pool_workers() == 0
+        check(two, 1001)
+        assert pool_workers() == 1
+        with using_threads(3):
+            check(two, 1001)
+        assert pool_workers() == 2
+    """, threads="3")
+
+
+def test_a_thread_count_is_the_calling_threads_own():
+    """Set for one Python thread, for the block: another thread, and the
+    same one after the block, keep theirs."""
+    isolated("""
+        own = load_pool().get_threads
+        seen = []
+        with using_threads(3):
+            helper = threading.Thread(target=lambda: seen.append(own()))
+            helper.start()
+            helper.join()
+            with using_threads(2):
+                assert own() == 2
+            assert own() == 3
+        assert own() == 0 and seen == [0]
+    """)
+
+
+@pytest.mark.parametrize("count", [0, -1, True, 2.0, "2"])
+def test_a_bad_thread_count_is_a_clear_error(count):
+    with pytest.raises(ValueError, match="a thread count must be a positive integer"):
+        using_threads(count).__enter__()
+
+
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_a_compiled_function_takes_the_environments_count(threads):
+    isolated(f"""
+        f, run = dense()
+        run()
+        assert pool_workers() == {threads} - 1
+    """, threads=str(threads))
+
+
+def test_a_compiled_function_takes_a_count_per_call_and_per_function():
+    """One compile, run with 1, 2 and 3 threads: the same results, bit for
+    bit (the tasks are cut at compile time, whichever thread runs them)."""
+    isolated("""
+        f, run = dense()
+        results = []
+        for threads in (1, 2, 3):
+            results.append(run(num_threads=threads))
+            assert pool_workers() == threads - 1
+        f.num_threads = 4
+        results.append(run())
+        assert pool_workers() == 3
+        for y in results[1:]:
+            np.testing.assert_array_equal(y, results[0])
+    """, threads="1")

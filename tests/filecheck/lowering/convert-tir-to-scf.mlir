@@ -704,6 +704,24 @@ tir.prim_func @parallel_one_thread(%a: memref<?xf32>, %n: index)
 
 // -----
 
+// A target that sets no count is outlined whatever the host's CPUs, and its
+// launcher is given 0 threads: the pool's count at run time
+// (HETERO_NUM_THREADS, else the CPUs the process may use).
+// CHECK-LABEL: func.func @parallel_default_threads(%a: memref<?xf32>, %n: index)
+// CHECK:         %[[T:.*]] = arith.constant 0 : i32
+// CHECK-NEXT:    func.call @parallel_default_threads_parallel0.launch(%[[T]], %{{.*}}, %a)
+tir.prim_func @parallel_default_threads(%a: memref<?xf32>, %n: index)
+    target #target.target<"llvm"> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tir.for %i = %c0 to %n step %c1 parallel {
+    %x = memref.load %a[%i] : memref<?xf32>
+    memref.store %x, %a[%i] : memref<?xf32>
+  }
+}
+
+// -----
+
 // Ops without effects whose results go unused are erased, chains of them
 // too (the user first), and loops that only compute such values; a store
 // stays.
