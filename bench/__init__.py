@@ -13,7 +13,7 @@ hetero is faster).  Timings are never asserted in tests.
 BENCHMARKS = {
     "plan-devices": ("bench.plan_devices", "device planning on generated graphs of 1k-100k ops"),
     "matmul": ("bench.matmul", "fp32 matmul from hetero's codegen vs numpy.matmul"),
-    "conv2d": ("bench.conv2d", "fp32 conv2d 1x64x56x56 3x3 vs NumPy im2col+matmul and onnxruntime"),
+    "conv2d": ("bench.conv2d", "fp32 conv2d layers of ResNet-50/MobileNet (1x1, 3x3, strided, depthwise) vs onnxruntime"),
     "compile-time": ("bench.compile_time", "hetero.compile time of the benchmark programs, per pass"),
     "gpu-matmul": ("bench.gpu_matmul", "fp32 matmul 4096² from hetero's PTX vs cuBLAS (needs a GPU)"),
     "gpu-onnx": ("bench.gpu_onnx", "ONNX models (squeezenet, resnet50) whole on the GPU vs PyTorch on cuDNN (needs a GPU)"),

@@ -66,8 +66,36 @@ def describe_cpu(cpuinfo: str, llvm_cpu: str, cpus: int) -> str:
     return f"{name}{f' ({numbers})' if numbers else ''}, LLVM cpu {llvm_cpu}, {cpus} cpus"
 
 
+MATTR_VARIABLE = "HETERO_BENCH_MATTR"
+"""LLVM target features the benchmarks add to hetero's `llvm` targets
+(`python -m bench --mattr=...`; compile subprocesses inherit it)."""
+
+
+def bench_mattr() -> list[str]:
+    """The features of `MATTR_VARIABLE`, as the `llvm` target's `mattr` list."""
+    return [item for item in os.environ.get(MATTR_VARIABLE, "").split(",") if item]
+
+
+def llvm_options(**options: object) -> dict[str, object]:
+    """`options` of an `llvm` target, with the benchmarks' `mattr` if any."""
+    return {**options, "mattr": bench_mattr()} if bench_mattr() else options
+
+
+def llvm_target_text(**options: object) -> str:
+    """`#target.target<"llvm", {...}>` with `llvm_options(**options)`."""
+    from io import StringIO
+
+    from hetero.dialects.target import TargetAttr
+    from xdsl.printer import Printer
+
+    text = StringIO()
+    Printer(text).print_attribute(TargetAttr("llvm", llvm_options(**options)))
+    return text.getvalue()
+
+
 def machine() -> str:
-    """`describe_cpu` of the machine this process runs on."""
+    """`describe_cpu` of the machine this process runs on, and the features
+    the benchmarks add (`bench_mattr`)."""
     import llvmlite.binding as llvm
 
     try:
@@ -76,7 +104,8 @@ def machine() -> str:
     except OSError:
         cpuinfo = ""
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return describe_cpu(cpuinfo, llvm.get_host_cpu_name(), cpus or 1)
+    extra = f", mattr {','.join(bench_mattr())}" if bench_mattr() else ""
+    return describe_cpu(cpuinfo, llvm.get_host_cpu_name(), cpus or 1) + extra
 
 
 def positive_int(text: str) -> int:

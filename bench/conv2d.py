@@ -1,118 +1,171 @@
-"""fp32 conv2d 1×64×56×56, 64 filters 3×3, pad 1, from hetero's own code
-generation vs an im2col + matmul NumPy version and vs onnxruntime.
+"""fp32 convolutions of real networks, hetero vs onnxruntime, one layer at a time.
 
-hetero compiles `relay.nn.conv2d` through `hetero.compile` (the direct conv
-schedule of `lowering/schedules/cpu.py`).  The NumPy reference builds the
-576×3136 im2col matrix with `sliding_window_view` and multiplies it by the
-64×576 weights (OpenBLAS, `OPENBLAS_CORETYPE` as set); onnxruntime runs a
-one-node `Conv` model built with `onnx.helper` (both cores, its threads not
-spinning between runs, which would steal the other implementations' cores).
-hetero and onnxruntime also run on one thread each: on this shared 2-core
-machine the second core is often busy, and the one-thread figures compare
-the kernels.  All run in interleaved rounds in this process; X =
-onnxruntime time / hetero time (both threads).
+    python -m bench conv2d [CASE ...]      # default: every case of CASES
+
+Each case is one ONNX `Conv` (+ bias, + `Relu`, as networks have them)
+with seeded random constant weights, the shape of a layer of ResNet-50 or
+MobileNet: 1×1 convolutions (deep and shallow reductions), 3×3 ones on
+large and small images, strided ones, depthwise ones and the 7×7 stem.
+hetero imports the model (`hetero.frontends.onnx.from_onnx`: the weights
+are constants, which `alter-op-layout` packs at compile time as in a whole
+network) and compiles it with the `llvm` target's `num_threads` (and the
+benchmarks' `mattr`: `python -m bench --mattr=-avx512f conv2d` runs the
+AVX2 schedules on an AVX-512 host); onnxruntime runs the same model with as
+many intra-op threads, spinning off.  The two run in interleaved rounds in
+this process (medians), at one thread and at every CPU of the process,
+after checking that their outputs agree.
+
+The last line is `conv2d: X.XX× onnxruntime (...)`, X = onnxruntime time /
+hetero time, the worst over cases and thread counts.
 """
 
+from __future__ import annotations
+
+import argparse
 import os
+from functools import partial
+from typing import NamedTuple
 
 import hetero
 import numpy as np
 
-from bench.common import interleaved, sizes_argument
+from bench.common import interleaved
 
-BATCH, CHANNELS, SIZE, FILTERS, KERNEL = 1, 64, 56, 64, 3
-ROUNDS = 25
-PEAK_PER_CORE = 245.0
+ROUNDS = 9
 
 
-def _t(*shape: int) -> str:
-    return f"tensor<{'x'.join(map(str, shape))}xf32>"
+class Case(NamedTuple):
+    """A convolution: `in_channels`×`size`² input, `out_channels` filters."""
+
+    in_channels: int
+    size: int
+    out_channels: int
+    kernel: int
+    stride: int = 1
+    groups: int = 1
+
+    @property
+    def out_size(self) -> int:
+        return (self.size + 2 * (self.kernel // 2) - self.kernel) // self.stride + 1
+
+    def flops(self) -> float:
+        depth = self.in_channels // self.groups * self.kernel**2
+        return 2.0 * self.out_channels * self.out_size**2 * depth
 
 
-def program(threads: int | None = None) -> str:
-    x = _t(BATCH, CHANNELS, SIZE, SIZE)
-    w = _t(FILTERS, CHANNELS, KERNEL, KERNEL)
-    y = _t(BATCH, FILTERS, SIZE, SIZE)
-    options = f", {{num_threads = {threads}}}" if threads else ""
-    return (
-        "builtin.module attributes {target.config = "
-        f'#target.config<[#target.target<"llvm"{options}>]>}} {{\n'
-        f"  relay.func @main(%x: {x}, %w: {w}) -> {y} {{\n"
-        f"    %y = relay.nn.conv2d %x, %w {{padding = array<i64: 1, 1, 1, 1>}} : ({x}, {w}) -> {y}\n"
-        f"    relay.return %y : {y}\n  }}\n}}\n"
+CASES = {
+    "3x3-64@56": Case(64, 56, 64, 3),
+    "1x1-64-256@56": Case(64, 56, 256, 1),
+    "1x1-256-64@56": Case(256, 56, 64, 1),
+    "3x3-256@14": Case(256, 14, 256, 3),
+    "3x3-512@7": Case(512, 7, 512, 3),
+    "1x1-1024-256@14": Case(1024, 14, 256, 1),
+    "1x1-512-2048@7": Case(512, 7, 2048, 1),
+    "3x3s2-128@56": Case(128, 56, 128, 3, stride=2),
+    "1x1s2-256-512@56": Case(256, 56, 512, 1, stride=2),
+    "7x7s2-3-64@224": Case(3, 224, 64, 7, stride=2),
+    "dw3x3-144@56": Case(144, 56, 144, 3, groups=144),
+    "dw3x3s2-240@28": Case(240, 28, 240, 3, stride=2, groups=240),
+    "dw5x5-672@14": Case(672, 14, 672, 5, groups=672),
+}
+"""Layers of ResNet-50 (the first seven, the strided two and the stem) and
+of MobileNet-v2/v3 and EfficientNet (the depthwise ones)."""
+
+
+def model(case: Case, seed: int = 0):  # type: ignore[no-untyped-def]
+    """The case as an ONNX model: `Conv` with weight and bias, then `Relu`."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    c, s, o, k = case.in_channels, case.size, case.out_channels, case.kernel
+    fan_in = c // case.groups * k * k
+    w = (rng.standard_normal((o, c // case.groups, k, k)) / np.sqrt(fan_in)).astype(
+        np.float32
     )
-
-
-def im2col_conv(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """conv2d (stride 1, pad 1) as one matmul over the im2col matrix."""
-    padded = np.pad(x[0], ((0, 0), (1, 1), (1, 1)))
-    windows = np.lib.stride_tricks.sliding_window_view(padded, (KERNEL, KERNEL), axis=(1, 2))
-    cols = np.ascontiguousarray(windows.transpose(0, 3, 4, 1, 2)).reshape(
-        CHANNELS * KERNEL * KERNEL, SIZE * SIZE
-    )
-    return (w.reshape(FILTERS, -1) @ cols).reshape(1, FILTERS, SIZE, SIZE)
-
-
-def onnxruntime_conv(w: np.ndarray, threads: int = 0):  # type: ignore[no-untyped-def]
-    """A callable running the one-node Conv model, or None without onnxruntime."""
-    try:
-        import onnxruntime
-        from onnx import TensorProto, helper, numpy_helper
-    except ImportError:
-        return None
-    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])
+    b = rng.standard_normal(o).astype(np.float32)
+    pad = k // 2
+    nodes = [
+        helper.make_node(
+            "Conv",
+            ["x", "w", "b"],
+            ["c"],
+            pads=[pad] * 4,
+            strides=[case.stride] * 2,
+            group=case.groups,
+        ),
+        helper.make_node("Relu", ["c"], ["y"]),
+    ]
     graph = helper.make_graph(
-        [node],
+        nodes,
         "conv",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [BATCH, CHANNELS, SIZE, SIZE])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [BATCH, FILTERS, SIZE, SIZE])],
-        [numpy_helper.from_array(w, "w")],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, c, s, s])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
     )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    model.ir_version = 8
-    options = onnxruntime.SessionOptions()
-    # Its idle threads would otherwise spin into the next implementation's round.
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    options.intra_op_num_threads = threads
-    session = onnxruntime.InferenceSession(
-        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    proto.ir_version = 8
+    return proto
+
+
+def arguments(argv: list[str]) -> list[str]:
+    """The cases `python -m bench conv2d [CASE ...]` asks for (a bad one:
+    argparse's usage line and exit status 2)."""
+    parser = argparse.ArgumentParser(prog="python -m bench conv2d")
+    parser.add_argument(
+        "cases",
+        nargs="*",
+        metavar="CASE",
+        help=f"any of {', '.join(CASES)} (default: all)",
     )
-    return lambda x: session.run(None, {"x": x})[0]
+    names = parser.parse_args(argv).cases
+    for name in names:
+        if name not in CASES:
+            parser.error(f"unknown case '{name}' (choose from {', '.join(CASES)})")
+    return names or list(CASES)
 
 
 def main(argv: list[str]) -> None:
-    sizes_argument("conv2d", argv)
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((BATCH, CHANNELS, SIZE, SIZE)).astype(np.float32)
-    w = rng.standard_normal((FILTERS, CHANNELS, KERNEL, KERNEL)).astype(np.float32)
-    compiled = hetero.compile(program())
-    single = hetero.compile(program(threads=1))
-    reference = im2col_conv(x.astype(np.float64), w.astype(np.float64))
-    error = np.abs(compiled(x, w) - reference).max()
-    assert error < 1e-3, f"hetero's conv2d is wrong (max error {error})"
-    ort, ort_single = onnxruntime_conv(w), onnxruntime_conv(w, threads=1)
-    fns = [lambda: compiled(x, w), lambda: im2col_conv(x, w), lambda: single(x, w)]
-    if ort is not None:
-        fns += [lambda: ort(x), lambda: ort_single(x)]
-    times = interleaved(fns, ROUNDS)
-    flops = 2.0 * BATCH * FILTERS * SIZE * SIZE * CHANNELS * KERNEL * KERNEL
-    names = [
-        "hetero",
-        "numpy im2col+matmul",
-        "hetero, 1 thread",
-        "onnxruntime",
-        "onnxruntime, 1 thread",
-    ]
-    cores = os.cpu_count() or 1
-    print(f"{'implementation':>22} {'ms':>8} {'GF/s':>8} {'% peak':>7}  (peak: all cores)")
-    for name, t in zip(names, times):
-        gflops = flops / t / 1e9
-        print(f"{name:>22} {1e3 * t:>8.3f} {gflops:>8.1f} {100 * gflops / (PEAK_PER_CORE * cores):>6.1f}%")
-    detail = f"{times[1] / times[0]:.2f}× numpy im2col+matmul, median of {ROUNDS} interleaved rounds"
-    if ort is None:
-        print(f"conv2d: {times[1] / times[0]:.2f}× numpy im2col+matmul (onnxruntime not installed)")
-    else:
-        print(
-            f"conv2d: {times[3] / times[0]:.2f}× onnxruntime ({detail}; one thread each: "
-            f"{times[4] / times[2]:.2f}×; 1×64×56×56, 64 3×3 filters, pad 1)"
+    from hetero.frontends.onnx import from_onnx
+
+    from bench.onnx import _onnxruntime, with_threads
+
+    names = arguments(argv)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    counts = sorted({1, cpus})
+    print(
+        f"{'case':>18} {'threads':>7} {'hetero ms':>10} {'ort ms':>9} "
+        f"{'ort/hetero':>10} {'hetero GF/s':>11} {'ort GF/s':>9}"
+    )
+    ratios = []
+    for name in names:
+        case = CASES[name]
+        proto = model(case)
+        module = from_onnx(proto)
+        x = (
+            np.random.default_rng(1)
+            .standard_normal((1, case.in_channels, case.size, case.size))
+            .astype(np.float32)
         )
+        for threads in counts:
+            compiled = hetero.compile(with_threads(module, threads))
+            ort = _onnxruntime(proto, threads)
+            expected = ort(x)
+            error = np.abs(compiled(x) - expected).max() / max(
+                np.abs(expected).max(), 1e-30
+            )
+            assert error < 1e-4, (
+                f"{name}: hetero differs from onnxruntime ({error:.1e})"
+            )
+            ours, theirs = interleaved([partial(compiled, x), partial(ort, x)], ROUNDS)
+            ratios.append(theirs / ours)
+            print(
+                f"{name:>18} {threads:>7} {1e3 * ours:>10.3f} {1e3 * theirs:>9.3f} "
+                f"{theirs / ours:>10.2f} {case.flops() / ours / 1e9:>11.1f} "
+                f"{case.flops() / theirs / 1e9:>9.1f}",
+                flush=True,
+            )
+    print(
+        f"conv2d: {min(ratios):.2f}× onnxruntime (worst of {len(names)} layers at "
+        f"{'/'.join(map(str, counts))} threads; conv + bias + relu, constant weights, "
+        f"median of {ROUNDS} interleaved rounds)"
+    )

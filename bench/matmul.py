@@ -22,7 +22,7 @@ import time
 import hetero
 import numpy as np
 
-from bench.common import interleaved, sizes_argument
+from bench.common import interleaved, llvm_target_text, sizes_argument
 
 SIZES = (1024, 2048)
 PEAK_PER_CORE = 245.0
@@ -31,10 +31,10 @@ ROUNDS = 7
 
 def program(n: int, threads: int | None = None) -> str:
     t = f"tensor<{n}x{n}xf32>"
-    options = f", {{num_threads = {threads}}}" if threads else ""
+    target = llvm_target_text(**({"num_threads": threads} if threads else {}))
     return (
         "builtin.module attributes {target.config = "
-        f'#target.config<[#target.target<"llvm"{options}>]>}} {{\n'
+        f"#target.config<[{target}]>}} {{\n"
         f"  relay.func @main(%a: {t}, %b: {t}) -> {t} {{\n"
         f"    %c = relay.matmul %a, %b : {t}\n"
         f"    relay.return %c : {t}\n  }}\n}}\n"

@@ -58,7 +58,7 @@ from typing import Any
 import hetero
 import numpy as np
 
-from bench.common import SETTLE_SECONDS, interleaved, positive_int
+from bench.common import SETTLE_SECONDS, interleaved, llvm_options, positive_int
 
 MODELS = ("squeezenet", "resnet50")
 THREADS = (1, 2)
@@ -79,7 +79,7 @@ def with_threads(module: Any, threads: int, data_layout: str = "NCHW") -> Any:
 
     module = module.clone()
     module.attributes[CONFIG_ATTR_NAME] = CompilationConfigAttr(
-        [TargetAttr("llvm", {"num_threads": threads, "data_layout": data_layout})]
+        [TargetAttr("llvm", llvm_options(num_threads=threads, data_layout=data_layout))]
     )
     return module
 
