@@ -191,6 +191,7 @@ def lower_to_tir(
     from hetero.transforms.inplace_concatenate import InplaceConcatenatePass
     from hetero.transforms.lower_aot_main import LowerAotMainPass
     from hetero.transforms.lower_te import LowerTEPass
+    from hetero.transforms.matmul_to_dense import MatmulToDensePass
     from hetero.transforms.merge_kernels import MergeKernelsPass
     from hetero.transforms.plan_devices import PlanDevicesPass
     from hetero.transforms.fold_constant import FoldConstantPass
@@ -202,6 +203,7 @@ def lower_to_tir(
     for stage in (
         SimplifyInferencePass(),
         FoldConstantPass(),
+        MatmulToDensePass(),
         FoldScaleAxisPass(),
         FoldConstantPass(),
         PlanDevicesPass(),

@@ -29,6 +29,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "fold-constant": ("hetero.transforms.fold_constant", "FoldConstantPass"),
     "simplify-inference": ("hetero.transforms.simplify_inference", "SimplifyInferencePass"),
     "fold-scale-axis": ("hetero.transforms.fold_scale_axis", "FoldScaleAxisPass"),
+    "matmul-to-dense": ("hetero.transforms.matmul_to_dense", "MatmulToDensePass"),
     "verify-devices": ("hetero.transforms.verify_devices", "VerifyDevicesPass"),
     "merge-composite": ("hetero.transforms.merge_composite", "MergeCompositePass"),
     "annotate-target": ("hetero.transforms.annotate_target", "AnnotateTargetPass"),

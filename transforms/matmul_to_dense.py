@@ -1,0 +1,212 @@
+"""`matmul-to-dense`: a matmul by a constant 2-D weight becomes a dense layer
+over the flattened rows.
+
+`nn.Linear` on a 3-D or 4-D activation (a transformer's projections, a
+ConvNeXt block's pointwise layers) is, in ONNX, `MatMul` of `x [..., K]` by
+a constant `W [K, N]`: a batched `relay.matmul` whose GEMM schedule packs the
+weight again for every batch row of every call.  As a dense layer over
+`x`'s rows, `[prod(...), K] x [N, K]ᵀ`, the weight is read as one GEMM's
+operand, in dense's layout (TVM's ONNX frontend imports it so).  Three
+rewrites, applied to a fixed point:
+
+* `matmul(x, W)` with a `relay.constant` `W [1, ..., 1, K, N]` (the same
+  weight for every batch) and static shapes → `reshape(dense(reshape(x,
+  [M, K]), Wᵀ), R)`, `R` the matmul's result shape and `Wᵀ [N, K]` folded
+  at compile time (`fold-constant`'s pattern, on that weight alone).  A
+  matmul of two activations (attention's `Q·Kᵀ`) or by a weight with a real
+  batch is left as it is.
+* An elementwise or broadcast op (`op_patterns`) reading such a row reshape
+  `reshape(d [M, N], R)` computes on `d` instead, the reshape sunk after it:
+  `add(reshape(d, R), b)` → `reshape(add(d, b'), R)`.  Every other operand
+  must be another row reshape of an `[M, N]` value, or a constant or vector
+  that broadcasts along the last axis only (`b'` is it as `[N]`).  Without
+  this the reshape would sit between the dense and its bias add, residual
+  add or activation, and `fuse-ops` (which fuses no reshape into an anchor)
+  would compute those in a copy kernel instead of the GEMM's stores.
+* A reshape of a reshape reads the first one's input; a reshape to the
+  shape it has is its input; an unused reshape is erased.  A residual
+  stream of reshaped dense layers so stays `[M, N]` from one layer to the
+  next, with no copy between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+from hetero.dialects import relay
+from hetero.transforms.fold_constant import FoldTensorOp
+from hetero.transforms.op_patterns import OpPattern, pattern_of
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier,
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+AXIS_PROPERTIES = ("axis",)
+"""Properties that name a dimension of the operands (`bias_add`'s axis):
+an op with one is not moved to operands of another rank."""
+
+
+def _static_shape(value: SSAValue) -> tuple[int, ...] | None:
+    t = value.type
+    if isinstance(t, TensorType) and t.has_static_shape():
+        return tuple(t.get_shape())
+    return None
+
+
+def _device(op: Operation) -> dict[str, Attribute]:
+    """`op`'s placement, for the ops that replace it."""
+    device = getattr(op, "vdevice", None)
+    return {} if device is None else {"vdevice": device}
+
+
+def _replace_folding(
+    op: Operation, new: list[Operation], rewriter: PatternRewriter
+) -> None:
+    """`op` replaced by `new` (its last op's result standing for `op`'s),
+    then those of `new` on constants folded by `fold-constant`'s pattern,
+    in order (a weight's reshape, then its transpose), and the constants
+    `op` and they read erased if nothing else reads them."""
+    read = list(op.operands)
+    rewriter.replace(op, new, new[-1].results)
+    for made in new:
+        read += made.operands
+        FoldTensorOp().match_and_rewrite(made, rewriter)
+    for value in dict.fromkeys(read):
+        if isinstance(value.owner, relay.ConstantOp) and not value.uses:
+            rewriter.erase(value.owner)
+
+
+def _reshaped(
+    value: SSAValue, shape: tuple[int, ...], device: dict[str, Attribute]
+) -> list[relay.ReshapeOp]:
+    """The reshape of `value` to `shape`; none where it has that shape."""
+    if _static_shape(value) == shape:
+        return []
+    return [relay.ReshapeOp(value, newshape=shape, **device)]
+
+
+def _value(ops: list[relay.ReshapeOp], value: SSAValue) -> SSAValue:
+    return ops[-1].results[0] if ops else value
+
+
+class MatmulToDense(RewritePattern):
+    """`matmul(x, W)` → `reshape(dense(reshape(x), Wᵀ))` (module docstring)."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: relay.MatmulOp, rewriter: PatternRewriter, /):
+        weight, x, result = op.b, _static_shape(op.a), _static_shape(op.result)
+        w = _static_shape(weight)
+        if not isinstance(weight.owner, relay.ConstantOp) or None in (x, w, result):
+            return
+        assert x is not None and w is not None and result is not None
+        if any(d != 1 for d in w[:-2]):
+            return  # a weight per batch
+        (k, n), device = w[-2:], _device(op)
+        rows = _reshaped(op.a, (prod(x[:-1]), k), device)
+        flat = _reshaped(weight, (k, n), device)
+        transposed = relay.TransposeOp(_value(flat, weight), axes=(1, 0), **device)
+        dense = relay.DenseOp(_value(rows, op.a), transposed, **device)
+        back = _reshaped(dense.results[0], result, device)
+        _replace_folding(op, [*rows, *flat, transposed, dense, *back], rewriter)
+
+
+def _rows_source(value: SSAValue, shape: tuple[int, ...]) -> SSAValue | None:
+    """The `[M, N]` value of which `value` is the reshape to `shape` (whose
+    last dimension is `N`), if it is one."""
+    owner = value.owner
+    if not isinstance(owner, relay.ReshapeOp) or _static_shape(value) != shape:
+        return None
+    source = _static_shape(owner.x)
+    if source is None or len(source) != 2 or source[-1] != shape[-1]:
+        return None
+    return owner.x
+
+
+def _along_last(value: SSAValue, rank: int) -> tuple[int, ...] | None:
+    """The shape of `value` if it broadcasts along the last of `rank` axes
+    only and is a constant (folded when reshaped) or at most a vector."""
+    shape = _static_shape(value)
+    if shape is None or len(shape) > rank or any(d != 1 for d in shape[:-1]):
+        return None
+    if len(shape) > 1 and not isinstance(value.owner, relay.ConstantOp):
+        return None
+    return shape
+
+
+def _sinkable(op: Operation) -> tuple[int, ...] | None:
+    """The result shape of an elementwise or broadcast op that may compute
+    on `[M, N]` operands instead (module docstring)."""
+    if not isinstance(op, relay.TensorOp) or pattern_of(op) > OpPattern.BROADCAST:
+        return None
+    if any(name in op.properties for name in AXIS_PROPERTIES):
+        return None
+    return _static_shape(op.results[0])
+
+
+class SinkRowReshape(RewritePattern):
+    """`op(reshape(d [M, N], R), b)` → `reshape(op(d, b'), R)` (module docstring)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if (shape := _sinkable(op)) is None:
+            return
+        sources = [_rows_source(v, shape) for v in op.operands]
+        if not any(sources):
+            return
+        device, new, operands = _device(op), [], []
+        for value, source in zip(op.operands, sources):
+            if source is not None:
+                operands.append(source)
+                continue
+            if (vector := _along_last(value, len(shape))) is None:
+                return
+            reshape = _reshaped(value, vector[-1:], device) if len(vector) > 1 else []
+            new += reshape
+            operands.append(_value(reshape, value))
+        types = [v.type for v in operands]
+        moved = type(op).create(
+            operands=operands,
+            result_types=[type(op).infer_result_type(types, op.properties)],
+            properties=dict(op.properties),
+            attributes=dict(op.attributes),
+        )
+        back = relay.ReshapeOp(moved.results[0], newshape=shape, **device)
+        _replace_folding(op, [*new, moved, back], rewriter)
+
+
+class CollapseReshape(RewritePattern):
+    """A reshape of a reshape reads the first's input; a reshape to its
+    input's shape is that input; an unused reshape is erased."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: relay.ReshapeOp, rewriter: PatternRewriter, /):
+        shape = _static_shape(op.result)
+        if not op.result.uses:
+            rewriter.erase(op)
+        elif shape is not None and _static_shape(op.x) == shape:
+            rewriter.replace(op, [], [op.x])
+        elif shape is not None and isinstance(inner := op.x.owner, relay.ReshapeOp):
+            rewriter.replace(
+                op, relay.ReshapeOp(inner.x, newshape=shape, **_device(op))
+            )
+
+
+@dataclass(frozen=True)
+class MatmulToDensePass(ModulePass):
+    """Matmuls by constant 2-D weights as dense layers (module docstring)."""
+
+    name = "matmul-to-dense"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(
+            GreedyRewritePatternApplier(
+                [MatmulToDense(), SinkRowReshape(), CollapseReshape()]
+            )
+        ).rewrite_module(op)
