@@ -7,6 +7,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+from hetero.utils.cpus import available_cpus
+
 
 def median_time(fn: Callable[[], object], rounds: int = 5, setup: Callable[[], object] | None = None) -> float:
     """Median wall time of `fn()` over `rounds` runs (each after a fresh `setup()`)."""
@@ -103,9 +105,8 @@ def machine() -> str:
             cpuinfo = f.read()
     except OSError:
         cpuinfo = ""
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     extra = f", mattr {','.join(bench_mattr())}" if bench_mattr() else ""
-    return describe_cpu(cpuinfo, llvm.get_host_cpu_name(), cpus or 1) + extra
+    return describe_cpu(cpuinfo, llvm.get_host_cpu_name(), available_cpus()) + extra
 
 
 def positive_int(text: str) -> int:

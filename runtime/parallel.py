@@ -29,6 +29,14 @@ enough where GVN and dead store elimination run again after the pipeline
 (`CpuTarget`) and static allocas have a constant count
 (`convert-memref-to-llvm`).
 
+A loop's thread count is read at run time, at each loop: the calling
+thread's own (`using_threads`, for a block of calls), else the `threads`
+its launcher passes (the target's `num_threads`; 0 where it sets none),
+else the process's default (`@hetero_pool_threads`: `default_threads()`
+when the pool loads, that is `HETERO_NUM_THREADS` or the CPUs the process
+may use).  The schedules cut their tasks for the count known at compile
+time, a hint: any count runs the code correctly.
+
 A loop with `min(threads, trips) > 1` takes the pool (a lock word; if another
 loop holds it, the loop runs serially on its own thread: a parallel loop
 inside a task, or a second Python thread calling compiled code), starts the

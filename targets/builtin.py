@@ -12,7 +12,13 @@ _LLVM_OPTIONS = {
     "mtriple": OptionSpec(str, doc="target triple (default: the host triple)"),
     "mattr": OptionSpec(list, doc="extra LLVM target features, e.g. ['+avx512f']"),
     "opt_level": OptionSpec(int, default=3, choices=(0, 1, 2, 3)),
-    "num_threads": OptionSpec(int, doc="threads for parallel loops (default: all cores)"),
+    "num_threads": OptionSpec(
+        int,
+        doc="threads of the functions' parallel loops where a call sets none "
+        "(f(..., num_threads=n), using_threads); unset: HETERO_NUM_THREADS, else "
+        "the CPUs the process may use (affinity, cgroup quota), read at run time; "
+        "1 compiles them as serial loops, which no call makes parallel",
+    ),
     "data_layout": OptionSpec(
         str, default="NCHW", choices=("NCHW", "NCHWc"),
         doc="activations between convolutions: NCHWc blocks the channels by the "
