@@ -39,6 +39,7 @@ from hetero.dialects import tir
 from hetero.lowering.conversion import nested_ops
 from hetero.lowering.convert_tir_to_scf import outlines_parallel_loops
 from hetero.runtime.cpu import ObjectCode
+from hetero.utils.cpus import available_cpus
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
@@ -77,10 +78,11 @@ its entry, LLVM's per-function work)."""
 
 
 def compile_jobs() -> int:
-    """`HETERO_COMPILE_JOBS`, else the number of CPUs this process may run on."""
+    """`HETERO_COMPILE_JOBS`, else the number of CPUs this process may run on
+    (`available_cpus`: more workers than a cgroup quota allows only wait)."""
     text = os.environ.get(JOBS_VARIABLE)
     if text is None:
-        return len(os.sched_getaffinity(0))
+        return available_cpus()
     if not text.isdigit() or int(text) < 1:
         raise ValueError(f"{JOBS_VARIABLE} must be a positive integer, got {text!r}")
     return int(text)

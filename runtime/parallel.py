@@ -507,6 +507,8 @@ def load_pool() -> _Pool:
     them.  The default thread count is read here: `default_threads()`
     (`HETERO_NUM_THREADS`, else the CPUs this process may use)."""
     global _pool
+    if _pool is not None:  # each call with a thread count of its own asks
+        return _pool
     with _pool_lock:
         if _pool is None:
             _pool = _compile_pool(default_threads())
