@@ -3164,6 +3164,38 @@ class MeanOp(ReduceOp):
     name = "relay.mean"
 
 
+@irdl_op_definition
+class LayerNormOp(TensorOp):
+    """Layer normalisation over the trailing axes from `axis` (ONNX's
+    `LayerNormalization`, PyTorch's `nn.LayerNorm`): each row of those axes
+    becomes `(x - mean) / sqrt(var + epsilon) * gamma + beta`, `gamma` and
+    `beta` of the normalised shape `x.shape[axis:]`."""
+
+    name = "relay.nn.layer_norm"
+
+    x = operand_def(TensorType)
+    gamma = operand_def(TensorType)
+    beta = operand_def(TensorType)
+    axis = IntParam(-1)
+    epsilon = FloatParam(1e-5)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        data = shapes[0]
+        normalised = data[normalize_axis(cls.axis.read(attributes), len(data)) :]
+        for name, shape in zip(("gamma", "beta"), shapes[1:]):
+            if len(shape) != len(normalised) or any(
+                merge_dims(a, b) is None for a, b in zip(shape, normalised)
+            ):
+                raise VerifyException(
+                    f"{name} has shape {format_shape(shape)}, but the normalised "
+                    f"axes of the data are {format_shape(normalised)}"
+                )
+        return data
+
+
 TENSOR_OPS: tuple[type[TensorOp], ...] = (
     AddOp,
     SubtractOp,
@@ -3208,6 +3240,7 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     AvgPool3DOp,
     GlobalAvgPool2DOp,
     SoftmaxOp,
+    LayerNormOp,
     PadOp,
     LRNOp,
     ReshapeOp,

@@ -472,6 +472,20 @@ def _softmax(op: Operation, x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=axis, keepdims=True)
 
 
+def _layer_norm(
+    op: Operation, x: np.ndarray, gamma: np.ndarray, beta: np.ndarray
+) -> np.ndarray:
+    """(x - mean) / sqrt(var + eps) * gamma + beta, the statistics of each
+    row of the axes from `axis` (the population variance, as ONNX's), all
+    in float64: a row's mean can be large next to its spread."""
+    axis, eps = _attr(op, "axis", -1) % x.ndim, _attr(op, "epsilon", 1e-5)
+    x = x.astype(np.float64)
+    axes = tuple(range(axis, x.ndim))
+    centred = x - x.mean(axis=axes, keepdims=True)
+    variance = (centred * centred).mean(axis=axes, keepdims=True)
+    return centred / np.sqrt(variance + eps) * gamma + beta.astype(np.float64)
+
+
 def _clip(op: Operation, x: np.ndarray) -> np.ndarray:
     low = _fmax(x, x.dtype.type(_attr(op, "a_min")))
     return _fmin(low, x.dtype.type(_attr(op, "a_max")))
@@ -758,6 +772,7 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "nn.max_pool3d": lambda op, x: _pool(op, x, average=False),
     "nn.avg_pool3d": lambda op, x: _pool(op, x, average=True),
     "nn.softmax": _softmax,
+    "nn.layer_norm": _layer_norm,
     "nn.pad": _pad,
     "nn.lrn": _lrn,
     "strided_slice": _strided_slice,

@@ -1325,6 +1325,7 @@ EPILOGUE_ANCHORS: frozenset[type[Operation]] = frozenset(
         relay.AvgPool3DOp,
         relay.AvgPool2DOp,
         relay.GlobalAvgPool2DOp,
+        relay.LayerNormOp,
     }
 )
 """Nest templates taking `epilogue=`: they apply it once per output element,
@@ -1499,3 +1500,93 @@ LAZY_TEMPLATES.update(
     }
 )
 NEST_TEMPLATES.update({relay.LRNOp: _lrn, relay.SumOp: _reduce, relay.MeanOp: _reduce})
+
+
+# ----------------------------------------------------------------------------
+# Layer normalisation
+# ----------------------------------------------------------------------------
+
+NORM_LANES = 16
+"""Partial sums a `layer_norm` row keeps (`local`): a multiple of every CPU
+target's f32 vector width, so each loop over them is whole vectors."""
+
+
+def _layer_norm(
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
+) -> None:
+    """One kernel, a parallel loop over the rows (the axes before `axis`).
+    Per row, one vectorized pass adds `d = x - x[0]` and `d²` into
+    `NORM_LANES` partial sums each, which are then halved to one; a second
+    vectorized pass stores `(d - mean(d)) * rstd * gamma + beta` through the
+    epilogue.  Working on `d`, shifted by the row's first element, keeps
+    `E[d²] - E[d]²` from cancelling and the centred values exact when the
+    mean is large next to the spread (a residual stream's rows)."""
+    assert isinstance(op, relay.LayerNormOp)
+    x, gamma, beta = inputs
+    element = x.element_type
+    _require_float(op, element)
+    axis = channel_axis(op, len(x.shape))
+    outer, inner = x.shape[:axis], x.shape[axis:]
+    size = math.prod(inner)
+    body, (row,) = e.nest([math.prod(outer)], parallel=True)
+    at = body.unflatten(row, outer)
+
+    def element_at(e: Emitter, p: Index) -> list[Index]:
+        return [*at, *e.unflatten(p, inner)]
+
+    shift = x.load(body, element_at(body, 0))
+    lanes = min(NORM_LANES, size)
+    sums = [body.alloc([lanes], element, "local") for _ in range(2)]
+    zero, j = body.loop(lanes, ForKind.VECTORIZED)
+    for partial in sums:
+        zero.store(zero.constant(0.0, element), partial, [j])
+
+    def add_terms(e: Emitter, p: Index, j: Index) -> None:
+        d = e.op(arith.SubfOp(x.load(e, element_at(e, p)), shift))
+        for partial, term in zip(sums, (d, e.op(arith.MulfOp(d, d)))):
+            _accumulate(e, partial, [j], term, arith.AddfOp)
+
+    whole, rest = divmod(size, lanes)
+    chunks, c = body.loop(whole)
+    lane, j = chunks.loop(lanes, ForKind.VECTORIZED)
+    add_terms(lane, lane.add(lane.mul(c, lanes), j), j)
+    if rest:
+        lane, j = body.loop(rest, ForKind.VECTORIZED)
+        add_terms(lane, lane.add(j, whole * lanes), j)
+    _halve(body, sums, lanes)
+    count = body.constant(float(size), element)
+    mean, square = (body.op(arith.DivfOp(body.load(s, [0]), count)) for s in sums)
+    variance = body.fmax(
+        body.op(arith.SubfOp(square, body.op(arith.MulfOp(mean, mean)))),
+        body.constant(0.0, element),
+    )
+    spread = body.op(arith.AddfOp(variance, body.constant(op.epsilon, element)))
+    rstd = body.op(
+        arith.DivfOp(body.constant(1.0, element), body.op(math_dialect.SqrtOp(spread)))
+    )
+    lane, p = body.loop(size, ForKind.VECTORIZED)
+    d = lane.op(arith.SubfOp(x.load(lane, element_at(lane, p)), shift))
+    normal = lane.op(arith.MulfOp(lane.op(arith.SubfOp(d, mean)), rstd))
+    index = lane.unflatten(p, inner)
+    scaled = lane.op(arith.MulfOp(normal, gamma.load(lane, index)))
+    value = lane.op(arith.AddfOp(scaled, beta.load(lane, index)))
+    _store_into(out, epilogue)(lane, element_at(lane, p), value)
+
+
+def _halve(e: Emitter, sums: Sequence[SSAValue], live: int) -> None:
+    """Each `local` row of partial sums added up into its element 0, halving
+    the live elements with one vectorized loop a step."""
+    while live > 1:
+        half = (live + 1) // 2
+        lane, j = e.loop(live - half, ForKind.VECTORIZED)
+        for partial in sums:
+            other = lane.load(partial, [lane.add(j, half)])
+            _accumulate(lane, partial, [j], other, arith.AddfOp)
+        live = half
+
+
+NEST_TEMPLATES[relay.LayerNormOp] = _layer_norm

@@ -9,7 +9,7 @@ which is what decides whether it can be computed inside another op's loops:
   transpose, concatenate, ...);
 * `COMM_REDUCE` — reduces input elements (pools, softmax);
 * `OUT_ELEMWISE_FUSABLE` — an anchor whose result can take an elementwise
-  epilogue (dense, matmul, conv2d);
+  epilogue (dense, matmul, conv2d, layer_norm);
 * `OPAQUE` — never fused (anything not in the table).
 
 The order is meaningful: a pattern at most `INJECTIVE` may be inlined into
@@ -87,6 +87,7 @@ OP_PATTERNS: dict[type[Operation], OpPattern] = {
     relay.MeanOp: OpPattern.COMM_REDUCE,
     relay.SoftmaxOp: OpPattern.OPAQUE,
     relay.LRNOp: OpPattern.OPAQUE,
+    relay.LayerNormOp: OpPattern.OUT_ELEMWISE_FUSABLE,
     relay.DenseOp: OpPattern.OUT_ELEMWISE_FUSABLE,
     relay.MatmulOp: OpPattern.OUT_ELEMWISE_FUSABLE,
     relay.Conv2DOp: OpPattern.OUT_ELEMWISE_FUSABLE,
