@@ -92,8 +92,8 @@ def dense():  # `hetero.compile` of DENSE, and a runner that checks its result
     w = rng.standard_normal((128, 96)).astype(np.float32)
     f = hetero.compile({DENSE!r})
 
-    def run(**count):
-        y = f(x, w, **count)
+    def run(profile=False, **count):  # a call, or one kernel by kernel (`profile`)
+        y = f.profile(x, w, **count).outputs if profile else f(x, w, **count)
         np.testing.assert_allclose(y, x @ w.T, rtol=1e-4, atol=1e-4)
         return y
     return f, run
@@ -358,13 +358,14 @@ def test_a_compiled_function_takes_the_environments_count(threads):
 
 
 def test_a_compiled_function_takes_a_count_per_call_and_per_function():
-    """One compile, run with 1, 2 and 3 threads: the same results, bit for
-    bit (the tasks are cut at compile time, whichever thread runs them)."""
+    """One compile, run with 1, 2 (profiled) and 3 threads: the same
+    results, bit for bit (the tasks are cut at compile time, whichever
+    thread runs them)."""
     isolated("""
         f, run = dense()
         results = []
         for threads in (1, 2, 3):
-            results.append(run(num_threads=threads))
+            results.append(run(profile=threads == 2, num_threads=threads))
             assert pool_workers() == threads - 1
         f.num_threads = 4
         results.append(run())
