@@ -10,8 +10,8 @@ everything its code depends on:
 * the chunk as `tir` text (what the relay passes made of the program:
   shapes, schedules, targets), printed before it is lowered;
 * the machine: triple, CPU, features and optimisation level of its
-  `CpuTarget`, and the CPU count (`convert-tir-to-scf` reads it where a
-  target sets no `num_threads`);
+  `CpuTarget`, and the default thread count (`default_threads()`, from
+  which the schedules cut their tasks where a target sets no `num_threads`);
 * the code that lowers and compiles it: a digest of hetero's own source
   files, and the versions of xDSL, llvmlite, LLVM and Python.
 
@@ -20,58 +20,113 @@ compiling: for ResNet-50 what is left is the relay passes, printing the
 chunks and loading their code.  Any change of hetero's source changes every
 key, so a cache is never stale, only unused.
 
+An entry is native code this process will run, so whoever can write one can
+run code as the user.  Hence:
+
+* the directory must be the user's own and writable by no one else (checked
+  when the cache is opened; hetero makes it, and the parents it lacks, mode
+  0700); another is refused with one warning, and compiles go on without it;
+* every entry is signed, HMAC-SHA256 over its key and its bytes, with a
+  secret of the user's in a 0600 file beside the entries (`SECRET`), and
+  the signature is checked before any byte of it is read as anything: an
+  entry planted without the secret, corrupted, or copied over another key
+  is compiled again and replaced;
+* entries are a format of their own (`_encode`): the object file, the
+  bitcode and the functions' `FunctionInfo` as JSON with their types as
+  text, never a pickle.
+
 `HETERO_CACHE_DIR` names the directory (default: `$XDG_CACHE_HOME/hetero`,
-else `~/.cache/hetero`); set empty, it turns the cache off.  Entries are
-pickles, loaded as Python loads its own `__pycache__`: the directory must be
-as trusted as the code.  An entry that cannot be read is compiled again and
-rewritten; a directory that cannot be written is used for nothing, with one
-warning.  Past `MAX_BYTES` (512 MB), the least recently used entries go.
+else `~/.cache/hetero`); set empty, it turns the cache off.  A directory that
+cannot be written is used for nothing, with one warning.  Past `MAX_BYTES`
+(512 MB), the least recently used entries go; nothing but entries and the
+cache's own temporary files is ever deleted.
 """
 
 from __future__ import annotations
 
 import errno
 import hashlib
+import hmac
+import json
 import os
-import pickle
 import re
+import secrets
+import stat
+import struct
 import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import suppress
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from functools import cache
+from itertools import accumulate, pairwise, takewhile
 from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
 import xdsl
-
-from hetero.runtime.cpu import CpuTarget, ObjectCode
+from hetero.runtime.cpu import CpuTarget, FunctionInfo, ObjectCode
 from hetero.utils.cpus import default_threads
-from xdsl.dialects.builtin import ModuleOp
+from xdsl.context import Context
+from xdsl.dialects.builtin import FunctionType, ModuleOp
+from xdsl.dialects.llvm import LLVM, LLVMFunctionType
+from xdsl.ir import Attribute
+from xdsl.parser import Parser
 
 CACHE_VARIABLE = "HETERO_CACHE_DIR"
 """The cache's directory; empty: no cache."""
 
-FORMAT = 1
-"""The version of the entries' layout (a pickled `ObjectCode`)."""
+FORMAT = 2
+"""The version of the entries' layout (`HEADER`); it is part of every key."""
 
 HIT = "compile-cache"
 """The `timings` stage of a chunk loaded from the cache (its only one)."""
 
 MAX_BYTES = 512 * 1024 * 1024
 """The most the entries may take together: after a write that passes it, the
-least recently used go (ResNet-50's two entries take 0.4 MB)."""
+least recently used go (ResNet-50's two entries take 0.26 MB)."""
 
+SUFFIX = ".entry"
+ENTRY = re.compile(r"[0-9a-f]{64}" + re.escape(SUFFIX))
+"""An entry's file name: its key.  Nothing else in the directory is read as
+code or evicted."""
 
-ENTRY = re.compile(r"[0-9a-f]{64}\.pickle")
-"""An entry's file name: its key.  Nothing else in the directory is touched."""
+TEMPORARY_PREFIX = "hetero-"
+TEMPORARY = re.compile(re.escape(TEMPORARY_PREFIX) + r"[a-z0-9_]+\.tmp")
+"""The name `tempfile.mkstemp` gives the cache's temporary files: only these
+are deleted when a writer that died left them."""
 
 STALE_SECONDS = 3600
 """A temporary file this old was left by a writer that died: it goes."""
+
+SECRET = "secret"
+"""The file beside the entries holding the key their signatures are made with."""
+
+SECRET_BYTES = 32
+
+HEADER = struct.Struct("<8sIQQQ")
+"""An entry: magic, `FORMAT`, the sizes of its three parts (the functions as
+JSON, the object file, the bitcode), the parts, then its `MAC_BYTES` of
+HMAC-SHA256 over its key and all that precedes."""
+
+MAGIC = b"hetero\0c"
+
+MAC_BYTES = hashlib.sha256().digest_size
+
+
+class Refused(Exception):
+    """Why a cache directory is not used: others could put code in it."""
+
+
+@dataclass(frozen=True)
+class Cache:
+    """An open cache (`open_cache`): its directory and its secret, read once
+    before compile workers fork."""
+
+    directory: Path
+    secret: bytes = field(repr=False)
 
 
 def cache_directory() -> Path | None:
@@ -88,22 +143,114 @@ def cache_directory() -> Path | None:
         return None
 
 
-def open_cache() -> Path | None:
-    """The cache directory, made if need be, when it can be written (else
-    None, with a warning); run before compile workers fork, so that they
-    share its check and `code_digest`."""
+def open_cache() -> Cache | None:
+    """The cache, its directory made if need be, when it is the user's own
+    and can be written (else None, with a warning); run before compile
+    workers fork, so that they share its checks, its secret and
+    `code_digest`."""
     directory = cache_directory()
     if directory is None:
         return None
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        _make(directory)
+        _check_directory(directory)
         if not os.access(directory, os.W_OK | os.X_OK):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+        secret = _secret(directory / SECRET)
+    except Refused as refusal:
+        _warn(f"does not use {directory}: {refusal}")
+        return None
     except OSError as error:
         _warn_unwritable(directory, error.strerror or str(error))
         return None
     code_digest()
-    return directory
+    return Cache(directory, secret)
+
+
+def _make(directory: Path) -> None:
+    """Makes `directory` and the parents it lacks, mode 0700 whatever the
+    umask (under umask 000 they would be anyone's to write)."""
+    missing = takewhile(
+        lambda p: not os.path.lexists(p), (directory, *directory.parents)
+    )
+    for path in reversed(list(missing)):
+        with suppress(FileExistsError):  # another process made it meanwhile
+            path.mkdir(0o700)
+            path.chmod(0o700)  # a umask may take the owner's bits too
+
+
+def _check_directory(directory: Path) -> None:
+    """Raises `Refused` unless `directory` is the user's own and no one
+    else's to write to: a shared 1777 directory, another user's (`sudo`
+    keeping HOME), or one whose entries anyone could replace.  A link is
+    judged by what it resolves to, and must be the user's own too."""
+    status = os.lstat(directory)
+    if stat.S_ISLNK(status.st_mode):
+        _check_owner(f"the link {directory}", status)
+        status = os.stat(directory)
+    if not stat.S_ISDIR(status.st_mode):
+        raise Refused("it is not a directory")
+    _check_owner("it", status)
+    if status.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        mode = stat.S_IMODE(status.st_mode)
+        raise Refused(f"others can write to it (mode {mode:o}; chmod 700 it)")
+
+
+def _check_owner(what: str, status: os.stat_result) -> None:
+    if status.st_uid != os.geteuid():
+        raise Refused(f"{what} is owned by user {status.st_uid}, not {os.geteuid()}")
+
+
+def _secret(path: Path) -> bytes:
+    """The secret entries are signed with, from `path`, made if there is
+    none: `SECRET_BYTES` random bytes that only the user can read."""
+    try:
+        with suppress(FileExistsError):  # another process made it first
+            os.unlink(_write(path, secrets.token_bytes(SECRET_BYTES), os.link))
+        status, secret = _read(path, SECRET_BYTES)
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        raise Refused(f"its secret {path} is a link") from error
+    _check_owner(f"its secret {path}", status)
+    if stat.S_IMODE(status.st_mode) & 0o077 or len(secret) != SECRET_BYTES:
+        mode = stat.S_IMODE(status.st_mode)
+        raise Refused(
+            f"its secret {path} is not {SECRET_BYTES} bytes of mode 600 "
+            f"(mode {mode:o}, {len(secret)} bytes; remove it)"
+        )
+    return secret
+
+
+def _read(path: Path, limit: int) -> tuple[os.stat_result, bytes]:
+    """The status and the first `limit` + 1 bytes of the file at `path`, a
+    regular file (not a link; not a FIFO or a device, whose read could wait
+    or never end)."""
+    handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(handle, "rb") as file:
+        status = os.fstat(handle)
+        if not stat.S_ISREG(status.st_mode):
+            raise OSError(errno.EINVAL, f"{path} is not a regular file")
+        return status, file.read(limit + 1)
+
+
+def _write(path: Path, data: bytes, publish: Callable[[str, Path], None]) -> str:
+    """Writes `data` to a new temporary file (made with O_EXCL, mode 0600)
+    beside `path` and `publish`es it as `path` (`os.replace`, `os.link`):
+    readers see all of it or nothing.  Returns the temporary file's path;
+    on any failure it is deleted."""
+    handle, temporary = tempfile.mkstemp(
+        dir=path.parent, prefix=TEMPORARY_PREFIX, suffix=".tmp"
+    )
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+        publish(temporary, path)
+    except BaseException:  # an interrupt too: no file left behind
+        with suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return temporary
 
 
 @cache
@@ -153,53 +300,136 @@ def cache_key(module: ModuleOp, target: CpuTarget) -> str:
     return digest.hexdigest()
 
 
-def _load(path: Path) -> ObjectCode | None:
-    """The entry at `path`; None if there is none, or none that reads as an
-    `ObjectCode` (truncated, foreign): it is compiled again."""
+def _mac(secret: bytes, key: str, signed: bytes) -> bytes:
+    """The signature of an entry stored under `key`: one copied to another
+    key does not verify there."""
+    return hmac.digest(secret, key.encode() + signed, "sha256")
+
+
+def _encode(secret: bytes, key: str, code: ObjectCode) -> bytes:
+    """The entry of `code` under `key` (its timings are not kept: a hit has
+    its own)."""
+    functions = _functions_json(code.functions.values())
+    parts = (functions.encode(), code.object, code.bitcode)
+    signed = b"".join((HEADER.pack(MAGIC, FORMAT, *map(len, parts)), *parts))
+    return signed + _mac(secret, key, signed)
+
+
+def _decode(secret: bytes, key: str, entry: bytes) -> ObjectCode:
+    """The `ObjectCode` of `entry`, read from a file named `key`, once its
+    signature is found right; raises ValueError if it is not, or the entry
+    is not one (truncated, foreign)."""
+    signed, mac = entry[:-MAC_BYTES], entry[-MAC_BYTES:]
+    if len(entry) < HEADER.size + MAC_BYTES or not hmac.compare_digest(
+        mac, _mac(secret, key, signed)
+    ):
+        raise ValueError("not an entry signed with this cache's secret")
+    magic, version, *sizes = HEADER.unpack_from(signed)
+    if (magic, version) != (MAGIC, FORMAT) or HEADER.size + sum(sizes) != len(signed):
+        raise ValueError("not an entry of this format")
+    offsets = accumulate(sizes, initial=HEADER.size)
+    functions, object_file, bitcode = (signed[a:b] for a, b in pairwise(offsets))
+    infos = _function_infos(json.loads(functions))
+    return ObjectCode(object_file, bitcode, {i.name: i for i in infos}, {})
+
+
+def _functions_json(infos: Iterable[FunctionInfo]) -> str:
+    """`infos` as JSON: their types are indices in a table of the types of
+    their parameters and results, as text: a chunk of ResNet-50 has 90
+    functions, with 1,300 of these but 63 distinct, each parsed once (a hit
+    reads its functions in 18 ms, where parsing each function's types took
+    90 ms)."""
+    table: dict[str, int] = {}
+
+    def indices(*types: Attribute) -> list[int]:
+        return [table.setdefault(str(t), len(table)) for t in types]
+
+    rows = [
+        {
+            **info._asdict(),
+            "signature": [
+                indices(*info.signature.inputs),
+                indices(*info.signature.outputs),
+            ],
+            "llvm_type": [
+                indices(*info.llvm_type.inputs, info.llvm_type.output),
+                info.llvm_type.is_variadic,
+            ],
+        }
+        for info in infos
+    ]
+    return json.dumps({"types": list(table), "functions": rows})
+
+
+def _function_infos(functions: dict) -> list[FunctionInfo]:
+    """The `FunctionInfo`s that `_functions_json` wrote."""
+    types = [Parser(_types(), text).parse_type() for text in functions["types"]]
+    infos = []
+    for row in functions["functions"]:
+        inputs, outputs = row["signature"]
+        (*llvm_inputs, llvm_output), variadic = row["llvm_type"]
+        signature = FunctionType.from_lists(
+            [types[i] for i in inputs], [types[i] for i in outputs]
+        )
+        llvm_type = LLVMFunctionType(
+            [types[i] for i in llvm_inputs], types[llvm_output], variadic
+        )
+        infos.append(
+            FunctionInfo(**{**row, "signature": signature, "llvm_type": llvm_type})
+        )
+    return infos
+
+
+@cache
+def _types() -> Context:
+    """What parses a `FunctionInfo`'s types: builtin and `llvm` types."""
+    ctx = Context()
+    ctx.load_dialect(LLVM)
+    return ctx
+
+
+def _load(cache: Cache, key: str) -> ObjectCode | None:
+    """The entry of `key`; None if there is none, or none that this cache
+    signed and reads as an `ObjectCode` (planted, copied, corrupted,
+    truncated, foreign): it is compiled again."""
+    path = cache.directory / f"{key}{SUFFIX}"
     try:
-        with path.open("rb") as file:
-            code = pickle.load(file)
-    except Exception:  # noqa: BLE001 (missing, or any unpickling failure)
+        _, entry = _read(path, MAX_BYTES)
+        code = _decode(cache.secret, key, entry)
+    except Exception:  # noqa: BLE001 (missing, or anything but a good entry)
         return None
     with suppress(OSError):  # a read-only cache still serves
         os.utime(path)  # used now: the last to be evicted
-    return code if isinstance(code, ObjectCode) else None
+    return code
 
 
-def _store(path: Path, code: ObjectCode) -> None:
-    """Writes `code` to `path` whole or not at all (another process may read
-    or write the same entry meanwhile): into a temporary file, renamed."""
+def _store(cache: Cache, key: str, code: ObjectCode) -> None:
+    """Writes `code`'s entry whole or not at all (another process may read or
+    write the same entry meanwhile): into a temporary file, renamed."""
+    path = cache.directory / f"{key}{SUFFIX}"
     try:  # `open_cache` made the directory
-        handle, temporary = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        _write(path, _encode(cache.secret, key, code), os.replace)
     except OSError as error:
-        _warn_unwritable(path.parent, error.strerror or str(error))
+        _warn_unwritable(cache.directory, error.strerror or str(error))
         return
-    try:
-        with os.fdopen(handle, "wb") as file:
-            pickle.dump(code, file, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(temporary, path)
-    except BaseException as error:  # an interrupt too: no file left behind
-        with suppress(OSError):
-            os.unlink(temporary)
-        if not isinstance(error, OSError):
-            raise
-        _warn_unwritable(path.parent, error.strerror or str(error))
-        return
-    _evict(path.parent)
+    _evict(cache.directory)
 
 
 def _evict(directory: Path) -> None:
     """Deletes the least recently used entries while they take more than
     `MAX_BYTES` (another process may be deleting them too), and temporary
-    files that writers left."""
+    files that the cache's writers left."""
     entries = []
     now = time.time()
     for entry in directory.iterdir():
         with suppress(OSError):
-            status = entry.stat()
+            status = entry.lstat()
             if ENTRY.fullmatch(entry.name):
                 entries.append((status.st_mtime, status.st_size, entry))
-            elif entry.suffix == ".tmp" and now - status.st_mtime > STALE_SECONDS:
+            elif (
+                TEMPORARY.fullmatch(entry.name)
+                and now - status.st_mtime > STALE_SECONDS
+            ):
                 entry.unlink()
     total = sum(size for _, size, _ in entries)
     for _, size, entry in sorted(entries):
@@ -210,32 +440,36 @@ def _evict(directory: Path) -> None:
         total -= size
 
 
-@cache
 def _warn_unwritable(directory: Path, reason: str) -> None:
-    """Once a directory and reason: the compile goes on without the cache."""
+    _warn(f"cannot write to {directory} ({reason})")
+
+
+@cache
+def _warn(problem: str) -> None:
+    """Once a problem: the compile goes on without the cache."""
     warnings.warn(
-        f"hetero's compile cache cannot write to {directory} ({reason}); "
-        f"set {CACHE_VARIABLE} to another directory, or empty to turn it off",
+        f"hetero's compile cache {problem}; compiling without it (set "
+        f"{CACHE_VARIABLE} to another directory, or empty to turn it off)",
         RuntimeWarning,
-        stacklevel=4,
+        stacklevel=5,
     )
 
 
 def compile_cached(
-    directory: Path,
+    cache: Cache,
     module: ModuleOp,
     target: CpuTarget,
     build: Callable[[ModuleOp], ObjectCode],
 ) -> ObjectCode:
-    """`build(module)`, or the code the cache in `directory` (`open_cache`)
-    holds for it; a fresh result is kept for next time.  The key is taken
-    before `build`, which may lower `module` in place."""
+    """`build(module)`, or the code `cache` (`open_cache`) holds for it; a
+    fresh result is kept for next time.  The key is taken before `build`,
+    which may lower `module` in place."""
     start = time.perf_counter()
-    path = directory / f"{cache_key(module, target)}.pickle"
-    if (code := _load(path)) is not None:
+    key = cache_key(module, target)
+    if (code := _load(cache, key)) is not None:
         return replace(code, timings={HIT: time.perf_counter() - start})
     code = build(module)
-    _store(path, code)
+    _store(cache, key, code)
     return code
 
 

@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 from hetero.dialects import tir
-from hetero.lowering.compile_cache import compile_cached, open_cache
+from hetero.lowering.compile_cache import Cache, compile_cached, open_cache
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.parallel_compile import restrict, run_forked, split
 from hetero.lowering.pipeline import lower_to_llvm
@@ -96,7 +95,7 @@ def compile_cpu(
 
 
 def _compile(
-    module: ModuleOp, target: CpuTarget, ctx: Context | None, cache: Path | None
+    module: ModuleOp, target: CpuTarget, ctx: Context | None, cache: Cache | None
 ) -> ObjectCode:
     """`module`'s code: from the compile `cache`, else `_lower_and_compile`."""
     if cache is None:

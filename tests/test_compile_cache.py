@@ -7,9 +7,12 @@ a wrong or failed one.
 """
 
 import os
+import shutil
+import stat
 import subprocess
 import sys
 import warnings
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,11 +20,14 @@ from hetero.context import parse_module
 from hetero.lowering import compile_cache
 from hetero.lowering.compile_cache import (
     CACHE_VARIABLE,
+    HEADER,
     HIT,
+    MAC_BYTES,
+    SECRET,
     cache_directory,
     cache_key,
 )
-from hetero.lowering.cpu_codegen import compile_cpu
+from hetero.lowering.cpu_codegen import _lower_and_compile, compile_cpu
 from hetero.runtime.cpu import CpuTarget
 from test_parallel_compile import PROGRAM, X, N
 
@@ -44,7 +50,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def entries(directory) -> list[str]:
-    return sorted(p.name for p in directory.iterdir() if p.suffix == ".pickle")
+    return sorted(p.name for p in directory.iterdir() if p.suffix == ".entry")
 
 
 def python(script: str, **env: str) -> str:
@@ -123,7 +129,7 @@ def test_code_from_the_cache_runs_parallel_loops_in_a_new_process(cache):
     script = (
         "import numpy as np\n"
         "from hetero.context import parse_module\n"
-        "from hetero.lowering.cpu_codegen import compile_cpu\n"
+        "from hetero.lowering.cpu_codegen import _lower_and_compile, compile_cpu\n"
         "from test_parallel_compile import PROGRAM, X, N\n"
         "native = compile_cpu(parse_module(PROGRAM), jobs=1, cached=True)\n"
         "y = np.zeros(N, np.float32)\n"
@@ -170,6 +176,15 @@ def test_the_key_is_the_same_in_every_process():
     )
     keys = {python(script, PYTHONHASHSEED=seed) for seed in ("1", "2")}
     assert len(keys) == 1 and len(keys.pop().strip()) == 64
+
+
+def test_an_entry_reads_back_as_the_code_written():
+    """Object file, bitcode and each function's `FunctionInfo` (declared,
+    private, several results through a wrapper), but not the timings."""
+    code = _lower_and_compile(parse_module(PROGRAM), CpuTarget(), None)
+    secret, key = b"s" * 32, "0" * 64
+    entry = compile_cache._encode(secret, key, code)
+    assert compile_cache._decode(secret, key, entry) == replace(code, timings={})
 
 
 def test_a_broken_entry_is_compiled_again_and_rewritten(cache):
@@ -225,17 +240,28 @@ def test_the_least_recently_used_entries_go_past_the_limit(cache, monkeypatch):
     assert HIT not in hetero.compile(programs[1]).timings
 
 
-def test_eviction_touches_only_entries_and_stale_temporary_files(cache, monkeypatch):
+def test_eviction_touches_only_entries_and_the_caches_stale_temporary_files(
+    cache, monkeypatch
+):
+    """Files of others (a `.tmp` among them, however old) stay; a temporary
+    file of the cache's own naming left by a dead writer goes."""
     theirs = cache / "results.pickle"
     theirs.write_bytes(b"x" * 4096)
-    dead, live = cache / "tmpdead.tmp", cache / "tmplive.tmp"
-    dead.write_bytes(b"")
-    live.write_bytes(b"")
+    foreign, dead, live = (
+        cache / "tmpdead.tmp",
+        cache / "hetero-dead1234.tmp",
+        cache / "hetero-live1234.tmp",
+    )
+    for path in (foreign, dead, live):
+        path.write_bytes(b"")
+    os.utime(foreign, (0, 0))
     os.utime(dead, (0, 0))
     monkeypatch.setattr(compile_cache, "MAX_BYTES", 0)
     hetero.compile(RELAY)
-    assert entries(cache) == ["results.pickle"]  # the new entry went, theirs stayed
-    assert theirs.stat().st_size == 4096 and live.exists() and not dead.exists()
+    assert entries(cache) == []  # the new entry went
+    assert theirs.stat().st_size == 4096 and foreign.exists()
+    assert live.exists() and not dead.exists()
+    assert (cache / SECRET).exists()
 
 
 def test_where_the_cache_is(monkeypatch, tmp_path):
@@ -264,3 +290,192 @@ def test_no_cache_writes_nothing(tmp_path, monkeypatch):
     assert HIT not in hetero.compile(RELAY).timings
     assert HIT not in hetero.compile(RELAY).timings
     assert list(tmp_path.iterdir()) == []
+
+
+UNARY = """
+relay.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %r = relay.OP %x : tensor<8xf32>
+  relay.return %r : tensor<8xf32>
+}
+"""
+TANH, EXP = UNARY.replace("OP", "tanh"), UNARY.replace("OP", "exp")
+V = np.linspace(-2, 2, 8, dtype=np.float32)
+
+
+def mode(path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+def refused(directory, match: str = "does not use"):
+    """Expects `hetero.compile` to refuse `directory` (one warning) and
+    compile right without it, writing nothing there."""
+    before = sorted(directory.iterdir())
+    with pytest.warns(RuntimeWarning, match=match) as caught:
+        compiled = hetero.compile(TANH)
+    assert len(caught) == 1 and str(directory) in str(caught[0].message)
+    assert HIT not in compiled.timings
+    np.testing.assert_allclose(compiled(V), np.tanh(V), rtol=1e-5, atol=1e-6)
+    assert sorted(directory.iterdir()) == before
+
+
+def another_users(path, monkeypatch) -> None:
+    """Makes `path` another user's: chown'd as root, else the owner checks
+    are told this process is another user."""
+    try:
+        os.chown(path, 12345, -1, follow_symlinks=False)
+    except OSError:  # not root
+        me = os.geteuid()
+        monkeypatch.setattr(compile_cache.os, "geteuid", lambda: me + 1)
+
+
+def test_the_directory_and_the_parents_made_are_0700_under_umask_000(
+    tmp_path, monkeypatch
+):
+    directory = tmp_path / "home" / "cache" / "hetero"
+    monkeypatch.setenv(CACHE_VARIABLE, str(directory))
+    umask = os.umask(0)
+    try:
+        hetero.compile(TANH)
+    finally:
+        os.umask(umask)
+    assert [mode(p) for p in (directory, *directory.parents[:2])] == [0o700] * 3
+    assert HIT in hetero.compile(TANH).timings
+
+
+@pytest.mark.parametrize(
+    "bits", [0o770, 0o707, 0o1777], ids=["group", "world", "sticky"]
+)
+def test_a_directory_others_can_write_is_refused(cache, bits):
+    """A group's, a world's, a shared sticky one like /tmp: anyone there
+    could plant an entry or replace one."""
+    cache.chmod(bits)
+    refused(cache, match=f"mode {bits:o}")
+
+
+def test_a_directory_of_another_user_is_refused(cache, monkeypatch):
+    """`sudo` keeping HOME: root must not run code from a user's cache."""
+    another_users(cache, monkeypatch)
+    refused(cache, match="is owned by user")
+
+
+def test_a_link_is_judged_by_its_directory(tmp_path, monkeypatch):
+    target = tmp_path / "target"
+    target.mkdir(0o700)
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    monkeypatch.setenv(CACHE_VARIABLE, str(link))
+    hetero.compile(TANH)
+    assert HIT in hetero.compile(TANH).timings and len(entries(target)) == 1
+    target.chmod(0o777)
+    refused(link, match="others can write")
+
+
+def test_the_secret_is_the_users_alone(cache):
+    hetero.compile(TANH)
+    secret = cache / SECRET
+    status = os.lstat(secret)
+    assert stat.S_ISREG(status.st_mode) and mode(secret) == 0o600
+    assert status.st_uid == os.geteuid() and status.st_size == 32
+
+
+@pytest.mark.parametrize("problem", ["mode", "size", "link"])
+def test_a_secret_others_may_know_turns_the_cache_off(cache, tmp_path, problem):
+    hetero.compile(TANH)
+    secret = cache / SECRET
+    if problem == "mode":
+        secret.chmod(0o644)
+    elif problem == "size":
+        secret.write_bytes(b"short")
+    else:
+        elsewhere = tmp_path.parent / f"{tmp_path.name}-secret"
+        shutil.move(secret, elsewhere)
+        secret.symlink_to(elsewhere)
+    refused(cache, match="its secret")
+
+
+def test_a_secret_of_another_user_turns_the_cache_off(cache):
+    hetero.compile(TANH)
+    try:
+        os.chown(cache / SECRET, 12345, -1)
+    except PermissionError:
+        pytest.skip("only root can give a file away")
+    refused(cache, match="its secret .* is owned by user")
+
+
+def flip(path, position: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[position] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def positions(path) -> dict[str, int]:
+    """A byte in each part of the entry at `path`."""
+    _, _, functions, object_file, _ = HEADER.unpack_from(path.read_bytes())
+    return {
+        "magic": 2,
+        "format": 8,
+        "sizes": 16,
+        "functions": HEADER.size + 10,
+        "object": HEADER.size + functions + object_file // 2,
+        "bitcode": HEADER.size + functions + object_file + 40,
+        "mac": path.stat().st_size - MAC_BYTES // 2,
+    }
+
+
+@pytest.mark.parametrize(
+    "part", ["magic", "format", "sizes", "functions", "object", "bitcode", "mac"]
+)
+def test_a_corrupted_entry_is_compiled_again(cache, part):
+    hetero.compile(TANH)
+    (entry,) = entries(cache)
+    flip(cache / entry, positions(cache / entry)[part])
+    compiled = hetero.compile(TANH)
+    assert HIT not in compiled.timings
+    np.testing.assert_allclose(compiled(V), np.tanh(V), rtol=1e-5, atol=1e-6)
+    assert HIT in hetero.compile(TANH).timings  # replaced
+
+
+@pytest.mark.parametrize("length", [0, 10, HEADER.size + MAC_BYTES, -1])
+def test_a_truncated_entry_is_compiled_again(cache, length):
+    hetero.compile(TANH)
+    (entry,) = entries(cache)
+    data = (cache / entry).read_bytes()
+    (cache / entry).write_bytes(data[:length])
+    compiled = hetero.compile(TANH)
+    assert HIT not in compiled.timings
+    np.testing.assert_allclose(compiled(V), np.tanh(V), rtol=1e-5, atol=1e-6)
+
+
+def test_an_entry_copied_over_another_key_is_refused(cache):
+    """Each entry signs its own key: exp's code under tanh's key is not
+    tanh's."""
+    hetero.compile(TANH)
+    (tanh,) = entries(cache)
+    hetero.compile(EXP)
+    (exp,) = set(entries(cache)) - {tanh}
+    shutil.copy(cache / exp, cache / tanh)
+    compiled = hetero.compile(TANH)
+    assert HIT not in compiled.timings
+    np.testing.assert_allclose(compiled(V), np.tanh(V), rtol=1e-5, atol=1e-6)
+
+
+def test_an_entry_planted_without_the_secret_is_refused(cache):
+    """Another user can compute a key (compiling the same program) and write
+    a well-formed entry of their own code, but not sign it with this user's
+    secret; signed with it, the same entry would be run."""
+    hetero.compile(EXP)
+    (exp,) = entries(cache)
+    secret = (cache / SECRET).read_bytes()
+    code = compile_cache._decode(
+        secret, exp.removesuffix(".entry"), (cache / exp).read_bytes()
+    )
+    (cache / exp).unlink()
+    hetero.compile(TANH)
+    (tanh,) = entries(cache)
+    key = tanh.removesuffix(".entry")
+    (cache / tanh).write_bytes(compile_cache._encode(bytes(32), key, code))
+    compiled = hetero.compile(TANH)
+    assert HIT not in compiled.timings
+    np.testing.assert_allclose(compiled(V), np.tanh(V), rtol=1e-5, atol=1e-6)
+    (cache / tanh).write_bytes(compile_cache._encode(secret, key, code))
+    np.testing.assert_allclose(hetero.compile(TANH)(V), np.exp(V), rtol=1e-5)
