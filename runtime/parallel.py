@@ -136,7 +136,7 @@ POOL_IR = r"""
 @hetero_pool_cpus = global [{max_threads} x i32] zeroinitializer, align 4
 @hetero_pool_ncpus = global i64 0, align 8
 @hetero_pool_threads = global i64 1, align 8
-@hetero_pool_key = internal global i32 0, align 4
+@hetero_pool_key = internal global i32 -1, align 4
 
 declare i32 @pthread_create(ptr, ptr, ptr, ptr)
 declare i64 @syscall(i64, ...)
@@ -147,24 +147,45 @@ declare i32 @pthread_key_create(ptr, ptr)
 declare ptr @pthread_getspecific(i32)
 declare i32 @pthread_setspecific(i32, ptr)
 
-; Makes the key of each thread's own thread count; returns pthread_key_create's status.
+; Makes the key of each thread's own thread count (-1 until then: no
+; thread has one); returns pthread_key_create's status.
 define i32 @hetero_pool_init() {
-  %r = call i32 @pthread_key_create(ptr @hetero_pool_key, ptr null)
+  %key = alloca i32
+  %r = call i32 @pthread_key_create(ptr %key, ptr null)
+  %failed = icmp ne i32 %r, 0
+  br i1 %failed, label %done, label %made
+made:
+  %k = load i32, ptr %key
+  store i32 %k, ptr @hetero_pool_key
+  br label %done
+done:
   ret i32 %r
 }
 
 ; The calling thread's own thread count (0: none), set by hetero_set_threads.
 define i64 @hetero_get_threads() {
+entry:
   %key = load i32, ptr @hetero_pool_key
+  %none = icmp eq i32 %key, -1
+  br i1 %none, label %unset, label %read
+read:
   %p = call ptr @pthread_getspecific(i32 %key)
   %n = ptrtoint ptr %p to i64
   ret i64 %n
+unset:
+  ret i64 0
 }
 
 define void @hetero_set_threads(i64 %n) {
+entry:
   %key = load i32, ptr @hetero_pool_key
+  %none = icmp eq i32 %key, -1
+  br i1 %none, label %done, label %set
+set:
   %p = inttoptr i64 %n to ptr
   %r = call i32 @pthread_setspecific(i32 %key, ptr %p)
+  br label %done
+done:
   ret void
 }
 

@@ -373,3 +373,32 @@ def test_a_compiled_function_takes_a_count_per_call_and_per_function():
         for y in results[1:]:
             np.testing.assert_array_equal(y, results[0])
     """, threads="1")
+
+
+def test_no_thread_has_a_count_of_its_own_before_the_pool_is_initialised():
+    """A program linking `pool_ir()` itself: before `hetero_pool_init` the
+    pool reads no thread-specific key (one never made may be another
+    library's)."""
+    import ctypes
+
+    import llvmlite.binding as llvm
+    from hetero.runtime.cpu import _initialize
+
+    _initialize()
+    machine = llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(
+        codemodel="jitdefault", jit=True
+    )
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(pool_ir()), machine)
+    engine.finalize_object()
+
+    def function(name, restype, *argtypes):
+        return ctypes.CFUNCTYPE(restype, *argtypes)(engine.get_function_address(name))
+
+    get = function("hetero_get_threads", ctypes.c_int64)
+    put = function("hetero_set_threads", None, ctypes.c_int64)
+    put(3)
+    assert get() == 0
+    assert function("hetero_pool_init", ctypes.c_int32)() == 0
+    put(3)
+    assert get() == 3
+    put(0)
