@@ -1,13 +1,18 @@
-// RUN: hetero-opt %s -p lower-te | filecheck %s
+// RUN: sed -e 's/@ISA@/mcpu = "skylake-avx512", mattr = ["+avx512f"]/' %s | hetero-opt -p lower-te | filecheck %s --check-prefixes=CHECK,AVX512
+// RUN: sed -e 's/@ISA@/mcpu = "haswell", mattr = ["+avx2", "-avx512f"]/' %s | hetero-opt -p lower-te | filecheck %s --check-prefixes=CHECK,AVX2
 
 // dense + bias_add + relu: on a CPU target the dense runs the CPU schedule
 // (lowering/schedules/cpu.py, tested in lower-te-cpu-schedule.mlir) and
 // applies the elementwise epilogue as it stores each element of a register
 // tile: no intermediate buffer; the prim_func's target is the kernel's
 // device's; calls are marked with the lowered symbol, calls of Extern
-// functions with the external symbol.
+// functions with the external symbol.  The register tile is the target's:
+// 12 x 32 with AVX-512's 32 vector registers, 6 x 16 with AVX2's 16 (the
+// RUN lines pin each in turn).
+#cpu = #target.vdevice<cpu:0, target = #target.target<"llvm", {@ISA@}>>
+
 builtin.module {
-  relay.func private @k(%x: tensor<2x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}, %w: tensor<4x3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}, %b: tensor<4xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) -> (tensor<2x4xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) attributes {Primitive} {
+  relay.func private @k(%x: tensor<2x3xf32> {vdevice = #cpu}, %w: tensor<4x3xf32> {vdevice = #cpu}, %b: tensor<4xf32> {vdevice = #cpu}) -> (tensor<2x4xf32> {vdevice = #cpu}) attributes {Primitive} {
     %0 = relay.nn.dense %x, %w : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
     %1 = relay.nn.bias_add %0, %b : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
     %2 = relay.relu %1 : tensor<2x4xf32>
@@ -24,9 +29,11 @@ builtin.module {
 }
 
 // CHECK:      relay.func private @k({{.*}} attributes {Primitive, lowered = @k_tir} {
-// CHECK:      tir.prim_func @k_tir(%0: memref<2x3xf32>, %1: memref<4x3xf32>, %2: memref<4xf32>, %3: memref<2x4xf32>) target #target.target<"llvm"> attributes {tir.noalias = true} {
+// AVX512:     tir.prim_func @k_tir(%0: memref<2x3xf32>, %1: memref<4x3xf32>, %2: memref<4xf32>, %3: memref<2x4xf32>) target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> attributes {tir.noalias = true} {
+// AVX2:       tir.prim_func @k_tir(%0: memref<2x3xf32>, %1: memref<4x3xf32>, %2: memref<4xf32>, %3: memref<2x4xf32>) target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> attributes {tir.noalias = true} {
 // CHECK-NOT:    tir.alloc : memref<2x4xf32>
-// CHECK:        %[[ACC:.*]] = tir.alloc : memref<12x32xf32, "local">
+// AVX512:       %[[ACC:.*]] = tir.alloc : memref<12x32xf32, "local">
+// AVX2:         %[[ACC:.*]] = tir.alloc : memref<6x16xf32, "local">
 // CHECK:        arith.addf %{{.*}}, %{{.*}} fastmath<contract> : f32
 // CHECK:        tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
 // CHECK-NEXT:     tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
