@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 import numpy as np
 from hetero.dialects import relay
-from hetero.interpreter.relay import element_dtype
+from hetero.interpreter.relay import InterpreterError, element_dtype, evaluate_op
 from hetero.utils.dense_resources import dense_resource, handle_name
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects.builtin import (
@@ -102,6 +102,9 @@ class _Graph:
     resource_threshold: int
     values: dict[str, SSAValue] = field(default_factory=dict)
     constants: dict[str, np.ndarray] = field(default_factory=dict)
+    declared: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """Static shapes the model declares for its values (`value_info`, graph
+    outputs): what a shape computed at run time must come to."""
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -332,11 +335,98 @@ def _softsign(n: Node) -> SSAValue:
     return n.op(relay.DivideOp, x, denominator)
 
 
-def _hard_sigmoid(n: Node) -> SSAValue:
-    x = n.input(0)
-    scaled = n.op(relay.MultiplyOp, x, n.scalar(n.attrs.get("alpha", 0.2), x))
-    shifted = n.op(relay.AddOp, scaled, n.scalar(n.attrs.get("beta", 0.5), x))
+def _hard_sigmoid_of(n: Node, x: SSAValue, alpha: float, beta: float) -> SSAValue:
+    """clip(alpha * x + beta, 0, 1)."""
+    scaled = n.op(relay.MultiplyOp, x, n.scalar(alpha, x))
+    shifted = n.op(relay.AddOp, scaled, n.scalar(beta, x))
     return n.op(relay.ClipOp, shifted, a_min=0.0, a_max=1.0)
+
+
+def _hard_sigmoid(n: Node) -> SSAValue:
+    alpha, beta = n.attrs.get("alpha", 0.2), n.attrs.get("beta", 0.5)
+    return _hard_sigmoid_of(n, n.input(0), alpha, beta)
+
+
+def _hard_swish(n: Node) -> SSAValue:
+    """x * hard_sigmoid(x) with alpha 1/6 and beta 1/2 (MobileNet-v3)."""
+    x = n.input(0)
+    return n.op(relay.MultiplyOp, x, _hard_sigmoid_of(n, x, 1 / 6, 0.5))
+
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+
+
+def _gelu(n: Node) -> SSAValue:
+    """x/2 * (1 + erf(x / sqrt 2)), or with `approximate="tanh"`
+    x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x³))): elementwise ops that
+    fuse into one kernel (with a producing GEMM's stores)."""
+    x = n.input(0)
+    approximate = n.attrs.get("approximate", b"none")
+    approximate = (
+        approximate.decode() if isinstance(approximate, bytes) else approximate
+    )
+    if approximate == "none":
+        inner = n.op(
+            relay.ErfOp, n.op(relay.MultiplyOp, x, n.scalar(1 / math.sqrt(2), x))
+        )
+    elif approximate == "tanh":
+        cube = n.op(relay.MultiplyOp, n.op(relay.MultiplyOp, x, x), x)
+        cubic = n.op(relay.MultiplyOp, cube, n.scalar(0.044715, x))
+        argument = n.op(relay.AddOp, x, cubic)
+        inner = n.op(
+            relay.TanhOp,
+            n.op(relay.MultiplyOp, argument, n.scalar(_SQRT_2_OVER_PI, x)),
+        )
+    else:
+        raise n.error(f"approximate '{approximate}' is not supported")
+    half = n.op(relay.MultiplyOp, x, n.scalar(0.5, x))
+    return n.op(relay.MultiplyOp, half, n.op(relay.AddOp, inner, n.scalar(1.0, x)))
+
+
+def _sign(n: Node) -> SSAValue:
+    """1 above zero, -1 below, else x itself (0, -0 and NaN stay)."""
+    x = n.input(0)
+    zero = n.scalar(0, x)
+    below = n.op(relay.WhereOp, n.op(relay.LessOp, x, zero), n.scalar(-1, x), x)
+    return n.op(relay.WhereOp, n.op(relay.GreaterOp, x, zero), n.scalar(1, x), below)
+
+
+def _shrink(n: Node) -> SSAValue:
+    """x + bias below -lambd, x - bias above lambd, 0 between."""
+    x = n.input(0)
+    lambd, bias = n.attrs.get("lambd", 0.5), n.attrs.get("bias", 0.0)
+    low = n.op(relay.LessOp, x, n.scalar(-lambd, x))
+    high = n.op(relay.GreaterOp, x, n.scalar(lambd, x))
+    inside = n.op(
+        relay.WhereOp,
+        high,
+        n.op(relay.SubtractOp, x, n.scalar(bias, x)),
+        n.scalar(0, x),
+    )
+    return n.op(relay.WhereOp, low, n.op(relay.AddOp, x, n.scalar(bias, x)), inside)
+
+
+_SMALL_POWERS = (1, 2, 3)
+"""Constant exponents `Pow` multiplies out: `pow` is a library call per
+element, and GPT-2's GELU cubes."""
+
+
+def _pow(n: Node) -> SSAValue:
+    """relay.power of the base's element type (ONNX lets the exponent's
+    differ); a constant exponent of 1, 2 or 3 as products."""
+    if n.is_constant(1) and n.const(1).size == 1:
+        exponent = n.const(1).reshape(-1)[0]
+        if exponent in _SMALL_POWERS and len(n.shape(1)) <= len(n.shape(0)):
+            x = result = n.input(0)
+            for _ in range(int(exponent) - 1):
+                result = n.op(relay.MultiplyOp, result, x)
+            return result
+    base, exponent = n.input(0), n.input(1)
+    base_type, exponent_type = base.type, exponent.type
+    assert isinstance(base_type, TensorType) and isinstance(exponent_type, TensorType)
+    if exponent_type.element_type != base_type.element_type:
+        exponent = n.op(relay.CastOp, exponent, dtype=base_type.element_type)
+    return n.op(relay.PowerOp, base, exponent)
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -429,6 +519,131 @@ def _matmul(n: Node) -> SSAValue:
         squeeze.append(-1)
     result = n.op(relay.MatmulOp, a, b)
     return n.op(relay.SqueezeOp, result, axis=tuple(squeeze)) if squeeze else result
+
+
+def _einsum_subscripts(n: Node, ranks: Sequence[int]) -> tuple[list[str], str]:
+    """The subscripts of each operand and of the result, an ellipsis spelled
+    out as digits (aligned at the right across operands, as broadcasting
+    is); without `->`, the result is the ellipsis, then the subscripts that
+    occur once, in alphabetical order (NumPy's rule)."""
+    equation = n.attrs["equation"]
+    equation = equation.decode() if isinstance(equation, bytes) else equation
+    inputs, arrow, output = equation.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if len(terms) != len(ranks):
+        raise n.error(
+            f"equation '{equation}' names {len(terms)} operands, not {len(ranks)}"
+        )
+    extra = max((r - len(t) + 3 for t, r in zip(terms, ranks) if "..." in t), default=0)
+    digits = "".join(str(i) for i in range(extra))
+
+    def spelled(term: str, rank: int) -> str:
+        return term.replace("...", digits[extra - (rank - len(term) + 3) :])
+
+    terms = [spelled(t, r) for t, r in zip(terms, ranks)]
+    if arrow:
+        output = output.replace("...", digits)
+    else:
+        letters = "".join(terms)
+        output = digits + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1 and c.isalpha())
+        )
+    for term, rank in zip(terms, ranks):
+        if len(term) != rank or len(set(term)) != len(term):
+            raise n.error(
+                f"subscripts '{term}' do not name the {rank} axes of an operand once "
+                "each (diagonals are not supported)"
+            )
+    return terms, output
+
+
+def _value_shape(value: SSAValue) -> tuple[int, ...]:
+    type_ = value.type
+    assert isinstance(type_, TensorType)
+    return tuple(type_.get_shape())
+
+
+def _arranged(n: Node, value: SSAValue, term: str, order: str) -> SSAValue:
+    """`value` (subscripts `term`) with its axes in `order`."""
+    if term == order:
+        return value
+    axes = tuple(term.index(c) for c in order)
+    return n.op(relay.TransposeOp, value, axes=axes)
+
+
+def _reshaped(n: Node, value: SSAValue, shape: Sequence[int]) -> SSAValue:
+    if tuple(shape) == _value_shape(value):
+        return value
+    return n.op(relay.ReshapeOp, value, newshape=tuple(shape))
+
+
+def _summed_out(n: Node, value: SSAValue, term: str, keep: str) -> tuple[SSAValue, str]:
+    """`value` summed over the subscripts not in `keep`."""
+    axes = tuple(i for i, c in enumerate(term) if c not in keep)
+    if not axes:
+        return value, term
+    summed = n.op(relay.SumOp, value, axis=axes, keepdims=False)
+    return summed, "".join(c for c in term if c in keep)
+
+
+def _contract(
+    n: Node,
+    a: tuple[SSAValue, str],
+    b: tuple[SSAValue, str],
+    output: str,
+    constant_b: bool,
+) -> SSAValue:
+    """The product of two operands with subscripts `output`: a batched
+    [batch, M, K] x [batch, K, N] matmul of the transposed, flattened
+    operands (a dense layer when there is no batch and `b` is a constant),
+    reshaped and transposed back."""
+    (x, xs), (y, ys) = a, b
+    batch = "".join(c for c in output if c in xs and c in ys)
+    summed = "".join(c for c in xs if c in ys and c not in output)
+    left = "".join(c for c in xs if c not in ys)
+    right = "".join(c for c in ys if c not in xs)
+    sizes = {**dict(zip(ys, _value_shape(y))), **dict(zip(xs, _value_shape(x)))}
+    if any(sizes[c] < 0 for c in summed + left + right):
+        raise n.error("Einsum needs static sizes of its summed and free axes")
+
+    def flat(letters: str) -> int:
+        return math.prod(sizes[c] for c in letters)
+
+    keep = (0,) * len(batch)
+    x = _reshaped(
+        n, _arranged(n, x, xs, batch + left + summed), (*keep, flat(left), flat(summed))
+    )
+    y = _reshaped(
+        n,
+        _arranged(n, y, ys, batch + summed + right),
+        (*keep, flat(summed), flat(right)),
+    )
+    if not batch and constant_b:
+        product = n.op(relay.DenseOp, x, n.op(relay.TransposeOp, y, axes=(1, 0)))
+    else:
+        product = n.op(relay.MatmulOp, x, y)
+    unflat = (*keep, *(sizes[c] for c in left + right))
+    return _arranged(n, _reshaped(n, product, unflat), batch + left + right, output)
+
+
+def _einsum(n: Node) -> SSAValue:
+    """NumPy's einsum without diagonals (a subscript twice in one operand):
+    subscripts in one operand only are summed first; operands are then
+    contracted pairwise, left to right (`_contract`), each product keeping
+    the subscripts still needed; one operand is a sum and a transpose."""
+    values = [n.input(i) for i in range(len(n.proto.input))]
+    terms, output = _einsum_subscripts(n, [len(_value_shape(v)) for v in values])
+    operands = []
+    for i, (value, term) in enumerate(zip(values, terms)):
+        others = "".join(terms[:i] + terms[i + 1 :]) + output
+        operands.append(_summed_out(n, value, term, others))
+    result = operands[0]
+    for i, operand in enumerate(operands[1:], start=1):
+        later = "".join(t for _, t in operands[i + 1 :]) + output
+        order = "".join(dict.fromkeys(c for c in result[1] + operand[1] if c in later))
+        result = (_contract(n, result, operand, order, n.is_constant(i)), order)
+    value, term = _summed_out(n, *result, output)
+    return _arranged(n, value, term, output)
 
 
 # -- convolution and pooling -----------------------------------------------------
@@ -680,6 +895,53 @@ def _instance_norm(n: Node) -> SSAValue:
     return n.op(relay.AddOp, n.op(relay.MultiplyOp, normal, scale), shift)
 
 
+def _normalised_operand(
+    n: Node, index: int, shape: tuple[int, ...], default: float
+) -> SSAValue:
+    """LayerNormalization's scale or bias as `relay.nn.layer_norm` takes it,
+    of the normalised shape: a constant broadcast to it at import (absent:
+    `default`), a run-time one as it is."""
+    if n.has_input(index) and not n.is_constant(index):
+        return n.input(index)
+    if any(d < 0 for d in shape):
+        raise n.error("a constant scale or bias needs static normalised axes")
+    type_ = n.input(0).type
+    assert isinstance(type_, TensorType)
+    value = (
+        n.const(index)
+        if n.has_input(index)
+        else np.array(default, element_dtype(type_.element_type))
+    )
+    try:
+        value = np.broadcast_to(value, shape)
+    except ValueError as e:
+        raise n.error(
+            f"input {index} does not broadcast to the normalised axes {shape}"
+        ) from e
+    name = n.proto.input[index] if n.has_input(index) else "layer_norm_default"
+    return n.graph.constant(np.ascontiguousarray(value), name)
+
+
+def _layer_norm(n: Node) -> SSAValue:
+    """`relay.nn.layer_norm` over the axes from `axis` (default -1); the
+    training outputs (Mean, InvStdDev) are not produced."""
+    if any(n.proto.output[1:]):
+        raise n.error("the Mean and InvStdDev outputs are not supported")
+    shape = n.shape(0)
+    axis = n.attrs.get("axis", -1)
+    if not -len(shape) <= axis < len(shape):
+        raise n.error(f"axis {axis} is out of range for rank {len(shape)}")
+    normalised = shape[axis % len(shape) :]
+    return n.op(
+        relay.LayerNormOp,
+        n.input(0),
+        _normalised_operand(n, 1, normalised, 1.0),
+        _normalised_operand(n, 2, normalised, 0.0),
+        axis=axis,
+        epsilon=float(n.attrs.get("epsilon", 1e-5)),
+    )
+
+
 def _lrn(n: Node) -> SSAValue:
     return n.op(
         relay.LRNOp,
@@ -772,6 +1034,7 @@ _TO_THE_END = 2**62
 
 def _slice_bounds(
     n: Node,
+    x: SSAValue,
     shape: Sequence[int],
     starts: Sequence[int],
     ends: Sequence[int],
@@ -798,7 +1061,7 @@ def _slice_bounds(
         strides[axis] = step
     return n.op(
         relay.StridedSliceOp,
-        n.input(0),
+        x,
         begin=tuple(begin),
         end=tuple(end),
         strides=tuple(strides),
@@ -814,7 +1077,7 @@ def _slice(n: Node) -> SSAValue:
     axes = n.ints("axes", 3, range(len(starts)))
     steps = n.ints(None, 4, [1] * len(starts))
     assert axes is not None and steps is not None
-    return _slice_bounds(n, shape, starts, ends, axes, steps)
+    return _slice_bounds(n, n.input(0), shape, starts, ends, axes, steps)
 
 
 def _split(n: Node) -> list[SSAValue]:
@@ -830,7 +1093,9 @@ def _split(n: Node) -> list[SSAValue]:
         sizes = [min(part, shape[axis] - i * part) for i in range(count)]
     results, start = [], 0
     for size in sizes:
-        results.append(_slice_bounds(n, shape, [start], [start + size], [axis], [1]))
+        results.append(
+            _slice_bounds(n, n.input(0), shape, [start], [start + size], [axis], [1])
+        )
         start += size
     return results
 
@@ -850,7 +1115,9 @@ def _gather(n: Node) -> SSAValue:
     if dim < 0 and (indices < 0).any():
         raise n.error("negative indices into a dynamic dimension are not supported")
     picks = [
-        _slice_bounds(n, shape, [i], [i + 1 if i != -1 else dim], [axis], [1])
+        _slice_bounds(
+            n, n.input(0), shape, [i], [i + 1 if i != -1 else dim], [axis], [1]
+        )
         for i in (int(v) for v in indices.reshape(-1))
     ]
     result = (
@@ -869,17 +1136,122 @@ def _tile(n: Node) -> SSAValue:
 
 
 def _expand(n: Node) -> SSAValue:
-    """Broadcast to `shape` by adding a zero splat of that shape."""
+    """Broadcast to `shape` by adding a zero splat of that shape (booleans
+    as `i8`).  A shape computed at run time is the one the model declares
+    for the result."""
     x = n.input(0)
-    target = np.broadcast_shapes(
-        tuple(int(d) for d in n.const(1)), tuple(max(d, 1) for d in n.shape(0))
-    )
+    if n.is_constant(1):
+        shape = tuple(int(d) for d in n.const(1))
+    elif (declared := n.graph.declared.get(n.proto.output[0])) is not None:
+        shape = declared
+    else:
+        raise n.error(
+            "the target shape must be known at import (a constant, or the "
+            "result's shape declared in the model)"
+        )
+    try:
+        target = np.broadcast_shapes(shape, tuple(max(d, 1) for d in n.shape(0)))
+    except ValueError as e:
+        raise n.error(f"{n.shape(0)} does not broadcast to {shape}") from e
     type_ = x.type
     assert isinstance(type_, TensorType)
-    zeros = n.graph.constant(
-        np.zeros(target, element_dtype(type_.element_type)), "zeros"
+    boolean = type_.element_type == i1
+    if boolean:
+        x = n.op(relay.CastOp, x, dtype=IntegerType(8))
+    dtype = np.int8 if boolean else element_dtype(type_.element_type)
+    result = n.op(relay.AddOp, x, n.graph.constant(np.zeros(target, dtype), "zeros"))
+    return n.op(relay.CastOp, result, dtype=i1) if boolean else result
+
+
+def _gather_elements(n: Node) -> SSAValue:
+    """`data[..., indices[i...], ...]` at each position of `indices` along
+    `axis`: a `relay.take` from the flattened data at flat positions --
+    computed at import for constant indices, else by index arithmetic on
+    them (`indices * stride + offset`, a negative index first wrapped)."""
+    shape, index_shape = n.shape(0), n.shape(1)
+    if any(d < 0 for d in (*shape, *index_shape)):
+        raise n.error("GatherElements needs static shapes")
+    axis = n.attrs.get("axis", 0) % len(shape)
+    strides = np.array([math.prod(shape[i + 1 :]) for i in range(len(shape))])
+    offset = sum(
+        (
+            g * s
+            for i, (g, s) in enumerate(zip(np.indices(index_shape), strides))
+            if i != axis
+        ),
+        np.zeros(index_shape, np.int64),
     )
-    return n.op(relay.AddOp, x, zeros)
+    flat = n.op(relay.ReshapeOp, n.input(0), newshape=(-1,))
+    if n.is_constant(1):
+        indices = n.const(1).astype(np.int64)
+        indices = np.where(indices < 0, indices + shape[axis], indices)
+        positions = n.graph.constant(offset + indices * strides[axis], "positions")
+        return n.op(relay.TakeOp, flat, positions, axis=0)
+    indices = n.input(1)
+    index_type = indices.type
+    assert isinstance(index_type, TensorType)
+    wrapped = n.op(
+        relay.WhereOp,
+        n.op(relay.LessOp, indices, n.scalar(0, indices)),
+        n.op(relay.AddOp, indices, n.scalar(shape[axis], indices)),
+        indices,
+    )
+    scaled = n.op(relay.MultiplyOp, wrapped, n.scalar(int(strides[axis]), wrapped))
+    offsets = offset.astype(element_dtype(index_type.element_type))
+    positions = n.op(relay.AddOp, scaled, n.graph.constant(offsets, "offsets"))
+    return n.op(relay.TakeOp, flat, positions, axis=0)
+
+
+def _trilu(n: Node) -> SSAValue:
+    """The upper (or lower) triangle of the last two axes from diagonal
+    `k`, the rest zero: a `relay.where` with a constant mask."""
+    shape = n.shape(0)
+    rows, columns = shape[-2:]
+    if rows < 0 or columns < 0:
+        raise n.error("Trilu needs static sizes of the last two axes")
+    k = int(n.const(1).reshape(-1)[0]) if n.has_input(1) else 0
+    ones = np.ones((rows, columns), dtype=np.bool_)
+    mask = np.triu(ones, k) if n.attrs.get("upper", 1) else np.tril(ones, k)
+    x = n.input(0)
+    return n.op(relay.WhereOp, n.graph.constant(mask, "triangle"), x, n.scalar(0, x))
+
+
+def _shifted(n: Node, x: SSAValue, axis: int, by: int, reverse: bool) -> SSAValue:
+    """`x` moved `by` places along `axis` (towards lower indices with
+    `reverse`), zeros where nothing moves in."""
+    shape = n.shape(0)
+    size, rank = shape[axis], len(shape)
+    start, stop = (by, size) if reverse else (0, size - by)
+    part = _slice_bounds(n, x, shape, [start], [stop], [axis], [1])
+    widths = [0] * 2 * rank
+    widths[2 * axis + (1 if reverse else 0)] = by
+    return n.op(relay.PadOp, part, pad_width=tuple(widths), pad_value=0.0)
+
+
+def _cumsum(n: Node) -> SSAValue:
+    """Running sums along the constant `axis` in log2(size) steps of
+    `x + (x shifted by 2^i)` (Hillis and Steele's scan: exact for integers,
+    linear kernels, no triangular matrix); `exclusive` shifts by one more,
+    `reverse` sums from the end."""
+    shape = n.shape(0)
+    axis = int(n.const(1).reshape(-1)[0]) % len(shape)
+    size = shape[axis]
+    if size < 0:
+        raise n.error("CumSum needs a static size along its axis")
+    reverse = bool(n.attrs.get("reverse", 0))
+    result, step = n.input(0), 1
+    while step < size:
+        result = n.op(relay.AddOp, result, _shifted(n, result, axis, step, reverse))
+        step *= 2
+    if n.attrs.get("exclusive", 0) and size:
+        result = _shifted(n, result, axis, 1, reverse)
+    return result
+
+
+def _range(n: Node) -> SSAValue:
+    """Folded at import when its inputs are constants (`_range_fold`); its
+    length cannot depend on run-time values."""
+    raise n.error("start, limit and delta must be constants (the length is the shape)")
 
 
 def _cast(n: Node) -> SSAValue:
@@ -915,7 +1287,7 @@ CONVERTERS: dict[str, Converter] = {
     "Sub": _binary(relay.SubtractOp),
     "Mul": _binary(relay.MultiplyOp),
     "Div": _binary(relay.DivideOp),
-    "Pow": _binary(relay.PowerOp),
+    "Pow": _pow,
     "Equal": _binary(relay.EqualOp),
     "Less": _binary(relay.LessOp),
     "LessOrEqual": _binary(relay.LessEqualOp),
@@ -936,6 +1308,10 @@ CONVERTERS: dict[str, Converter] = {
     "Softplus": _softplus,
     "Softsign": _softsign,
     "HardSigmoid": _hard_sigmoid,
+    "HardSwish": _hard_swish,
+    "Gelu": _gelu,
+    "Sign": _sign,
+    "Shrink": _shrink,
     "Clip": _clip,
     "Softmax": _softmax_like(log=False),
     "LogSoftmax": _softmax_like(log=True),
@@ -964,6 +1340,12 @@ CONVERTERS: dict[str, Converter] = {
     "Gather": _gather,
     "Tile": _tile,
     "Expand": _expand,
+    "GatherElements": _gather_elements,
+    "Trilu": _trilu,
+    "CumSum": _cumsum,
+    "Range": _range,
+    "Einsum": _einsum,
+    "LayerNormalization": _layer_norm,
     "Cast": _cast,
 }
 """ONNX op type → converter (the default domain, opsets 6–21)."""
@@ -1005,13 +1387,74 @@ def _constant_of_shape(
     return np.full(tuple(int(d) for d in inputs[0]), value[0], dtype=value.dtype)
 
 
+def _shape_slice(shape: Sequence[int], attrs: dict[str, Any]) -> np.ndarray:
+    """`Shape`'s value: `start`/`end` count as in Python slices."""
+    return np.array(
+        shape[attrs.get("start", 0) : attrs.get("end", len(shape))], np.int64
+    )
+
+
+SHAPE_FOLDS: dict[str, Callable[[Sequence[int], dict[str, Any]], np.ndarray]] = {
+    "Shape": _shape_slice,
+    "Size": lambda shape, attrs: np.array(math.prod(shape), np.int64),
+}
+"""Ops whose value is a function of their input's shape (and attributes):
+constants wherever that shape is static."""
+
+
+def _range_fold(
+    node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]
+) -> np.ndarray:
+    """`Range`: max(ceil((limit - start) / delta), 0) elements of `start`'s type."""
+    start, limit, delta = (np.asarray(v).reshape(()) for v in inputs)
+    count = max(math.ceil((limit - start) / delta), 0)
+    return (start + np.arange(count) * delta).astype(start.dtype)
+
+
+def _reduce_fold(
+    reduce: Callable[..., np.ndarray],
+) -> Callable[[Any, dict[str, Any], list[np.ndarray]], np.ndarray]:
+    """ReduceProd/Max/Min of shape arithmetic: axes an attribute or (opset
+    18) an input; none reduce everything unless `noop_with_empty_axes`."""
+
+    def fold(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.ndarray:
+        axes = attrs.get("axes")
+        if axes is None and len(inputs) > 1:
+            axes = inputs[1].reshape(-1).tolist()
+        if not axes and attrs.get("noop_with_empty_axes", 0):
+            return inputs[0]
+        axis = tuple(int(a) for a in axes) if axes else None
+        return reduce(inputs[0], axis=axis, keepdims=bool(attrs.get("keepdims", 1)))
+
+    return fold
+
+
+def _of_input_shape(
+    fold: Callable[[Sequence[int], dict[str, Any]], np.ndarray],
+) -> Callable[[Any, dict[str, Any], list[np.ndarray]], np.ndarray]:
+    """A `SHAPE_FOLDS` entry as the fold of a constant input."""
+    return lambda node, attrs, inputs: fold(inputs[0].shape, attrs)
+
+
+def _mod_fold(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.ndarray:
+    """`Mod`: the divisor's sign (Python's `%`), or the dividend's with `fmod`."""
+    return (np.fmod if attrs.get("fmod", 0) else np.mod)(inputs[0], inputs[1])
+
+
 _NATIVE_FOLDS: dict[
     str, Callable[[Any, dict[str, Any], list[np.ndarray]], np.ndarray]
 ] = {
     "Constant": _constant_node,
     "ConstantOfShape": _constant_of_shape,
+    **{name: _of_input_shape(fold) for name, fold in SHAPE_FOLDS.items()},
+    "Range": _range_fold,
+    "ReduceProd": _reduce_fold(np.prod),
+    "ReduceMax": _reduce_fold(np.max),
+    "ReduceMin": _reduce_fold(np.min),
+    "Mod": _mod_fold,
 }
-"""Folds done without the reference evaluator: the bulk of real models' constants."""
+"""NumPy folds of the ops without a converter that shape arithmetic uses,
+and of the bulk of real models' constants (`Constant`, `ConstantOfShape`)."""
 
 _NOT_FOLDED = frozenset(
     {
@@ -1025,9 +1468,53 @@ _NOT_FOLDED = frozenset(
 )
 
 
+@dataclass
+class _FoldingGraph(_Graph):
+    """A scratch graph that a node of constants is converted in: its
+    `relay.constant`s hold a placeholder and keep their arrays aside, which
+    `_evaluated` gives the relay interpreter."""
+
+    arrays: dict[SSAValue, np.ndarray] = field(default_factory=dict)
+
+    def constant(self, array: np.ndarray, hint: str) -> SSAValue:
+        array = np.asarray(array)
+        type_ = TensorType(element_type(array.dtype, hint), array.shape)
+        dtype = np.int8 if array.dtype == np.bool_ else array.dtype  # i1 as a byte
+        splat = np.zeros(min(array.size, 1), dtype)
+        placeholder = DenseIntOrFPElementsAttr(type_, BytesAttr(splat.tobytes()))
+        value = self.emit(relay.ConstantOp(placeholder))  # type: ignore[arg-type]
+        self.arrays[value] = array
+        return value
+
+
+def _fold_by_converter(
+    graph: _Graph, node: Any, attrs: dict[str, Any], converter: Converter
+) -> list[np.ndarray]:
+    """The outputs of a node of constants: its converter's relay ops, run by
+    the relay interpreter -- the meaning the node has at run time."""
+    scratch = _FoldingGraph(
+        graph.opset, Block(), graph.resource_threshold, constants=graph.constants
+    )
+    results = converter(Node(node, scratch, attrs))
+    results = [results] if isinstance(results, SSAValue) else list(results)
+    values = scratch.arrays
+    for op in scratch.block.ops:
+        if op.results[0] not in values:
+            operands = [values[v] for v in op.operands]
+            try:
+                values[op.results[0]] = evaluate_op(op, operands)
+            except InterpreterError as e:
+                raise HeteroError(
+                    f"ONNX node '{node.name or node.output[0]}' ({node.op_type}): "
+                    f"cannot fold constant inputs: {e}"
+                ) from e
+    return [values[r] for r in results]
+
+
 def _fold(node: Any, opset: int, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """The outputs of a node whose inputs are all known, by the `onnx`
-    package's reference implementation (one small model per node)."""
+    """The outputs of a node of constants that has neither a converter nor
+    a NumPy fold, by the `onnx` package's reference implementation (one
+    small model per node)."""
     from onnx.reference import ReferenceEvaluator
 
     names = [i for i in node.input if i]
@@ -1051,18 +1538,15 @@ def _fold(node: Any, opset: int, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _static_shape(graph: _Graph, node: Any) -> np.ndarray | None:
-    """`Shape` of a value whose type is static: a constant."""
-    if node.op_type != "Shape" or node.input[0] not in graph.values:
+    """`Shape` or `Size` of a value whose type is static: a constant."""
+    if node.op_type not in SHAPE_FOLDS or node.input[0] not in graph.values:
         return None
     type_ = graph.values[node.input[0]].type
     assert isinstance(type_, TensorType)
     shape = list(type_.get_shape())
     if any(d < 0 for d in shape):
         return None
-    attrs = _attribute_values(node)
-    return np.array(
-        shape[attrs.get("start", 0) : attrs.get("end", len(shape))], dtype=np.int64
-    )
+    return SHAPE_FOLDS[node.op_type](shape, _attribute_values(node))
 
 
 # ----------------------------------------------------------------------------
@@ -1084,6 +1568,18 @@ def _tensor_type(value_info: Any, batch: Batch) -> TensorType[Attribute]:
     return TensorType(element_type(dtype, f"graph input '{value_info.name}'"), dims)
 
 
+def _declared_shapes(graph: Any) -> dict[str, tuple[int, ...]]:
+    """The static shapes of the values the graph declares (`value_info` and
+    outputs) with every dimension a number."""
+    shapes = {}
+    for value_info in [*graph.value_info, *graph.output]:
+        tensor = value_info.type.tensor_type
+        dims = tensor.shape.dim
+        if tensor.HasField("shape") and all(d.HasField("dim_value") for d in dims):
+            shapes[value_info.name] = tuple(d.dim_value for d in dims)
+    return shapes
+
+
 def _default_opset(model: Any) -> int:
     for entry in model.opset_import:
         if entry.domain in ("", "ai.onnx"):
@@ -1103,12 +1599,13 @@ def _convert_node(graph: _Graph, node: Any) -> None:
             node, attrs, [graph.constants[i] for i in inputs]
         )
         return
-    if (
-        known
-        and inputs
-        and node.domain in ("", "ai.onnx")
-        and node.op_type not in _NOT_FOLDED
-    ):
+    converter = CONVERTERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    foldable = known and inputs and node.domain in ("", "ai.onnx")
+    if foldable and converter is not None:
+        outputs = _fold_by_converter(graph, node, attrs, converter)
+        graph.constants.update(zip(node.output, outputs))
+        return
+    if foldable and node.op_type not in _NOT_FOLDED:
         try:
             outputs = _fold(node, graph.opset, [graph.constants[i] for i in inputs])
         except Exception as e:  # the reference evaluator's own complaint
@@ -1117,7 +1614,6 @@ def _convert_node(graph: _Graph, node: Any) -> None:
             ) from e
         graph.constants.update(zip(node.output, outputs))
         return
-    converter = CONVERTERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
     if converter is None:
         domain = f"{node.domain}." if node.domain not in ("", "ai.onnx") else ""
         raise HeteroError(
@@ -1166,7 +1662,11 @@ def from_onnx(
     types = [_tensor_type(v, batch) for v in params]
     block = Block(arg_types=types)
     graph = _Graph(
-        _default_opset(model), block, resource_threshold, constants=initializers
+        _default_opset(model),
+        block,
+        resource_threshold,
+        constants=initializers,
+        declared=_declared_shapes(graph_proto) if batch is None else {},
     )
     for value_info, arg in zip(params, block.args):
         arg.name_hint = handle_name(value_info.name)

@@ -1,0 +1,512 @@
+"""The ONNX operators that transformer and mobile-CNN exports use (issue 34's
+import gaps), each on small models built with `onnx.helper`: imported,
+interpreted by the relay reference interpreter and compiled by
+`hetero.compile` for the CPU, both against onnxruntime; several attribute
+forms each (negative axes, broadcasting, opset variants).  Then folding at
+import (the importer's own NumPy and relay folds, never the `onnx` reference
+evaluator for ops it converts) and the diagnostics of what stays out.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+onnxruntime = pytest.importorskip("onnxruntime")
+import hetero
+from hetero.frontends.onnx import from_onnx
+from hetero.interpreter.relay import run
+from hetero.utils.diagnostics import HeteroError
+from onnx import TensorProto, helper, numpy_helper
+
+RTOL, ATOL = 1e-4, 1e-5
+
+_TYPES = {
+    np.dtype(np.float32): TensorProto.FLOAT,
+    np.dtype(np.int64): TensorProto.INT64,
+    np.dtype(np.int32): TensorProto.INT32,
+    np.dtype(np.bool_): TensorProto.BOOL,
+}
+
+Case = tuple[onnx.ModelProto, dict[str, np.ndarray]]
+
+
+def _case(
+    nodes: list[onnx.NodeProto],
+    feeds: dict[str, np.ndarray],
+    opset: int = 17,
+    initializers: dict[str, np.ndarray] | None = None,
+    output: str = "y",
+    output_type: int = TensorProto.FLOAT,
+    output_shape: tuple[int, ...] | None = None,
+) -> Case:
+    """A one-output model of `nodes` whose graph inputs are `feeds`' names,
+    typed as the arrays are."""
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info(name, _TYPES[value.dtype], value.shape)
+            for name, value in feeds.items()
+        ],
+        [helper.make_tensor_value_info(output, output_type, output_shape)],
+        [numpy_helper.from_array(v, k) for k, v in (initializers or {}).items()],
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9
+    )
+    return model, feeds
+
+
+def _node(op_type: str, inputs: list[str], output: str = "y", **attrs: object):
+    return helper.make_node(op_type, inputs, [output], **attrs)
+
+
+def _i64(*values: int) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
+
+
+_RNG = np.random.default_rng(34)
+
+
+def _normal(*shape: int, scale: float = 1.0, shift: float = 0.0) -> np.ndarray:
+    return (_RNG.standard_normal(shape) * scale + shift).astype(np.float32)
+
+
+_X = _normal(2, 5, 8)
+_Q, _K = _normal(1, 2, 5, 4), _normal(1, 2, 6, 4)
+_WITH_ZEROS = np.array([[-2.0, -0.0, 0.0, 0.3], [1.5, -0.5, 0.5, np.nan]], np.float32)
+
+CASES: dict[str, Case] = {
+    # -- LayerNormalization (relay.nn.layer_norm) ----------------------------
+    "layer_norm_last_axis": _case(
+        [_node("LayerNormalization", ["x", "g", "b"], epsilon=1e-3)],
+        {"x": _X},
+        initializers={"g": _normal(8), "b": _normal(8)},
+    ),
+    "layer_norm_two_axes_no_bias": _case(
+        [_node("LayerNormalization", ["x", "g"], axis=1)],
+        {"x": _X},
+        initializers={"g": _normal(5, 8)},
+    ),
+    "layer_norm_negative_axis_run_time_scale": _case(
+        [_node("LayerNormalization", ["x", "g", "b"], axis=-2)],
+        {"x": _X, "g": _normal(5, 8), "b": _normal(5, 8)},
+    ),
+    "layer_norm_shifted_wide_rows": _case(
+        [_node("LayerNormalization", ["x", "g", "b"])],
+        {"x": _normal(3, 197, scale=2.0, shift=20.0)},
+        initializers={"g": _normal(197), "b": _normal(197)},
+    ),
+    # -- activations ----------------------------------------------------------
+    "gelu_exact_opset20": _case([_node("Gelu", ["x"])], {"x": _X * 3}, opset=20),
+    "gelu_tanh_opset20": _case(
+        [_node("Gelu", ["x"], approximate="tanh")], {"x": _X * 3}, opset=20
+    ),
+    "hard_swish": _case([_node("HardSwish", ["x"])], {"x": _X * 4}, opset=14),
+    "hard_sigmoid_alpha_beta": _case(
+        [_node("HardSigmoid", ["x"], alpha=0.3, beta=0.4)], {"x": _X * 4}
+    ),
+    "erf": _case([_node("Erf", ["x"])], {"x": _X * 2}),
+    "sign_zeros_and_nan": _case([_node("Sign", ["x"])], {"x": _WITH_ZEROS}),
+    "sign_int64": _case(
+        [_node("Sign", ["x"])],
+        {"x": _i64(-3, 0, 7)},
+        output_type=TensorProto.INT64,
+    ),
+    "shrink_default": _case([_node("Shrink", ["x"])], {"x": _X}),
+    "shrink_lambd_bias": _case(
+        [_node("Shrink", ["x"], lambd=0.8, bias=0.25)], {"x": _X * 2}
+    ),
+    "pow_cube_constant": _case(
+        [_node("Pow", ["x", "e"])], {"x": _X}, initializers={"e": np.float32(3.0)}
+    ),
+    "pow_square_int_exponent": _case(
+        [_node("Pow", ["x", "e"])], {"x": _X}, opset=15, initializers={"e": _i64(2)}
+    ),
+    "pow_broadcast_tensor": _case(
+        [_node("Pow", ["x", "e"])],
+        {"x": np.abs(_X) + 0.5, "e": _normal(8)},
+    ),
+    # -- softmax on any axis, matmul broadcasting -------------------------------
+    "softmax_axis_0": _case([_node("Softmax", ["x"], axis=0)], {"x": _X}, opset=13),
+    "log_softmax_axis_1": _case(
+        [_node("LogSoftmax", ["x"], axis=1)], {"x": _X}, opset=13
+    ),
+    "log_softmax_coerced_opset11": _case(
+        [_node("LogSoftmax", ["x"], axis=1)], {"x": _X}, opset=11
+    ),
+    "matmul_broadcast_batch": _case(
+        [_node("MatMul", ["a", "b"])], {"a": _normal(2, 1, 3, 4), "b": _normal(5, 4, 6)}
+    ),
+    "matmul_2d_by_batched": _case(
+        [_node("MatMul", ["a", "b"])], {"a": _normal(3, 4), "b": _normal(2, 4, 5)}
+    ),
+    "matmul_4d_by_constant_weight": _case(
+        [_node("MatMul", ["a", "w"])],
+        {"a": _normal(2, 3, 4, 5)},
+        initializers={"w": _normal(5, 6)},
+    ),
+    # -- mask logic -----------------------------------------------------------
+    "equal_int_where_broadcast": _case(
+        [
+            _node("Equal", ["i", "k"], "m"),
+            _node("Not", ["m"], "n"),
+            _node("Where", ["n", "x", "z"]),
+        ],
+        {"i": _i64(0, 1, 2, 3, 4, 5, 6, 7), "x": _X},
+        initializers={"k": _i64(3), "z": np.float32(-1e4)},
+    ),
+    "less_greater_and_or": _case(
+        [
+            _node("Less", ["x", "lo"], "a"),
+            _node("Greater", ["x", "hi"], "b"),
+            _node("Or", ["a", "b"], "c"),
+            _node("GreaterOrEqual", ["x", "lo"], "d"),
+            _node("And", ["c", "d"], "e"),
+            _node("Cast", ["e"], to=TensorProto.FLOAT),
+        ],
+        {"x": _X},
+        initializers={"lo": np.float32(-0.5), "hi": np.float32(0.5)},
+    ),
+    # -- gathers, ranges, expansions --------------------------------------------
+    "gather_elements_axis_1_negative_indices": _case(
+        [_node("GatherElements", ["x", "i"], axis=1)],
+        {"x": _X},
+        initializers={"i": _RNG.integers(-5, 5, (2, 3, 8)).astype(np.int64)},
+    ),
+    "gather_elements_last_axis_run_time_indices": _case(
+        [_node("GatherElements", ["x", "i"], axis=-1)],
+        {"x": _X, "i": _RNG.integers(-8, 8, (2, 5, 4)).astype(np.int64)},
+    ),
+    "gather_elements_int32_indices_axis_0": _case(
+        [_node("GatherElements", ["x", "i"])],
+        {"x": _normal(4, 3), "i": np.array([[3, -1, 0], [1, 2, -4]], np.int32)},
+    ),
+    "expand_constant_shape": _case(
+        [_node("Expand", ["x", "s"])],
+        {"x": _normal(3, 1)},
+        initializers={"s": _i64(2, 1, 4)},
+    ),
+    "expand_shape_of_another_input": _case(
+        [_node("Shape", ["z"], "s"), _node("Expand", ["x", "s"])],
+        {"x": _normal(1, 5, 1), "z": _normal(2, 5, 3)},
+    ),
+    "expand_bool_mask": _case(
+        [
+            _node("Expand", ["m", "s"], "e"),
+            _node("Where", ["e", "x", "z"]),
+        ],
+        {"m": np.array([[True, False, True, True, False, True, False, True]]), "x": _X},
+        initializers={"s": _i64(2, 5, 8), "z": np.float32(0.0)},
+    ),
+    "range_from_shape_arithmetic": _case(
+        [
+            _node("Shape", ["x"], "s"),
+            _node("Gather", ["s", "two"], "n"),
+            _node("Range", ["zero", "n", "one"], "r"),
+            _node("Cast", ["r"], "f", to=TensorProto.FLOAT),
+            _node("Add", ["x", "f"]),
+        ],
+        {"x": _X},
+        initializers={
+            "two": np.array(2, np.int64),
+            "zero": np.array(0, np.int64),
+            "one": np.array(1, np.int64),
+        },
+    ),
+    "range_float_negative_delta": _case(
+        [_node("Range", ["a", "b", "d"], "r"), _node("Mul", ["x", "r"])],
+        {"x": _normal(4, 5)},
+        initializers={
+            "a": np.float32(2.0),
+            "b": np.float32(-0.4),
+            "d": np.float32(-0.5),
+        },
+    ),
+    # -- einsum -----------------------------------------------------------------
+    "einsum_attention_scores": _case(
+        [_node("Einsum", ["q", "k"], equation="bhid,bhjd->bhij")], {"q": _Q, "k": _K}
+    ),
+    "einsum_attention_values": _case(
+        [_node("Einsum", ["p", "v"], equation="bhij,bhjd->bhid")],
+        {"p": _normal(1, 2, 5, 6), "v": _K},
+    ),
+    "einsum_linear_constant_weight": _case(
+        [_node("Einsum", ["x", "w"], equation="bid,jd->bij")],
+        {"x": _X},
+        initializers={"w": _normal(3, 8)},
+    ),
+    "einsum_relative_positions": _case(
+        [_node("Einsum", ["q", "r"], equation="bhld,lrd->bhlr")],
+        {"q": _Q, "r": _normal(5, 6, 4)},
+    ),
+    "einsum_outer_product": _case(
+        [_node("Einsum", ["a", "b"], equation="i,j->ij")],
+        {"a": _normal(4), "b": _normal(6)},
+    ),
+    "einsum_ellipsis_broadcast": _case(
+        [_node("Einsum", ["a", "b"], equation="...ij,...jk->...ik")],
+        {"a": _normal(2, 3, 4), "b": _normal(1, 4, 5)},
+    ),
+    "einsum_implicit_output": _case(
+        [_node("Einsum", ["a", "b"], equation="ij,jk")],
+        {"a": _normal(3, 4), "b": _normal(4, 5)},
+    ),
+    "einsum_transpose_and_sum": _case(
+        [_node("Einsum", ["a"], equation="bij->jb")], {"a": _normal(2, 3, 4)}
+    ),
+    "einsum_three_operands": _case(
+        [_node("Einsum", ["a", "b", "c"], equation="ij,jk,kl->li")],
+        {"a": _normal(2, 3), "b": _normal(3, 4), "c": _normal(4, 5)},
+    ),
+    # -- triangles, running sums, splits ------------------------------------------
+    "trilu_upper": _case([_node("Trilu", ["x"])], {"x": _X}, opset=14),
+    "trilu_lower_k_minus_one": _case(
+        [_node("Trilu", ["x", "k"], upper=0)],
+        {"x": _X},
+        opset=14,
+        initializers={"k": np.array(-1, np.int64)},
+    ),
+    "trilu_upper_k_two_wide": _case(
+        [_node("Trilu", ["x", "k"])],
+        {"x": _normal(3, 9)},
+        opset=14,
+        initializers={"k": np.array(2, np.int64)},
+    ),
+    "cumsum_axis_1": _case(
+        [_node("CumSum", ["x", "a"])],
+        {"x": _X},
+        initializers={"a": np.array(1, np.int64)},
+    ),
+    "cumsum_exclusive_reverse_negative_axis": _case(
+        [_node("CumSum", ["x", "a"], exclusive=1, reverse=1)],
+        {"x": _X},
+        initializers={"a": np.array(-1, np.int64)},
+    ),
+    "cumsum_exclusive": _case(
+        [_node("CumSum", ["x", "a"], exclusive=1)],
+        {"x": _normal(3, 7)},
+        initializers={"a": np.array(0, np.int32)},
+    ),
+    "cumsum_int64_position_ids": _case(
+        [_node("CumSum", ["m", "a"], "c"), _node("Mul", ["c", "m"])],
+        {"m": np.array([[1, 1, 1, 0, 0], [0, 1, 1, 1, 1]], np.int64)},
+        initializers={"a": np.array(1, np.int64)},
+        output_type=TensorProto.INT64,
+    ),
+    "split_input_sizes_opset13": _case(
+        [
+            helper.make_node("Split", ["x", "s"], ["a", "b"], axis=-1),
+            _node("Concat", ["b", "a"], axis=-1),
+        ],
+        {"x": _X},
+        opset=13,
+        initializers={"s": _i64(3, 5)},
+    ),
+    "split_num_outputs_opset18": _case(
+        [
+            helper.make_node("Split", ["x"], ["a", "b", "c"], axis=1, num_outputs=3),
+            _node("Concat", ["c", "b", "a"], axis=1),
+        ],
+        {"x": _normal(2, 7)},
+        opset=18,
+    ),
+}
+"""Operator → a small model and its inputs."""
+
+
+def _reference(case: Case) -> np.ndarray:
+    model, feeds = case
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    return session.run(None, feeds)[0]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_operator_against_onnxruntime(name: str) -> None:
+    """Interpreted and compiled for the CPU, against onnxruntime."""
+    model, feeds = CASES[name]
+    expected = _reference(CASES[name])
+    module = from_onnx(model)
+    inputs = list(feeds.values())
+    np.testing.assert_allclose(run(module, *inputs), expected, rtol=RTOL, atol=ATOL)
+    compiled = hetero.compile(module)(*inputs)
+    np.testing.assert_allclose(compiled, expected, rtol=RTOL, atol=ATOL)
+
+
+# ----------------------------------------------------------------------------
+# Folding at import
+# ----------------------------------------------------------------------------
+
+
+def _op_names(model: onnx.ModelProto) -> list[str]:
+    return [op.name for op in from_onnx(model).walk()]
+
+
+def _check(case: Case) -> None:
+    model, feeds = case
+    compiled = hetero.compile(from_onnx(model))(*feeds.values())
+    np.testing.assert_allclose(compiled, _reference(case), rtol=RTOL, atol=ATOL)
+
+
+@pytest.fixture
+def no_reference_evaluator(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The `onnx` package's reference evaluator fails when asked."""
+    import onnx.reference
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("folded by the onnx reference evaluator")
+
+    monkeypatch.setattr(onnx.reference, "ReferenceEvaluator", refuse)
+
+
+def test_gather_elements_of_constants_folds_through_the_importer(
+    no_reference_evaluator: None,
+) -> None:
+    """A BERT-style constant GatherElements (and the Transpose, Trilu and
+    CumSum of constants around it) folds through the converters and the
+    relay interpreter: nothing of it is left in the module."""
+    case = _case(
+        [
+            _node("Transpose", ["table"], "t", perm=[1, 0]),
+            _node("GatherElements", ["t", "i"], "g", axis=1),
+            _node("Trilu", ["g"], "u"),
+            _node("CumSum", ["u", "a"], "c"),
+            _node("Add", ["x", "c"]),
+        ],
+        {"x": _normal(4, 4)},
+        opset=14,
+        initializers={
+            "table": _normal(6, 4),
+            "i": np.array([[0, 5, 2, 1]] * 4, np.int64),
+            "a": np.array(0, np.int64),
+        },
+    )
+    names = _op_names(case[0])
+    assert "relay.take" not in names and "relay.where" not in names, names
+    _check(case)
+
+
+def test_shape_arithmetic_folds_natively(no_reference_evaluator: None) -> None:
+    """Shape, Size, ReduceProd, Mod and Range of shapes, and the
+    `Where(Equal(shape, -1), 1, shape)` that torch's `expand(-1, ...)`
+    exports, fold to constants: one reshape, one add are left."""
+    case = _case(
+        [
+            _node("Shape", ["x"], "s"),
+            _node("Size", ["x"], "n"),
+            _node("ReduceProd", ["s"], "p", keepdims=1),
+            _node("Mod", ["p", "n"], "zero"),
+            _node("Range", ["zero1", "three", "one"], "r"),
+            _node("Equal", ["want", "minus"], "free"),
+            _node("Where", ["free", "one", "want"], "shape"),
+            _node("Reshape", ["x", "shape"], "flat"),
+            _node("Cast", ["r"], "f", to=TensorProto.FLOAT),
+            _node("Expand", ["f", "s2"], "e"),
+            _node("Add", ["flat", "e"]),
+        ],
+        {"x": _normal(2, 3, 4)},
+        opset=13,
+        initializers={
+            "zero1": np.array(0, np.int64),
+            "three": np.array(4, np.int64),
+            "one": np.array(1, np.int64),
+            "want": _i64(6, 4),
+            "minus": _i64(-1),
+            "s2": _i64(6, 1),
+        },
+    )
+    names = _op_names(case[0])
+    assert names.count("relay.reshape") == 1 and names.count("relay.add") == 1, names
+    _check(case)
+
+
+def test_expand_to_a_run_time_shape_takes_the_declared_shape() -> None:
+    """A shape that is a graph input (the onnx node tests' form) is read
+    from the result type the model declares."""
+    _check(
+        _case(
+            [_node("Expand", ["x", "s"])],
+            {"x": _normal(3, 1), "s": _i64(2, 1, 6)},
+            output_shape=(2, 3, 6),
+        )
+    )
+
+
+# ----------------------------------------------------------------------------
+# Diagnostics
+# ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "case, message",
+    [
+        (
+            _case(
+                [_node("Einsum", ["x"], name="e", equation="ii->i")],
+                {"x": _normal(3, 3)},
+            ),
+            (
+                r"ONNX node 'e' \(Einsum\): subscripts 'ii' do not name the 2 axes "
+                r"of an operand once each \(diagonals are not supported\)"
+            ),
+        ),
+        (
+            _case(
+                [_node("Range", ["a", "n", "d"], name="r")],
+                {"n": np.array(5, np.int64)},
+                initializers={"a": np.array(0, np.int64), "d": np.array(1, np.int64)},
+                output_type=TensorProto.INT64,
+            ),
+            r"ONNX node 'r' \(Range\): start, limit and delta must be constants",
+        ),
+        (
+            _case(
+                [
+                    helper.make_node(
+                        "LayerNormalization", ["x", "g"], ["y", "m"], name="ln"
+                    )
+                ],
+                {"x": _X},
+                initializers={"g": _normal(8)},
+            ),
+            r"ONNX node 'ln' \(LayerNormalization\): the Mean and InvStdDev",
+        ),
+        (
+            _case(
+                [_node("Expand", ["x", "s"], name="ex")],
+                {"x": _normal(3, 1), "s": _i64(2, 1, 6)},
+            ),
+            r"ONNX node 'ex' \(Expand\): the target shape must be known at import",
+        ),
+        (
+            _case(
+                [_node("Gelu", ["x"], name="g", approximate="erf")],
+                {"x": _X},
+                opset=20,
+            ),
+            r"ONNX node 'g' \(Gelu\): approximate 'erf' is not supported",
+        ),
+        (
+            _case(
+                [_node("CumSum", ["x", "a"], name="c")],
+                {"x": _X, "a": np.array(1, np.int64)},
+            ),
+            r"ONNX node 'c' \(CumSum\): input 1 \('a'\) must be a constant",
+        ),
+    ],
+    ids=[
+        "einsum-diagonal",
+        "range-run-time",
+        "layer-norm-mean",
+        "expand-unknown",
+        "gelu-approximate",
+        "cumsum-run-time-axis",
+    ],
+)
+def test_what_stays_out_is_a_located_diagnostic(case: Case, message: str) -> None:
+    with pytest.raises(HeteroError, match=message):
+        from_onnx(case[0])
