@@ -391,7 +391,7 @@ def test_gather_elements_of_constants_folds_through_the_importer(
 
 
 def test_shape_arithmetic_folds_natively(no_reference_evaluator: None) -> None:
-    """Shape, Size, ReduceProd, Mod and Range of shapes, and the
+    """Shape, Size, ReduceProd/Max/Min, Mod and Range of shapes, and the
     `Where(Equal(shape, -1), 1, shape)` that torch's `expand(-1, ...)`
     exports, fold to constants: one reshape, one add are left."""
     case = _case(
@@ -400,10 +400,14 @@ def test_shape_arithmetic_folds_natively(no_reference_evaluator: None) -> None:
             _node("Size", ["x"], "n"),
             _node("ReduceProd", ["s"], "p", keepdims=1),
             _node("Mod", ["p", "n"], "zero"),
-            _node("Range", ["zero1", "three", "one"], "r"),
+            _node("ReduceMax", ["s"], "high", keepdims=0),
+            _node("ReduceMin", ["s"], "low", keepdims=0),
+            _node("Sub", ["low", "two"], "start"),
+            _node("Range", ["start", "high", "one"], "r"),
             _node("Equal", ["want", "minus"], "free"),
             _node("Where", ["free", "one", "want"], "shape"),
-            _node("Reshape", ["x", "shape"], "flat"),
+            _node("Add", ["shape", "zero"], "target"),
+            _node("Reshape", ["x", "target"], "flat"),
             _node("Cast", ["r"], "f", to=TensorProto.FLOAT),
             _node("Expand", ["f", "s2"], "e"),
             _node("Add", ["flat", "e"]),
@@ -411,8 +415,7 @@ def test_shape_arithmetic_folds_natively(no_reference_evaluator: None) -> None:
         {"x": _normal(2, 3, 4)},
         opset=13,
         initializers={
-            "zero1": np.array(0, np.int64),
-            "three": np.array(4, np.int64),
+            "two": np.array(2, np.int64),
             "one": np.array(1, np.int64),
             "want": _i64(6, 4),
             "minus": _i64(-1),
@@ -510,3 +513,122 @@ def test_expand_to_a_run_time_shape_takes_the_declared_shape() -> None:
 def test_what_stays_out_is_a_located_diagnostic(case: Case, message: str) -> None:
     with pytest.raises(HeteroError, match=message):
         from_onnx(case[0])
+
+
+# ----------------------------------------------------------------------------
+# Transformer blocks as the exporters write them
+# ----------------------------------------------------------------------------
+
+_D, _HEADS, _SEQ = 16, 2, 5
+
+
+def _linear(x: str, name: str, out: int, inits: dict[str, np.ndarray]) -> list:
+    """`nn.Linear` of a 3-D input: MatMul by a constant [in, out], Add bias."""
+    inits[f"{name}_w"] = _normal(_D, out, scale=0.3)
+    inits[f"{name}_b"] = _normal(out, scale=0.1)
+    return [
+        _node("MatMul", [x, f"{name}_w"], f"{name}_m"),
+        _node("Add", [f"{name}_m", f"{name}_b"], name),
+    ]
+
+
+def _heads(x: str, name: str) -> list:
+    """[1, S, D] -> [1, H, S, D/H]."""
+    return [
+        _node("Reshape", [x, "head_shape"], f"{name}_r"),
+        _node("Transpose", [f"{name}_r"], name, perm=[0, 2, 1, 3]),
+    ]
+
+
+def _block(causal: bool) -> Case:
+    """A BERT encoder layer (padding mask from an int64 input, erf GELU,
+    post-norm) or a GPT-2 block (causal mask folded from Trilu of
+    constants, tanh GELU with Pow, pre-norm), token and position
+    embeddings first."""
+    inits = {
+        "embedding": _normal(11, _D),
+        "positions": _normal(_SEQ, _D),
+        "head_shape": _i64(1, _SEQ, _HEADS, _D // _HEADS),
+        "merged": _i64(1, _SEQ, _D),
+        "scale": np.float32(1 / np.sqrt(_D // _HEADS)),
+        "g1": _normal(_D, shift=1.0),
+        "b1": _normal(_D, scale=0.1),
+        "g2": _normal(_D, shift=1.0),
+        "b2": _normal(_D, scale=0.1),
+        "one": np.float32(1.0),
+        "minus": np.float32(-1e9),
+        "three": np.float32(3.0),
+        "axes": _i64(1, 2),
+    }
+    nodes = [
+        _node("Gather", ["embedding", "ids"], "tokens"),
+        _node("Add", ["tokens", "positions"], "h"),
+        _node("LayerNormalization", ["h", "g1", "b1"], "n1"),
+    ]
+    attention_input = "n1" if causal else "h"
+    for name in ("q", "k", "v"):
+        nodes += _linear(attention_input, name, _D, inits)
+        nodes += _heads(name, f"{name}h")
+    nodes += [
+        _node("Transpose", ["kh"], "kt", perm=[0, 1, 3, 2]),
+        _node("MatMul", ["qh", "kt"], "scores"),
+        _node("Mul", ["scores", "scale"], "scaled"),
+    ]
+    if causal:
+        inits["ones"] = np.ones((_SEQ, _SEQ), np.float32)
+        nodes += [
+            _node("Trilu", ["ones"], "lower", upper=0),
+            _node("Cast", ["lower"], "keep", to=TensorProto.BOOL),
+            _node("Where", ["keep", "scaled", "minus"], "masked"),
+        ]
+    else:
+        nodes += [
+            _node("Unsqueeze", ["mask", "axes"], "mask4"),
+            _node("Cast", ["mask4"], "maskf", to=TensorProto.FLOAT),
+            _node("Sub", ["one", "maskf"], "hidden"),
+            _node("Mul", ["hidden", "minus"], "bias"),
+            _node("Add", ["scaled", "bias"], "masked"),
+        ]
+    nodes += [
+        _node("Softmax", ["masked"], "p", axis=-1),
+        _node("MatMul", ["p", "vh"], "context"),
+        _node("Transpose", ["context"], "ct", perm=[0, 2, 1, 3]),
+        _node("Reshape", ["ct", "merged"], "cm"),
+        *_linear("cm", "o", _D, inits),
+        _node("Add", ["o", "h"], "r1"),
+    ]
+    if causal:
+        nodes += [
+            _node("LayerNormalization", ["r1", "g2", "b2"], "n2"),
+            *_linear("n2", "up", _D, inits),
+            _node("Pow", ["up", "three"], "cube"),
+            _node("Gelu", ["up"], "act", approximate="tanh"),
+            _node("Add", ["act", "cube"], "mixed"),
+            *_linear("mixed", "down", _D, inits),
+            _node("Add", ["down", "r1"], "y"),
+        ]
+    else:
+        nodes += [
+            _node("LayerNormalization", ["r1", "g2", "b2"], "n2"),
+            *_linear("n2", "up", _D, inits),
+            _node("Gelu", ["up"], "act"),
+            *_linear("act", "down", _D, inits),
+            _node("Add", ["down", "n2"], "r2"),
+            _node("LayerNormalization", ["r2", "g1", "b1"], "y"),
+        ]
+    feeds = {"ids": np.array([[3, 1, 4, 1, 5]], np.int64)}
+    if not causal:
+        feeds["mask"] = np.array([[1, 1, 1, 0, 0]], np.int64)
+    return _case(nodes, feeds, opset=20, initializers=inits)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["bert-layer", "gpt2-block"])
+def test_transformer_block(causal: bool) -> None:
+    model, feeds = case = _block(causal)
+    expected = _reference(case)
+    module = from_onnx(model)
+    np.testing.assert_allclose(
+        run(module, *feeds.values()), expected, rtol=RTOL, atol=1e-4
+    )
+    compiled = hetero.compile(module)(*feeds.values())
+    np.testing.assert_allclose(compiled, expected, rtol=RTOL, atol=1e-4)
