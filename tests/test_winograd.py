@@ -9,6 +9,7 @@ import hetero
 import numpy as np
 import pytest
 from hetero.context import parse_module
+from hetero.dialects.target import VirtualDeviceAttr
 from hetero.dialects.tir import AllocOp
 from hetero.interpreter.relay import oihw_weight, run
 from hetero.lowering.schedules import cpu_winograd
@@ -17,6 +18,7 @@ from hetero.targets.target_string import parse_target_string
 from hetero.utils.winograd import TRANSFORMS, program, spatial_weight, transformed_weight
 from xdsl.dialects.builtin import f32, f64
 
+import isas
 from lowered import kernel_buffer_shapes
 
 RNG = np.random.default_rng(11)
@@ -255,12 +257,15 @@ def test_transform_programs(m: int, name: str) -> None:
         assert len(steps.steps) == {"bt": 19, "at": 13}[name]
 
 
-@pytest.mark.parametrize(("m", "block"), [(2, 16), (4, 32)])
-def test_lowered_winograd_kernel_interpreted(m: int, block: int) -> None:
-    """The schedule's TIR itself, run by the TIR interpreter (no LLVM), against
-    the relay interpreter: a transformed weight given as a parameter in
-    layout winograd<m>_OI<b>o, 20 channels (a partial channel tile with
-    16), a clipped last row and column of tiles."""
+@pytest.mark.parametrize(
+    ("isa", "m", "block"), [("avx512", 2, 16), ("avx512", 4, 32), ("avx2", 2, 16), ("avx2", 4, 16)]
+)
+def test_lowered_winograd_kernel_interpreted(isa: str, m: int, block: int) -> None:
+    """The schedule's TIR itself for `isa` (32-channel blocks are AVX-512's
+    two vectors, 16-channel ones AVX2's), run by the TIR interpreter (no
+    LLVM, so on any host), against the relay interpreter: a transformed
+    weight given as a parameter in layout winograd<m>_OI<b>o, 20 channels (a
+    partial channel tile with 16), a clipped last row and column of tiles."""
     from test_lower_te import complete_interpreter, kernel_module
 
     import hetero.interpreter.tir as tir_interpreter
@@ -275,6 +280,7 @@ def test_lowered_winograd_kernel_interpreted(m: int, block: int) -> None:
     module = kernel_module(
         [a.shape for a in inputs],
         lambda p: relay.Conv2DOp(*p, padding=(1, 1, 1, 1), kernel_layout=layout, channels=20),
+        VirtualDeviceAttr.for_target(isas.target(isa)),
     )
     expected = evaluate_function(module, "k", inputs)
     LowerTEPass().apply(Context(), module)
