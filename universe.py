@@ -41,6 +41,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "external-codegen": ("hetero.transforms.external_codegen", "ExternalCodegenPass"),
     "convert-arith-to-llvm": ("hetero.lowering.convert_arith_to_llvm", "ConvertArithToLLVMPass"),
     "convert-math-to-llvm": ("hetero.lowering.convert_math_to_llvm", "ConvertMathToLLVMPass"),
+    "approximate-math": ("hetero.lowering.approximate_math", "ApproximateMathPass"),
     "convert-cf-to-llvm": ("hetero.lowering.convert_cf_to_llvm", "ConvertCfToLLVMPass"),
     "convert-func-to-llvm": ("hetero.lowering.convert_func_to_llvm", "ConvertFuncToLLVMPass"),
     "convert-index-to-llvm": ("hetero.lowering.convert_index_to_llvm", "ConvertIndexToLLVMPass"),

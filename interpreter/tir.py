@@ -21,7 +21,7 @@ Semantics the interpreter fixes (and later compiled code must agree with):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from math import prod
+from math import erf, prod, tanh
 from typing import Any
 
 import numpy as np
@@ -47,7 +47,7 @@ from xdsl.interpreter import (
     impl_terminator,
     register_impls,
 )
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, math, memref
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.builtin import BuiltinFunctions, xtype_for_el_type
 from xdsl.interpreters.math import MathFunctions
@@ -191,6 +191,20 @@ class TirFunctions(InterpreterFunctions):
         self, interpreter: Interpreter, op: arith.MaxSIOp, args: PythonValues
     ) -> PythonValues:
         return (max(args),)
+
+    # xDSL's MathFunctions has exp, log and sqrt only (relay's tanh on the
+    # CPU is `math.tanh`, its erf `math.erf`).
+    @impl(math.TanhOp)
+    def run_tanh(
+        self, interpreter: Interpreter, op: math.TanhOp, args: PythonValues
+    ) -> PythonValues:
+        return (tanh(args[0]),)
+
+    @impl(math.ErfOp)
+    def run_erf(
+        self, interpreter: Interpreter, op: math.ErfOp, args: PythonValues
+    ) -> PythonValues:
+        return (erf(args[0]),)
 
     @impl(PrefetchOp)
     def run_prefetch(

@@ -145,6 +145,7 @@ ELEMENTWISE: tuple[type[Operation], ...] = (
     math.LogOp,
     math.SqrtOp,
     math.TanhOp,
+    math.ErfOp,
     math.AbsFOp,
     math.FloorOp,
     math.CeilOp,

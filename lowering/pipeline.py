@@ -1,9 +1,12 @@
 """`lower-to-llvm`: `func`/`scf`/`cf`/`arith`/`math`/`memref`/`vector` down to `llvm`.
 
-The pipeline, in order: `convert-scf-to-cf` (xDSL's, moving loop annotations
-to the back edges: `hetero.lowering.convert_scf_to_cf`), then
-`convert-to-llvm`, which converts the rest in one go with the patterns of
-the passes of one dialect each (memref, vector, arith, math, cf, func: see
+CPU code first goes through `approximate-math` (f32 `exp`, `log`, `erf`,
+`tanh` as inline polynomials, `hetero.lowering.approximate_math`).  Then
+the passes GPU kernels share (`lower_to_llvm_passes`), in order:
+`convert-scf-to-cf` (xDSL's, moving loop annotations to the back edges:
+`hetero.lowering.convert_scf_to_cf`), then `convert-to-llvm`, which
+converts the rest in one go with the patterns of the passes of one dialect
+each (memref, vector, arith, math, cf, func: see
 `hetero.lowering.convert_to_llvm`), and finally xDSL's
 `reconcile-unrealized-casts`.  What is left is `llvm` dialect only, ready
 for `hetero.runtime.llvmir`.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from hetero.lowering.approximate_math import ApproximateMathPass
 from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
 from hetero.lowering.convert_to_llvm import ConvertToLLVMPass
 from hetero.utils.diagnostics import HeteroError
@@ -24,7 +28,8 @@ from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsP
 
 
 def lower_to_llvm_passes(index_bitwidth: int = 64) -> tuple[ModulePass, ...]:
-    """The passes of `lower-to-llvm`, in order."""
+    """The passes of `lower-to-llvm` after `approximate-math`, in order (GPU
+    kernels too: `convert-gpu-to-nvvm`)."""
     return (
         ConvertScfToCfPass(),
         ConvertToLLVMPass(index_bitwidth),
@@ -38,12 +43,12 @@ def lower_to_llvm(
     ctx: Context | None = None,
     timings: dict[str, float] | None = None,
 ) -> ModuleOp:
-    """Lower `module` in place to the `llvm` dialect; return it.  `timings`
-    receives the seconds each pass took, by pass name.
+    """Lower the CPU code `module` in place to the `llvm` dialect; return it.
+    `timings` receives the seconds each pass took, by pass name.
 
     Raises `HeteroError` at the first op no pass lowers."""
     ctx = ctx or Context()
-    for p in lower_to_llvm_passes(index_bitwidth):
+    for p in (ApproximateMathPass(), *lower_to_llvm_passes(index_bitwidth)):
         start = time.perf_counter()
         p.apply(ctx, module)
         if timings is not None:

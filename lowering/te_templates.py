@@ -41,6 +41,7 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay
 from hetero.dialects.tir import ForKind
+from hetero.lowering.convert_tir_to_scf import is_cpu
 from hetero.lowering.schedules import problem_schedule, spreads_transposed
 from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D, Store
 from hetero.lowering.te_emit import Emitter, Index, Tensor, store_all
@@ -80,7 +81,11 @@ def _one(e: Emitter, like: SSAValue) -> SSAValue:
 
 
 def _tanh(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
-    """1 - 2 / (exp(2x) + 1): exp and divide only, saturating cleanly at ±1."""
+    """`math.tanh` on the CPU (a polynomial there, `approximate-math`, exact
+    to ulps near 0 too); elsewhere 1 - 2 / (exp(2x) + 1): exp and divide
+    only, saturating cleanly at ±1."""
+    if is_cpu(e.target):
+        return e.op(math_dialect.TanhOp(x))
     two = e.constant(2.0, x.type)
     exp = e.op(math_dialect.ExpOp(e.op(arith.MulfOp(two, x))))
     ratio = e.op(arith.DivfOp(two, e.op(arith.AddfOp(exp, _one(e, x)))))
@@ -88,10 +93,13 @@ def _tanh(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
 
 
 def _sigmoid(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
-    """1 - 1 / (exp(x) + 1) = 1 / (1 + exp(-x)), without a negation."""
-    exp = e.op(math_dialect.ExpOp(x))
-    ratio = e.op(arith.DivfOp(_one(e, x), e.op(arith.AddfOp(exp, _one(e, x)))))
-    return e.op(arith.SubfOp(_one(e, x), ratio))
+    """1 / (1 + exp(-x)) for x ≥ 0, exp(x) / (1 + exp(x)) below: the exp of
+    -|x| never overflows (no inf / inf), and a large negative x keeps its
+    tiny (denormal) result, to a few ulps, rather than 0."""
+    exp = e.op(math_dialect.ExpOp(e.fmin(x, e.op(arith.NegfOp(x)))))
+    negative = e.op(arith.CmpfOp(x, e.constant(0.0, x.type), "olt"))
+    numerator = e.op(arith.SelectOp(negative, exp, _one(e, x)))
+    return e.op(arith.DivfOp(numerator, e.op(arith.AddfOp(exp, _one(e, x)))))
 
 
 def _clip(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:

@@ -1,0 +1,327 @@
+"""`approximate-math`: f32 `exp`, `log`, `erf` and `tanh` as inline polynomials.
+
+LLVM lowers `llvm.exp`/`llvm.log` on a vector to one C library call per lane,
+and `erf` is a C library call (`convert-math-to-llvm`): GELU, SiLU and softmax
+spent most of their time in those calls.  This pass, run on CPU code before
+`convert-to-llvm` (`hetero.lowering.pipeline.lower_to_llvm`), rewrites the f32
+ops, on scalars and vectors of any width alike, into `arith` code: range
+reduction, a polynomial, reconstruction, as MLIR's
+`math-polynomial-approximation` does.  Other element types keep
+`convert-math-to-llvm`'s lowering; GPU kernels never see this pass.
+
+* `exp(x) = 2^n · e^r`, `n = round(x / ln 2)`, `r = x - n ln 2` (Cody and
+  Waite's two-part ln 2), `e^r = 1 + r + r² P(r)`.  `2^n` is applied in two
+  halves, so that results between 2^-149 and 2^-126 come out as denormals
+  with one rounding (not flushed); x is first clamped to [-104, 89], so
+  that exp(+inf) = exp(89) = inf and exp(-inf) = exp(-104) = 0.
+* `log(x) = k ln 2 + log(1 + t)`, `1 + t` the significand scaled into
+  [√½, √2) by integer arithmetic on the bits (denormals scaled by 2^23
+  first), `log(1 + t) = t - t²/2 + t³ P(t)`; 0, negatives, +inf and NaN by
+  selects.
+* `tanh(x) = x + x³ P(x²)` for |x| < 0.625, else `±(1 - 2 / (exp(2|x|) + 1))`
+  (which is ±1 once exp overflows).
+* `erf(x) = x + x P(x²)` for |x| < 1, else `±(1 - exp(-x²) R(|x| - 1))` with |x|
+  clamped to 3.92, from where erf rounds to ±1 in f32.
+
+NaN propagates through every branch (the clamps are `select`s on ordered
+comparisons, which leave NaN be).  The polynomials are weighted minimax fits
+(Lawson's iteration, float64) of the relative error of the result, their
+coefficients rounded to f32; they are evaluated by Horner's rule with the
+`contract` flag, which LLVM turns into FMAs where the target has them.
+Errors measured over every binade of f32 against float64 (tests/
+test_approximate_math.py asserts them; docs/lowering.md has the table).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    Float32Type,
+    FloatAttr,
+    IntegerAttr,
+    ModuleOp,
+    VectorType,
+    f32,
+    i32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+)
+from xdsl.utils.type import get_element_type_or_self
+
+CONTRACT = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
+"""Lets LLVM fuse each multiply-add of the polynomials into an FMA."""
+
+LN2_HIGH = 0.693359375
+"""ln 2 to 9 bits: `n · LN2_HIGH` is exact for the |n| ≤ 150 that occur."""
+LN2_LOW = -2.12194440e-4
+"""ln 2 - LN2_HIGH."""
+ROUNDER = 12582912.0
+"""1.5 · 2^23: `y + ROUNDER` rounds y to an integer, found in the low bits."""
+
+EXP_RANGE = (-104.0, 89.0)
+"""exp below -104 rounds to 0, above 89 overflows: x is clamped to this."""
+EXP_POLY = (
+    0.49999994,
+    0.16666521,
+    0.04166839,
+    0.00836871,
+    0.0013814613,
+)
+"""`e^r ≈ 1 + r + r² P(r)` on |r| ≤ ln 2 / 2."""
+
+SQRT_HALF_BITS = 0x3F3504F3
+"""The bits of √½: significands are scaled into [√½, √2)."""
+EXPONENT_MASK = -0x800000
+"""0xff800000 as i32: the sign and exponent bits."""
+LOG_POLY = (
+    0.3333333,
+    -0.2500082,
+    0.20001227,
+    -0.16623357,
+    0.14201757,
+    -0.13160183,
+    0.12761578,
+    -0.076344974,
+)
+"""`log(1 + t) ≈ t - t²/2 + t³ P(t)` on [√½ - 1, √2 - 1)."""
+
+TANH_SMALL = 0.625
+"""Below this |x|, tanh is the odd polynomial; above, computed from exp."""
+TANH_POLY = (
+    -0.3333328,
+    0.13331442,
+    -0.053739715,
+    0.020639088,
+    -0.0057049873,
+)
+"""`tanh(x) ≈ x + x³ P(x²)` on |x| < TANH_SMALL."""
+
+ERF_SMALL = 1.0
+"""Below this |x|, erf is the odd polynomial; above, computed from exp."""
+ERF_ONE = 3.92
+"""From here on erf(x) rounds to 1 in f32 (erfc(3.92) < 2^-25)."""
+ERF_POLY = (
+    0.12837917,
+    -0.37612626,
+    0.112835854,
+    -0.026853813,
+    0.0051883287,
+    -0.00080102007,
+    7.853883e-05,
+)
+"""`erf(x) ≈ x + x P(x²)` on |x| < ERF_SMALL (x exact, P small)."""
+ERFC_POLY = (
+    0.42758355,
+    -0.27320758,
+    0.15428647,
+    -0.07863513,
+    0.035608735,
+    -0.013133975,
+    0.0032829368,
+    -0.0003888842,
+)
+"""`erfc(x) ≈ exp(-x²) R(x - 1)` on [ERF_SMALL, ERF_ONE]."""
+
+
+@dataclass
+class Builder:
+    """Emits f32 code on values of `type` (f32 or a vector of it) before the
+    matched op; integers are i32 of the same shape."""
+
+    rewriter: PatternRewriter
+    type: Attribute
+    constants: dict[tuple[str, Attribute], SSAValue] = field(default_factory=dict)
+    """Each constant made once per expansion (all ops go before the matched
+    op), by `repr`, which tells -0.0 from 0.0."""
+
+    def emit(self, op: Operation) -> SSAValue:
+        return self.rewriter.insert(op).results[0]
+
+    def shaped(self, element: Attribute) -> Attribute:
+        if isinstance(self.type, VectorType):
+            return VectorType(element, self.type.get_shape())
+        return element
+
+    def constant(self, value: float, element: Attribute) -> SSAValue:
+        key = (repr(value), element)
+        if (made := self.constants.get(key)) is None:
+            made = self.constants[key] = self._constant(value, element)
+        return made
+
+    def _constant(self, value: float, element: Attribute) -> SSAValue:
+        t = self.shaped(element)
+        if isinstance(t, VectorType):
+            attr: Attribute = DenseIntOrFPElementsAttr.from_list(
+                t, [value] * t.element_count()
+            )
+        elif element == f32:
+            attr = FloatAttr(value, f32)
+        else:
+            attr = IntegerAttr(int(value), element)
+        return self.emit(arith.ConstantOp(attr, t))
+
+    def const(self, value: float) -> SSAValue:
+        return self.constant(value, f32)
+
+    def int(self, value: int) -> SSAValue:
+        return self.constant(value, i32)
+
+    def add(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.AddfOp(a, b, CONTRACT))
+
+    def sub(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.SubfOp(a, b, CONTRACT))
+
+    def mul(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        return self.emit(arith.MulfOp(a, b, CONTRACT))
+
+    def fma(self, a: SSAValue, b: SSAValue, c: SSAValue) -> SSAValue:
+        """`a · b + c`, fused where the target has FMA (`contract`)."""
+        return self.add(self.mul(a, b), c)
+
+    def horner(self, x: SSAValue, coefficients: Sequence[float]) -> SSAValue:
+        """`c0 + c1 x + c2 x² + ...`."""
+        result = self.const(coefficients[-1])
+        for c in reversed(coefficients[:-1]):
+            result = self.fma(result, x, self.const(c))
+        return result
+
+    def select(
+        self, predicate: str, a: SSAValue, b: SSAValue, then: SSAValue, other: SSAValue
+    ) -> SSAValue:
+        """`a <predicate> b ? then : other`."""
+        condition = self.emit(arith.CmpfOp(a, b, predicate))
+        return self.emit(arith.SelectOp(condition, then, other))
+
+    def at_most(self, x: SSAValue, high: float) -> SSAValue:
+        """`min(x, high)`; NaN stays NaN (an ordered comparison)."""
+        return self.select("ogt", x, self.const(high), self.const(high), x)
+
+    def at_least(self, x: SSAValue, low: float) -> SSAValue:
+        """`max(x, low)`; NaN stays NaN (an ordered comparison)."""
+        return self.select("olt", x, self.const(low), self.const(low), x)
+
+    def bits(self, x: SSAValue) -> SSAValue:
+        return self.emit(arith.BitcastOp(x, self.shaped(i32)))
+
+    def float(self, bits: SSAValue) -> SSAValue:
+        return self.emit(arith.BitcastOp(bits, self.type))
+
+    def integral(self, n: SSAValue) -> SSAValue:
+        """The integer n (|n| < 2^22) as a float: `arith.sitofp` takes no
+        vectors in xDSL.  Its bits added to ROUNDER's make ROUNDER + n."""
+        rounded = self.float(self.emit(arith.AddiOp(n, self.bits(self.const(ROUNDER)))))
+        return self.sub(rounded, self.const(ROUNDER))
+
+    def pow2(self, n: SSAValue) -> SSAValue:
+        """`2^n` for an integer n in [-126, 127], built from its exponent bits."""
+        biased = self.emit(arith.AddiOp(n, self.int(127)))
+        return self.float(self.emit(arith.ShLIOp(biased, self.int(23))))
+
+    def abs(self, x: SSAValue) -> SSAValue:
+        return self.emit(math.AbsFOp(x))
+
+    def copysign(self, magnitude: SSAValue, sign: SSAValue) -> SSAValue:
+        return self.emit(math.CopySignOp(magnitude, sign))
+
+
+def exp(b: Builder, x: SSAValue) -> SSAValue:
+    low, high = EXP_RANGE
+    x = b.at_most(b.at_least(x, low), high)
+    rounded = b.fma(x, b.const(1.4426950408889634), b.const(ROUNDER))
+    n = b.sub(rounded, b.const(ROUNDER))
+    r = b.fma(n, b.const(-LN2_HIGH), x)
+    r = b.fma(n, b.const(-LN2_LOW), r)
+    p = b.add(b.fma(b.mul(r, r), b.horner(r, EXP_POLY), r), b.const(1.0))
+    k = b.emit(arith.SubiOp(b.bits(rounded), b.bits(b.const(ROUNDER))))
+    # 2^k in two factors, each a normal number for k in [-150, 128].
+    half = b.emit(arith.ShRSIOp(k, b.int(1)))
+    rest = b.emit(arith.SubiOp(k, half))
+    return b.mul(b.mul(p, b.pow2(half)), b.pow2(rest))
+
+
+def log(b: Builder, x: SSAValue) -> SSAValue:
+    tiny = b.emit(arith.CmpfOp(x, b.const(2.0**-126), "olt"))
+    normal = b.emit(arith.SelectOp(tiny, b.mul(x, b.const(2.0**23)), x))
+    bits = b.bits(normal)
+    offset = b.emit(arith.SubiOp(bits, b.int(SQRT_HALF_BITS)))
+    exponent = b.emit(arith.AndIOp(offset, b.int(EXPONENT_MASK)))
+    t = b.sub(b.float(b.emit(arith.SubiOp(bits, exponent))), b.const(1.0))
+    k = b.integral(b.emit(arith.ShRSIOp(offset, b.int(23))))
+    k = b.sub(k, b.emit(arith.SelectOp(tiny, b.const(23.0), b.const(0.0))))
+    t2 = b.mul(t, t)
+    low = b.fma(k, b.const(LN2_LOW), b.mul(t2, b.const(-0.5)))
+    y = b.fma(b.mul(t2, t), b.horner(t, LOG_POLY), low)
+    result = b.fma(k, b.const(LN2_HIGH), b.add(t, y))
+    inf = b.const(float("inf"))
+    result = b.select("oeq", x, inf, inf, result)
+    result = b.select("oeq", x, b.const(0.0), b.const(-float("inf")), result)
+    return b.select("ult", x, b.const(0.0), b.const(float("nan")), result)
+
+
+def tanh(b: Builder, x: SSAValue) -> SSAValue:
+    magnitude = b.abs(x)
+    e = exp(b, b.add(magnitude, magnitude))
+    one = b.const(1.0)
+    large = b.sub(one, b.emit(arith.DivfOp(b.const(2.0), b.add(e, one))))
+    square = b.mul(magnitude, magnitude)
+    small = b.fma(b.mul(square, magnitude), b.horner(square, TANH_POLY), magnitude)
+    result = b.select("olt", magnitude, b.const(TANH_SMALL), small, large)
+    return b.copysign(result, x)  # odd, and -0 stays -0
+
+
+def erf(b: Builder, x: SSAValue) -> SSAValue:
+    magnitude = b.at_most(b.abs(x), ERF_ONE)
+    square = b.mul(magnitude, magnitude)
+    gauss = exp(b, b.emit(arith.NegfOp(square)))
+    tail = b.mul(gauss, b.horner(b.sub(magnitude, b.const(ERF_SMALL)), ERFC_POLY))
+    large = b.sub(b.const(1.0), tail)
+    small = b.fma(magnitude, b.horner(square, ERF_POLY), magnitude)
+    result = b.select("olt", magnitude, b.const(ERF_SMALL), small, large)
+    return b.copysign(result, x)  # odd, and -0 stays -0
+
+
+APPROXIMATIONS: dict[type[Operation], Callable[[Builder, SSAValue], SSAValue]] = {
+    math.ExpOp: exp,
+    math.LogOp: log,
+    math.TanhOp: tanh,
+    math.ErfOp: erf,
+}
+"""The ops this pass expands on f32, and their expansions."""
+
+
+class ApproximateF32(RewritePattern):
+    """Replaces an op of `APPROXIMATIONS` on f32 (or a vector of it) by its
+    expansion."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
+        expand = APPROXIMATIONS.get(type(op))
+        if expand is None:
+            return
+        t = op.results[0].type
+        if not isinstance(get_element_type_or_self(t), Float32Type):
+            return
+        rewriter.replace(op, [], [expand(Builder(rewriter, t), op.operands[0])])
+
+
+@dataclass(frozen=True)
+class ApproximateMathPass(ModulePass):
+    """Expands f32 `exp`, `log`, `erf`, `tanh` into polynomials (see the
+    module docstring)."""
+
+    name = "approximate-math"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(ApproximateF32(), apply_recursively=False).rewrite_module(
+            op
+        )

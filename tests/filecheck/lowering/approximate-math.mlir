@@ -1,0 +1,95 @@
+// RUN: hetero-opt %s --split-input-file -p approximate-math | filecheck %s
+
+// exp on f32: clamped to [-104, 89] by ordered compares (NaN passes), n
+// rounded with 1.5 * 2^23, a polynomial in contractible multiply-adds, and
+// 2^n applied in two halves built from exponent bits (denormal results).
+// CHECK-LABEL: func.func @exp
+// CHECK-NOT:   math.exp
+// CHECK:       arith.cmpf olt, %x, %{{.*}} : f32
+// CHECK:       arith.cmpf ogt
+// CHECK:       arith.constant 0x4B400000 : f32
+// CHECK:       arith.mulf %{{.*}} fastmath<contract> : f32
+// CHECK:       arith.shrsi %{{.*}} : i32
+// CHECK:       arith.shli %{{.*}} : i32
+// CHECK:       %[[HALF:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK-NEXT:  %[[P:.*]] = arith.mulf %{{.*}}, %[[HALF]] fastmath<contract> : f32
+// CHECK:       %[[REST:.*]] = arith.bitcast %{{.*}} : i32 to f32
+// CHECK-NEXT:  %r = arith.mulf %[[P]], %[[REST]] fastmath<contract> : f32
+// CHECK-NEXT:  func.return %r : f32
+func.func @exp(%x: f32) -> f32 {
+  %r = math.exp %x : f32
+  return %r : f32
+}
+
+// -----
+
+// Vectors of any width, the same code lane-wise (integers as vectors of i32).
+// CHECK-LABEL: func.func @exp_vector
+// CHECK-NOT:   math.exp
+// CHECK:       arith.bitcast %{{.*}} : vector<3xi32> to vector<3xf32>
+// CHECK:       func.return %{{.*}} : vector<3xf32>
+func.func @exp_vector(%v: vector<3xf32>) -> vector<3xf32> {
+  %r = math.exp %v : vector<3xf32>
+  return %r : vector<3xf32>
+}
+
+// -----
+
+// log: the significand into [sqrt(1/2), sqrt(2)) by integer arithmetic on the
+// bits; 0, +inf and negatives or NaN by the last selects.
+// CHECK-LABEL: func.func @log
+// CHECK-NOT:   math.log
+// CHECK:       arith.bitcast %{{.*}} : vector<8xf32> to vector<8xi32>
+// CHECK:       arith.andi
+// CHECK:       arith.shrsi
+// CHECK:       arith.cmpf oeq, %v
+// CHECK:       arith.cmpf oeq, %v
+// CHECK:       arith.cmpf ult, %v
+// CHECK-NEXT:  %r = arith.select
+// CHECK-NEXT:  func.return %r : vector<8xf32>
+func.func @log(%v: vector<8xf32>) -> vector<8xf32> {
+  %r = math.log %v : vector<8xf32>
+  return %r : vector<8xf32>
+}
+
+// -----
+
+// tanh and erf: on |x|, an odd polynomial below a threshold, exp above; the
+// sign put back last.
+// CHECK-LABEL: func.func @tanh
+// CHECK-NOT:   math.tanh
+// CHECK:       %[[A:.*]] = math.absf %v : vector<16xf32>
+// CHECK:       arith.divf
+// CHECK:       %[[SMALL:.*]] = arith.cmpf olt, %[[A]]
+// CHECK-NEXT:  %[[M:.*]] = arith.select %[[SMALL]]
+// CHECK-NEXT:  %r = math.copysign %[[M]], %v : vector<16xf32>
+// CHECK-NEXT:  func.return %r
+func.func @tanh(%v: vector<16xf32>) -> vector<16xf32> {
+  %r = math.tanh %v : vector<16xf32>
+  return %r : vector<16xf32>
+}
+// CHECK-LABEL: func.func @erf
+// CHECK-NOT:   math.erf
+// CHECK:       math.absf %x : f32
+// CHECK:       arith.bitcast %{{.*}} : i32 to f32
+// CHECK:       math.copysign %{{.*}}, %x : f32
+func.func @erf(%x: f32) -> f32 {
+  %r = math.erf %x : f32
+  return %r : f32
+}
+
+// -----
+
+// Other element types are left to convert-math-to-llvm.
+// CHECK-LABEL: func.func @other_types
+// CHECK-NEXT:  math.exp %d : f64
+// CHECK-NEXT:  math.log %d : f64
+// CHECK-NEXT:  math.tanh %h : vector<4xf16>
+// CHECK-NEXT:  math.erf %d : f64
+func.func @other_types(%d: f64, %h: vector<4xf16>) -> (f64, f64, vector<4xf16>, f64) {
+  %e = math.exp %d : f64
+  %l = math.log %d : f64
+  %t = math.tanh %h : vector<4xf16>
+  %r = math.erf %d : f64
+  return %e, %l, %t, %r : f64, f64, vector<4xf16>, f64
+}
