@@ -19,3 +19,15 @@ def kernel_buffer_shapes(text: str) -> list[tuple[int, ...]]:
         for a in f.args
         if isinstance(a.type, MemRefType)
     ]
+
+
+def local_buffer_shapes(text: str) -> list[tuple[int, ...]]:
+    """The shape of every `local` buffer (a register tile) of the kernels
+    that `lower_to_tir` makes of `text`."""
+    module = parse_module(text)
+    lower_to_tir(module)
+    return [
+        tuple(op.buffer.type.get_shape())
+        for op in module.walk()
+        if isinstance(op, tir.AllocOp) and op.scope == "local"
+    ]
