@@ -8,6 +8,7 @@ purpose, so vectorized loops have a scalar remainder.
 import math
 import re
 
+import isas
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
@@ -222,22 +223,17 @@ def test_private_subroutines_and_heap_buffers():
         module.function("scale")
 
 
-def _host_vector_registers() -> str | None:
-    features = llvm.get_host_cpu_features()
-    if features.get("avx512f"):
-        return "zmm"
-    return "ymm" if features.get("avx2") else None
+def _targeted(text: str, options: str) -> str:
+    """`text`'s first function with a target of these `llvm` `options`."""
+    targeted = text.replace(") {\n", f') target #target.target<"llvm", {{{options}}}> {{\n', 1)
+    assert targeted != text
+    return targeted
 
 
-def test_vectorized_loop_uses_vector_registers():
-    register = _host_vector_registers()
-    if register is None:
-        pytest.skip("the host has neither AVX2 nor AVX-512")
+@pytest.mark.parametrize("isa, register", [("avx512", "zmm"), ("avx2", "ymm")])
+def test_vectorized_loop_uses_vector_registers(isa: str, register: str):
     # At O0 LLVM does not vectorize: vector registers come from convert-tir-to-scf.
-    text = VADD.format(n=64).replace(
-        ") {\n", ') target #target.target<"llvm", {opt_level = 0 : i64}> {\n', 1
-    )
-    assert "opt_level" in text
+    text = _targeted(VADD.format(n=64), f"opt_level = 0 : i64, {isas.options(isa)}")
     assembly = compile_cpu(parse_module(text)).assembly()
     assert f"%{register}" in assembly
 
@@ -319,10 +315,8 @@ def test_indices_minus_an_offset(n):
 def test_masked_remainder_on_avx512():
     """With AVX-512 a 13-lane remainder is one masked 16-lane access, and so
     is a remainder of run-time extent."""
-    if not llvm.get_host_cpu_features().get("avx512f"):
-        pytest.skip("the host has no AVX-512")
     for text in (EVERY_OTHER.format(n=29), EVERY_OTHER_DYNAMIC.format()):
-        assembly = compile_cpu(parse_module(text)).assembly()
+        assembly = compile_cpu(parse_module(_targeted(text, isas.options("avx512")))).assembly()
         assert re.search(r"vmovups\s+%zmm\d+, .*\{%k\d\}", assembly)
 
 

@@ -46,7 +46,8 @@ from dataclasses import dataclass, replace
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
-from hetero.lowering.convert_tir_to_scf import num_threads, parallel_chunk, simd_bits
+from hetero.lowering.convert_tir_to_scf import num_threads, parallel_chunk
+from hetero.lowering.schedules.isa import vector_isa
 from hetero.lowering.schedules.problems import Conv2D, Gemm
 from hetero.lowering.te_emit import Emitter, Index, Tensor
 from xdsl.dialects import arith
@@ -56,14 +57,18 @@ from xdsl.ir import Attribute, SSAValue
 VECTORS = 2
 """SIMD registers per GEMM tile row: the tile is `VECTORS * lanes` columns wide."""
 
-CONV_VECTORS = 1
-"""SIMD registers per row of a conv2d pixel tile.  With one, each weight is
-used by one multiply-add, which takes it straight from memory as an
-embedded broadcast (`vfmadd231ps (mem){1to16}`); with two, the weight is
-first broadcast into a register (`vbroadcastss`, which competes with the
-multiply-adds for the FP pipes on AMD Zen 4).  One measured 7-15 % faster
-on every pixel-tile shape of squeezenet and resnet50 (64->256 channels at
-56x56 with a residual: 1.17 -> 1.00 ms)."""
+def conv_vectors(target: TargetAttr | None) -> int:
+    """SIMD registers per row of a conv2d pixel tile.  Where a multiply-add
+    takes a broadcast from memory (AVX-512's `vfmadd231ps (mem){1to16}`),
+    one: each weight is used by one multiply-add, with no broadcast
+    instruction (two, with `vbroadcastss` competing with the multiply-adds
+    for the FP pipes on AMD Zen 4, measured 7-15 % slower on every
+    pixel-tile shape of squeezenet and resnet50).  Elsewhere (AVX2) the
+    broadcast is an instruction of its own either way, and two vectors
+    share it: the 7x7 stride-2 stem 3.65 -> 2.93 ms, 1x1 64 -> 256 at 56x56
+    1.53 -> 1.17 ms (Zen 4 as AVX2, one thread)."""
+    return 1 if vector_isa(target).broadcast_operand else 2
+
 
 MAX_ROWS = 12
 """Most rows of a register tile (`mr`), within what the registers hold."""
@@ -101,13 +106,10 @@ def tiles(
     target: TargetAttr | None, element_type: Attribute, vectors: int = VECTORS
 ) -> Tiles:
     """The largest tile `vectors` registers wide whose accumulators, `b`
-    vectors and broadcast `a` fit in the vector registers (32 with AVX-512,
-    else 16)."""
-    assert isinstance(element_type, AnyFloat)
-    bits = simd_bits(target)
-    registers = 32 if bits >= 512 else 16
-    lanes = bits // element_type.bitwidth
-    mr = min(MAX_ROWS, (registers - vectors - 1) // vectors)
+    vectors and broadcast `a` fit in the vector registers (`VectorIsa`)."""
+    isa = vector_isa(target)
+    lanes = isa.lanes(element_type)
+    mr = min(MAX_ROWS, (isa.registers - vectors - 1) // vectors)
     return Tiles(lanes, mr, vectors * lanes)
 
 
@@ -696,7 +698,7 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
         if packed.shape[-1] % _lane_tiles(target, element).lanes == 0:
             return _conv2d_channel_lanes(e, c, packed, target)
     c = replace(c, blocked_data=None)  # pixel lanes read blocked data through its view
-    g = _conv_tiles(c, tiles(target, element, CONV_VECTORS), target)
+    g = _conv_tiles(c, tiles(target, element, conv_vectors(target)), target)
     if g.in_place:
         e = e.uniformly()  # no image width in the kernel: alike for merge-kernels
     t = g.t
@@ -861,13 +863,24 @@ LANE_USE = 0.9
 """Least share of the channel tiles' lanes that must hold real output
 channels (1000 of 1024: yes; 16 of 64: no)."""
 
-LANE_ROWS = {False: (7, 6, 5), True: (6, 5)}
-"""The pixels a channel-lanes tile may have (`_lane_tiles`), for `NCHW`
-data and for blocked data.  Seven pixels x 4 vectors leave one register
-short (28 accumulators, 4 weight vectors, the broadcast): with `NCHW`
-data LLVM copes (six-pixel tiles measured 4-7 % slower at 7x7, no faster
-elsewhere); with blocked data, whose pixels each need an address of their
-own, the spills cost ResNet-50 17 % (93 ms against 79 with six)."""
+LANE_ROW_CHOICES = {False: 3, True: 2}
+"""How many pixel counts a channel-lanes tile chooses among (`_lane_tiles`),
+from the most its registers hold down, for `NCHW` data and for blocked
+data, whose pixels each need an address of their own: with AVX-512, 7, 6
+or 5 pixels (28 accumulators and 4 weight vectors; the broadcast is the
+multiply-add's memory operand), blocked 6 or 5 (seven spilled address
+registers: ResNet-50 93 ms against 79 with six); with AVX2, 6, 5 or 4
+(12 accumulators, 2 weight vectors, the broadcast register), blocked 5 or
+4.  Seven-pixel tiles with AVX2 spilled accumulators on every step
+(ResNet-50's 3x3 stride-2 conv, 128 channels at 56x56: 24.7 ms against
+4.3 with six, Zen 4 as AVX2)."""
+
+LANE_TILE_STEP = 2
+"""A channel-lanes tile's per-step cost beyond its pixels' multiply-adds,
+in pixels: loading the weight vectors and the loop's own instructions.  A
+tile of `r` pixels costs `r + LANE_TILE_STEP` a step, so fewer, larger
+tiles win unless the last one wastes more than that saves (AVX-512: 7
+pixels for 7x7 images, where six measured 4-7 % slower)."""
 
 
 def _lane_tiles(
@@ -878,17 +891,18 @@ def _lane_tiles(
     blocked: bool = False,
 ) -> Tiles:
     """`mr` pixels x `nr` output channels: at most 4 vectors wide with 32
-    registers (each step loads 4 weight vectors and broadcasts, from memory,
-    one value per pixel), 2 with 16, or the `nr` of the packed weights.
-    `mr` is the one of `LANE_ROWS` (for `blocked` data or not) whose tiles
-    cover `pixels` with the fewest extra pixels, the largest on a tie: 7
-    for 7x7, 14x14, 28x28 and 56x56 images (6 would compute 54 pixels for
-    49)."""
-    assert isinstance(element_type, AnyFloat)
-    bits = simd_bits(target)
-    lanes = bits // element_type.bitwidth
-    vectors = 4 if bits >= 512 else 2
-    rows = min(LANE_ROWS[blocked], key=lambda r: (math.ceil(pixels / r) * r, -r))
+    registers (each step loads 4 weight vectors and broadcasts one value
+    per pixel), 2 with 16, or the `nr` of the packed weights.  `mr` is the
+    one of the `LANE_ROW_CHOICES` counts the registers hold whose tiles
+    cover `pixels` at the least cost (`LANE_TILE_STEP`), the largest on a
+    tie."""
+    isa = vector_isa(target)
+    lanes = isa.lanes(element_type)
+    vectors = 4 if isa.registers >= 32 else 2
+    most = (isa.registers - vectors - isa.broadcast_registers()) // vectors
+    most -= blocked
+    choices = range(most, most - LANE_ROW_CHOICES[blocked], -1)
+    rows = min(choices, key=lambda r: (math.ceil(pixels / r) * (r + LANE_TILE_STEP), -r))
     return Tiles(lanes, rows, nr or vectors * lanes)
 
 
@@ -996,7 +1010,7 @@ def _pixel_tile_rows(
     out_channels, _, kh, kw = weight_shape
     if (kh, kw) != (1, 1):
         return 0
-    rows = _dividing_rows(tiles(target, element_type, CONV_VECTORS), out_channels).mr
+    rows = _dividing_rows(tiles(target, element_type, conv_vectors(target)), out_channels).mr
     return 0 if rows % _lane_tiles(target, element_type).lanes == 0 else rows
 
 
