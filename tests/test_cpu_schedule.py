@@ -18,7 +18,7 @@ from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import run
 from hetero.lowering.convert_tir_to_scf import simd_bits
-from hetero.lowering.schedules.cpu import CONV_VECTORS, tiles
+from hetero.lowering.schedules.cpu import conv_vectors, tiles
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lowered import local_buffer_shapes
@@ -258,7 +258,7 @@ def _avx512_conv_tiles(
     out_w = (x[3] + padding[1] + padding[3] - w[3]) // strides[1] + 1
     problem = Conv2D(tensor(x), tensor(w), (1, w[0], out_h, out_w), strides, (1, 1),
                      padding, 1, lambda e, idx, v: None)
-    return _conv_tiles(problem, tiles(target, f32, CONV_VECTORS), target)
+    return _conv_tiles(problem, tiles(target, f32, conv_vectors(target)), target)
 
 
 @pytest.mark.parametrize(
@@ -587,7 +587,7 @@ def test_conv2d_weight_in_another_packed_layout_is_read_through() -> None:
         (["+avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 12),  # 48 of 64 lanes
         (["+avx2", "-avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 16),
         (["+avx2", "-avx512f"], (100, 32, 3, 3), (1, 100, 14, 14), 0),  # 100 of 112
-        (["+avx2", "-avx512f"], (64, 64, 1, 1), (1, 64, 56, 56), 0),  # 8 rows, 8 lanes
+        (["+avx2", "-avx512f"], (64, 64, 1, 1), (1, 64, 56, 56), 4),  # 4 rows of 2 vectors
     ],
 )
 def test_conv2d_weight_block(

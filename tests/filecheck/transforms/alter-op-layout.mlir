@@ -147,16 +147,16 @@ relay.func @few_channels(%x: tensor<1x256x7x7xf32>) -> tensor<1x16x7x7xf32> {
 // -----
 
 // Pixel lanes keep `OIHW` for wider windows (a 3x3 reduction of 27: a
-// first layer) and where the tile's rows fill whole vectors (8 rows, 8
-// lanes with AVX2), which the block would mistake for channel lanes.
+// first layer) and where the tile's rows fill whole vectors (4 rows, 4
+// lanes with SSE2), which the block would mistake for channel lanes.
 // CHECK-LABEL: relay.func @pixel_lanes_unpacked
 // CHECK:         relay.nn.conv2d %x, %w {{.*}} : (tensor<1x3x16x16xf32>, tensor<64x3x3x3xf32>)
 // CHECK:         relay.nn.conv2d %y, %v {{.*}} : (tensor<1x64x7x7xf32>, tensor<64x64x1x1xf32>)
 relay.func @pixel_lanes_unpacked(%x: tensor<1x3x16x16xf32>, %y: tensor<1x64x7x7xf32>) -> tuple<tensor<1x64x14x14xf32>, tensor<1x64x7x7xf32>> {
   %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<64x3x3x3xf32>
   %a = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x3x16x16xf32>, tensor<64x3x3x3xf32>) -> tensor<1x64x14x14xf32>
-  %v = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} dense<0.5> : tensor<64x64x1x1xf32>
-  %b = relay.nn.conv2d %y, %v {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} : (tensor<1x64x7x7xf32>, tensor<64x64x1x1xf32>) -> tensor<1x64x7x7xf32>
+  %v = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+sse2"]}>>} dense<0.5> : tensor<64x64x1x1xf32>
+  %b = relay.nn.conv2d %y, %v {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+sse2"]}>>} : (tensor<1x64x7x7xf32>, tensor<64x64x1x1xf32>) -> tensor<1x64x7x7xf32>
   %t = relay.tuple(%a, %b) : tuple<tensor<1x64x14x14xf32>, tensor<1x64x7x7xf32>>
   relay.return %t : tuple<tensor<1x64x14x14xf32>, tensor<1x64x7x7xf32>>
 }

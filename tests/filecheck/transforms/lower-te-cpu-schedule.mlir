@@ -49,10 +49,11 @@ builtin.module {
 // conv2d: a direct convolution (8 x 3 x 3 deep: deep enough for the wide
 // domain, see `_row_panels_win`).  The input is copied into a zero-padded
 // plane (one: the stride is 1) of 22-column rows, 158 elements with the tail
-// the last panel overreads; only the padding is zeroed.  Panels one vector
-// (8 lanes) wide run over the wide domain y * 22 + x (14 panels instead of
-// 15 row panels), in parallel; each computes register tiles of up to 12
-// output channels (here one tile of the 7): the reduction over (c, ky, kx)
+// the last panel overreads; only the padding is zeroed.  Panels two vectors
+// (16 lanes) wide run over the wide domain y * 22 + x (7 panels), in
+// parallel; each computes register tiles of up to 6 output channels (AVX2:
+// 16 registers, no broadcast operand, so two vectors share each broadcast
+// weight; here a tile of 6 and one of 1): the reduction over (c, ky, kx)
 // broadcasts a weight and loads the plane as a vector at
 // p0 + ky * 22 + kx + j, no bounds checks.  Tiles go to the wide buffer;
 // a last parallel loop moves the output out of it.
@@ -64,7 +65,7 @@ builtin.module {
 // CHECK-NEXT:        memref.store %[[V]], %[[PAD]][%{{.*}}, %{{.*}}, %{{.*}}, %[[C]]]
 // CHECK:         %[[WIDE:.*]] = tir.alloc : memref<1x7x112xf32>
 // CHECK-NEXT:    tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:           %[[ACC:.*]] = tir.alloc : memref<12x8xf32, "local">
+// CHECK:           %[[ACC:.*]] = tir.alloc : memref<6x16xf32, "local">
 // CHECK:           tir.for %[[CH:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:        tir.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:          tir.for %[[KX:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
@@ -79,7 +80,7 @@ builtin.module {
 // CHECK-NEXT:                %[[IN:.*]] = memref.load %[[PAD]][%{{.*}}, %[[CH]], %{{.*}}, %[[LANE]]]
 // CHECK-NEXT:                arith.mulf %[[W]], %[[IN]] fastmath<contract> : f32
 // CHECK:               memref.store %{{.*}}, %[[WIDE]]
-// CHECK:           %{{.*}} = tir.alloc : memref<7x8xf32, "local">
+// CHECK:           %{{.*}} = tir.alloc : memref<1x16xf32, "local">
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
 // CHECK:             %[[OUT:.*]] = memref.load %[[WIDE]]
 // CHECK-NEXT:        memref.store %[[OUT]], %2
@@ -126,12 +127,13 @@ builtin.module {
 // -----
 
 // A stride of 2 (8 channels: the wide domain): the padded copy is split into four planes by the phases
-// (row % 2, column % 2), 19 columns of 68 elements each: tap (ky, kx) of the
+// (row % 2, column % 2), 19 columns of 76 elements each (the last 16-lane
+// panel overreads): tap (ky, kx) of the
 // wide pixels p0 + j reads plane (ky % 2) * 2 + kx % 2 at p0 + (ky // 2) * 19
 // + kx // 2 + j: unit stride, still a vector load.
 // CHECK-LABEL: tir.prim_func @strided_tir
-// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x8x4x68xf32>
-// CHECK:         tir.alloc : memref<2x8xf32, "local">
+// CHECK:         %[[PAD:.*]] = tir.alloc : memref<1x8x4x76xf32>
+// CHECK:         tir.alloc : memref<2x16xf32, "local">
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:      tir.for %[[KY:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:      tir.for %[[KX:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
