@@ -298,6 +298,26 @@ def packed_weight_shape(weight: Shape, layout: str) -> Shape:
     return (blocks, i, kh, kw, block)
 
 
+def logical_dense_weight_shape(weight: Shape, layout: str, units: int) -> Shape:
+    """The `[N, K]` shape of a dense weight of shape `weight` in `layout`
+    (`DENSE_WEIGHT_LAYOUT`) for `units` outputs (0: the weight's own)."""
+    if not (block := dense_block(layout)):
+        require_rank(weight, 2, "dense weight [N, K]")
+        if units and weight[0] not in (units, DYNAMIC):
+            raise VerifyException(f"'units' is {units} but the weight has {weight[0]} rows")
+        return weight
+    require_rank(weight, 3, f"dense weight ({layout})")
+    if not units:
+        raise VerifyException(f"weight_layout \"{layout}\" needs 'units'")
+    blocks, k, b = weight
+    if b != block or blocks not in (-(-units // block), DYNAMIC):
+        raise VerifyException(
+            f"a weight in layout {layout} for {units} units has shape "
+            f"[{-(-units // block)}, K, {block}], got {list(weight)}"
+        )
+    return (units, k)
+
+
 def nchw_shape(shape: Shape, layout: str, what: str) -> Shape:
     """The `NCHW` shape of a tensor of shape `shape` in `layout`
     (`DATA_LAYOUT`)."""
@@ -775,9 +795,16 @@ DATA_LAYOUT = re.compile(r"NCHW(?:([1-9][0-9]*)c)?")
 y, x]`; the channels fill whole blocks."""
 
 
+DENSE_WEIGHT_LAYOUT = re.compile(r"NK(?:([1-9][0-9]*)n)?")
+"""dense weight layouts: `NK` (`[N, K]`), or `NK<b>n`: `[ceil(N / b), K,
+b]`, element `[n // b, k, n % b]` holding `W[n, k]` (zero past `N`), panels
+of `b` outputs contiguous per `k` (what a CPU GEMM schedule packs `b` into)."""
+
+
 LAYOUT_FORMS: dict[re.Pattern[str], str] = {
     KERNEL_LAYOUT: '"OIHW", "OIHW<b>o" or "winograd<m>_OI<b>o" (b >= 1, m = 2 or 4)',
     DATA_LAYOUT: '"NCHW" or "NCHW<b>c" (b >= 1)',
+    DENSE_WEIGHT_LAYOUT: '"NK" or "NK<b>n" (b >= 1)',
 }
 """What a diagnostic says each layout pattern accepts."""
 
@@ -803,6 +830,11 @@ def winograd_tile(layout: str) -> int:
 def data_block(layout: str) -> int:
     """The channel block `b` of a data layout (0: `NCHW`)."""
     return _number(DATA_LAYOUT, layout, 1)
+
+
+def dense_block(layout: str) -> int:
+    """The output block `b` of a dense weight layout (0: `NK`)."""
+    return _number(DENSE_WEIGHT_LAYOUT, layout, 1)
 
 
 class LayoutParam(Param[str]):
@@ -2574,18 +2606,24 @@ class ClipOp(ElementwiseUnaryOp):
 
 @irdl_op_definition
 class DenseOp(TensorOp):
-    """Fully connected layer: `x [M, K]`, `weight [N, K]` -> `[M, N]`."""
+    """Fully connected layer: `x [M, K]`, `weight [N, K]` -> `[M, N]`; the
+    weight may be packed in panels, `NK<b>n` (`weight_layout`, as
+    `alter-op-layout` packs it for the CPU GEMM schedule)."""
 
     name = "relay.nn.dense"
 
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
+    weight_layout = LayoutParam(DENSE_WEIGHT_LAYOUT, "NK")
+    units = IntParam(0, minimum=0)
+    """Outputs `N`; 0 (the default) reads them from an `NK` weight."""
 
     @classmethod
     def infer_shape(
         cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
     ) -> Shape:
-        return dense_shape(shapes[0], shapes[1])
+        layout, units = cls.weight_layout.read(attributes), cls.units.read(attributes)
+        return dense_shape(shapes[0], logical_dense_weight_shape(shapes[1], layout, units))
 
 
 @irdl_op_definition

@@ -62,6 +62,7 @@ from hetero.dialects.relay import (
     IfOp,
     Param,
     data_block,
+    dense_block,
     kernel_block,
     winograd_tile,
 )
@@ -249,7 +250,9 @@ def _relu(x: np.ndarray) -> np.ndarray:
     return _fmax(x, x.dtype.type(0))
 
 
-def _dense(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+def _dense(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    if dense_block(_attr(op, "weight_layout", "NK")):
+        w = unpacked_weight(w, _attr(op, "units", 0))
     return _wide(x) @ _wide(w).T
 
 
@@ -287,18 +290,25 @@ def oihw_weight(w: np.ndarray, layout: str, channels: int) -> np.ndarray:
         return spatial_weight(w, tile, channels)
     if not kernel_block(layout):
         return w
-    blocks, i, kh, kw, block = w.shape
-    return w.transpose(0, 4, 1, 2, 3).reshape(blocks * block, i, kh, kw)[:channels]
+    return unpacked_weight(w, channels)
+
+
+def unpacked_weight(w: np.ndarray, count: int) -> np.ndarray:
+    """A weight blocked along its first axis, `[blocks, ..., b]` (`OIHW<b>o`,
+    `NK<b>n`), as `[count, ...]`: what `packed_weight` undoes."""
+    blocks, *rest, block = w.shape
+    return np.moveaxis(w, -1, 1).reshape(blocks * block, *rest)[:count]
 
 
 def packed_weight(w: np.ndarray, block: int) -> np.ndarray:
-    """An `OIHW` conv2d weight in layout `OIHW<block>o` (zero past `O`)."""
-    o, i, kh, kw = w.shape
+    """A weight `[O, ...]` blocked along its first axis: `[ceil(O / block),
+    ..., block]`, zero past `O` (`OIHW<block>o` for a conv2d's `OIHW`,
+    `NK<block>n` for a dense's `NK`)."""
+    o, *rest = w.shape
     blocks = -(-o // block)
     if o % block:
-        w = np.concatenate([w, np.zeros((blocks * block - o, i, kh, kw), w.dtype)])
-    blocked = w.reshape(blocks, block, i, kh, kw)
-    return np.ascontiguousarray(blocked.transpose(0, 2, 3, 4, 1))
+        w = np.concatenate([w, np.zeros((blocks * block - o, *rest), w.dtype)])
+    return np.ascontiguousarray(np.moveaxis(w.reshape(blocks, block, *rest), 1, -1))
 
 
 def nchw_data(x: np.ndarray, layout: str) -> np.ndarray:
@@ -742,7 +752,6 @@ _PLAIN: dict[str, Callable[..., Any]] = {
     "round": np.round,
     "erf": _erf,
     "power": np.power,
-    "nn.dense": _dense,
     "matmul": _matmul,
     "shape_of": lambda x: np.array(x.shape, dtype=np.int64),
     "equal": np.equal,
@@ -772,6 +781,7 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "nn.max_pool3d": lambda op, x: _pool(op, x, average=False),
     "nn.avg_pool3d": lambda op, x: _pool(op, x, average=True),
     "nn.softmax": _softmax,
+    "nn.dense": _dense,
     "nn.layer_norm": _layer_norm,
     "nn.pad": _pad,
     "nn.lrn": _lrn,

@@ -686,10 +686,13 @@ def _dense(
     out: SSAValue,
     epilogue: Epilogue | None = None,
 ) -> None:
-    """out[m, n] = sum_k x[m, k] * w[n, k]."""
-    x, w = inputs
+    """out[m, n] = sum_k x[m, k] * w[n, k] (`w` read through its panels
+    when packed, `NK<b>n`)."""
+    assert isinstance(op, relay.DenseOp)
+    x, packed = inputs
     _require_float(op, x.element_type)
     (m, n), k = result_shape(op), x.shape[1]
+    w = _nk(op, packed)
     if (schedule := problem_schedule(e.target, Gemm)) is not None:
         problem = Gemm(
             1,
@@ -701,6 +704,7 @@ def _dense(
             lambda e, _, kk, j: w.load(e, [j, kk]),
             lambda e, idx, value: _store_into(out, epilogue)(e, idx[1:], value),
             b_along_k=True,
+            packed_b=packed if w is not packed else None,
         )
         return schedule(e, problem, e.target)
 
@@ -710,6 +714,12 @@ def _dense(
         return x.load(e, [idx[0], kk]), w.load(e, [idx[1], kk])
 
     _plain_gemm(e, out, (m, n), k, x.element_type, operands, epilogue)
+
+
+def _nk(op: relay.DenseOp, weight: Tensor) -> Tensor:
+    """The dense weight as `NK` (`[N, K]`), whatever its `weight_layout`."""
+    block = relay.dense_block(op.weight_layout)
+    return _unblocked(weight, op.units, block) if block else weight
 
 
 def _matmul(
@@ -768,11 +778,14 @@ def _oihw(op: relay.Conv2DOp, weight: Tensor) -> Tensor:
     block = relay.kernel_block(op.kernel_layout)
     if tile := relay.winograd_tile(op.kernel_layout):
         return _spatial_view(weight, TRANSFORMS[tile], op.channels, block)
-    if not block:
-        return weight
-    _, group_channels, kh, kw, _ = weight.shape
+    return _unblocked(weight, op.channels, block) if block else weight
+
+
+def _unblocked(weight: Tensor, count: int, block: int) -> Tensor:
+    """A weight blocked along its first axis (`[blocks, ..., block]`:
+    `OIHW<b>o`, `NK<b>n`) read as `[count, ...]`."""
     return Tensor(
-        (op.channels, group_channels, kh, kw),
+        (count, *weight.shape[1:-1]),
         weight.element_type,
         lambda e, idx: weight.load(
             e, [e.div(idx[0], block), *idx[1:], e.rem(idx[0], block)]

@@ -34,7 +34,9 @@ def _same_batch(op: Operation) -> bool:
 
 
 def _dense(ok: Predicate) -> OpPattern:
-    return is_op("nn.dense", wildcard(), wildcard()).where(ok)
+    """A dense whose weight is `[N, K]`, as GEMM libraries read it (not in
+    the panels `alter-op-layout` packs for hetero's own GEMM)."""
+    return is_op("nn.dense", wildcard(), wildcard()).where(ok, attr_in("weight_layout", "NK"))
 
 
 def _bias(inner: OpPattern, ok: Predicate, axes: tuple[int, ...]) -> OpPattern:

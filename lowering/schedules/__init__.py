@@ -5,7 +5,8 @@
 device type of the function's target; a device type without an entry gets
 the templates' plain loop nests.  Another target registers its own schedules
 by adding entries to `SCHEDULES`, and says which conv2d weight layout its
-schedule wants in `WEIGHT_BLOCKS` (`alter-op-layout` packs constant
+schedule wants in `WEIGHT_BLOCKS`, and which dense weight layout its GEMM
+schedule wants in `DENSE_WEIGHT_BLOCKS` (`alter-op-layout` packs constant
 weights so at compile time) and of the data in `DATA_BLOCKS`
 (`alter-data-layout` blocks the activations between convolutions).
 """
@@ -44,6 +45,17 @@ the `OIHW<b>o` weight layout the conv2d schedule wants (0: `OIHW`)."""
 WEIGHT_BLOCKS: dict[DeviceType, WeightBlock] = {DeviceType.cpu: cpu.conv2d_weight_block}
 """Device type → what its conv2d schedule wants of the weights' layout
 (`alter-op-layout` asks; a device type without an entry keeps `OIHW`)."""
+
+DenseWeightBlock = Callable[[Sequence[int], int, Attribute, TargetAttr | None], int]
+"""(`NK` weight shape, rows of the data, element type, target) → the panel
+width `b` of the `NK<b>n` weight layout the GEMM schedule wants for a dense
+(0: `NK`)."""
+
+DENSE_WEIGHT_BLOCKS: dict[DeviceType, DenseWeightBlock] = {
+    DeviceType.cpu: cpu.dense_weight_block
+}
+"""Device type → what its GEMM schedule wants of a dense weight's layout
+(`alter-op-layout` asks; a device type without an entry keeps `NK`)."""
 
 WinogradTile = Callable[
     [

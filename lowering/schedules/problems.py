@@ -27,6 +27,10 @@ class Gemm:
     `a` and `b` read one element at (batch, row, column); `store` writes
     output element `[b, m, n]`.  `b_along_k` says `b` is contiguous along
     `k` (dense's weight `[n, k]`), so packing reads it along `k`.
+    `packed_b` is `b` as it is stored when the relay op's `weight_layout`
+    is `NK<nr>n` (`[ceil(n / nr), k, nr]`, the same for every batch: the
+    panels the schedule asked for, `schedules.DENSE_WEIGHT_BLOCKS`); `b`
+    then reads through it.
     """
 
     batch: int
@@ -38,6 +42,7 @@ class Gemm:
     b: Callable[[Emitter, Index, Index, Index], SSAValue]
     store: Store
     b_along_k: bool = False
+    packed_b: Tensor | None = None
 
 
 @dataclass(frozen=True)

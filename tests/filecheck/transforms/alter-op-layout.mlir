@@ -228,3 +228,84 @@ relay.func @already_packed(%x: tensor<1x256x7x7xf32>) -> tensor<1x64x7x7xf32> {
   %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>, kernel_layout = "OIHW8o", channels = 64 : i64} : (tensor<1x256x7x7xf32>, tensor<8x256x1x1x8xf32>) -> tensor<1x64x7x7xf32>
   relay.return %c : tensor<1x64x7x7xf32>
 }
+
+// -----
+
+// A dense of 197 rows on an AVX-512 CPU: its constant [N, K] weight is
+// packed in the GEMM schedule's panels of nr = 32 outputs (2 vectors of 16),
+// [ceil(100 / 32), K, 32], zero past N; the old constant is erased.
+// CHECK-LABEL: relay.func @dense_avx512
+// CHECK-NOT:     tensor<100x24xf32>
+// CHECK:         %[[W:.*]] = relay.constant {vdevice = #target.vdevice<cpu:0, {{.*}}} dense_resource<packed{{.*}}> : tensor<4x24x32xf32>
+// CHECK-NEXT:    %d = relay.nn.dense %x, %[[W]] {vdevice = {{.*}}, weight_layout = "NK32n", units = 100 : i64} : (tensor<197x24xf32>, tensor<4x24x32xf32>) -> tensor<197x100xf32>
+relay.func @dense_avx512(%x: tensor<197x24xf32>) -> tensor<197x100xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<100x24xf32>
+  %d = relay.nn.dense %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>} : (tensor<197x24xf32>, tensor<100x24xf32>) -> tensor<197x100xf32>
+  relay.return %d : tensor<197x100xf32>
+}
+
+// -----
+
+// AVX2: panels of 16 outputs (2 vectors of 8).
+// CHECK-LABEL: relay.func @dense_avx2
+// CHECK:         relay.nn.dense %x, %{{.*}} {vdevice = {{.*}}, weight_layout = "NK16n", units = 100 : i64} : (tensor<197x24xf32>, tensor<7x24x16xf32>) -> tensor<197x100xf32>
+relay.func @dense_avx2(%x: tensor<197x24xf32>) -> tensor<197x100xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} dense<0.5> : tensor<100x24xf32>
+  %d = relay.nn.dense %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>} : (tensor<197x24xf32>, tensor<100x24xf32>) -> tensor<197x100xf32>
+  relay.return %d : tensor<197x100xf32>
+}
+
+// -----
+
+// One row (a GEMV: a classifier at batch 1): its dot products read [N, K]
+// along K as it is, so the weight is left.
+// CHECK-LABEL: relay.func @dense_gemv
+// CHECK:         relay.nn.dense %x, %w {vdevice = {{.*}}} : (tensor<1x24xf32>, tensor<100x24xf32>)
+relay.func @dense_gemv(%x: tensor<1x24xf32>) -> tensor<1x100xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<100x24xf32>
+  %d = relay.nn.dense %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>} : (tensor<1x24xf32>, tensor<100x24xf32>) -> tensor<1x100xf32>
+  relay.return %d : tensor<1x100xf32>
+}
+
+// -----
+
+// On an external codegen's target (BLAS reads [N, K]): left.
+// CHECK-LABEL: relay.func @dense_blas
+// CHECK:         relay.nn.dense %x, %w {vdevice = {{.*}}} : (tensor<8x24xf32>, tensor<100x24xf32>)
+relay.func @dense_blas(%x: tensor<8x24xf32>) -> tensor<8x100xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"blas">>} dense<0.5> : tensor<100x24xf32>
+  %d = relay.nn.dense %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"blas">>} : (tensor<8x24xf32>, tensor<100x24xf32>) -> tensor<8x100xf32>
+  relay.return %d : tensor<8x100xf32>
+}
+
+// -----
+
+// In a BYOC partition: left.
+// CHECK-LABEL: relay.func @dense_byoc_partition
+// CHECK:         relay.nn.dense %x, %w {vdevice = {{.*}}} : (tensor<8x24xf32>, tensor<100x24xf32>)
+relay.func @dense_byoc_partition(%x: tensor<8x24xf32>) -> tensor<8x100xf32> attributes {Compiler = "blas", global_symbol = "dense_byoc_partition"} {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<100x24xf32>
+  %d = relay.nn.dense %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>} : (tensor<8x24xf32>, tensor<100x24xf32>) -> tensor<8x100xf32>
+  relay.return %d : tensor<8x100xf32>
+}
+
+// -----
+
+// Already in panels: left.
+// CHECK-LABEL: relay.func @dense_already_packed
+// CHECK:         relay.nn.dense %x, %w {vdevice = {{.*}}, weight_layout = "NK16n", units = 100 : i64} : (tensor<8x24xf32>, tensor<7x24x16xf32>)
+relay.func @dense_already_packed(%x: tensor<8x24xf32>) -> tensor<8x100xf32> {
+  %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<7x24x16xf32>
+  %d = relay.nn.dense %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>, weight_layout = "NK16n", units = 100 : i64} : (tensor<8x24xf32>, tensor<7x24x16xf32>) -> tensor<8x100xf32>
+  relay.return %d : tensor<8x100xf32>
+}
+
+// -----
+
+// A weight computed at run time: left (packing would cost a copy per call).
+// CHECK-LABEL: relay.func @dense_computed_weight
+// CHECK:         relay.nn.dense %x, %w {vdevice = {{.*}}} : (tensor<8x24xf32>, tensor<100x24xf32>)
+relay.func @dense_computed_weight(%x: tensor<8x24xf32>, %w: tensor<100x24xf32>) -> tensor<8x100xf32> {
+  %d = relay.nn.dense %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}>>} : (tensor<8x24xf32>, tensor<100x24xf32>) -> tensor<8x100xf32>
+  relay.return %d : tensor<8x100xf32>
+}

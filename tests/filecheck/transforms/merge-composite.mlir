@@ -148,3 +148,17 @@ builtin.module attributes {target.config = #target.config<[#target.target<"cuda"
 }
 
 // CHECK: relay.fn {{.*}} attributes {Composite = "cutlass.dense"}
+
+// -----
+
+// A dense weight in panels (`NK<b>n`, packed for hetero's own GEMM) is not
+// what a GEMM library reads: BLAS does not take it.
+builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"blas">]>} {
+  relay.func @main(%x: tensor<4x8xf32>, %w: tensor<1x8x16xf32>) -> tensor<4x16xf32> {
+    %d = relay.nn.dense %x, %w {weight_layout = "NK16n", units = 16 : i64} : (tensor<4x8xf32>, tensor<1x8x16xf32>) -> tensor<4x16xf32>
+    relay.return %d : tensor<4x16xf32>
+  }
+}
+
+// CHECK-NOT: Composite
+// CHECK:     %d = relay.nn.dense %x, %w {weight_layout = "NK16n", units = 16 : i64}

@@ -978,3 +978,36 @@ relay.func @f(%x: tensor<3xf32>) -> tensor<3xf32> {
   %0 = relay.where %x, %x, %x : tensor<3xf32>
   relay.return %x : tensor<3xf32>
 }
+
+// -----
+
+// Dense weight layouts: NK or NK<b>n (panels of b outputs), whose weight must match `units`.
+relay.func @f(%x: tensor<4x5xf32>, %w: tensor<7x5xf32>) -> tensor<4x7xf32> {
+  // expected-error@+1 {{'weight_layout' must be "NK" or "NK<b>n" (b >= 1), got "KN"}}
+  %0 = relay.nn.dense %x, %w {weight_layout = "KN"} : (tensor<4x5xf32>, tensor<7x5xf32>) -> tensor<4x7xf32>
+  relay.return %0 : tensor<4x7xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<4x5xf32>, %w: tensor<2x5x4xf32>) -> tensor<4x7xf32> {
+  // expected-error@+1 {{weight_layout "NK4n" needs 'units'}}
+  %0 = relay.nn.dense %x, %w {weight_layout = "NK4n"} : (tensor<4x5xf32>, tensor<2x5x4xf32>) -> tensor<4x7xf32>
+  relay.return %0 : tensor<4x7xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<4x5xf32>, %w: tensor<2x5x4xf32>) -> tensor<4x9xf32> {
+  // expected-error@+1 {{a weight in layout NK4n for 9 units has shape [3, K, 4], got [2, 5, 4]}}
+  %0 = relay.nn.dense %x, %w {weight_layout = "NK4n", units = 9 : i64} : (tensor<4x5xf32>, tensor<2x5x4xf32>) -> tensor<4x9xf32>
+  relay.return %0 : tensor<4x9xf32>
+}
+
+// -----
+
+relay.func @f(%x: tensor<4x5xf32>, %w: tensor<7x5xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{'units' is 8 but the weight has 7 rows}}
+  %0 = relay.nn.dense %x, %w {units = 8 : i64} : (tensor<4x5xf32>, tensor<7x5xf32>) -> tensor<4x8xf32>
+  relay.return %0 : tensor<4x8xf32>
+}
