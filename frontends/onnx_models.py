@@ -8,15 +8,24 @@ trained network's are (He initialisation for convolution and dense
 weights, batch-norm statistics near 1 and 0), so that activations keep
 their magnitude through 50+ layers and a comparison of logits is
 meaningful.
+
+As a command, it writes such a model, without its final Softmax (`logits`),
+for the README's first command and `hetero-run --check`:
+
+    python -m hetero.frontends.onnx_models squeezenet -o squeezenet.onnx [--seed 0]
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
+import sys
+from collections.abc import Sequence
 
 import numpy as np
 import onnx
+from hetero.utils.files import write_output
 from onnx import numpy_helper
 
 LIGHT_MODELS = (
@@ -120,3 +129,26 @@ def logits(model: onnx.ModelProto) -> onnx.ModelProto:
         onnx.helper.make_tensor_value_info(last.input[0], onnx.TensorProto.FLOAT, None)
     )
     return model
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Write light model `name` with seeded random weights, as logits."""
+    parser = argparse.ArgumentParser(
+        prog="python -m hetero.frontends.onnx_models",
+        description="a light model of the onnx wheel, with seeded random weights, as logits",
+    )
+    parser.add_argument("name", choices=LIGHT_MODELS)
+    parser.add_argument("-o", "--output", required=True, help="the .onnx file")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    model = logits(randomized(onnx.load(light_model_path(args.name)), args.seed))
+    try:
+        write_output(args.output, model.SerializeToString())
+    except OSError as e:
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,9 +1,11 @@
 """hetero-run: runs a relay entry function on random or given inputs."""
 
+import importlib.util
+import re
 from pathlib import Path
 
 import numpy as np
-
+import pytest
 from hetero.tools.hetero_run import main
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "multi_target.mlir"
@@ -133,3 +135,69 @@ relay.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 def test_unwritable_output_is_a_clean_error(tmp_path: Path, capsys):
     assert main([str(EXAMPLE), "--random", "--output", str(tmp_path / "no" / "o.npz")]) == 1
     assert "hetero-run: error:" in capsys.readouterr().err
+
+
+def _imported(tmp_path: Path) -> tuple[Path, Path]:
+    """An ONNX model (sigmoid of a 4x5 input) and the module that
+    hetero-import-onnx makes of it."""
+    onnx = pytest.importorskip("onnx")
+    from hetero.tools.hetero_import_onnx import main as import_onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, (4, 5))
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, (4, 5))
+    graph = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"])], "g", [x], [y])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    path, module = tmp_path / "model.onnx", tmp_path / "model.mlir"
+    onnx.save(model, path)
+    assert import_onnx([str(path), "-o", str(module)]) == 0
+    return path, module
+
+
+def test_check_compares_an_imported_model_with_onnxruntime(tmp_path: Path, capsys):
+    pytest.importorskip("onnxruntime")
+    path, module = _imported(tmp_path)
+    assert main([str(module), "--random", "--check"]) == 0
+    out = capsys.readouterr().out
+    assert "check result 0: ok" in out
+    assert f"({path})" in out and "onnxruntime check result 0: ok" in out
+
+
+def test_onnxruntime_catches_what_the_reference_interpreter_cannot(tmp_path: Path, capsys):
+    """A module that no longer computes what the model does (here edited by
+    hand) passes against the interpreter, which runs the same module, and
+    fails against onnxruntime, which runs the model."""
+    pytest.importorskip("onnxruntime")
+    _, module = _imported(tmp_path)
+    module.write_text(module.read_text().replace("relay.sigmoid", "relay.tanh"))
+    assert main([str(module), "--random", "--check"]) == 1
+    out = capsys.readouterr().out
+    assert "check result 0: ok" in out and "onnxruntime check result 0: MISMATCH" in out
+
+
+def test_a_model_changed_or_gone_since_the_import_is_not_compared(tmp_path: Path, capsys):
+    path, module = _imported(tmp_path)
+    path.write_bytes(path.read_bytes() + b"\n")
+    assert main([str(module), "--random", "--check"]) == 0
+    assert f"onnxruntime: not compared ({path} changed since it was imported)" in capsys.readouterr().out
+    path.unlink()
+    assert main([str(module), "--random", "--check"]) == 0
+    assert "onnxruntime: not compared ([Errno 2] No such file" in capsys.readouterr().out
+
+
+def test_without_onnxruntime_the_check_says_so(tmp_path: Path, capsys, monkeypatch):
+    _, module = _imported(tmp_path)
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "onnxruntime" else find_spec(name, *a)
+    )
+    assert main([str(module), "--random", "--check"]) == 0
+    assert "onnxruntime: not compared (not installed)" in capsys.readouterr().out
+
+
+def test_a_malformed_source_record_is_a_clean_error(tmp_path: Path, capsys):
+    _, module = _imported(tmp_path)
+    text = module.read_text()
+    module.write_text(re.sub(r"onnx\.source = \{[^}]*\}", "onnx.source = 3 : i64", text))
+    assert main([str(module), "--random", "--check"]) == 1
+    assert 'hetero-run: error: onnx.source should be {path = "...", sha256 = "..."}' in capsys.readouterr().err

@@ -685,8 +685,9 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_writes_a_module_hetero_opt_reads_back(tmp_path: object) -> None:
-    """Weights above the threshold are dense_resources; hetero-opt prints the
-    file back unchanged; interpreting it gives the node test's output."""
+    """Weights above the threshold are dense_resources; the module records the
+    model's path for hetero-run --check; hetero-opt prints the file back
+    unchanged; interpreting it gives the node test's output."""
     path, inputs, expected = _load_case("pytorch-operator/test_operator_conv")
     out = os.path.join(str(tmp_path), "conv.mlir")
     result = _cli(path, "-o", out)
@@ -694,6 +695,7 @@ def test_cli_writes_a_module_hetero_opt_reads_back(tmp_path: object) -> None:
     with open(out) as f:
         text = f.read()
     assert "dense_resource<" in text and "{-#" in text and len(text) < 20000
+    assert f'attributes {{onnx.source = {{path = "{os.path.abspath(path)}", sha256 = "' in text
     again = subprocess.run(
         [sys.executable, "-m", "hetero.tools.hetero_opt", out],
         capture_output=True,

@@ -150,3 +150,14 @@ def test_dynamic_batch_squeezenet() -> None:
         np.testing.assert_allclose(
             batched[i : i + 1], run(static, x[i : i + 1]), rtol=1e-5, atol=1e-7
         )
+
+
+def test_command_writes_a_light_model_with_random_weights_as_logits(tmp_path) -> None:
+    """`python -m hetero.frontends.onnx_models` (the README's first command)."""
+    from hetero.frontends import onnx_models
+
+    path = tmp_path / "squeezenet.onnx"
+    assert onnx_models.main(["squeezenet", "-o", str(path), "--seed", "3"]) == 0
+    expected = logits(randomized(onnx.load(light_model_path("squeezenet")), seed=3))
+    assert onnx.load(str(path)) == expected
+    assert expected.graph.node[-1].op_type != "Softmax"

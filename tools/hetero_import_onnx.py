@@ -3,6 +3,9 @@
     hetero-import-onnx model.onnx -o model.mlir [--dynamic-batch]
     hetero-opt model.mlir ...  /  hetero-run model.mlir --random
 
+The module records the model it came from (`onnx.source`: its absolute path
+and SHA-256), so that `hetero-run --check` can also compare with what
+onnxruntime computes for that model, an oracle independent of hetero.
 Weights larger than `--resource-threshold` elements are written MLIR's way,
 as `dense_resource<name>` with the bytes in the file's trailing
 `{-# dialect_resources: ... #-}` section, which hetero-opt, hetero-run and
@@ -13,12 +16,45 @@ operator or an unreadable model prints `MODEL: error: ...` and exits 1.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import os
 import sys
 from collections.abc import Sequence
 
 from hetero.utils.dense_resources import print_with_resources
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.files import write_output
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+
+SOURCE = "onnx.source"
+"""Module attribute `{path = ..., sha256 = ...}`: the model imported."""
+
+
+def _sha256(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def record_source(module: ModuleOp, path: str) -> None:
+    """Note in `module` the ONNX model at `path` it is imported from."""
+    module.attributes[SOURCE] = DictionaryAttr(
+        {"path": StringAttr(os.path.abspath(path)), "sha256": StringAttr(_sha256(path))}
+    )
+
+
+def imported_model(module: ModuleOp) -> str | None:
+    """The path of the ONNX model `module` was imported from (`record_source`),
+    None if it has no record; `OSError` where that file is gone or changed."""
+    source = module.attributes.get(SOURCE)
+    if source is None:
+        return None
+    fields = source.data if isinstance(source, DictionaryAttr) else {}
+    if not all(isinstance(fields.get(k), StringAttr) for k in ("path", "sha256")):
+        raise ValueError(f"{SOURCE} should be {{path = \"...\", sha256 = \"...\"}}")
+    path = fields["path"].data  # type: ignore[union-attr]
+    if _sha256(path) != fields["sha256"].data:  # type: ignore[union-attr]
+        raise OSError(f"{path} changed since it was imported")
+    return path
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -53,6 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             batch="dynamic" if args.dynamic_batch else None,
             resource_threshold=threshold,
         )
+        record_source(module, args.model)
         write_output(args.output, print_with_resources(module))
     except HeteroError as e:
         print(f"{args.model}: error: {e.message}", file=sys.stderr)

@@ -3,8 +3,10 @@
 By default it runs the NumPy reference interpreter (`hetero.interpreter.relay`),
 the semantics every compiled result is checked against.  `--compile` compiles
 the program with `hetero.compile` and runs the native code instead; `--check`
-does both and compares (exit status 1 on a mismatch).  It prints each result's
-shape, dtype and a checksum, and the times.
+does both and compares (exit status 1 on a mismatch); on a module imported
+from ONNX (`hetero-import-onnx`) it also compares the native results with
+onnxruntime's for that model, where onnxruntime is installed.  It prints
+each result's shape, dtype and a checksum, and the times.
 
     hetero-run model.mlir --random [--seed 0] [--entry main] [--output out.npz]
     hetero-run model.mlir --inputs in.npz          # arrays arg0, arg1, ... (or by name)
@@ -20,6 +22,7 @@ costliest first.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import io
 import statistics
 import sys
@@ -139,23 +142,67 @@ def _print_profile(compiled: object, inputs: list[np.ndarray], repeat: int) -> N
         print(f"{row.seconds * 1e3:10.3f} ms {share:5.1f}% {row.calls:4d}x  {row.kernel}")
 
 
-def _compare(native: list[np.ndarray], reference: list[np.ndarray], args: argparse.Namespace) -> bool:
-    """Print the largest errors; True where every result is within tolerance."""
+def _compare(
+    native: list[np.ndarray],
+    reference: list[np.ndarray],
+    args: argparse.Namespace,
+    check: str = "check",
+) -> bool:
+    """Print the largest errors (lines starting with `check`); True where
+    every result is within tolerance."""
     if len(native) != len(reference):
-        print(f"check: MISMATCH ({len(native)} results, the reference has {len(reference)})")
+        print(f"{check}: MISMATCH ({len(native)} results, the reference has {len(reference)})")
         return False
     ok = True
     for i, (got, want) in enumerate(zip(native, reference)):
         if got.shape != want.shape:
-            print(f"check result {i}: MISMATCH (shape {got.shape}, the reference's {want.shape})")
+            print(f"{check} result {i}: MISMATCH (shape {got.shape}, the reference's {want.shape})")
             ok = False
             continue
         close = np.allclose(got, want, rtol=args.rtol, atol=args.atol)
         error = np.abs(got.astype(np.float64) - want.astype(np.float64))
         worst = float(error.max()) if error.size else 0.0
         ok &= close
-        print(f"check result {i}: {'ok' if close else 'MISMATCH'} (max abs error {worst:.3g})")
+        print(f"{check} result {i}: {'ok' if close else 'MISMATCH'} (max abs error {worst:.3g})")
     return ok
+
+
+def _onnxruntime(path: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """onnxruntime's results for the model at `path` (its inputs in order)."""
+    import onnxruntime
+
+    onnxruntime.set_default_logger_severity(3)
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    feeds = {arg.name: value for arg, value in zip(session.get_inputs(), inputs)}
+    return [np.asarray(r) for r in session.run(None, feeds)]
+
+
+def _check_onnxruntime(
+    module: ModuleOp, inputs: list[np.ndarray], native: list[np.ndarray], args: argparse.Namespace
+) -> bool:
+    """Compare `native` with onnxruntime's results for the ONNX model that
+    `module` was imported from, if any: an oracle written by others.  True
+    unless they differ; a comparison that cannot be made says why."""
+    from hetero.tools.hetero_import_onnx import imported_model
+
+    try:
+        path = imported_model(module)
+    except OSError as e:
+        print(f"onnxruntime: not compared ({e})")
+        return True
+    if path is None:
+        return True
+    if importlib.util.find_spec("onnxruntime") is None:
+        print("onnxruntime: not compared (not installed)")
+        return True
+    start = time.perf_counter()
+    try:
+        reference = _onnxruntime(path, inputs)
+    except Exception as e:  # noqa: BLE001 (onnxruntime's errors share no other base)
+        print(f"onnxruntime: not compared (it failed: {e})")
+        return True
+    print(f"onnxruntime: {(time.perf_counter() - start) * 1e3:.3f} ms ({path})")
+    return _compare(native, reference, args, "onnxruntime check")
 
 
 def _execute(args: argparse.Namespace) -> bool:
@@ -172,6 +219,8 @@ def _execute(args: argparse.Namespace) -> bool:
         reference = _flatten(run(module, *inputs, entry=args.entry))
         print(f"reference interpreter: {(time.perf_counter() - start) * 1e3:.3f} ms")
     ok = _compare(results, reference, args) if results and reference else True
+    if args.check and results:
+        ok &= _check_onnxruntime(module, inputs, results, args)
     results = results or reference or []
     for i, value in enumerate(results):
         print(f"result {i}: {value.dtype}{list(value.shape)} sum={float(np.sum(value)):.6g}")
