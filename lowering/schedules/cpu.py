@@ -1161,17 +1161,7 @@ def _conv2d_channel_lanes(
         before computes, they wait in L2 or L3.  Cold weights, measured:
         512-channel 3x3 at 7x7 2.86 -> 2.63 ms, 1x1 1024 -> 256 at 14x14
         1.16 -> 1.08 ms."""
-        if __import__("os").environ.get("UNR") and kh * kw > 1:
-            body, cb = r.loop(channels // block)
-            ks = [cb]
-            for extent in reduction[1:]:
-                if extent == 1:
-                    ks.append(0)
-                    continue
-                body, k = body.loop(extent, ForKind.UNROLLED if extent <= 7 else ForKind.SERIAL)
-                ks.append(k)
-        else:
-            body, ks = r.nest(reduction)
+        body, ks = r.nest(reduction)
         if prefetching:
             assert packed.buffer is not None
             for k in range(step_lines):
