@@ -1,0 +1,157 @@
+"""fp32 activations on large tensors, hetero vs onnxruntime.
+
+    python -m bench activations [CASE ...]      # default: every case of CASES
+
+Each case is a small ONNX graph as torch.onnx exports it (GELU through
+`Erf`, SiLU as `x * Sigmoid(x)`, softmax over the last axis of attention
+scores, ...) on a tensor of a transformer's size.  Their time is that of
+`exp`, `erf`, `tanh` and `log`: f32 polynomials inline in hetero's
+vectorized loops (`approximate-math`, docs/lowering.md).  hetero imports
+and compiles the graph with the `llvm` target's `num_threads` (and the
+benchmarks' `mattr`); onnxruntime runs it with as many intra-op threads.
+The two run in interleaved rounds in this process (medians), at one thread
+and at every CPU of the process, after checking that their outputs agree.
+
+The last line is `activations: X.XX× onnxruntime (...)`, X = onnxruntime
+time / hetero time, the worst over cases and thread counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+from functools import partial
+
+import hetero
+import numpy as np
+
+from bench.common import interleaved
+
+ROUNDS = 9
+
+ROWS = (1, 512, 3072)
+"""A BERT-base MLP's hidden activations for 512 tokens."""
+SCORES = (1, 12, 256, 256)
+"""Attention scores: 12 heads, 256 tokens."""
+
+Node = tuple[str, list[str], dict[str, object]]
+"""An ONNX node of a case: op type, inputs (names or float constants), attributes."""
+
+CASES: dict[str, tuple[tuple[int, ...], list[Node]]] = {
+    "exp": (ROWS, [("Exp", ["x"], {})]),
+    "log": (ROWS, [("Abs", ["x"], {}), ("Log", ["0"], {})]),
+    "tanh": (ROWS, [("Tanh", ["x"], {})]),
+    "sigmoid": (ROWS, [("Sigmoid", ["x"], {})]),
+    "silu": (ROWS, [("Sigmoid", ["x"], {}), ("Mul", ["x", "0"], {})]),
+    "gelu": (
+        ROWS,
+        [
+            ("Div", ["x", math.sqrt(2.0)], {}),
+            ("Erf", ["0"], {}),
+            ("Add", ["1", 1.0], {}),
+            ("Mul", ["x", "2"], {}),
+            ("Mul", ["3", 0.5], {}),
+        ],
+    ),
+    "gelu-tanh": (
+        ROWS,
+        [
+            ("Mul", ["x", "x"], {}),
+            ("Mul", ["0", "x"], {}),
+            ("Mul", ["1", 0.044715], {}),
+            ("Add", ["x", "2"], {}),
+            ("Mul", ["3", math.sqrt(2.0 / math.pi)], {}),
+            ("Tanh", ["4"], {}),
+            ("Add", ["5", 1.0], {}),
+            ("Mul", ["x", "6"], {}),
+            ("Mul", ["7", 0.5], {}),
+        ],
+    ),
+    "softmax": (SCORES, [("Softmax", ["x"], {"axis": -1})]),
+}
+"""Case → input shape and nodes; node i's output is named `str(i)`, the
+last one's is the graph's output."""
+
+
+def model(shape: tuple[int, ...], nodes: list[Node]):  # type: ignore[no-untyped-def]
+    """The case as an ONNX model (opset 13), float inputs as constants."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    constants = []
+    made = []
+    for i, (op, inputs, attributes) in enumerate(nodes):
+        names = []
+        for j, value in enumerate(inputs):
+            if isinstance(value, float):
+                name = f"c{i}_{j}"
+                constants.append(numpy_helper.from_array(np.float32(value), name))
+                value = name
+            names.append(value)
+        made.append(helper.make_node(op, names, [str(i)], **attributes))
+    graph = helper.make_graph(
+        made,
+        "activation",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info(str(len(nodes) - 1), TensorProto.FLOAT, None)],
+        constants,
+    )
+    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    proto.ir_version = 8
+    return proto
+
+
+def arguments(argv: list[str]) -> list[str]:
+    """The cases `python -m bench activations [CASE ...]` asks for (a bad one:
+    argparse's usage line and exit status 2)."""
+    parser = argparse.ArgumentParser(prog="python -m bench activations")
+    parser.add_argument(
+        "cases",
+        nargs="*",
+        metavar="CASE",
+        help=f"any of {', '.join(CASES)} (default: all)",
+    )
+    names = parser.parse_args(argv).cases
+    for name in names:
+        if name not in CASES:
+            parser.error(f"unknown case '{name}' (choose from {', '.join(CASES)})")
+    return names or list(CASES)
+
+
+def main(argv: list[str]) -> None:
+    from hetero.frontends.onnx import from_onnx
+
+    from bench.onnx import _onnxruntime, with_threads
+
+    names = arguments(argv)
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+    counts = sorted({1, cpus})
+    print(
+        f"{'case':>10} {'threads':>7} {'hetero ms':>10} {'ort ms':>9} "
+        f"{'ort/hetero':>10} {'hetero ns/elem':>14}"
+    )
+    ratios = []
+    for name in names:
+        shape, nodes = CASES[name]
+        proto = model(shape, nodes)
+        module = from_onnx(proto)
+        x = np.random.default_rng(1).standard_normal(shape).astype(np.float32) * 3
+        for threads in counts:
+            compiled = hetero.compile(with_threads(module, threads))
+            ort = _onnxruntime(proto, threads)
+            expected = ort(x)
+            error = np.abs(compiled(x) - expected).max() / np.abs(expected).max()
+            assert error < 1e-5, (
+                f"{name}: hetero differs from onnxruntime ({error:.1e})"
+            )
+            ours, theirs = interleaved([partial(compiled, x), partial(ort, x)], ROUNDS)
+            ratios.append(theirs / ours)
+            print(
+                f"{name:>10} {threads:>7} {1e3 * ours:>10.3f} {1e3 * theirs:>9.3f} "
+                f"{theirs / ours:>10.2f} {1e9 * ours / x.size:>14.3f}",
+                flush=True,
+            )
+    print(
+        f"activations: {min(ratios):.2f}× onnxruntime (worst of {len(names)} cases at "
+        f"{'/'.join(map(str, counts))} threads; median of {ROUNDS} interleaved rounds)"
+    )
