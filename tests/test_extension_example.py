@@ -31,11 +31,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("site")
     source = tmp_path_factory.mktemp("src") / EXAMPLE.name  # builds write next to the sources
     shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
-    subprocess.run(
+    install = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
          "--no-build-isolation", "--target", str(target), str(source)],
-        check=True, capture_output=True, text=True,
+        check=False, capture_output=True, text=True,
     )
+    assert install.returncode == 0, install.stderr  # e.g. "No module named 'setuptools'"
     return target
 
 
