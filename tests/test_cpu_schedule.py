@@ -69,8 +69,8 @@ def _dense(m: int, n: int, k: int, threads: int | None = None, epilogue: bool = 
     _check(_program(params, _t(out), body, threads), *shapes)
 
 
-# An avx512 tile is 12 × 32, an avx2 one 6 × 16, k goes in blocks of 256:
-# sizes around all three.
+# An avx512 tile is 12 × 32, an avx2 one 6 × 16: sizes around both, and
+# deep reductions.
 ODD = [
     (1, 1, 1),
     (7, 13, 5),
@@ -123,9 +123,9 @@ def test_dense_bias_relu_any_thread_count(threads: int) -> None:
     _dense(37, 70, 19, threads, epilogue=True)
 
 
-def test_dense_epilogue_after_the_last_block_of_k() -> None:
-    """Partial sums of k blocks go through a buffer; the epilogue (relu, which
-    is not additive) runs once, after the last block."""
+def test_dense_epilogue_after_the_whole_reduction() -> None:
+    """A deep reduction (k = 600) in one pass: the epilogue (relu, which is
+    not additive) runs once, on the complete sums."""
     _dense(14, 35, 600, epilogue=True)
 
 

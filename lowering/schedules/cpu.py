@@ -13,12 +13,9 @@ the end, through the problem's `store` (which applies a fused epilogue).
 * `gemm` packs `b` into zero-padded panels `[batch, panel, k, nr]`
   (contiguous per `k`, in one parallel loop), then runs a parallel loop
   over blocks of row tiles (at most `L2_BLOCK_BYTES` of packed `a`) × panels.
-  A task goes over `k` in blocks of `K_BLOCK` (BLIS's `kc`): it packs its
-  rows of `a` for the block (zero rows past `m`), then for each panel (its
-  `K_BLOCK × nr` part stays in L1) runs every row tile, carrying partial
-  sums from block to block in a per-task buffer; after the last block the
-  tile is stored, the last row tile with `m % mr` rows, the last panel with
-  `n % nr` columns.  A dense's constant weight comes packed in those
+  A task packs its rows of `a` (zero rows past `m`), then for each panel
+  runs every row tile over the whole of `k` and stores it, the last row
+  tile with `m % mr` rows, the last panel with `n % nr` columns.  A dense's constant weight comes packed in those
   panels (`alter-op-layout`, layout `NK<nr>n` as `dense_weight_block`
   asks): its panels are read in place, nothing is packed per call.
   A single row (`m = 1`, a GEMV: a classifier's dense layer) skips the
@@ -77,10 +74,6 @@ MAX_ROWS = 12
 
 L2_BLOCK_BYTES = 256 * 1024
 """The part of a core's L2 a cache block of `a` rows may take."""
-
-K_BLOCK = 256
-"""Depth of a block of `k` (BLIS's `kc`): a panel's `K_BLOCK × nr` part
-(32 KiB with AVX-512) stays in L1 while the row tiles of a block use it."""
 
 CACHE_LINE_BYTES = 64
 """The unit a prefetch fetches (x86-64 and most AArch64 cores)."""
@@ -249,26 +242,17 @@ def dense_weight_block(
 
 
 def _pack_rows(
-    e: Emitter,
-    g: Gemm,
-    t: Tiles,
-    packed: SSAValue,
-    batch: Index,
-    m0: Index,
-    tile: Index,
-    k0: Index,
-    depth: Index,
+    e: Emitter, g: Gemm, t: Tiles, packed: SSAValue, batch: Index, m0: Index, tile: Index
 ) -> None:
-    """`packed[tile, kk, i] = a(batch, m0 + i, k0 + kk)` for `kk < depth`,
-    zero for rows past `m`."""
+    """`packed[tile, k, i] = a(batch, m0 + i, k)`, zero for rows past `m`."""
     row, i = e.loop(t.mr)
     m = row.add(m0, i)
     if (inside := row.when(row.less(m, g.m))) is not None:
-        lane, kk = inside.range(0, depth)
-        lane.store(g.a(lane, batch, m, lane.add(k0, kk)), packed, [tile, kk, i])
+        lane, k = inside.loop(g.k)
+        lane.store(g.a(lane, batch, m, k), packed, [tile, k, i])
     if (outside := row.when(row.less(g.m - 1, m))) is not None:
-        lane, kk = outside.range(0, depth)
-        lane.store(lane.constant(0.0, g.element_type), packed, [tile, kk, i])
+        lane, k = outside.loop(g.k)
+        lane.store(lane.constant(0.0, g.element_type), packed, [tile, k, i])
 
 
 def _copy_tile(
@@ -300,11 +284,9 @@ def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
         return gemv(e, g, t, target)
     panels = math.ceil(g.n / t.nr)
     panel_b = _panels_of_b(e, g, t, panels)
-    depth = min(K_BLOCK, g.k)
-    k_blocks = math.ceil(g.k / depth)
     tasks = TASKS_PER_THREAD * num_threads(target)
     row_tiles = math.ceil(g.m / t.mr)
-    cache_tiles = _cache_rows(t, depth, g.element_type.bitwidth // 8) // t.mr  # type: ignore[attr-defined]
+    cache_tiles = _cache_rows(t, g.k, g.element_type.bitwidth // 8) // t.mr  # type: ignore[attr-defined]
     tiles_per_block, row_blocks = _split(
         row_tiles,
         max(math.ceil(row_tiles / cache_tiles), math.ceil(tasks / g.batch)),
@@ -318,42 +300,24 @@ def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     count = task.sub(task.min(task.add(first_tile, tiles_per_block), row_tiles), first_tile)
     p_lo = task.mul(pb, per_block)
     p_hi = task.min(task.add(p_lo, per_block), panels)
-    packed_a = task.alloc([tiles_per_block, depth, t.mr], g.element_type)
-    partial = None
-    if k_blocks > 1:
-        shape = [tiles_per_block, per_block, t.mr, t.nr]
-        partial = task.alloc(shape, g.element_type)
-
-    block, (kb,) = task.nest([k_blocks])
-    k0 = block.mul(kb, depth)
-    k_len = block.min(depth, block.sub(g.k, k0))
-    packing, tt = block.range(0, count)
+    packed_a = task.alloc([tiles_per_block, g.k, t.mr], g.element_type)
+    packing, tt = task.range(0, count)
     m0 = packing.mul(packing.add(first_tile, tt), t.mr)
-    _pack_rows(packing, g, t, packed_a, batch, m0, tt, k0, k_len)
+    _pack_rows(packing, g, t, packed_a, batch, m0, tt)
 
-    panel, p = block.range(p_lo, p_hi)
+    panel, p = task.range(p_lo, p_hi)
     row, tt = panel.range(0, count)
     m0 = row.mul(row.add(first_tile, tt), t.mr)
-    acc = row.alloc([t.mr, t.nr], g.element_type, "local")
-    at = [tt, row.sub(p, p_lo)] if partial is not None else []
-    if (first := _at_block(row, kb, 0, k_blocks)) is not None:
-        _zero_tile(first, t, acc, t.mr)
-    if partial is not None and (later := row.when(row.less(0, kb))) is not None:
-        _copy_tile(later, t, t.mr, partial, at, acc, [])
-    _accumulate_tile(
+    acc = _register_tile(
         row,
         t,
-        acc,
         t.mr,
-        lambda r: _one_loop(r, k_len),
+        lambda r: _one_loop(r, g.k),
         lambda r, i, ks: r.load(packed_a, [tt, ks[0], i]),
-        lambda r, j, ks: panel_b(r, [batch, p, r.add(k0, ks[0]), j]),
+        lambda r, j, ks: panel_b(r, [batch, p, ks[0], j]),
+        g.element_type,
     )
-    if partial is not None and (more := row.when(row.less(kb, k_blocks - 1))) is not None:
-        _copy_tile(more, t, t.mr, acc, [], partial, at)
-    if (last := _at_block(row, kb, k_blocks - 1, k_blocks)) is None:
-        return
-    n0 = last.mul(p, t.nr)
+    n0 = row.mul(p, t.nr)
 
     def store(at: Emitter, rows: int) -> None:
         _each_panel(
@@ -372,10 +336,10 @@ def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
 
     whole_rows = g.m - g.m % t.mr
     if not g.m % t.mr or not whole_rows:
-        return store(last, g.m % t.mr or t.mr)
-    if (full := last.when(last.less(m0, whole_rows))) is not None:
+        return store(row, g.m % t.mr or t.mr)
+    if (full := row.when(row.less(m0, whole_rows))) is not None:
         store(full, t.mr)
-    if (edge := last.when(last.less(whole_rows - 1, m0))) is not None:
+    if (edge := row.when(row.less(whole_rows - 1, m0))) is not None:
         store(edge, g.m % t.mr)
 
 
@@ -467,17 +431,9 @@ def _dot_products(
 
 
 def _one_loop(e: Emitter, extent: Index) -> tuple[Emitter, Sequence[Index]]:
-    """A reduction over `0 ≤ k < extent` (`extent` computed: a last block of `k`)."""
+    """A reduction over `0 ≤ k < extent`."""
     body, k = e.range(0, extent)
     return body, [k]
-
-
-def _at_block(e: Emitter, kb: Index, which: int, k_blocks: int) -> Emitter | None:
-    """An emitter for what runs only at block `which` (the first or the last)
-    of the `k_blocks` blocks of `k`."""
-    if k_blocks == 1:
-        return e
-    return e.when(e.less(kb, 1) if which == 0 else e.less(which - 1, kb))
 
 
 # ----------------------------------------------------------------------------

@@ -93,30 +93,25 @@ builtin.module {
 
 // -----
 
-// k = 300 goes in blocks of 256 (BLIS's kc): `a` is packed per block, each
-// tile starts from zeros in the first block and from its partial sums (a
-// per-task buffer) in the others, saves them unless it is the last block, and
-// is stored to the output (with the epilogue) only after the last.
+// k = 300 in one pass (no blocks of k, no partial sums carried between
+// them): a task packs its rows of `a` whole, `[tiles, k, mr]`; each tile
+// starts from zeros, accumulates over all of k and is stored to the output
+// (with the epilogue) once.
 // CHECK-LABEL: tir.prim_func @mk_tir
-// CHECK:         %[[PA:.*]] = tir.alloc : memref<1x256x6xf32>
-// CHECK-NEXT:    %[[PART:.*]] = tir.alloc : memref<1x1x6x16xf32>
-// CHECK-NEXT:    tir.for %[[KB:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK:         %[[PA:.*]] = tir.alloc : memref<1x300x6xf32>
+// CHECK-NOT:     tir.alloc : memref<1x1x6x16xf32>
 // CHECK:           %[[ACC:.*]] = tir.alloc : memref<6x16xf32, "local">
-// CHECK-NEXT:      %[[FIRST:.*]] = arith.cmpi slt, %[[KB]], %{{.*}} : index
-// CHECK-NEXT:      scf.if %[[FIRST]] {
-// CHECK:             memref.store %{{.*}}, %[[ACC]]
-// CHECK:           %[[LATER:.*]] = arith.cmpi slt, %{{.*}}, %[[KB]] : index
-// CHECK-NEXT:      scf.if %[[LATER]] {
-// CHECK:             %[[S:.*]] = memref.load %[[PART]]
-// CHECK-NEXT:        memref.store %[[S]], %[[ACC]]
-// CHECK:           arith.addf %{{.*}} fastmath<contract>
-// CHECK:           %[[MORE:.*]] = arith.cmpi slt, %[[KB]], %{{.*}} : index
-// CHECK-NEXT:      scf.if %[[MORE]] {
+// CHECK-NEXT:      tir.for %{{.*}} unrolled {
+// CHECK-NEXT:        tir.for %{{.*}} vectorized {
+// CHECK-NEXT:          memref.store %{{.*}}, %[[ACC]]
+// CHECK:           tir.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
+// CHECK-NEXT:        tir.for %[[I:.*]] = %{{.*}} unrolled {
+// CHECK-NEXT:          memref.load %[[PA]][%{{.*}}, %[[K]], %[[I]]]
+// CHECK:               arith.addf %{{.*}} fastmath<contract>
+// CHECK-NOT:       memref.load %[[ACC]]
+// CHECK:           scf.if
 // CHECK:             %[[V:.*]] = memref.load %[[ACC]]
-// CHECK-NEXT:        memref.store %[[V]], %[[PART]]
-// CHECK:           %[[LAST:.*]] = arith.cmpi slt, %{{.*}}, %[[KB]] : index
-// CHECK-NEXT:      scf.if %[[LAST]] {
-// CHECK:             memref.store %{{.*}}, %2[%{{.*}}, %{{.*}}] : memref<13x16xf32>
+// CHECK:             memref.store %[[V]], %2[%{{.*}}, %{{.*}}] : memref<13x16xf32>
 builtin.module {
   relay.func private @mk(%a: tensor<13x300xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}, %b: tensor<300x16xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}) -> (tensor<13x16xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}) attributes {Primitive} {
     %0 = relay.matmul %a, %b : (tensor<13x300xf32>, tensor<300x16xf32>) -> tensor<13x16xf32>
