@@ -226,6 +226,68 @@ def test_two_gemms_meeting_in_an_add_keep_their_own_buffers(tail: str):
     np.testing.assert_allclose(compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6)
 
 
+SHARED = {
+    "read by a GEMM and returned": (
+        "%d = relay.nn.dense %a, %b : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>\n"
+        "    %e = relay.nn.dense %d, %b : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>\n"
+        "    %r = relay.add %e, %d : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>"),
+    "read by two GEMMs": (
+        "%d = relay.nn.dense %a, %b : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>\n"
+        "    %e = relay.nn.dense %d, %b : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>\n"
+        "    %f = relay.nn.dense %d, %c : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>\n"
+        "    %r = relay.add %e, %f : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>"),
+    "bias chain read by a GEMM and returned": (
+        "%d = relay.nn.dense %a, %b : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>\n"
+        "    %g = relay.nn.bias_add %d, %c {axis = -1 : i64} : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>\n"
+        "    %e = relay.nn.dense %g, %b : (tensor<3x4xf32>, tensor<4x4xf32>) -> tensor<3x4xf32>\n"
+        "    %r = relay.subtract %e, %g : (tensor<3x4xf32>, tensor<3x4xf32>) -> tensor<3x4xf32>"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_a_gemm_with_two_users_makes_a_partition_of_several_results(name: str):
+    """A value of the partition that is also used outside it is one of the
+    partition's results (a tuple): one output memref each, written by its
+    producer and read by later GEMMs of the partition."""
+    third = "tensor<4xf32>" if "bias" in name else "tensor<4x4xf32>"
+    text = program(SHARED[name], ["tensor<3x4xf32>", "tensor<4x4xf32>", third], "tensor<3x4xf32>")
+    module = partitioned(text)
+    (function,) = [op for op in module.ops if isinstance(op, relay.FuncOp) and op.compiler == "blas"]
+    assert "tuple<" in str(function.result_type)
+    (generated,) = external_modules(module)["blas"].ops
+    assert len(generated.body.block.args) == len(function.args) + 2
+    values = random_inputs(text, seed=5)
+    compiled = hetero.compile(text, targets=["llvm", "blas"])
+    assert blas_calls(compiled) == {"scipy_cblas_sgemm"}
+    np.testing.assert_allclose(compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6)
+
+
+DEVICE = '{vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}'
+
+
+@pytest.mark.parametrize(
+    ("parameter", "message"),
+    [
+        ("tuple<tensor<3x4xf32>>",
+         r"blas: parameter #0 has type tuple<tensor<3x4xf32>>; the blas codegen passes tensors"),
+        ("tensor<?x4xf32>",
+         r"blas: parameter #0 has a dynamic shape \(tensor<\?x4xf32>\); the blas codegen takes static"),
+    ],
+    ids=["tuple parameter", "dynamic"],
+)  # fmt: skip
+def test_what_blas_cannot_pass_is_a_located_diagnostic(parameter: str, message: str):
+    """Hand-made partitions (the BYOC passes give neither): the message names
+    what is unsupported, not dynamic shapes for every type."""
+    text = f"""builtin.module {{
+  relay.func @blas_main_0(%x: {parameter} {DEVICE}, %w: tensor<5x4xf32> {DEVICE}) -> tensor<5x4xf32> attributes {{Compiler = "blas", global_symbol = "blas_main_0"}} {{
+    relay.return %w : tensor<5x4xf32>
+  }}
+}}"""
+    with pytest.raises(HeteroError, match=message) as info:
+        ExternalCodegenPass().apply(Context(), parse_module(text))
+    assert isinstance(info.value.op, relay.FuncOp)
+
+
 # ----------------------------------------------------------------------------
 # Without the library
 # ----------------------------------------------------------------------------

@@ -477,7 +477,7 @@ CUDA = '#target.vdevice<cuda:0, target = #target.target<"cuda", host = #target.t
         (("tensor<5x3xi32>", "tensor<4x3xi32>", "tensor<5x4xi32>"),
          r"cublas: no GEMM for i32 elements \(f16, f32, f64\)"),
         (("tensor<?x3xf32>", "tensor<4x3xf32>", "tensor<?x4xf32>"),
-         r"cublas: parameter #0 has type tensor<\?x3xf32>; the cublas codegen takes static tensors"),
+         r"cublas: parameter #0 has a dynamic shape \(tensor<\?x3xf32>\); the cublas codegen takes static"),
     ],
     ids=["i32", "dynamic"],
 )  # fmt: skip

@@ -101,11 +101,11 @@ def output_types(type: Attribute, op: Operation) -> list[Attribute]:
     return [type]
 
 
-def _returned_leaves(value: SSAValue) -> list[SSAValue]:
+def returned_leaves(value: SSAValue) -> list[SSAValue]:
     """The values a return of `value` writes, in output order, looking through
     the tuples built for it."""
     if isinstance(value.owner, relay.TupleOp):
-        return [leaf for v in value.owner.operands for leaf in _returned_leaves(v)]
+        return [leaf for v in value.owner.operands for leaf in returned_leaves(v)]
     return [value]
 
 
@@ -140,7 +140,7 @@ class _HostBuilder:
         self.buffers.update((c.result, p) for c, p in zip(const_ops, constants))
         terminator = self.main.body.block.last_op
         assert isinstance(terminator, relay.ReturnOp)
-        for leaf, out in zip(_returned_leaves(terminator.operands[0]), self.outputs):
+        for leaf, out in zip(returned_leaves(terminator.operands[0]), self.outputs):
             self.returned.setdefault(leaf, out)
         for op in ops:
             self._lower_op(op)
@@ -183,7 +183,7 @@ class _HostBuilder:
         symbol = op.attributes[LOWERED]
         assert isinstance(symbol, SymbolRefAttr)
         args = [self.buffers[v] for v in op.operands]
-        args.append(self._destination(op))
+        args.extend(_flatten(self._destination(op)))
         callee = self.callees.get(symbol.string_value())
         if isinstance(callee, tir.PrimFuncOp):
             # Out of line: the kernel stays a public function (the runtime and
@@ -200,19 +200,24 @@ class _HostBuilder:
                 op,
             )
 
-    def _destination(self, op: Operation) -> SSAValue:
-        """The output memref of a returned value, else a fresh intermediate."""
+    def _destination(self, op: Operation) -> Buffers:
+        """The output memref of a returned value, else a fresh intermediate; a
+        memref per tensor of a tuple (an external codegen's partition whose
+        values are also used outside it)."""
         result = op.results[0]
-        if (out := self.returned.get(result)) is not None:
-            buffer = out
-        else:
-            type = _buffer_type(result.type, f"the result of {op.name}", op)
-            alloc = tir.AllocOp(type)
-            if (device := device_of(result)) is not None:
-                alloc.attributes[VDEVICE] = device
-            buffer = self.emitter.op(alloc)
+        buffer = self.returned.get(result) or self._alloc(result.type, result, op)
         self.buffers[result] = buffer
         return buffer
+
+    def _alloc(self, type: Attribute, result: SSAValue, op: Operation) -> Buffers:
+        """A fresh intermediate of `type` on `result`'s device (a tuple's
+        elements each in their own)."""
+        if isinstance(type, TupleType):
+            return tuple(self._alloc(t, result, op) for t in type.types.data)
+        alloc = tir.AllocOp(_buffer_type(type, f"the result of {op.name}", op))
+        if (device := device_of(result)) is not None:
+            alloc.attributes[VDEVICE] = device
+        return self.emitter.op(alloc)
 
     def _copy(self, source: SSAValue, destination: SSAValue) -> None:
         store_all(self.emitter, Tensor.of_buffer(source), destination)

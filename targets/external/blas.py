@@ -110,11 +110,10 @@ def lower_partition(func: relay.FuncOp, library: blas_runtime.BlasLibrary) -> ti
     prim = partition_prim_func(func, "blas")
     prim.attributes["tir.noalias"] = IntegerAttr(1, i1)
     entry = prim.body.block
-    *params, out = entry.args
     call = partial(_emit_call, library)
     emitter = Emitter(entry, entry, {})
-    builder = PartitionBuilder("blas", "BLAS", call, emitter, out, store_vectorized, eager=True)
-    builder.lower(flattened(func), params)
+    builder = PartitionBuilder("blas", "BLAS", call, emitter, store_vectorized, eager=True)
+    builder.lower(flattened(func), entry.args)
     return prim
 
 

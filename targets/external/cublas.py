@@ -125,10 +125,9 @@ def lower_partition(func: relay.FuncOp, host: TargetAttr) -> tir.PrimFuncOp:
     prim = partition_prim_func(func, "cublas")
     device = prim.target
     entry = prim.body.block
-    *params, out = entry.args
     emitter = EMITTERS.get(device.device_type, Emitter)(entry, entry, {})
-    builder = PartitionBuilder("cublas", "cuBLAS", _emit_call, emitter, out)
-    builder.lower(flattened(func), params)
+    builder = PartitionBuilder("cublas", "cuBLAS", _emit_call, emitter)
+    builder.lower(flattened(func), entry.args)
     if not any(op.is_thread_bound for op in prim.walk() if isinstance(op, tir.ForOp)):
         prim.target = host
     return prim

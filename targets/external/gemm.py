@@ -17,6 +17,7 @@ from hetero.dialects import relay, tir
 from hetero.lowering.te_emit import Emitter, Tensor, store_all
 from hetero.lowering.te_templates import BINARY, LAZY_TEMPLATES, NEST_TEMPLATES, UNARY
 from hetero.transforms.byoc import composite_callee, inline_literal_call
+from hetero.transforms.lower_aot_main import output_types, returned_leaves
 from hetero.transforms.lower_te import function_target
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects.builtin import MemRefType, TensorType
@@ -79,11 +80,18 @@ Store = Callable[[Emitter, Tensor, SSAValue], None]
 def buffer_type(
     type: Attribute, what: str, op: Operation, kind: str = "blas"
 ) -> MemRefType:
-    """The memref of a partition's tensor; a `kind`-prefixed diagnostic if dynamic."""
-    if not isinstance(type, TensorType) or any(d < 0 for d in type.get_shape()):
+    """The memref of a partition's tensor; a `kind`-prefixed diagnostic if it
+    is not a tensor, or has a dynamic shape."""
+    if not isinstance(type, TensorType):
         raise HeteroError(
-            f"{kind}: {what} has type {type}; the {kind} codegen takes static tensors "
-            "(dynamic shapes need host shape functions, not supported yet)",
+            f"{kind}: {what} has type {type}; the {kind} codegen passes tensors "
+            "(and tuples of them as results) only",
+            op,
+        )
+    if any(d < 0 for d in type.get_shape()):
+        raise HeteroError(
+            f"{kind}: {what} has a dynamic shape ({type}); the {kind} codegen takes "
+            "static tensors (dynamic shapes need host shape functions, not supported yet)",
             op,
         )
     return MemRefType(type.element_type, type.get_shape())
@@ -100,14 +108,19 @@ def flattened(func: relay.FuncOp) -> relay.FuncOp:
 
 def partition_prim_func(func: relay.FuncOp, kind: str) -> tir.PrimFuncOp:
     """The empty prim_func of the partition `func`, for its device's target:
-    one memref per parameter, then the output."""
+    one memref per parameter, then one per tensor of the result (a partition
+    whose values are also used outside it returns a tuple of them), as
+    lower-aot-main calls it."""
     inputs = [
         buffer_type(t, f"parameter #{i}", func, kind)
         for i, t in enumerate(func.function_type.inputs.data)
     ]
-    output = buffer_type(func.result_type, "the result", func, kind)
+    outputs = [
+        buffer_type(t, f"result #{i}", func, kind)
+        for i, t in enumerate(output_types(func.result_type, func))
+    ]
     return tir.PrimFuncOp(
-        func.sym_name.data, ([*inputs, output], []), target=function_target(func)
+        func.sym_name.data, ([*inputs, *outputs], []), target=function_target(func)
     )
 
 
@@ -121,25 +134,34 @@ class PartitionBuilder:
     """The library's name in diagnostics."""
     call: GemmCall
     emitter: Emitter
-    out: SSAValue
     store: Store = store_all
     eager: bool = False
     """Store an elementwise chain where it ends (one loop nest, read from
     memory after), rather than recompute it in each op that reads it."""
     values: dict[SSAValue, Tensor] = field(default_factory=dict)
     buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    returned: dict[SSAValue, SSAValue] = field(default_factory=dict)
+    """A returned value → the output memref its producer writes."""
     chains: dict[SSAValue, SSAValue] = field(default_factory=dict)
     """The last value of an in-place chain → the buffer the whole chain uses."""
 
-    def lower(self, func: relay.FuncOp, params: Sequence[SSAValue]) -> None:
+    def lower(self, func: relay.FuncOp, args: Sequence[SSAValue]) -> None:
+        """Lower `func` into the prim_func whose arguments are `args`
+        (`partition_prim_func`'s: the parameters' memrefs, then the outputs')."""
+        params, outputs = args[: len(func.args)], args[len(func.args) :]
         for arg, buffer in zip(func.args, params):
             self._hold(arg, buffer)
         *ops, returned = func.body.block.ops
-        for op in ops:
-            self._lower_op(op)
         value = returned.operands[0]
-        if self.buffers.get(value) is not self.out:
-            self.store(self.emitter, self.values[value], self.out)
+        leaves = returned_leaves(value)
+        for leaf, out in zip(leaves, outputs):
+            self.returned.setdefault(leaf, out)
+        for op in ops:
+            if op is not value.owner or not isinstance(op, relay.TupleOp):
+                self._lower_op(op)
+        for leaf, out in zip(leaves, outputs):
+            if self.buffers.get(leaf) is not out:
+                self.store(self.emitter, self.values[leaf], out)
 
     def _hold(self, value: SSAValue, buffer: SSAValue) -> None:
         self.values[value] = Tensor.of_buffer(buffer)
@@ -176,11 +198,11 @@ class PartitionBuilder:
         """Where `value` is stored: the buffer of the in-place elementwise chain
         it starts (the output when the chain is returned), else a fresh one.
         A chain runs on through an op's first operand only: two chains meeting
-        in a binary op (the sum of two GEMMs) must not share one buffer."""
+        in a binary op (the sum of two GEMMs) must not share one buffer; and it
+        stops at a value with several users (one may be the return), whose
+        buffer is read after it is written."""
         while len(uses := list(value.uses)) == 1:
             user = uses[0].operation
-            if isinstance(user, relay.ReturnOp):
-                return self.out
             if (
                 type(user) not in IN_PLACE
                 or user.operands[0] is not value
@@ -188,6 +210,8 @@ class PartitionBuilder:
             ):
                 break
             value = user.results[0]
+        if (out := self.returned.get(value)) is not None:
+            return out
         if value not in self.chains:
             buffer = buffer_type(value.type, "an intermediate", value.owner, self.kind)  # type: ignore[arg-type]
             self.chains[value] = self.emitter.alloc(

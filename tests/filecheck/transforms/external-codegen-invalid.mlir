@@ -21,7 +21,7 @@ builtin.module {
 
 // Dynamic shapes need host shape functions (not generated yet).
 builtin.module {
-  // expected-error@+1 {{blas: parameter #0 has type tensor<?x8xf32>; the blas codegen takes static tensors (dynamic shapes need host shape functions, not supported yet)}}
+  // expected-error@+1 {{blas: parameter #0 has a dynamic shape (tensor<?x8xf32>); the blas codegen takes static tensors (dynamic shapes need host shape functions, not supported yet)}}
   relay.func @blas_main_0(%x: tensor<?x8xf32>, %w: tensor<16x8xf32>) -> tensor<?x16xf32> attributes {Compiler = "blas", global_symbol = "blas_main_0"} {
     %d = relay.nn.dense %x, %w : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
     relay.return %d : tensor<?x16xf32>
