@@ -863,6 +863,10 @@ registers: ResNet-50 93 ms against 79 with six); with AVX2, 6, 5 or 4
 (ResNet-50's 3x3 stride-2 conv, 128 channels at 56x56: 24.7 ms against
 4.3 with six, Zen 4 as AVX2)."""
 
+LEAST_ROW_TILE = 4
+"""Fewest pixels of a channel-lanes tile kept within an image row
+(`_conv2d_channel_lanes`); narrower images' tiles run across rows."""
+
 LANE_TILE_STEP = 2
 """A channel-lanes tile's per-step cost beyond its pixels' multiply-adds,
 in pixels: loading the weight vectors and the loop's own instructions.  A
@@ -877,6 +881,7 @@ def _lane_tiles(
     pixels: int = 0,
     nr: int = 0,
     blocked: bool = False,
+    row_width: int = 0,
 ) -> Tiles:
     """`mr` pixels x `nr` output channels: at most 4 vectors wide with 32
     registers (each step loads 4 weight vectors and broadcasts one value
@@ -890,8 +895,19 @@ def _lane_tiles(
     most = (isa.registers - vectors - isa.broadcast_registers()) // vectors
     most -= blocked
     choices = range(most, most - LANE_ROW_CHOICES[blocked], -1)
-    rows = min(choices, key=lambda r: (math.ceil(pixels / r) * (r + LANE_TILE_STEP), -r))
+    rows = min(
+        choices, key=lambda r: (_pixel_tiles(pixels, r, row_width) * (r + LANE_TILE_STEP), -r)
+    )
     return Tiles(lanes, rows, nr or vectors * lanes)
+
+
+def _pixel_tiles(pixels: int, rows: int, row_width: int = 0) -> int:
+    """Tiles of `rows` pixels that cover `pixels`: across the image's rows,
+    or within each row of `row_width` pixels (the last of a row overlapping
+    the one before: `_conv2d_channel_lanes`)."""
+    if not row_width:
+        return math.ceil(pixels / rows)
+    return pixels // row_width * math.ceil(row_width / rows)
 
 
 PREFETCH_PIXEL_TILES = 48
@@ -1033,14 +1049,19 @@ def _conv2d_channel_lanes(
     _, _, out_h, out_w = c.out_shape
     pixels = out_h * out_w
     blocked = c.blocked_data is not None
-    t = _lane_tiles(target, element, pixels, packed.shape[-1], blocked)
     dh = c.dilation[0]
     block = _data_block(c)
     assert c.groups == 1
     planes = _planes(c, 0)
     padded = None if _flat_windows(c) else _pad_input(e, c, planes)
-    rows = min(t.mr, pixels)
-    pixel_tiles = math.ceil(pixels / rows)
+    # Tiles within an image row where windows need the padded planes: the
+    # pixels of a tile are then consecutive in every plane, addressed from
+    # one register (across rows, each needs one of its own).
+    row_width = out_w if padded is not None and out_w >= LEAST_ROW_TILE else 0
+    t = _lane_tiles(target, element, pixels, packed.shape[-1], blocked, row_width)
+    rows = min(t.mr, row_width or pixels)
+    pixel_tiles = _pixel_tiles(pixels, rows, row_width)
+    per_row = math.ceil(row_width / rows) if row_width else 0
     channel_tiles = math.ceil(out_channels / t.nr)
     tasks = TASKS_PER_THREAD * num_threads(target)
     per_task, blocks = _split(pixel_tiles, math.ceil(tasks / (batch * channel_tiles)))
@@ -1056,7 +1077,13 @@ def _conv2d_channel_lanes(
         later = _next_task(task, flat, math.prod(grid), target)
         next_tile = task.rem(task.div(later, blocks), channel_tiles)
     tile, q = task.range(first, task.min(task.add(first, per_task), pixel_tiles))
-    p0 = tile.min(tile.mul(q, rows), pixels - rows)
+    if row_width:
+        y = tile.div(q, per_row)
+        x0 = tile.min(tile.mul(tile.rem(q, per_row), rows), out_w - rows)
+        p0 = tile.add(tile.mul(y, out_w), x0)
+        wide0 = tile.add(tile.mul(y, planes.wq), x0)
+    else:
+        p0 = tile.min(tile.mul(q, rows), pixels - rows)
 
     def pixel(r: Emitter, i: Index, ks: Sequence[Index]) -> SSAValue:
         """Input value of tap (c, ky, kx) for output pixel `p0 + i` (blocked
@@ -1071,7 +1098,10 @@ def _conv2d_channel_lanes(
                 return c.data.load(r, [n, cb, 0, at])
             return c.blocked_data.load(r, [n, cb, 0, at, *ci])
         plane, shift = _tap(r, c, planes, ky, kx)
-        wide = r.add(r.mul(r.div(p, out_w), planes.wq), r.rem(p, out_w))
+        if row_width:
+            wide = r.add(wide0, i)
+        else:
+            wide = r.add(r.mul(r.div(p, out_w), planes.wq), r.rem(p, out_w))
         at = r.add(wide, shift)
         if block == 1:
             return r.load(padded, [n, cb, plane, at])
