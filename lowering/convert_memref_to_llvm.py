@@ -24,9 +24,12 @@ The ABI (also in `docs/lowering.md`)
 Inside a function, `memref.load`/`memref.store` become an in-bounds
 `llvm.getelementptr` on the element type plus `llvm.load`/`llvm.store`
 (`memref.prefetch`, `hetero.lowering.memref_ops`: plus `llvm.intr.prefetch`),
-`memref.alloca` an `llvm.alloca`, `memref.alloc`/`memref.dealloc` calls of the C
-library's `aligned_alloc`/`free` (64-byte alignment at least, the size rounded
-up to it), `memref.view` the source pointer advanced by its byte shift (how
+`memref.alloca` an `llvm.alloca`, `memref.alloc`/`memref.dealloc` calls of the
+runtime's `hetero_buffer_take`/`hetero_buffer_give` (`hetero.runtime.buffers`:
+the C library's `aligned_alloc`/`free` behind slots that keep large buffers
+across calls; 64-byte alignment at least, the size rounded up to it), the
+result checked for null first (`check_allocations`: a failed allocation
+returns from the function), `memref.view` the source pointer advanced by its byte shift (how
 `plan-memory`'s arenas are carved), `memref.cast` the same pointer with the
 result's dynamic sizes (how `merge-kernels` passes buffers), `memref.dim` a constant or a size, and
 `memref.extract_aligned_pointer_as_index` the pointer as an integer.  Between the conversion of a
@@ -43,6 +46,7 @@ from functools import cache
 from math import prod
 
 from hetero.lowering import llvm_ops, memref_ops
+from hetero.lowering.allocation_checks import check_allocations
 from hetero.lowering.conversion import (
     POINTER,
     ToLLVMPattern,
@@ -59,13 +63,16 @@ from hetero.lowering.conversion import (
     store,
     without_index,
 )
+from hetero.runtime.buffers import GIVE, REUSED_BYTES, SLOTS, TAKE
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ArrayAttr,
+    DenseIntOrFPElementsAttr,
     DictionaryAttr,
+    FixedBitwidthType,
     FunctionType,
     IndexType,
     IntegerAttr,
@@ -73,6 +80,9 @@ from xdsl.dialects.builtin import (
     MemRefType,
     ModuleOp,
     NoneAttr,
+    StringAttr,
+    SymbolRefAttr,
+    TensorType,
     UnrealizedConversionCastOp,
     i8,
     i64,
@@ -90,6 +100,18 @@ SIGNATURE = "hetero.signature"
 """The attribute keeping a function's signature before lowering, for
 runtimes: its memrefs as they were, `index` as `iN` (the width the
 runtime must pass)."""
+
+TAKE_FUNCTIONS = {
+    "aligned_alloc": llvm.LLVMFunctionType([i64, i64], POINTER),
+    "free": llvm.LLVMFunctionType([POINTER]),
+    TAKE: llvm.LLVMFunctionType([POINTER, i64, i64, POINTER, POINTER, POINTER], POINTER),
+}
+"""The functions a heap allocation refers to, declared with it: the C
+library's allocator (a GPU host function's is switched to managed memory,
+`hetero.runtime.cuda.MANAGED_ALLOCATION`) and the runtime's `take`."""
+
+GIVE_TYPE = llvm.LLVMFunctionType([POINTER, POINTER])
+"""`void hetero_buffer_give(ptr slot, ptr buffer)`."""
 
 INDEX = IndexType()
 """`index`, whose LLVM type is that of sizes (`MemRefPattern.size_type`)."""
@@ -364,8 +386,15 @@ class PrefetchLowering(MemRefPattern):
         rewriter.replace(op, llvm_ops.PrefetchOp(address, op.locality, write, data))
 
 
+@dataclass
 class AllocLowering(MemRefPattern):
-    """Lowers `memref.alloca` to `llvm.alloca` and `memref.alloc` to `aligned_alloc`."""
+    """Lowers `memref.alloca` to `llvm.alloca` and `memref.alloc` to
+    `hetero_buffer_take` (`hetero.runtime.buffers`)."""
+
+    _sites: dict[str, tuple[int, int]] = field(
+        default_factory=dict[str, tuple[int, int]], init=False, repr=False, compare=False
+    )
+    """Per function, its heap allocations lowered so far, and those with slots."""
 
     @lowering
     def match_and_rewrite(
@@ -379,7 +408,7 @@ class AllocLowering(MemRefPattern):
         if isinstance(op, memref.AllocaOp):
             pointer = rewriter.insert(llvm.AllocaOp(count, element, alignment)).res
         else:
-            pointer = self.aligned_alloc(op, count, element, alignment, rewriter)
+            pointer = self.take(op, count, element, alignment, rewriter)
         self.replace(op, rewriter, [materialize(pointer, dynamic, t)])
 
     def element_count(
@@ -398,15 +427,17 @@ class AllocLowering(MemRefPattern):
             count = rewriter.insert(llvm.MulOp(count, size)).res
         return count
 
-    def aligned_alloc(
+    def take(
         self,
-        op: Operation,
+        op: memref.AllocOp,
         count: SSAValue,
         element: Attribute,
         alignment: int,
         rewriter: PatternRewriter,
     ) -> SSAValue:
-        """`aligned_alloc(alignment, count * sizeof(element))`, the size rounded up."""
+        """`hetero_buffer_take(slot, alignment, bytes, @aligned_alloc, @free,
+        name)`, the bytes rounded up to the alignment; the slot is null for a
+        buffer the C library keeps in its heap anyway (`reused`)."""
         if self.index_bitwidth < 64:
             count = rewriter.insert(llvm.ZExtOp(count, i64)).res
         # sizeof as MLIR computes it: the address of element `count` past null.
@@ -418,14 +449,67 @@ class AllocLowering(MemRefPattern):
         padded = rewriter.insert(llvm.AddOp(nbytes, slack)).res
         rounded = rewriter.insert(llvm.AndOp(padded, mask)).res
         align = i64_constant(alignment, rewriter)
-        function_type = llvm.LLVMFunctionType([i64, i64], POINTER)
-        declare_function(op, "aligned_alloc", function_type, rewriter)
-        call = llvm.CallOp(
-            "aligned_alloc", align, rounded, return_type=POINTER
-        )
+        slot, name = self.site(op, reused(op.memref.type), rewriter)  # type: ignore[arg-type]
+        addresses = [
+            rewriter.insert(llvm.AddressOfOp(f, POINTER)).result if f else null
+            for f in (slot, "aligned_alloc", "free", name)
+        ]
+        for callee, function_type in TAKE_FUNCTIONS.items():
+            declare_function(op, callee, function_type, rewriter)
+        slots, *allocator = addresses
+        call = llvm.CallOp(TAKE, slots, align, rounded, *allocator, return_type=POINTER)
         pointer = rewriter.insert(call).returned
         assert pointer is not None
         return pointer
+
+    def site(
+        self, op: memref.AllocOp, reused: bool, rewriter: PatternRewriter
+    ) -> tuple[str | None, str]:
+        """The globals of a new allocation site: its slots
+        `@<function>.buffer.<k>` if its buffers are `reused` (numbered from 0
+        among the function's such sites: `CpuModule` looks them up so) and its
+        name for messages, a C string (`%hint memref<...> in @function`)."""
+        function = op.parent_op()
+        while not isinstance(function, func.FuncOp | llvm.FuncOp):
+            assert function is not None
+            function = function.parent_op()
+        owner = function.sym_name.data
+        sites, slotted = self._sites.get(owner, (0, 0))
+        self._sites[owner] = (sites + 1, slotted + reused)
+        hint = f"%{op.memref.name_hint} " if op.memref.name_hint else ""
+        text = f"{hint}{op.memref.type} in @{owner}\0"
+        name = llvm.GlobalOp(
+            llvm.LLVMArrayType(len(text.encode()), i8),
+            f"{owner}.buffer_name.{sites}",
+            "internal",
+            constant=True,
+            value=StringAttr(text),
+        )
+        globals_: list[Operation] = [name]
+        if reused:
+            zeros = DenseIntOrFPElementsAttr.from_list(TensorType(i64, [SLOTS]), [0] * SLOTS)
+            globals_.append(
+                llvm.GlobalOp(
+                    llvm.LLVMArrayType(SLOTS, i64),
+                    f"{owner}.buffer.{slotted}",
+                    "external",
+                    value=zeros,
+                    alignment=64,
+                )
+            )
+        module = function.parent_op()
+        assert isinstance(module, ModuleOp)
+        rewriter.insert(globals_, InsertPoint.at_end(module.body.block))
+        return (f"{owner}.buffer.{slotted}" if reused else None), name.sym_name.data
+
+
+def reused(t: MemRefType) -> bool:
+    """Whether a heap buffer of type `t` keeps its slot's buffer across calls:
+    `REUSED_BYTES` or more, or a size known at run time only."""
+    element = t.element_type
+    if not t.has_static_shape() or not isinstance(element, FixedBitwidthType):
+        return True
+    return prod(t.get_shape()) * element.size >= REUSED_BYTES
 
 
 class ViewLowering(MemRefPattern):
@@ -464,16 +548,20 @@ class CastLowering(MemRefPattern):
 
 
 class DeallocLowering(MemRefPattern):
-    """Lowers `memref.dealloc` to a call of `free`."""
+    """Lowers `memref.dealloc` to `hetero_buffer_give` of its allocation's slot."""
 
     @lowering
     def match_and_rewrite(self, op: memref.DeallocOp, rewriter: PatternRewriter, /):
         if (found := descriptor(op.memref)) is None:
             return
-        declare_function(
-            op, "free", llvm.LLVMFunctionType([POINTER]), rewriter
-        )
-        rewriter.replace(op, llvm.CallOp("free", found[0]))
+        pointer = found[0]
+        taken = pointer.owner
+        if isinstance(taken, llvm.CallOp) and taken.callee == SymbolRefAttr(TAKE):
+            slot = taken.args[0]
+        else:
+            slot = rewriter.insert(llvm.ZeroOp(result_types=[POINTER])).res
+        declare_function(op, GIVE, GIVE_TYPE, rewriter)
+        rewriter.replace(op, llvm.CallOp(GIVE, slot, pointer))
 
 
 class DimLowering(MemRefPattern):
@@ -571,6 +659,7 @@ class ConvertMemRefToLLVMPass(ModulePass):
     index_bitwidth: int = 64
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        check_allocations(op)
         patterns = [p(self.index_bitwidth) for p in PATTERNS]
         apply_lowerings(op, [*patterns, DeadDescriptorErasure()])
         reject_leftovers(op, ["memref"], self.name)

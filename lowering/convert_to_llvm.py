@@ -29,6 +29,7 @@ from hetero.lowering import (
     convert_memref_to_llvm,
     convert_vector_to_llvm,
 )
+from hetero.lowering.allocation_checks import check_allocations
 from hetero.lowering.conversion import apply_lowerings, reject_leftovers
 from hetero.lowering.convert_index_to_llvm import IndexTypeConversion
 from hetero.lowering.convert_memref_to_llvm import (
@@ -69,5 +70,6 @@ class ConvertToLLVMPass(ModulePass):
         ]
         patterns += [DeadDescriptorErasure(), IndexTypeConversion(self.index_bitwidth)]
         reject_memref_values(op)  # first: a branch would fail on the type
+        check_allocations(op)
         apply_lowerings(op, patterns)
         reject_leftovers(op, list(CONVERSIONS), self.name)

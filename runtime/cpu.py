@@ -15,13 +15,15 @@ rank and static dimensions are checked before the call and whose dynamic
 dimensions are passed as sizes.  Scalars are Python numbers (range-checked
 integers); results come back as Python scalars, several as a tuple.  Every
 wrong argument raises `ArgumentError` (a `ValueError` and a `TypeError`)
-before any native code runs.
+before any native code runs; a heap allocation that failed in the native
+code raises `MemoryError` after it (`hetero.runtime.buffers`).
 """
 
 from __future__ import annotations
 
 import ctypes
 import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm
 import numpy as np
+from hetero.runtime import buffers
 from hetero.runtime.llvmir import to_llvmlite
 from hetero.utils.diagnostics import HeteroError
 from llvmlite import ir
@@ -252,6 +255,7 @@ class CpuFunction:
             argtypes.append(ctypes.c_void_p)
         self._owner = owner  # keeps the machine code alive
         self._cfunc = ctypes.CFUNCTYPE(restype, *argtypes)(address)
+        self._checked = owner.allocates
 
     def _mismatch(self, info: FunctionInfo) -> ValueError:
         return ValueError(
@@ -296,6 +300,14 @@ class CpuFunction:
         raw: list[object] = []
         for param, arg in zip(self._params, args):
             raw += param.convert(arg)
+        if not self._checked:
+            return self._call(raw)
+        record = buffers.thread_record()
+        result = self._call(raw)
+        buffers.raise_failure(record, self.name)
+        return result
+
+    def _call(self, raw: list[object]) -> object:
         if self._struct is None:
             result = self._cfunc(*raw)
             return result if self._results else None
@@ -519,6 +531,11 @@ class CpuModule:
         self.timings: dict[str, float] = {}
         """Seconds of each stage: translation to LLVM IR, optimisation, machine
         code (summed over the `objects`; loading them counts as machine code)."""
+        self.allocates = any(name in self._functions for name in buffers.SYMBOLS)
+        """Whether its code takes heap buffers (`hetero.runtime.buffers`): its
+        calls then report failed allocations as `MemoryError`."""
+        if self.allocates:
+            buffers.load_runtime()  # before the objects' calls are bound
         for o in objects:
             for stage, seconds in o.timings.items():
                 self.timings[stage] = self.timings.get(stage, 0.0) + seconds
@@ -533,6 +550,24 @@ class CpuModule:
             self.timings.get("llvm-codegen", 0.0) + time.perf_counter() - start
         )
         self._compiled: dict[str, CpuFunction] = {}
+        self.release = weakref.finalize(
+            self, buffers.release_slots, self._slots(), self._engine
+        )
+        """Frees the buffers its functions keep between calls: when it is
+        garbage-collected, or called (once; later calls allocate afresh)."""
+        self.release.atexit = False  # the process's memory goes with it
+
+    def _slots(self) -> list[int]:
+        """The addresses of the functions' buffer slots, `@<function>.buffer.<k>`
+        (`convert-memref-to-llvm`), numbered from 0 in each function."""
+        slots: list[int] = []
+        for name, info in self._functions.items():
+            if info.defined and self.allocates:
+                k = 0
+                while address := self._engine.get_global_value_address(f"{name}.buffer.{k}"):
+                    slots.append(address)
+                    k += 1
+        return slots
 
     def function(self, name: str) -> CpuFunction:
         """The public function `name`, callable from Python."""

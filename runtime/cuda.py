@@ -486,24 +486,25 @@ def launch_stubs(module: ModuleOp) -> str:
 
 
 def _use_managed_memory(module: ModuleOp, function: llvm_dialect.FuncOp) -> None:
-    """Calls of `aligned_alloc`/`free` in `function` → their managed stubs."""
+    """The allocator `function` takes its heap buffers with (`aligned_alloc`
+    and `free`, passed to `hetero_buffer_take`) → their managed stubs."""
     for op in function.walk():
-        if not isinstance(op, llvm_dialect.CallOp) or op.callee is None:
+        if not isinstance(op, llvm_dialect.AddressOfOp):
             continue
-        if (
-            replacement := MANAGED_ALLOCATION.get(op.callee.string_value())
-        ) is not None:
-            declaration = SymbolTable.lookup_symbol(module, op.callee)
-            assert isinstance(declaration, llvm_dialect.FuncOp)
-            if SymbolTable.lookup_symbol(module, replacement) is None:
-                module.body.block.add_op(
-                    llvm_dialect.FuncOp(
-                        replacement,
-                        declaration.function_type,
-                        linkage=llvm_dialect.LinkageAttr("external"),
-                    )
+        replacement = MANAGED_ALLOCATION.get(op.global_name.string_value())
+        if replacement is None:
+            continue
+        declaration = SymbolTable.lookup_symbol(module, op.global_name)
+        assert isinstance(declaration, llvm_dialect.FuncOp)
+        if SymbolTable.lookup_symbol(module, replacement) is None:
+            module.body.block.add_op(
+                llvm_dialect.FuncOp(
+                    replacement,
+                    declaration.function_type,
+                    linkage=llvm_dialect.LinkageAttr("external"),
                 )
-            op.callee = SymbolRefAttr(replacement)
+            )
+        op.global_name = SymbolRefAttr(replacement)
 
 
 @cache

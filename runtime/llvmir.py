@@ -152,10 +152,15 @@ def to_llvmlite(module: ModuleOp, *, triple: str, data_layout: str = "") -> ir.M
 
 def _global(op: llvm.GlobalOp, module: ir.Module) -> None:
     """xDSL's translation of a global, and its `alignment`, which that drops
-    (the GPU's shared tiles need 16 for LLVM to read them 128 bits at a time)."""
+    (the GPU's shared tiles need 16 for LLVM to read them 128 bits at a time);
+    an external global with a value is a definition, which LLVM writes
+    without a linkage (`external global i64 0` does not parse)."""
     _convert_global(op, module)
+    variable = module.get_global(op.sym_name.data)
     if op.alignment is not None:
-        module.get_global(op.sym_name.data).align = op.alignment.value.data
+        variable.align = op.alignment.value.data
+    if variable.linkage == "external" and op.value is not None:
+        variable.linkage = ""
 
 
 FLAG_ATTRIBUTES = {

@@ -78,6 +78,7 @@ from hetero.lowering.convert_tir_to_scf import (
     LAUNCH_SUFFIX,
     PARALLEL_BODY,
 )
+from hetero.runtime.buffers import load_runtime
 from hetero.runtime.cpu import _initialize
 from hetero.utils.cpus import default_threads
 from hetero.utils.diagnostics import HeteroError
@@ -146,6 +147,7 @@ declare i32 @sched_setaffinity(i32, i64, ptr)
 declare i32 @pthread_key_create(ptr, ptr)
 declare ptr @pthread_getspecific(i32)
 declare i32 @pthread_setspecific(i32, ptr)
+declare void @hetero_adopt_failures()
 
 ; Makes the key of each thread's own thread count (-1 until then: no
 ; thread has one); returns pthread_key_create's status.
@@ -441,6 +443,7 @@ retract:
 finish:
   %gone = atomicrmw sub ptr @hetero_pool_pending, i32 %late1 monotonic
   call void @hetero_pool_finish()
+  call void @hetero_adopt_failures()
   store atomic i32 0, ptr @hetero_pool_busy release, align 4
   ret void
 serial:
@@ -538,6 +541,7 @@ def load_pool() -> _Pool:
 
 def _compile_pool(threads: int) -> _Pool:
     _initialize()
+    load_runtime()  # the workers' failed allocations: hetero_adopt_failures
     target = llvm_binding.Target.from_triple(llvm_binding.get_process_triple())
     machine = target.create_target_machine(
         cpu=llvm_binding.get_host_cpu_name(), opt=2, codemodel="jitdefault", jit=True

@@ -102,8 +102,9 @@ class HostPlan:
     calls: tuple[KernelCall, ...]
     allocated: list[np.ndarray] = field(default_factory=list, compare=False, repr=False)
     """The buffers the host allocates, made by the first run (aligned as the
-    host's, `_aligned`) and reused by the next, as a call's arena is memory
-    that the C library hands out again and again, already mapped: fresh
+    host's, `_aligned`) and reused by the next, as a call's arena is the
+    buffer its function keeps between calls, already mapped
+    (`hetero.runtime.buffers`): fresh
     arrays would charge the page faults of their first touch to whichever
     kernel writes a page first (ResNet-50's first conv, with a blocked
     result: 4.3 ms in a fresh arena, 3.0 in a reused one)."""
@@ -159,7 +160,7 @@ class HostPlan:
 
 
 ALIGNMENT = 64
-"""Bytes the host's buffers are aligned to (`memref.alloc`: `aligned_alloc(64, ...)`)."""
+"""Bytes the host's buffers are aligned to (`memref.alloc`: `hetero_buffer_take(.., 64, ..)`)."""
 
 
 def _aligned(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:

@@ -172,6 +172,7 @@ def _rewrite_group(buffers: list[Buffer], size: int) -> tir.AllocOp:
     """The arena (not inserted yet); each allocation becomes a view of it."""
     space = buffers[0].alloc.buffer.type.memory_space  # type: ignore[attr-defined]
     arena = tir.AllocOp(MemRefType(i8, [size], memory_space=space))
+    arena.buffer.name_hint = "arena"  # a failed allocation's message names it
     if (device := buffers[0].alloc.attributes.get(VDEVICE)) is not None:
         arena.attributes[VDEVICE] = device
     for buffer in buffers:

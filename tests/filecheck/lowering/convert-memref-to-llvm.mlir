@@ -105,7 +105,8 @@ func.func @dims(%a: memref<?x3x?xi32>) -> (index, index, index) {
 
 // -----
 
-// alloc: aligned_alloc(64, size rounded up to 64); dealloc: free; alloca: llvm.alloca.
+// alloc: hetero_buffer_take(slot, 64, size rounded up to 64, @aligned_alloc,
+// @free, name), null checked; dealloc: hetero_buffer_give; alloca: llvm.alloca.
 // CHECK-LABEL: func.func @buffers
 // CHECK-SAME: (%[[N:.*]]: index)
 func.func @buffers(%n: index) -> f32 {
@@ -121,9 +122,21 @@ func.func @buffers(%n: index) -> f32 {
   // CHECK-NEXT: %[[PAD:.*]] = llvm.add %[[BYTES]], %[[SLACK]] : i64
   // CHECK-NEXT: %[[SIZE:.*]] = llvm.and %[[PAD]], %[[MASK]] : i64
   // CHECK-NEXT: %[[ALIGN:.*]] = llvm.mlir.constant(64) : i64
-  // CHECK-NEXT: %[[HEAP:.*]] = llvm.call @aligned_alloc(%[[ALIGN]], %[[SIZE]]) : (i64, i64) -> !llvm.ptr
+  // A size known at run time only: the site's slots keep its buffers.
+  // CHECK-NEXT: %[[SLOT:.*]] = llvm.mlir.addressof @buffers.buffer.0 : !llvm.ptr
+  // CHECK-NEXT: %[[ALLOC:.*]] = llvm.mlir.addressof @aligned_alloc : !llvm.ptr
+  // CHECK-NEXT: %[[FREE:.*]] = llvm.mlir.addressof @free : !llvm.ptr
+  // CHECK-NEXT: %[[NAME:.*]] = llvm.mlir.addressof @buffers.buffer_name.0 : !llvm.ptr
+  // CHECK-NEXT: %[[HEAP:.*]] = llvm.call @hetero_buffer_take(%[[SLOT]], %[[ALIGN]], %[[SIZE]], %[[ALLOC]], %[[FREE]], %[[NAME]])
+  // The null check: a failed allocation returns (zeros for the results).
+  // CHECK-NEXT: %[[ADDRESS:.*]] = llvm.ptrtoint %[[HEAP]] : !llvm.ptr to i64
+  // CHECK-NEXT: %[[INDEX:.*]] = builtin.unrealized_conversion_cast %[[ADDRESS]] : i64 to index
+  // CHECK-NEXT: %[[ZERO:.*]] = arith.constant 0 : index
+  // CHECK-NEXT: %[[FAILED:.*]] = arith.cmpi eq, %[[INDEX]], %[[ZERO]] : index
+  // CHECK-NEXT: cf.cond_br %[[FAILED]], ^[[FAIL:.*]], ^[[GO:.*]]
+  // CHECK-NEXT: ^[[GO]]:
   %heap = memref.alloc(%n) : memref<?x8xf32>
-  // CHECK:      llvm.getelementptr inbounds %[[HEAP]]
+  // CHECK-NEXT: llvm.getelementptr inbounds %[[HEAP]]
   %v = memref.load %heap[%c0, %c0] : memref<?x8xf32>
   // CHECK:      %[[COUNT2:.*]] = llvm.mlir.constant(16) : i64
   // CHECK-NEXT: %[[STACK:.*]] = llvm.alloca %[[COUNT2]] x f32 {alignment = 128 : i64} : (i64) -> !llvm.ptr
@@ -137,7 +150,7 @@ func.func @buffers(%n: index) -> f32 {
   %tile = memref.alloca() : memref<7x64xf32>
   // CHECK:      llvm.getelementptr inbounds %[[TILE]]
   memref.store %v, %tile[%c0, %c0] : memref<7x64xf32>
-  // CHECK:      llvm.call @free(%[[HEAP]]) : (!llvm.ptr) -> ()
+  // CHECK:      llvm.call @hetero_buffer_give(%[[SLOT]], %[[HEAP]]) : (!llvm.ptr, !llvm.ptr) -> ()
   memref.dealloc %heap : memref<?x8xf32>
   // A buffer nobody reads leaves no trace of its memref.
   // CHECK-NEXT: llvm.mlir.constant(2) : i64
@@ -146,9 +159,71 @@ func.func @buffers(%n: index) -> f32 {
   // CHECK:      func.return
   %unused = memref.alloca() : memref<2xf32>
   func.return %v : f32
+  // CHECK-NEXT: ^[[FAIL]]:
+  // CHECK-NEXT: %[[NONE:.*]] = arith.constant 0.000000e+00 : f32
+  // CHECK-NEXT: func.return %[[NONE]] : f32
 }
+// CHECK-DAG: llvm.mlir.global external @buffers.buffer.0(dense<0> : tensor<64xi64>) {addr_space = 0 : i32, alignment = 64 : i64} : !llvm.array<64 x i64>
+// CHECK-DAG: llvm.mlir.global internal constant @buffers.buffer_name.0("%heap memref<?x8xf32> in @buffers\00")
 // CHECK-DAG: llvm.func @aligned_alloc(i64, i64) -> !llvm.ptr
 // CHECK-DAG: llvm.func @free(!llvm.ptr)
+// CHECK-DAG: llvm.func @hetero_buffer_take(!llvm.ptr, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> !llvm.ptr
+// CHECK-DAG: llvm.func @hetero_buffer_give(!llvm.ptr, !llvm.ptr)
+
+// -----
+
+// A small buffer (under 128 KiB) has no slot: the C library keeps it in its
+// heap. A failed allocation gives back the buffers the function took before
+// it; a host function (tir.is_entry_func) also returns after a call that failed.
+// CHECK-LABEL: func.func @host
+func.func @host() attributes {tir.is_entry_func = true} {
+  // CHECK:      %[[BIG:.*]] = llvm.call @hetero_buffer_take(%[[BIG_SLOT:.*]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+  // CHECK:      cf.cond_br %{{.*}}, ^[[FAIL_BIG:.*]], ^[[AFTER_BIG:.*]]
+  // CHECK-NEXT: ^[[AFTER_BIG]]:
+  %arena = memref.alloc() : memref<131072xi8>
+  // CHECK:      %[[NO_SLOT:.*]] = llvm.mlir.zero : !llvm.ptr
+  // CHECK:      %[[SMALL:.*]] = llvm.call @hetero_buffer_take(%[[NO_SLOT]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+  // CHECK:      cf.cond_br %{{.*}}, ^[[FAIL_SMALL:.*]], ^[[AFTER_SMALL:.*]]
+  // CHECK-NEXT: ^[[AFTER_SMALL]]:
+  %small = memref.alloc() : memref<4xf32>
+  // CHECK-NEXT: func.call @kernel(%[[BIG]], %[[SMALL]])
+  // CHECK-NEXT: %[[FAILED:.*]] = func.call @hetero_failed() : () -> i1
+  // CHECK-NEXT: cf.cond_br %[[FAILED]], ^[[FAIL_CALL:.*]], ^[[AFTER_CALL:.*]]
+  // CHECK-NEXT: ^[[AFTER_CALL]]:
+  func.call @kernel(%arena, %small) : (memref<131072xi8>, memref<4xf32>) -> ()
+  // CHECK-NEXT: llvm.call @hetero_buffer_give(%[[NO_SLOT]], %[[SMALL]])
+  // CHECK-NEXT: llvm.call @hetero_buffer_give(%[[BIG_SLOT]], %[[BIG]])
+  // CHECK-NEXT: func.return
+  memref.dealloc %small : memref<4xf32>
+  memref.dealloc %arena : memref<131072xi8>
+  func.return
+  // CHECK-NEXT: ^[[FAIL_BIG]]:
+  // CHECK-NEXT: func.return
+  // CHECK-NEXT: ^[[FAIL_SMALL]]:
+  // CHECK-NEXT: llvm.call @hetero_buffer_give(%[[BIG_SLOT]], %[[BIG]])
+  // CHECK-NEXT: func.return
+  // CHECK-NEXT: ^[[FAIL_CALL]]:
+  // CHECK-NEXT: llvm.call @hetero_buffer_give(%[[BIG_SLOT]], %[[BIG]])
+  // CHECK-NEXT: llvm.call @hetero_buffer_give(%[[NO_SLOT]], %[[SMALL]])
+  // CHECK-NEXT: func.return
+}
+func.func private @kernel(memref<131072xi8>, memref<4xf32>)
+// CHECK-DAG: func.func private @hetero_failed() -> i1
+// CHECK-DAG: llvm.mlir.global external @host.buffer.0(
+// CHECK-NOT: @host.buffer.1(
+
+// -----
+
+func.func @in_a_loop(%n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  scf.for %i = %c0 to %n step %c1 {
+    // expected-error@+1 {{memref.alloc inside 'scf.for': lower structured control flow first (convert-scf-to-cf), a failed allocation returns from the function}}
+    %m = memref.alloc() : memref<4xf32>
+    memref.dealloc %m : memref<4xf32>
+  }
+  func.return
+}
 
 // -----
 
