@@ -208,6 +208,15 @@ class Emitter:
         about six instructions).  `b` when either is NaN."""
         return self.op(arith.SelectOp(self.op(arith.CmpfOp(a, b, "ogt")), a, b))
 
+    def fmaximum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """The maximum, NaN where either is NaN (IEEE 754's `maximum`, either
+        zero of two): a max pooling's combine (docs/dialects/relay.md, *NaN*).
+        `fmax` with `b` first keeps a NaN `a`, the select a NaN `b`: three
+        instructions on x86 (`vmaxps`, `vcmpunordps`, a blend), where
+        `arith.maximumf`, which also orders signed zeros, takes six."""
+        nan = self.op(arith.CmpfOp(b, b, "uno"))
+        return self.op(arith.SelectOp(nan, b, self.fmax(b, a)))
+
     def fmin(self, a: SSAValue, b: SSAValue) -> SSAValue:
         """`a < b ? a : b` (see `fmax`)."""
         return self.op(arith.SelectOp(self.op(arith.CmpfOp(a, b, "olt")), a, b))

@@ -1169,7 +1169,7 @@ def _blocked_max_pool(
         tap_body = window.when(window.all_of(inside))
     if tap_body is not None:
         lane, ci = _lanes(tap_body, block)
-        value = lane.fmax(lane.load(acc, ci), data.load(lane, [n, c, *source, *ci]))
+        value = lane.fmaximum(lane.load(acc, ci), data.load(lane, [n, c, *source, *ci]))
         lane.store(value, acc, ci)
     lane, ci = _lanes(body, block)
     _store_into(out, epilogue)(lane, [n, c, *position, *ci], lane.load(acc, ci))

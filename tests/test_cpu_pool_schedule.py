@@ -237,6 +237,75 @@ def test_global_max_pool_with_epilogue() -> None:
     _check(_program({"x": shape}, out, body, threads=2), shape)
 
 
+def _with_nans(shape: Shape) -> np.ndarray:
+    """Random data with one element in 20 NaN, anywhere in the windows, but
+    none in the last channel (so that a global pooling has a plane without)."""
+    x = RNG.standard_normal(shape).astype(np.float32)
+    x[RNG.random(shape) < 0.05] = np.nan
+    x[:, -1] = np.nan_to_num(x[:, -1])
+    return x
+
+
+def _check_nan_propagates(text: str, shape: Shape) -> None:
+    """Compiled as interpreted, NaN exactly where a window holds a NaN tap
+    (those windows are +inf when the NaNs are +inf instead)."""
+    x = _with_nans(shape)
+    module = parse_module(text)
+    expected = run(module, x)
+    np.testing.assert_array_equal(
+        np.isnan(expected), run(module, np.where(np.isnan(x), np.inf, x)) == np.inf
+    )
+    assert np.isnan(expected).any() and not np.isnan(expected).all()
+    np.testing.assert_array_equal(hetero.compile(text)(x), expected)
+
+
+NAN_WINDOWS = [
+    *WINDOWS,
+    {"pool_size": (9, 9), "strides": (2, 2), "padding": (4, 4, 4, 4)},  # > MAX_TAPS
+    {"pool_size": (11, 13)},  # global: rows folded, then the row halved
+]
+
+
+@pytest.mark.parametrize("params", NAN_WINDOWS)
+def test_max_pool_propagates_nan(params: dict[str, object]) -> None:
+    """A window with a NaN tap is NaN, wherever the NaN lies in it (the rule
+    of docs/dialects/relay.md: onnxruntime's MaxPool keeps a NaN only as the
+    last tap of a window, ONNX's reference evaluator only as the first): the
+    interior and border classes, strided and folded rows, loops over a
+    large window, and global pooling."""
+    shape = (1, 3, 11, 13)
+    _check_nan_propagates(_pool_program("max_pool2d", shape, params), shape)
+
+
+@pytest.mark.parametrize(
+    ("attrs", "size", "out"),
+    [
+        ("strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 9, 5),  # clamped taps
+        ("dilation = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 4, 4),  # taps skipped
+    ],
+)
+def test_blocked_max_pool_propagates_nan(attrs: str, size: int, out: int) -> None:
+    """The channel-blocked pooling (`NCHW16c`) keeps NaN too."""
+    data, result = (1, 2, size, size, 16), (1, 2, out, out, 16)
+    pool = "pool_size = array<i64: 3, 3>" if "strides" in attrs else "pool_size = array<i64: 2, 2>"
+    body = (
+        f'%r = relay.nn.max_pool2d %x {{{pool}, {attrs}, layout = "NCHW16c"}} '
+        f": ({_t(data)}) -> {_t(result)}"
+    )
+    _check_nan_propagates(_program({"x": data}, result, body), data)
+
+
+def test_max_pool3d_propagates_nan() -> None:
+    """3-D pooling is lower-te's generic nest (`arith.maximumf`), as on GPUs."""
+    data, result = (1, 2, 5, 6, 7), (1, 2, 3, 3, 4)
+    body = (
+        "%r = relay.nn.max_pool3d %x {pool_size = array<i64: 2, 2, 2>, "
+        "strides = array<i64: 2, 2, 2>, padding = array<i64: 1, 1, 1, 0, 0, 0>} "
+        f": ({_t(data)}) -> {_t(result)}"
+    )
+    _check_nan_propagates(_program({"x": data}, result, body), data)
+
+
 @pytest.mark.parametrize("op", ["max_pool2d", "avg_pool2d"])
 @pytest.mark.parametrize("params", WINDOWS[:3] + WINDOWS[5:7])
 @pytest.mark.parametrize("fold_bytes", [1, 3 * 4 * 19])

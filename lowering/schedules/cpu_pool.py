@@ -18,8 +18,8 @@ time, no padded copy, and the divisor of an average is a constant per class.
   or of more than `MAX_TAPS` taps, reads the input directly.
 * Interior rows are one serial loop (of blocks of rows, when folded); in
   each row the interior columns are one `vectorized` loop whose body loads
-  the taps, combines them as a tree (`addf`, or `a > b ? a : b` for a
-  maximum), divides an average by `kh · kw` and writes the element through
+  the taps, combines them as a tree (`addf`, or `Emitter.fmaximum` for a
+  maximum: NaN if a tap is NaN), divides an average by `kh · kw` and writes the element through
   the problem's `store` (any fused epilogue).  The body is straight-line code at `x * sw + offset`,
   which `convert-tir-to-scf`'s vectorizer takes for column strides 1 and 2;
   another stride keeps a plain counted loop, which LLVM's loop vectorizer
@@ -132,7 +132,7 @@ Combine = Callable[[Emitter, SSAValue, SSAValue], SSAValue]
 def _combine(p: Pool2D) -> Combine:
     if p.average:
         return lambda e, a, b: e.op(arith.AddfOp(a, b))
-    return Emitter.fmax
+    return Emitter.fmaximum
 
 
 def _tree(e: Emitter, combine: Combine, values: Sequence[SSAValue]) -> SSAValue:
