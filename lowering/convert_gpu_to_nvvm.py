@@ -27,7 +27,8 @@ intrinsics, which is what MLIR's `nvvm` ops translate to anyway.
 3. Math for the NVPTX backend, which has no libm (LLVM aborts on `llvm.exp`):
    `INTRINSIC_REWRITES` turns `exp`, `log`, `log2`, `log10`, `sin`, `cos`
    on `f32` into PTX's approximate `ex2`/`lg2`/`sin`/`cos` with a scale
-   (TVM's CUDA fast-math does the same); `SUPPORTED` lists the intrinsics
+   (TVM's CUDA fast-math does the same), and `pow` into `ex2` and `lg2` with
+   C's signs and special cases (`_pow`); `SUPPORTED` lists the intrinsics
    NVPTX lowers natively.  A `math` op needing any other intrinsic or a C
    library function is an error at the op (checked first, `math_problem`),
    never an LLVM abort later.
@@ -39,6 +40,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hetero.lowering import llvm_ops
 from hetero.lowering.conversion import constant, intrinsic
 from hetero.lowering.convert_math_to_llvm import INTRINSICS, LIBM
 from hetero.lowering.convert_memref_to_llvm import materialize
@@ -198,7 +200,42 @@ def _scaled(before: str | None, after: str | None, scale: float) -> Rewrite:
     return rewrite
 
 
+def _pow(op: llvm.CallIntrinsicOp, rewriter: PatternRewriter) -> None:
+    """`pow(x, y)` = `ex2(y · lg2 b)`, libdevice-free as `exp` and `log` are:
+    `b = |x|` for an integer `y` (`trunc(y) == y`), an odd one (`trunc(y/2)
+    != y/2`) giving the result `x`'s sign; `b = x` otherwise, so that a
+    negative base gives `lg2`'s NaN.  1 where `y` is 0 or `x` is 1, NaN or
+    not, as C's `powf`."""
+    x, y = op.args
+    ops: list[Operation] = []
+
+    def emit(new: Operation) -> SSAValue:
+        ops.append(new)
+        return new.results[0]
+
+    def call(name: str, *args: SSAValue) -> SSAValue:
+        return emit(llvm.CallIntrinsicOp(name, args, [x.type]))
+
+    def compare(a: SSAValue, b: SSAValue, predicate: str) -> SSAValue:
+        return emit(llvm_ops.FCmpOp(a, b, predicate, llvm.FastMathAttr(None)))
+
+    half = emit(llvm.FMulOp(y, emit(constant(0.5, x.type))))
+    integer = compare(call("llvm.trunc.f32", y), y, "oeq")
+    odd = emit(llvm.AndOp(integer, compare(call("llvm.trunc.f32", half), half, "one")))
+    base = emit(llvm.SelectOp(integer, call("llvm.fabs.f32", x), x))
+    power = call("llvm.exp2.f32", emit(llvm.FMulOp(y, call("llvm.nvvm.lg2.approx.f", base))))
+    signed = emit(llvm.SelectOp(odd, call("llvm.copysign.f32", power, x), power))
+    one = emit(constant(1.0, x.type))
+    exact = emit(
+        llvm.OrOp(
+            compare(y, emit(constant(0.0, x.type)), "oeq"), compare(x, one, "oeq")
+        )
+    )
+    rewriter.replace(op, [*ops, result := llvm.SelectOp(exact, one, signed)], [result.res])
+
+
 INTRINSIC_REWRITES: dict[str, Rewrite] = {
+    "llvm.pow.f32": _pow,
     "llvm.exp.f32": _scaled(None, "llvm.exp2.f32", math.log2(math.e)),
     "llvm.log.f32": _scaled("llvm.nvvm.lg2.approx.f", None, math.log(2.0)),
     "llvm.log2.f32": _scaled("llvm.nvvm.lg2.approx.f", None, 1.0),

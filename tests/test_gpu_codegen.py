@@ -502,6 +502,69 @@ def test_math_without_libdevice(op: str, ptx_instruction: str, tmp_path: Path) -
     assemble(ptx, tmp_path)
 
 
+def test_power_without_libdevice(tmp_path: Path) -> None:
+    """`relay.power` on the GPU: `ex2` and `lg2` approximations, no call of
+    `pow` (which NVPTX cannot lower); ptxas accepts it."""
+    module = kernel_module([[4, 8], [8]], lambda p: relay.PowerOp(p[0], p[1]), GPU)
+    LowerTEPass().apply(Context(), module)
+    [ptx] = ptx_of(module)
+    for instruction in ("lg2.approx.f32", "ex2.approx.f32", "copysign.f32", "cvt.rzi.f32.f32"):
+        assert instruction in ptx.ptx
+    assert "pow" not in ptx.ptx
+    assemble(ptx, tmp_path)
+
+
+POW = """builtin.module {
+  llvm.func @f(%x: f32, %y: f32) -> f32 {
+    %r = llvm.call_intrinsic "llvm.pow.f32"(%x, %y) : (f32, f32) -> f32
+    llvm.return %r : f32
+  }
+}"""
+
+
+def test_gpu_power_follows_c_on_signs_and_special_values() -> None:
+    """The GPU's `pow` sequence run on the CPU, PTX's `lg2.approx` replaced by
+    an exact `log2`: NumPy's `power` for negative bases (integer, odd and
+    fractional exponents), zeros of both signs, infinities, NaN, `y = 0` and
+    `x = 1`."""
+    import ctypes
+
+    import llvmlite.binding as llvm
+    from hetero.lowering.convert_gpu_to_nvvm import MathIntrinsicLowering
+    from hetero.runtime.cpu import _initialize
+    from hetero.runtime.llvmir import to_llvmlite
+    from xdsl.dialects import llvm as llvm_dialect
+    from xdsl.dialects.builtin import StringAttr
+    from xdsl.pattern_rewriter import PatternRewriteWalker
+
+    module = parse_module(POW)
+    PatternRewriteWalker(MathIntrinsicLowering()).rewrite_module(module)
+    calls = [op for op in module.walk() if isinstance(op, llvm_dialect.CallIntrinsicOp)]
+    assert "llvm.pow.f32" not in [op.intrin.data for op in calls]
+    for op in calls:
+        if op.intrin.data == "llvm.nvvm.lg2.approx.f":
+            op.intrin = StringAttr("llvm.log2.f32")
+    _initialize()
+    machine = llvm.Target.from_triple(llvm.get_process_triple()).create_target_machine(
+        codemodel="jitdefault", jit=True
+    )
+    ir = str(to_llvmlite(module, triple=llvm.get_process_triple()))
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(ir), machine)
+    engine.finalize_object()
+    pow_ = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_float, ctypes.c_float)(
+        engine.get_function_address("f")
+    )
+    inf, nan = float("inf"), float("nan")
+    xs = [-3.0, -2.0, -1.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.5, inf, nan]
+    ys = [-3.0, -2.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0, 3.0, 7.0, 1e9, nan]
+    got = np.array([[pow_(x, y) for y in ys] for x in xs], np.float32)
+    with np.errstate(all="ignore"):
+        want = np.power(*np.meshgrid(np.float32(xs), np.float32(ys), indexing="ij"))
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    numbers = ~np.isnan(want)
+    np.testing.assert_array_equal(np.signbit(got[numbers]), np.signbit(want[numbers]))
+
+
 def test_zero_size_output_launches_no_threads(tmp_path: Path) -> None:
     """An empty output gets the CPU's zero-trip loops, not a zero-sized
     launch (the flat schedule used to divide by the thread count 0)."""
