@@ -3,7 +3,8 @@
     f = hetero.compile(text)          # or a parsed ModuleOp
     y = f(x, w)                       # NumPy in, NumPy out
 
-Runs the graph simplifications (`simplify-inference`, `fold-constant`,
+Runs `inline` (calls of `Inline` functions as their bodies), the graph
+simplifications (`simplify-inference`, `fold-constant`,
 `fold-scale-axis`), `plan-devices`, the BYOC passes and `external-codegen` when the
 configuration has external kinds whose codegen can run here
 (docs/external-codegens.md: `targets=("llvm", "blas")` gives dense/matmul
@@ -188,6 +189,7 @@ def lower_to_tir(
     from hetero.transforms.alter_data_layout import AlterDataLayoutPass
     from hetero.transforms.alter_op_layout import AlterOpLayoutPass
     from hetero.transforms.fuse_ops import FuseOpsPass
+    from hetero.transforms.inline import InlinePass
     from hetero.transforms.inplace_concatenate import InplaceConcatenatePass
     from hetero.transforms.lower_aot_main import LowerAotMainPass
     from hetero.transforms.lower_te import LowerTEPass
@@ -201,6 +203,7 @@ def lower_to_tir(
     from xdsl.context import Context
 
     for stage in (
+        InlinePass(),
         SimplifyInferencePass(),
         FoldConstantPass(),
         MatmulToDensePass(),

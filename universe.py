@@ -16,6 +16,7 @@ DIALECTS = {
 """Dialect name → (module, attribute)."""
 
 PASSES: dict[str, tuple[str, str]] = {
+    "inline": ("hetero.transforms.inline", "InlinePass"),
     "plan-devices": ("hetero.transforms.plan_devices", "PlanDevicesPass"),
     "alter-data-layout": ("hetero.transforms.alter_data_layout", "AlterDataLayoutPass"),
     "alter-op-layout": ("hetero.transforms.alter_op_layout", "AlterOpLayoutPass"),
