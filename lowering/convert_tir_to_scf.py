@@ -56,6 +56,7 @@ from hetero.lowering.conversion import (
 )
 from hetero.lowering.convert_arith_to_llvm import compare_or_select
 from hetero.lowering.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
+from hetero.runtime.parallel import CHUNKS_PER_THREAD
 from hetero.targets.kind import DeviceType
 from hetero.utils.cpus import default_threads
 from hetero.utils.diagnostics import HeteroError
@@ -225,10 +226,6 @@ def outlines_parallel_loops(target: TargetAttr | None) -> bool:
     run by the thread pool (`lower_parallel`): not where the target pins
     `num_threads = 1`, which no run-time setting then changes."""
     return asked_threads(target) != 1
-
-
-CHUNKS_PER_THREAD = 8
-"""How finely `hetero_parallel_for` cuts a parallel loop (`hetero.runtime.parallel`)."""
 
 
 def parallel_chunk(trips: int, threads: int) -> int:

@@ -25,9 +25,10 @@ from hetero.dialects import tir
 from hetero.lowering.compile_cache import Cache, compile_cached, open_cache
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.parallel_compile import restrict, run_forked, split
+from hetero.lowering.parallel_launchers import define_launchers
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cpu import CpuModule, CpuTarget, ObjectCode
-from hetero.runtime.parallel import PARALLEL_FOR, define_launchers, load_pool
+from hetero.runtime.parallel import PARALLEL_FOR, load_pool
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp

@@ -285,7 +285,7 @@ def load_runtime() -> _Runtime:
 
 
 def _compile_runtime() -> _Runtime:
-    from hetero.runtime.cpu import _initialize
+    from hetero.runtime.native import initialize as _initialize
 
     _initialize()
     target = llvm_binding.Target.from_triple(llvm_binding.get_process_triple())

@@ -9,7 +9,7 @@ LLVM's new pass manager (`default<O3>` by default) for the host CPU or the
 given `mcpu`/`mattr`, generates an object file and loads it with MCJIT
 (`CpuTarget.compile`, then `CpuModule.load`: the object files of several
 modules, compiled in other processes, load as one).  `function(name)` returns a
-`CpuFunction` that follows the memref ABI of `convert-memref-to-llvm`: a
+`CpuFunction` (`hetero.runtime.native`: loading and calling need no xDSL) that follows the memref ABI of `convert-memref-to-llvm`: a
 memref parameter takes a C-contiguous array of the element's dtype, whose
 rank and static dimensions are checked before the call and whose dynamic
 dimensions are passed as sizes.  Scalars are Python numbers (range-checked
@@ -21,19 +21,22 @@ code raises `MemoryError` after it (`hetero.runtime.buffers`).
 
 from __future__ import annotations
 
-import ctypes
 import time
-import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cache
 from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm
 import numpy as np
-from hetero.runtime import buffers
 from hetero.runtime.llvmir import to_llvmlite
+from hetero.runtime.native import (
+    Abi,
+    NativeFunction,
+    NativeModule,
+    Param,
+)
+from hetero.runtime.native import initialize as _initialize
 from hetero.utils.diagnostics import HeteroError
 from llvmlite import ir
 from xdsl.dialects import llvm as llvm_dialect
@@ -50,16 +53,16 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute
 
-_CTYPES: dict[int | type[Attribute], Any] = {
-    1: ctypes.c_bool,
-    8: ctypes.c_int8,
-    16: ctypes.c_int16,
-    32: ctypes.c_int32,
-    64: ctypes.c_int64,
-    Float32Type: ctypes.c_float,
-    Float64Type: ctypes.c_double,
+_CTYPES: dict[int | type[Attribute], str] = {
+    1: "i1",
+    8: "i8",
+    16: "i16",
+    32: "i32",
+    64: "i64",
+    Float32Type: "f32",
+    Float64Type: "f64",
 }
-"""ctypes of the LLVM scalar types a Python caller can pass (no f16: ctypes lacks it)."""
+"""`native.CTYPES` names of the LLVM scalar types a Python caller can pass."""
 
 _DTYPES: dict[int | type[Attribute], np.dtype[Any]] = {
     1: np.dtype(np.bool_),
@@ -78,16 +81,6 @@ def _key(t: Attribute) -> int | type[Attribute]:
     if isinstance(t, IndexType):
         return 64
     return t.width.data if isinstance(t, IntegerType) else type(t)
-
-
-class ArgumentError(ValueError, TypeError):
-    """An argument that does not fit the signature, found before the call."""
-
-
-@cache
-def _initialize() -> None:
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
 
 
 CODEGEN_FLAGS: dict[str, tuple[str, str]] = {
@@ -125,81 +118,6 @@ def codegen_flags() -> Iterator[None]:
             llvm.set_option("hetero", f"{flag}={default}")
 
 
-class _Scalar:
-    """A scalar parameter or result, passed as the C type `ctype`."""
-
-    def __init__(self, label: str, ctype: Any):
-        self.label = label  # for messages: "@f: argument #0 (f32)"
-        self.ctype = ctype
-        self.ctypes = [ctype]
-        self.is_float = ctype in (ctypes.c_float, ctypes.c_double)
-        self.bits = 1 if ctype is ctypes.c_bool else 8 * ctypes.sizeof(ctype)
-
-    def convert(self, value: object) -> list[object]:
-        if self.is_float:
-            if not isinstance(value, int | float | np.integer | np.floating):
-                raise ArgumentError(
-                    f"{self.label} must be a number, got {type(value).__name__}"
-                )
-            return [float(value)]
-        if not isinstance(value, int | np.integer | np.bool_):
-            raise ArgumentError(
-                f"{self.label} must be an integer, got {type(value).__name__}"
-            )
-        value, half = int(value), 2 ** (self.bits - 1)
-        if not -half <= value < 2 * half:
-            raise ArgumentError(
-                f"{self.label}: {value} does not fit in {self.bits} bits"
-            )
-        return [
-            value % 2 == 1 if self.bits == 1 else (value + half) % (2 * half) - half
-        ]
-
-
-class _MemRef:
-    """A memref parameter: a pointer, then the sizes of its dynamic dimensions."""
-
-    def __init__(
-        self, label: str, t: MemRefType, dtype: np.dtype[Any], size_ctype: Any
-    ):
-        self.label = label
-        self.dtype = dtype
-        shape = t.get_shape()
-        self.rank = len(shape)
-        self.static = [
-            (d, size) for d, size in enumerate(shape) if size != DYNAMIC_INDEX
-        ]
-        self.dynamic = [d for d, size in enumerate(shape) if size == DYNAMIC_INDEX]
-        self.ctypes = [ctypes.c_void_p] + [size_ctype] * len(self.dynamic)
-
-    def convert(self, value: object) -> list[object]:
-        if not isinstance(value, np.ndarray):
-            raise ArgumentError(
-                f"{self.label} must be a NumPy array, got {type(value).__name__}"
-            )
-        if value.dtype != self.dtype:
-            raise ArgumentError(
-                f"{self.label} must have dtype {self.dtype}, got {value.dtype}"
-            )
-        shape = value.shape
-        if len(shape) != self.rank:
-            raise ArgumentError(
-                f"{self.label} must have rank {self.rank}, got shape {shape}"
-            )
-        for dim, size in self.static:
-            if shape[dim] != size:
-                raise ArgumentError(
-                    f"{self.label} must have size {size} in dimension {dim}, "
-                    f"got shape {shape}"
-                )
-        if not value.flags.c_contiguous:
-            raise ArgumentError(
-                f"{self.label} must be C-contiguous (see np.ascontiguousarray)"
-            )
-        address = value.__array_interface__["data"][0]
-        return [address, *(shape[d] for d in self.dynamic)]
-
-
 class FunctionInfo(NamedTuple):
     """What calling a function from Python needs to know of it: plain,
     picklable data, so that a compile worker can send it with the object code."""
@@ -223,100 +141,56 @@ class FunctionInfo(NamedTuple):
         return None
 
 
-class CpuFunction:
-    """A compiled function, called with NumPy arrays and Python scalars."""
+CpuFunction = NativeFunction
+"""A compiled function, called with NumPy arrays and Python scalars."""
 
-    def __init__(self, info: FunctionInfo, address: int, owner: CpuModule):
-        self.name = info.name
-        self.signature = info.signature
-        lowered = iter(info.llvm_type.inputs.data)
-        self._params = [
-            self._parameter(i, t, lowered)
-            for i, t in enumerate(self.signature.inputs.data)
-        ]
-        if next(lowered, None) is not None:
-            raise self._mismatch(info)
-        output = info.llvm_type.output
-        outputs = (
-            output.types.data
-            if isinstance(output, llvm_dialect.LLVMStructType)
-            else [output]
-        )
-        self._results = [
-            self._scalar(f"result #{i} ({t})", t, llvm_type)
-            for i, (t, llvm_type) in enumerate(zip(self.signature.outputs, outputs))
-        ]
-        argtypes = [c for p in self._params for c in p.ctypes]
-        restype = self._results[0].ctype if len(self._results) == 1 else None
-        self._struct: type[ctypes.Structure] | None = None
-        if len(self._results) > 1:  # returned through a pointer: _add_results_wrapper
-            fields = [(f"r{i}", r.ctype) for i, r in enumerate(self._results)]
-            self._struct = type("Results", (ctypes.Structure,), {"_fields_": fields})
-            argtypes.append(ctypes.c_void_p)
-        self._owner = owner  # keeps the machine code alive
-        self._cfunc = ctypes.CFUNCTYPE(restype, *argtypes)(address)
-        self._checked = owner.allocates
 
-    def _mismatch(self, info: FunctionInfo) -> ValueError:
-        return ValueError(
-            f"@{self.name}: its signature {self.signature} does not match its "
+def abi_of(info: FunctionInfo) -> Abi:
+    """How Python calls the function of `info`: its parameters and results
+    as written (`signature`), each passed as its LLVM arguments say."""
+    name = info.name
+    lowered = iter(info.llvm_type.inputs.data)
+    params = tuple(
+        _parameter(name, i, t, lowered) for i, t in enumerate(info.signature.inputs.data)
+    )
+    if next(lowered, None) is not None:
+        raise ValueError(
+            f"@{name}: its signature {info.signature} does not match its "
             f"LLVM type {info.llvm_type}"
         )
+    output = info.llvm_type.output
+    outputs = output.types.data if isinstance(output, llvm_dialect.LLVMStructType) else [output]
+    results = tuple(
+        _scalar(f"@{name}: values of type {t}", llvm_type)
+        for t, llvm_type in zip(info.signature.outputs, outputs)
+    )
+    return Abi(name, info.symbol, str(info.signature), params, results)
 
-    def _parameter(
-        self, i: int, t: Attribute, lowered: Iterator[Attribute]
-    ) -> _Scalar | _MemRef:
-        """Parameter #i of type `t`, taking its LLVM arguments from `lowered`."""
-        label = f"@{self.name}: argument #{i} ({t})"
-        if not isinstance(t, MemRefType):
-            return self._scalar(label, t, next(lowered, None))
-        dtype = _DTYPES.get(_key(t.element_type))
-        if dtype is None:
-            raise ValueError(f"@{self.name}: no NumPy dtype for the elements of {t}")
-        pointer = next(lowered, None)
-        dynamic = sum(1 for d in t.get_shape() if d == DYNAMIC_INDEX)
-        sizes = [next(lowered, None) for _ in range(dynamic)]
-        integers = [s for s in sizes if isinstance(s, IntegerType)]
-        if not isinstance(pointer, llvm_dialect.LLVMPointerType) or integers != sizes:
-            raise ValueError(f"@{self.name}: {t} is not passed as a pointer and sizes")
-        size_ctype = _CTYPES[_key(integers[0])] if integers else ctypes.c_int64
-        return _MemRef(label, t, dtype, size_ctype)
 
-    def _scalar(self, label: str, t: Attribute, lowered: Attribute | None) -> _Scalar:
-        """A scalar of type `t` as written, passed as `lowered` in LLVM."""
-        ctype = _CTYPES.get(_key(lowered)) if lowered is not None else None
-        if ctype is None:
-            raise ValueError(
-                f"@{self.name}: values of type {t} cannot be passed from Python"
-            )
-        return _Scalar(label, ctype)
+def _parameter(name: str, i: int, t: Attribute, lowered: Iterator[Attribute]) -> Param:
+    """Parameter #i of `@name`, of type `t`, taking its LLVM arguments from `lowered`."""
+    label = f"@{name}: argument #{i} ({t})"
+    if not isinstance(t, MemRefType):
+        return Param(label, _scalar(f"@{name}: values of type {t}", next(lowered, None)))
+    dtype = _DTYPES.get(_key(t.element_type))
+    if dtype is None:
+        raise ValueError(f"@{name}: no NumPy dtype for the elements of {t}")
+    pointer = next(lowered, None)
+    shape = tuple(-1 if d == DYNAMIC_INDEX else d for d in t.get_shape())
+    sizes = [next(lowered, None) for _ in range(shape.count(-1))]
+    integers = [s for s in sizes if isinstance(s, IntegerType)]
+    if not isinstance(pointer, llvm_dialect.LLVMPointerType) or integers != sizes:
+        raise ValueError(f"@{name}: {t} is not passed as a pointer and sizes")
+    size_ctype = _CTYPES[_key(integers[0])] if integers else "i64"
+    return Param(label, size_ctype, dtype.name, shape)
 
-    def __call__(self, *args: object) -> object:
-        if len(args) != len(self._params):
-            raise ArgumentError(
-                f"@{self.name} {self.signature} takes {len(self._params)} arguments, "
-                f"got {len(args)}"
-            )
-        raw: list[object] = []
-        for param, arg in zip(self._params, args):
-            raw += param.convert(arg)
-        if not self._checked:
-            return self._call(raw)
-        record = buffers.thread_record()
-        result = self._call(raw)
-        buffers.raise_failure(record, self.name)
-        return result
 
-    def _call(self, raw: list[object]) -> object:
-        if self._struct is None:
-            result = self._cfunc(*raw)
-            return result if self._results else None
-        out = self._struct()
-        self._cfunc(*raw, ctypes.addressof(out))
-        return tuple(getattr(out, f"r{i}") for i in range(len(self._results)))
-
-    def __repr__(self) -> str:
-        return f"<CpuFunction @{self.name} {self.signature}>"
+def _scalar(what: str, lowered: Attribute | None) -> str:
+    """The `CTYPES` name of a scalar passed as `lowered` in LLVM."""
+    ctype = _CTYPES.get(_key(lowered)) if lowered is not None else None
+    if ctype is None:
+        raise ValueError(f"{what} cannot be passed from Python")
+    return ctype
 
 
 def _signature(op: llvm_dialect.FuncOp) -> FunctionType:
@@ -487,13 +361,14 @@ class CpuTarget:
             cleanup.run(module, builder)
 
 
-class CpuModule:
+class CpuModule(NativeModule):
     """An `llvm`-dialect module, optimised and JIT-compiled for a CPU.
 
     `mcpu`, `mattr` and `opt_level` are `CpuTarget`'s.  `link` is LLVM IR
     (text) linked in before optimising: runtime support such as
     `hetero.runtime.cuda`'s launch stubs.  `CpuModule.load` makes one of
-    several modules compiled apart (`hetero.lowering.parallel_compile`)."""
+    several modules compiled apart (`hetero.lowering.parallel_compile`).
+    `objects` keeps their code, for `hetero.runtime.artifact` to write out."""
 
     def __init__(
         self,
@@ -522,6 +397,7 @@ class CpuModule:
             target.mattr,
             target.opt_level,
         )
+        self.objects = tuple(objects)
         self._bitcode = [o.bitcode for o in objects]
         self._functions: dict[str, FunctionInfo] = {}
         for o in objects:  # a function defined in one is declared in others
@@ -531,48 +407,20 @@ class CpuModule:
         self.timings: dict[str, float] = {}
         """Seconds of each stage: translation to LLVM IR, optimisation, machine
         code (summed over the `objects`; loading them counts as machine code)."""
-        self.allocates = any(name in self._functions for name in buffers.SYMBOLS)
-        """Whether its code takes heap buffers (`hetero.runtime.buffers`): its
-        calls then report failed allocations as `MemoryError`."""
-        if self.allocates:
-            buffers.load_runtime()  # before the objects' calls are bound
         for o in objects:
             for stage, seconds in o.timings.items():
                 self.timings[stage] = self.timings.get(stage, 0.0) + seconds
+        self._compiled: dict[str, CpuFunction] = {}
         start = time.perf_counter()
-        empty = llvm.parse_assembly("")
-        empty.triple = target.machine.triple
-        self._engine = llvm.create_mcjit_compiler(empty, target.jit_machine())
-        for o in objects:
-            self._engine.add_object_file(llvm.ObjectFileRef.from_data(o.object))
-        self._engine.finalize_object()
+        defined = {name: info.defined for name, info in self._functions.items()}
+        code = [o.object for o in objects]
+        NativeModule.__init__(self, code, target.jit_machine(), defined, {})
         self.timings["llvm-codegen"] = (
             self.timings.get("llvm-codegen", 0.0) + time.perf_counter() - start
         )
-        self._compiled: dict[str, CpuFunction] = {}
-        self.release = weakref.finalize(
-            self, buffers.release_slots, self._slots(), self._engine
-        )
-        """Frees the buffers its functions keep between calls: when it is
-        garbage-collected, or called (once; later calls allocate afresh)."""
-        self.release.atexit = False  # the process's memory goes with it
 
-    def _slots(self) -> list[int]:
-        """The addresses of the functions' buffer slots, `@<function>.buffer.<k>`
-        (`convert-memref-to-llvm`), numbered from 0 in each function."""
-        slots: list[int] = []
-        for name, info in self._functions.items():
-            if info.defined and self.allocates:
-                k = 0
-                while address := self._engine.get_global_value_address(f"{name}.buffer.{k}"):
-                    slots.append(address)
-                    k += 1
-        return slots
-
-    def function(self, name: str) -> CpuFunction:
-        """The public function `name`, callable from Python."""
-        if name in self._compiled:
-            return self._compiled[name]
+    def _abi(self, name: str) -> Abi:
+        """The `Abi` of the public function `name`, or why Python cannot call it."""
         info = self._functions.get(name)
         if info is None:
             known = ", ".join(
@@ -583,13 +431,7 @@ class CpuModule:
             )
         if (problem := info.problem) is not None:
             raise ValueError(f"@{name} {problem}: it cannot be called from Python")
-        address = self._engine.get_function_address(info.symbol)
-        self._compiled[name] = CpuFunction(info, address, self)
-        return self._compiled[name]
-
-    def global_address(self, name: str) -> int:
-        """The address of the global variable `name` (a runtime fills some in)."""
-        return self._engine.get_global_value_address(name)
+        return abi_of(info)
 
     def _linked(self) -> llvm.ModuleRef:
         """The optimised LLVM IR, as one module."""

@@ -46,10 +46,10 @@ from hetero.lowering.lower_gpu_launch import (
     LAUNCHES,
     LowerGpuLaunchPass,
 )
+from hetero.lowering.parallel_launchers import define_launchers
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime import cublas
 from hetero.runtime.cpu import CpuModule
-from hetero.runtime.parallel import define_launchers
 from hetero.transforms.annotate_device_regions import AnnotateDeviceRegionsPass
 from hetero.transforms.lower_device_kernel_launch import LowerDeviceKernelLaunchPass
 from hetero.transforms.split_host_device import SplitHostDevicePass
