@@ -52,7 +52,7 @@ class Builder:
     def step(self) -> None:
         kind = self.draw(st.sampled_from(
             ["binary", "unary", "constant", "on_device", "copy", "transpose",
-             "reshape", "concat", "tuple", "if", "closure", "clip"]))
+             "reshape", "concat", "tuple", "if", "closure", "closure", "clip"]))
         getattr(self, f"_{kind}")()
 
     def _binary(self) -> None:
@@ -136,17 +136,31 @@ class Builder:
                   f"    }} else {{\n      relay.yield {b} : {t}\n    }}", shape)
 
     def _closure(self) -> None:
+        """A closure applied once, with annotations inside it: its parameter and
+        its result may end up on different devices (the closure then lives
+        where its result does)."""
         a = self.pick()
         shape = self.values[a]
         t = tensor(shape)
         captured = self.pick(shape)
-        f = self.fresh()
-        p = self.fresh()
-        r = self.fresh()
-        self.lines.append(
-            f"    {f} = relay.fn ({p}: {t}) -> {t} {{\n"
-            f"      {r} = relay.add {p}, {captured} : {t}\n"
-            f"      relay.return {r} : {t}\n    }}")
+        f, p = self.fresh(), self.fresh()
+        body = [f"    {f} = relay.fn ({p}: {t}) -> {t} {{"]
+        operand = p
+        annotated = self.draw(st.sampled_from(["both", "both", "parameter", "result", "none"]))
+        if annotated in ("both", "parameter"):
+            operand = self.fresh()
+            form = self.draw(st.sampled_from(["", " fixed"]))
+            body.append(f"      {operand} = relay.on_device {p} to "
+                        f"{self.draw(st.sampled_from(DEVICES))}{form} : {t}")
+        result = self.fresh()
+        body.append(f"      {result} = relay.add {operand}, {captured} : {t}")
+        if annotated in ("both", "result"):
+            on_device = self.fresh()
+            body.append(f"      {on_device} = relay.on_device {result} to "
+                        f"{self.draw(st.sampled_from(DEVICES))} : {t}")
+            result = on_device
+        body.append(f"      relay.return {result} : {t}\n    }}")
+        self.lines.append("\n".join(body))
         self.emit(f"relay.call_indirect {f}({a}) : ({t}) -> {t}", shape)
 
 

@@ -233,8 +233,23 @@ class DevicePlanner:
 
     def bind(self, domain: Domain, device: VirtualDeviceAttr | None, op: Operation,
              origin: str, what: str) -> None:
+        """Bind `domain` to `device`: for a function value, its result only.
+
+        A function value lives where its result does (its `vdevice`, a
+        function-typed parameter's or result's); its parameters may be
+        elsewhere, so collapsing them onto that device would make a planned
+        closure with a parameter on another device unplannable.
+        """
         if device is not None:
-            self.unify(domain, self.bound(device, op, origin), op, what)
+            self.unify(self.solver.result_domain(domain), self.bound(device, op, origin), op,
+                       what)
+
+    def bound_value(self, type: Attribute, device: VirtualDeviceAttr, op: Operation,
+                    origin: str) -> Domain:
+        """A domain for a value of `type` held on `device` (see `bind`)."""
+        domain = self.domain_for_type(type)
+        self.bind(domain, device, op, origin, "the annotated value")
+        return domain
 
     # -- phase 1: collect constraints ------------------------------------------
 
@@ -349,13 +364,13 @@ class DevicePlanner:
         assert isinstance(op, OnDeviceOp)
         origin = f"annotated at {_where(op)}"
         if op.constrain_body and op.device is not None:
-            self.use(op, 0, self.bound(op.device, op, origin), _name(op.body))
+            self.use(op, 0, self.bound_value(op.body.type, op.device, op, origin), _name(op.body))
         if op.constrain_result:
             self.bind(self.dom(op.result), op.device, op, origin, "the annotated value")
 
     def _device_copy(self, op: Operation) -> None:
         assert isinstance(op, DeviceCopyOp)
-        self.use(op, 0, self.bound(op.src, op, f"copied from at {_where(op)}"),
+        self.use(op, 0, self.bound_value(op.body.type, op.src, op, f"copied from at {_where(op)}"),
                  f"the copied value {_name(op.body)}")
         self.bind(self.dom(op.result), op.dst, op, f"copied to at {_where(op)}", "the copy")
 

@@ -138,3 +138,170 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 // CHECK-NEXT: relay.return %r : tensor<4xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: }
+
+// -----
+
+// TVM's test_higher_order, GPU the default: the constraint on %a (inside a
+// closure returned by a closure) reaches %y through %f's result and the call
+// %4(%y); the inner closure lives where its result does (cuda) while its
+// parameter is on the cpu.
+builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"cuda">], fallback = cuda>} {
+  relay.func @main(%x: tensor<5x7xf32>, %y: tensor<5x7xf32>) -> tensor<5x7xf32> {
+    %f = relay.fn (%g: (tensor<5x7xf32>) -> tensor<5x7xf32>) -> ((tensor<5x7xf32>) -> tensor<5x7xf32>) {
+      %inner = relay.fn (%a: tensor<5x7xf32>) -> tensor<5x7xf32> {
+        %0 = relay.on_device %a to #target.vdevice<cpu> : tensor<5x7xf32>
+        %1 = relay.call_indirect %g(%0) : (tensor<5x7xf32>) -> tensor<5x7xf32>
+        %2 = relay.add %1, %x : tensor<5x7xf32>
+        relay.return %2 : tensor<5x7xf32>
+      }
+      relay.return %inner : (tensor<5x7xf32>) -> tensor<5x7xf32>
+    }
+    %h = relay.fn (%b: tensor<5x7xf32>) -> tensor<5x7xf32> {
+      %0 = relay.negative %b : tensor<5x7xf32>
+      relay.return %0 : tensor<5x7xf32>
+    }
+    %2 = relay.call_indirect %f(%h) : ((tensor<5x7xf32>) -> tensor<5x7xf32>) -> ((tensor<5x7xf32>) -> tensor<5x7xf32>)
+    %3 = relay.call_indirect %2(%y) : (tensor<5x7xf32>) -> tensor<5x7xf32>
+    %4 = relay.subtract %x, %3 : tensor<5x7xf32>
+    relay.return %4 : tensor<5x7xf32>
+  }
+}
+
+// CHECK: builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"cuda">], fallback = cuda>} {
+// CHECK-NEXT: relay.func @main(%x: tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}, %y: tensor<5x7xf32> {vdevice = #target.vdevice<cpu:0{{.*}}>}) -> (tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) {
+// CHECK-NEXT: %f = relay.fn (%g: (tensor<5x7xf32>) -> tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) -> ((tensor<5x7xf32>) -> tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) attributes {vdevice = #target.vdevice<cuda:0{{.*}}>} {
+// CHECK-NEXT: %inner = relay.fn (%a: tensor<5x7xf32> {vdevice = #target.vdevice<cpu:0{{.*}}>}) -> (tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) attributes {vdevice = #target.vdevice<cuda:0{{.*}}>} {
+// CHECK-NEXT: %0 = relay.device_copy %a from #target.vdevice<cpu:0{{.*}}> to #target.vdevice<cuda:0{{.*}}> {vdevice = #target.vdevice<cuda:0{{.*}}>} : tensor<5x7xf32>
+// CHECK-NEXT: %1 = relay.call_indirect %g(%0) {vdevice = #target.vdevice<cuda:0{{.*}}>} : (tensor<5x7xf32>) -> tensor<5x7xf32>
+// CHECK-NEXT: %2 = relay.add %1, %x {vdevice = #target.vdevice<cuda:0{{.*}}>} : tensor<5x7xf32>
+// CHECK-NEXT: relay.return %2 : tensor<5x7xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: relay.return %inner : (tensor<5x7xf32>) -> tensor<5x7xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %h = relay.fn (%b: tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) -> (tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) attributes {vdevice = #target.vdevice<cuda:0{{.*}}>} {
+// CHECK-NEXT: %3 = relay.negative %b {vdevice = #target.vdevice<cuda:0{{.*}}>} : tensor<5x7xf32>
+// CHECK-NEXT: relay.return %3 : tensor<5x7xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %4 = relay.call_indirect %f(%h) {vdevice = #target.vdevice<cuda:0{{.*}}>} : ((tensor<5x7xf32>) -> tensor<5x7xf32>) -> ((tensor<5x7xf32>) -> tensor<5x7xf32>)
+// CHECK-NEXT: %5 = relay.call_indirect %4(%y) {vdevice = #target.vdevice<cuda:0{{.*}}>} : (tensor<5x7xf32>) -> tensor<5x7xf32>
+// CHECK-NEXT: %6 = relay.subtract %x, %5 {vdevice = #target.vdevice<cuda:0{{.*}}>} : tensor<5x7xf32>
+// CHECK-NEXT: relay.return %6 : tensor<5x7xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// -----
+
+// TVM's expected module for test_higher_order, planned again: the same
+// module (a device on a function value constrains its result, never its
+// parameters).
+builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"cuda">], fallback = cuda>} {
+  relay.func @main(%x: tensor<5x7xf32> {vdevice = #target.vdevice<cuda>}, %y: tensor<5x7xf32> {vdevice = #target.vdevice<cpu>}) -> (tensor<5x7xf32> {vdevice = #target.vdevice<cuda>}) {
+    %f = relay.fn (%g: (tensor<5x7xf32>) -> tensor<5x7xf32> {vdevice = #target.vdevice<cuda>}) -> ((tensor<5x7xf32>) -> tensor<5x7xf32> {vdevice = #target.vdevice<cuda>}) {
+      %inner = relay.fn (%a: tensor<5x7xf32> {vdevice = #target.vdevice<cpu>}) -> (tensor<5x7xf32> {vdevice = #target.vdevice<cuda>}) {
+        %0 = relay.device_copy %a from #target.vdevice<cpu> to #target.vdevice<cuda> : tensor<5x7xf32>
+        %1 = relay.call_indirect %g(%0) : (tensor<5x7xf32>) -> tensor<5x7xf32>
+        %2 = relay.add %1, %x : tensor<5x7xf32>
+        relay.return %2 : tensor<5x7xf32>
+      }
+      relay.return %inner : (tensor<5x7xf32>) -> tensor<5x7xf32>
+    }
+    %h = relay.fn (%b: tensor<5x7xf32> {vdevice = #target.vdevice<cuda>}) -> (tensor<5x7xf32> {vdevice = #target.vdevice<cuda>}) {
+      %0 = relay.negative %b : tensor<5x7xf32>
+      relay.return %0 : tensor<5x7xf32>
+    }
+    %2 = relay.call_indirect %f(%h) : ((tensor<5x7xf32>) -> tensor<5x7xf32>) -> ((tensor<5x7xf32>) -> tensor<5x7xf32>)
+    %3 = relay.call_indirect %2(%y) : (tensor<5x7xf32>) -> tensor<5x7xf32>
+    %4 = relay.subtract %x, %3 : tensor<5x7xf32>
+    relay.return %4 : tensor<5x7xf32>
+  }
+}
+
+// CHECK: builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"cuda">], fallback = cuda>} {
+// CHECK-NEXT: relay.func @main(%x: tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}, %y: tensor<5x7xf32> {vdevice = #target.vdevice<cpu:0{{.*}}>}) -> (tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) {
+// CHECK-NEXT: %f = relay.fn (%g: (tensor<5x7xf32>) -> tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) -> ((tensor<5x7xf32>) -> tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) attributes {vdevice = #target.vdevice<cuda:0{{.*}}>} {
+// CHECK-NEXT: %inner = relay.fn (%a: tensor<5x7xf32> {vdevice = #target.vdevice<cpu:0{{.*}}>}) -> (tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) attributes {vdevice = #target.vdevice<cuda:0{{.*}}>} {
+// CHECK-NEXT: %0 = relay.device_copy %a from #target.vdevice<cpu:0{{.*}}> to #target.vdevice<cuda:0{{.*}}> {vdevice = #target.vdevice<cuda:0{{.*}}>} : tensor<5x7xf32>
+// CHECK-NEXT: %1 = relay.call_indirect %g(%0) {vdevice = #target.vdevice<cuda:0{{.*}}>} : (tensor<5x7xf32>) -> tensor<5x7xf32>
+// CHECK-NEXT: %2 = relay.add %1, %x {vdevice = #target.vdevice<cuda:0{{.*}}>} : tensor<5x7xf32>
+// CHECK-NEXT: relay.return %2 : tensor<5x7xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: relay.return %inner : (tensor<5x7xf32>) -> tensor<5x7xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %h = relay.fn (%b: tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) -> (tensor<5x7xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) attributes {vdevice = #target.vdevice<cuda:0{{.*}}>} {
+// CHECK-NEXT: %3 = relay.negative %b {vdevice = #target.vdevice<cuda:0{{.*}}>} : tensor<5x7xf32>
+// CHECK-NEXT: relay.return %3 : tensor<5x7xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %4 = relay.call_indirect %f(%h) {vdevice = #target.vdevice<cuda:0{{.*}}>} : ((tensor<5x7xf32>) -> tensor<5x7xf32>) -> ((tensor<5x7xf32>) -> tensor<5x7xf32>)
+// CHECK-NEXT: %5 = relay.call_indirect %4(%y) {vdevice = #target.vdevice<cuda:0{{.*}}>} : (tensor<5x7xf32>) -> tensor<5x7xf32>
+// CHECK-NEXT: %6 = relay.subtract %x, %5 {vdevice = #target.vdevice<cuda:0{{.*}}>} : tensor<5x7xf32>
+// CHECK-NEXT: relay.return %6 : tensor<5x7xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// -----
+
+// A function-typed parameter's device, a function-typed result's device and
+// the device of a call returning a function are the function's result
+// device: the closure's parameter stays on the cpu.
+builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"cuda">]>} {
+  relay.func private @apply(%f: (tensor<4xf32>) -> tensor<4xf32> {vdevice = #target.vdevice<cuda>}, %v: tensor<4xf32> {vdevice = #target.vdevice<cpu>}) -> tensor<4xf32> {
+    %0 = relay.call_indirect %f(%v) : (tensor<4xf32>) -> tensor<4xf32>
+    relay.return %0 : tensor<4xf32>
+  }
+  relay.func private @make(%c: tensor<4xf32>) -> ((tensor<4xf32>) -> tensor<4xf32> {vdevice = #target.vdevice<cuda>}) {
+    %f = relay.fn (%p: tensor<4xf32> {vdevice = #target.vdevice<cpu>}) -> tensor<4xf32> {
+      %0 = relay.device_copy %p from #target.vdevice<cpu> to #target.vdevice<cuda> : tensor<4xf32>
+      %1 = relay.add %0, %c : tensor<4xf32>
+      relay.return %1 : tensor<4xf32>
+    }
+    relay.return %f : (tensor<4xf32>) -> tensor<4xf32>
+  }
+  relay.func @main(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+    %f = relay.call @make(%x) {vdevice = #target.vdevice<cuda>} : (tensor<4xf32>) -> ((tensor<4xf32>) -> tensor<4xf32>)
+    %r = relay.call @apply(%f, %y) : ((tensor<4xf32>) -> tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    relay.return %r : tensor<4xf32>
+  }
+}
+
+// CHECK: builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"cuda">]>} {
+// CHECK-NEXT: relay.func private @apply(%f: (tensor<4xf32>) -> tensor<4xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}, %v: tensor<4xf32> {vdevice = #target.vdevice<cpu:0{{.*}}>}) -> (tensor<4xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) {
+// CHECK-NEXT: %0 = relay.call_indirect %f(%v) {vdevice = #target.vdevice<cuda:0{{.*}}>} : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: relay.return %0 : tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: relay.func private @make(%c: tensor<4xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) -> ((tensor<4xf32>) -> tensor<4xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) {
+// CHECK-NEXT: %f = relay.fn (%p: tensor<4xf32> {vdevice = #target.vdevice<cpu:0{{.*}}>}) -> (tensor<4xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) attributes {vdevice = #target.vdevice<cuda:0{{.*}}>} {
+// CHECK-NEXT: %0 = relay.device_copy %p from #target.vdevice<cpu:0{{.*}}> to #target.vdevice<cuda:0{{.*}}> {vdevice = #target.vdevice<cuda:0{{.*}}>} : tensor<4xf32>
+// CHECK-NEXT: %1 = relay.add %0, %c {vdevice = #target.vdevice<cuda:0{{.*}}>} : tensor<4xf32>
+// CHECK-NEXT: relay.return %1 : tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: relay.return %f : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: relay.func @main(%x: tensor<4xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}, %y: tensor<4xf32> {vdevice = #target.vdevice<cpu:0{{.*}}>}) -> (tensor<4xf32> {vdevice = #target.vdevice<cuda:0{{.*}}>}) {
+// CHECK-NEXT: %f = relay.call @make(%x) {vdevice = #target.vdevice<cuda:0{{.*}}>} : (tensor<4xf32>) -> ((tensor<4xf32>) -> tensor<4xf32>)
+// CHECK-NEXT: %r = relay.call @apply(%f, %y) {vdevice = #target.vdevice<cuda:0{{.*}}>} : ((tensor<4xf32>) -> tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: relay.return %r : tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
+// -----
+
+// A Primitive function whose device carries only a memory scope: the scope
+// is its result's, the parameter keeps its own.
+builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"cuda">]>} {
+  relay.func @main(%x: tensor<4xf32> {vdevice = #target.vdevice<cpu, scope = "scopeA">}) -> tensor<4xf32> {
+    %f = relay.fn (%p: tensor<4xf32> {vdevice = #target.vdevice<?, scope = "scopeA">}) -> tensor<4xf32> attributes {Primitive, vdevice = #target.vdevice<?, scope = "scopeB">} {
+      %0 = relay.negative %p : tensor<4xf32>
+      relay.return %0 : tensor<4xf32>
+    }
+    %r = relay.call_indirect %f(%x) : (tensor<4xf32>) -> tensor<4xf32>
+    relay.return %r : tensor<4xf32>
+  }
+}
+
+// CHECK: builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"cuda">]>} {
+// CHECK-NEXT: relay.func @main(%x: tensor<4xf32> {vdevice = #target.vdevice<cpu:0{{.*}}, scope = "scopeA">}) -> (tensor<4xf32> {vdevice = #target.vdevice<cpu:0{{.*}}, scope = "scopeB">}) {
+// CHECK-NEXT: %f = relay.fn (%p: tensor<4xf32> {vdevice = #target.vdevice<cpu:0{{.*}}, scope = "scopeA">}) -> (tensor<4xf32> {vdevice = #target.vdevice<cpu:0{{.*}}, scope = "scopeB">}) attributes {vdevice = #target.vdevice<cpu:0{{.*}}, scope = "scopeB">, Primitive} {
+// CHECK-NEXT: %0 = relay.negative %p : tensor<4xf32>
+// CHECK-NEXT: relay.return %0 : tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %r = relay.call_indirect %f(%x) {vdevice = #target.vdevice<cpu:0{{.*}}, scope = "scopeB">} : (tensor<4xf32>) -> tensor<4xf32>
+// CHECK-NEXT: relay.return %r : tensor<4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: }
