@@ -376,20 +376,43 @@ def _dynamic_shape(label: str, type: TensorType[Attribute], value: object) -> tu
     return value.shape
 
 
+def _target_strings(targets: str | Sequence[str] | None) -> tuple[str, ...]:
+    """`compile`'s `targets` as target strings: one string is one target
+    (`"llvm -num_threads=2"`), None the default (`llvm`)."""
+    if targets is None:
+        return ("llvm",)
+    if isinstance(targets, str):
+        return (targets,)
+    if (
+        isinstance(targets, Sequence)
+        and targets
+        and all(isinstance(t, str) for t in targets)
+    ):
+        return tuple(targets)
+    raise TypeError(
+        "hetero.compile: targets must be a target string (\"llvm\", "
+        "\"cuda -arch=sm_80\") or a non-empty list of them, not "
+        + repr(targets)
+    )
+
+
 def compile(
     module_or_text: ModuleOp | str,
-    targets: Sequence[str] = ("llvm",),
+    targets: str | Sequence[str] | None = ("llvm",),
     entry: str = "main",
 ) -> CompiledFunction | ShapeSpecializedFunction:
-    """Compile relay `@entry` to native code; `targets` only fills a missing
-    `target.config` (the module's own is never overridden).  A given module
-    is not changed: a clone is compiled.  An entry function with dynamic input
-    dimensions gives a `ShapeSpecializedFunction`, compiled per input shapes
-    at the first call with them."""
+    """Compile relay `@entry` to native code; `targets` (one target string,
+    a list of them, or None for `llvm`) only fills a missing `target.config`
+    (the module's own is never overridden).  A given module is not changed: a
+    clone is compiled.  An entry function with dynamic input dimensions gives
+    a `ShapeSpecializedFunction`, compiled per input shapes at the first call
+    with them."""
     from hetero.context import parse_module
     from hetero.dialects.relay import FuncOp
     from hetero.targets.config import module_config
     from hetero.utils.dense_resources import BlobScope
+
+    targets = _target_strings(targets)
 
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -400,7 +423,7 @@ def compile(
             module = parse_module(module_or_text)
         else:
             module = module_or_text.clone()
-        module_config(module, ",".join(targets), "hetero.compile")
+        module_config(module, targets, "hetero.compile")
         timings["parse"] = time.perf_counter() - start
         main = SymbolTable.lookup_symbol(module, entry)
         if isinstance(main, FuncOp) and any(
@@ -411,7 +434,7 @@ def compile(
             labels = (_input_label(i, a) for i, a in enumerate(main.args))
             return ShapeSpecializedFunction(
                 module,
-                tuple(targets),
+                targets,
                 entry,
                 tuple(zip(labels, (a.type for a in main.args))),
             )

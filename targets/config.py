@@ -159,9 +159,12 @@ def _first_of_type(targets: Sequence[TargetAttr], dt: DeviceType) -> TargetAttr 
     return next((t for t in targets if t.device_type == dt), None)
 
 
-def module_config(module: ModuleOp, targets: str | None, pass_name: str) -> CompilationConfig:
+def module_config(
+    module: ModuleOp, targets: str | Sequence[str] | None, pass_name: str
+) -> CompilationConfig:
     """The module's `target.config`; `targets` ("llvm,cuda", target strings:
-    `hetero.targets.target_string`) only fills a missing one.
+    `hetero.targets.target_string`; in a sequence, each string is one target)
+    only fills a missing one.
 
     A configuration given on the command line never overrides the module's own
     (DESIGN.md): it becomes the module attribute only where there was none.
@@ -180,11 +183,15 @@ def module_config(module: ModuleOp, targets: str | None, pass_name: str) -> Comp
             f"#target.config<[...]>` module attribute or pass `{pass_name}{{targets=\"llvm,cuda\"}}`",
             module,
         )
-    from hetero.targets.target_string import parse_target_list
+    from hetero.targets.target_string import parse_target_list, parse_target_string
 
     try:
-        attr = CompilationConfigAttr(parse_target_list(targets))
+        attr = CompilationConfigAttr(
+            parse_target_list(targets)
+            if isinstance(targets, str)
+            else [parse_target_string(t) for t in targets]
+        )
     except (ValueError, VerifyException) as e:
-        raise HeteroError(f"{pass_name}: bad targets '{targets}': {e}", module) from e
+        raise HeteroError(f"{pass_name}: bad targets {targets!r}: {e}", module) from e
     module.attributes[CONFIG_ATTR_NAME] = attr
     return attr.config

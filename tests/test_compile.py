@@ -104,6 +104,30 @@ def test_targets_fill_a_missing_config():
     np.testing.assert_allclose(hetero.compile(text, targets=("llvm",))(x), expected, rtol=2e-5, atol=2e-5)
 
 
+@pytest.mark.parametrize("targets", ["llvm", "llvm -num_threads=2", None, ["llvm -mattr=+sse2,+sse4.1"]])
+def test_targets_is_one_target_string_a_list_or_none(targets):
+    """One string is one target (a list option's commas stay inside it); None
+    is the default."""
+    text = _text(CONSTANTS, config=None)
+    (x,) = _random_inputs(text)
+    expected = run(parse_module(_text(CONSTANTS)), x)
+    np.testing.assert_allclose(hetero.compile(text, targets=targets)(x), expected, rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize(
+    "targets, error, match",
+    [
+        (3, TypeError, "targets must be a target string"),
+        ([], TypeError, "non-empty list"),
+        (["llvm", 3], TypeError, "not \\['llvm', 3\\]"),
+        ("llvm -num_threads=two", HeteroError, "takes an integer"),
+    ],
+)
+def test_bad_targets_are_reported(targets, error, match):
+    with pytest.raises(error, match=match):
+        hetero.compile(_text(CONSTANTS, config=None), targets=targets)
+
+
 def test_wrong_inputs_are_reported():
     compiled = hetero.compile(_text(RETURNS_PARAMETER))
     x = np.zeros((2, 3), np.float32)
