@@ -46,9 +46,8 @@ def load_upstream_extras(ctx: Context) -> None:
 
 def parse_module(text: str, filename: str = "<string>", ctx: Context | None = None) -> ModuleOp:
     """Parse and verify `text`; a syntax or verifier error raises `HeteroError`."""
-    parser = LocatedParser(ctx or make_context(), text, filename)
-    try:
-        module = parser.parse_module()
+    try:  # the parser lexes its first token as it is made
+        module = LocatedParser(ctx or make_context(), text, filename).parse_module()
     except ParseError as e:
         loc, msg = parse_error_to_hetero(e)
         raise HeteroError(msg, location=loc) from e

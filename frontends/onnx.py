@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -150,8 +151,7 @@ class Node:
         return self.proto.op_type
 
     def error(self, message: str) -> HeteroError:
-        name = self.proto.name or self.proto.output[0]
-        return HeteroError(f"ONNX node '{name}' ({self.op_type}): {message}")
+        return HeteroError(f"{_node_label(self.proto)}: {message}")
 
     def has_input(self, index: int) -> bool:
         return index < len(self.proto.input) and self.proto.input[index] != ""
@@ -160,7 +160,12 @@ class Node:
         """Input `index` as a relay value."""
         if not self.has_input(index):
             raise self.error(f"input {index} is missing")
-        return self.graph.value(self.proto.input[index])
+        name = self.proto.input[index]
+        if name not in self.graph.values and name not in self.graph.constants:
+            raise self.error(
+                f"input {index} '{name}' is no graph input, initializer or earlier node's output"
+            )
+        return self.graph.value(name)
 
     def inputs(self) -> list[SSAValue]:
         return [
@@ -1563,6 +1568,8 @@ def _tensor_type(value_info: Any, batch: Batch) -> TensorType[Attribute]:
         d.dim_value if d.HasField("dim_value") else relay.DYNAMIC
         for d in tensor.shape.dim
     ]
+    if any(d < 0 and d != relay.DYNAMIC for d in dims):
+        raise HeteroError(f"graph input '{value_info.name}': negative dimension in {dims}")
     if batch == "dynamic" and dims:
         dims[0] = relay.DYNAMIC
     return TensorType(element_type(dtype, f"graph input '{value_info.name}'"), dims)
@@ -1641,6 +1648,25 @@ def _load(model_or_path: Any) -> Any:
     return model_or_path
 
 
+def _node_label(node: Any) -> str:
+    name = node.name or (node.output[0] if node.output else "")
+    return f"ONNX node '{name}' ({node.op_type})"
+
+
+@contextmanager
+def _reading(what: str) -> Iterator[None]:
+    """Any failure while `what` (a node, an initializer, a graph input) is
+    read, as a diagnostic naming it: a corrupted model reaches converters in
+    more ways (an attribute of another type, a tensor whose dims and data
+    disagree, ...) than each of them could check."""
+    try:
+        yield
+    except HeteroError:
+        raise
+    except Exception as e:  # a corrupted model's failures share no base
+        raise HeteroError(f"{what}: {type(e).__name__}: {e}") from e
+
+
 def from_onnx(
     model_or_path: Any,
     batch: Batch = None,
@@ -1657,9 +1683,15 @@ def from_onnx(
         raise HeteroError(f"batch must be None or 'dynamic', got {batch!r}")
     model = _load(model_or_path)
     graph_proto = model.graph
-    initializers = {t.name: numpy_helper.to_array(t) for t in graph_proto.initializer}
+    initializers = {}
+    for tensor in graph_proto.initializer:
+        with _reading(f"initializer '{tensor.name}'"):
+            initializers[tensor.name] = numpy_helper.to_array(tensor)
     params = [v for v in graph_proto.input if v.name not in initializers]
-    types = [_tensor_type(v, batch) for v in params]
+    types = []
+    for value_info in params:
+        with _reading(f"graph input '{value_info.name}'"):
+            types.append(_tensor_type(value_info, batch))
     block = Block(arg_types=types)
     graph = _Graph(
         _default_opset(model),
@@ -1672,7 +1704,8 @@ def from_onnx(
         arg.name_hint = handle_name(value_info.name)
         graph.values[value_info.name] = arg
     for node in graph_proto.node:
-        _convert_node(graph, node)
+        with _reading(_node_label(node)):
+            _convert_node(graph, node)
     outputs = []
     for output in graph_proto.output:
         if output.name not in graph.values and output.name not in graph.constants:

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from hetero.utils.dense_resources import print_with_resources
-from hetero.utils.diagnostics import HeteroError
+from hetero.utils.diagnostics import HeteroError, run_tool
 from hetero.utils.files import write_output
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 
@@ -76,28 +76,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="constants with more elements than N become dense_resources (default 16)",
     )
     args = parser.parse_args(argv)
-    try:
-        from hetero.frontends.onnx import RESOURCE_THRESHOLD, from_onnx
+    return run_tool("hetero-import-onnx", args.model, lambda: _import(args), (OSError,))
 
-        threshold = (
-            RESOURCE_THRESHOLD
-            if args.resource_threshold is None
-            else args.resource_threshold
-        )
-        module = from_onnx(
-            args.model,
-            batch="dynamic" if args.dynamic_batch else None,
-            resource_threshold=threshold,
-        )
-        record_source(module, args.model)
-        write_output(args.output, print_with_resources(module))
-    except HeteroError as e:
-        print(f"{args.model}: error: {e.message}", file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"hetero-import-onnx: error: {e}", file=sys.stderr)
-        return 1
+
+def _import(args: argparse.Namespace) -> int:
+    from hetero.frontends.onnx import RESOURCE_THRESHOLD, from_onnx
+
+    threshold = RESOURCE_THRESHOLD if args.resource_threshold is None else args.resource_threshold
+    batch = "dynamic" if args.dynamic_batch else None
+    module = from_onnx(args.model, batch=batch, resource_threshold=threshold)
+    record_source(module, args.model)
+    text = print_with_resources(module)
+    _check_parses(text, args.model)
+    write_output(args.output, text)
     return 0
+
+
+def _check_parses(text: str, model: str) -> None:
+    """Nothing is written that does not read back: the module's IR (before
+    the resource blobs, hex printed from the weights' bytes) is parsed and
+    verified again."""
+    from hetero.context import parse_module
+
+    try:
+        parse_module(text.partition("\n{-#")[0], "<imported module>")
+    except HeteroError as e:
+        raise HeteroError(
+            f"the module imported from {model} does not parse back ({e}): a bug in "
+            "hetero-import-onnx, please report it"
+        ) from e
 
 
 if __name__ == "__main__":

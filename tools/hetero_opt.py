@@ -18,7 +18,6 @@ printing) with the behaviour a compiler user expects from `mlir-opt`:
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import sys
 import time
@@ -34,6 +33,7 @@ from hetero.utils.diagnostics import (
     Location,
     location_of,
     parse_error_to_hetero,
+    run_tool,
     verify_module,
 )
 from hetero.utils.files import write_output
@@ -44,7 +44,6 @@ from xdsl.utils.exceptions import (
     ArgSpecParseError,
     DiagnosticException,
     ParseError,
-    VerifyException,
 )
 from xdsl.xdsl_opt_main import xDSLOptMain
 
@@ -186,14 +185,7 @@ class HeteroOptMain(xDSLOptMain):
     def _parse(self, chunk: str, name: str, offset: int) -> ModuleOp:
         """Parse and verify one chunk; any parser failure becomes a located error."""
         parser = LocatedParser(self.ctx, chunk, name, offset)
-        try:
-            module = parser.parse_module(not self.args.no_implicit_module)
-        except (ParseError, HeteroError):
-            raise
-        except VerifyException as e:  # an attribute that failed its own checks
-            parser.raise_error(str(e))
-        except Exception as e:  # xDSL raises a few plain exceptions on odd input
-            parser.raise_error(f"malformed input: {e}")
+        module = parser.parse_module(not self.args.no_implicit_module)
         if not self.args.disable_verify:
             verify_module(module)
         return module
@@ -305,20 +297,7 @@ def print_timing_table(timings: dict[str, float], stream: IO[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        return HeteroOptMain(argv).run()
-    except ToolError as e:
-        print(f"hetero-opt: error: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:
-        if os.environ.get("HETERO_DEBUG"):
-            raise
-        print(
-            f"hetero-opt: internal error: {type(e).__name__}: {e}\n"
-            "(set HETERO_DEBUG=1 for a traceback; please report this)",
-            file=sys.stderr,
-        )
-        return 2
+    return run_tool("hetero-opt", "hetero-opt", lambda: HeteroOptMain(argv).run(), (ToolError,))
 
 
 if __name__ == "__main__":

@@ -24,19 +24,22 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import io
+import math
 import statistics
 import sys
 import time
+import zipfile
+import zlib
 from collections.abc import Sequence
 
 import numpy as np
-from xdsl.dialects.builtin import ModuleOp, TensorType
-
 from hetero.context import parse_module
-from hetero.dialects.relay import FuncOp
+from hetero.dialects.relay import DYNAMIC, FuncOp
 from hetero.interpreter.relay import InterpreterError, element_dtype, run
-from hetero.utils.diagnostics import HeteroError
+from hetero.utils.diagnostics import HeteroError, run_tool
 from hetero.utils.files import write_output
+from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType
+from xdsl.ir import Attribute
 
 
 class RunError(Exception):
@@ -44,10 +47,23 @@ class RunError(Exception):
 
 
 def entry_function(module: ModuleOp, name: str) -> FuncOp:
+    """`@name`, which must return tensors (or tuples of them): what is printed."""
     for op in module.ops:
         if isinstance(op, FuncOp) and op.sym_name.data == name:
+            if not all(_holds_tensors(t) for t in op.function_type.outputs):
+                raise HeteroError(
+                    f"@{name} returns {op.function_type.outputs.data[0]}: hetero-run runs "
+                    "functions returning tensors or tuples of them",
+                    op,
+                )
             return op
     raise RunError(f"no relay.func @{name} in the module")
+
+
+def _holds_tensors(type_: Attribute) -> bool:
+    if isinstance(type_, TupleType):
+        return all(_holds_tensors(t) for t in type_.types)
+    return isinstance(type_, TensorType)
 
 
 def random_inputs(func: FuncOp, seed: int) -> list[np.ndarray]:
@@ -56,7 +72,7 @@ def random_inputs(func: FuncOp, seed: int) -> list[np.ndarray]:
     inputs = []
     for arg in func.args:
         t = arg.type
-        if not isinstance(t, TensorType) or -1 in t.get_shape():
+        if not isinstance(t, TensorType) or not t.has_static_shape():
             raise RunError(f"--random needs static tensor parameters; {arg.name_hint or arg.index} is {t}")
         dtype = element_dtype(t.element_type)
         shape = tuple(t.get_shape())
@@ -65,14 +81,75 @@ def random_inputs(func: FuncOp, seed: int) -> list[np.ndarray]:
     return inputs
 
 
+NPY_HEADERS = {
+    (1, 0): np.lib.format.read_array_header_1_0,
+    (2, 0): np.lib.format.read_array_header_2_0,
+}
+"""`.npy` format versions → header readers (3.0 only adds non-Latin-1
+field names of structured dtypes, which no tensor has)."""
+
+UNREADABLE = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, ValueError)
+"""What `zipfile`, `zlib` and NumPy's `.npy` reader raise on a corrupted file."""
+
+
 def load_inputs(path: str, func: FuncOp) -> list[np.ndarray]:
-    with np.load(path) as data:
-        names = [a.name_hint or f"arg{a.index}" for a in func.args]
-        keys = [n if n in data else f"arg{i}" for i, n in enumerate(names)]
-        missing = [f"{n} (or {k})" for n, k in zip(names, keys) if k not in data]
-        if missing:
-            raise RunError(f"{path} lacks the inputs {', '.join(missing)} (has {', '.join(data)})")
-        return [data[k] for k in keys]
+    """`func`'s arguments from the `.npz` at `path`, by parameter name or
+    position (`arg0`, ...), each checked against its parameter's type
+    before its data is read: a header may declare more than the file holds."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = {n.removesuffix(".npy"): n for n in archive.namelist()}
+            names = [a.name_hint or f"arg{a.index}" for a in func.args]
+            keys = [n if n in members else f"arg{i}" for i, n in enumerate(names)]
+            missing = [f"{n} (or {k})" for n, k in zip(names, keys) if k not in members]
+            if missing:
+                raise RunError(
+                    f"{path} lacks the inputs {', '.join(missing)} "
+                    f"(has {', '.join(members) or 'none'})"
+                )
+            return [
+                _read_input(archive, members[k], n, arg.type)
+                for k, n, arg in zip(keys, names, func.args)
+            ]
+    except UNREADABLE as e:
+        raise RunError(f"{path} is not a readable .npz file ({type(e).__name__}: {e})") from e
+
+
+def _read_input(archive: zipfile.ZipFile, member: str, name: str, type_: Attribute) -> np.ndarray:
+    """The array `member` of `archive` for parameter `name` of type `type_`."""
+    with archive.open(member) as f:
+        version = np.lib.format.read_magic(f)
+        if version not in NPY_HEADERS:
+            raise RunError(
+                f"{archive.filename}: {member} is .npy version {version[0]}.{version[1]}; "
+                "hetero-run reads 1.0 and 2.0"
+            )
+        shape, fortran_order, dtype = NPY_HEADERS[version](f)
+        _check_input(archive.filename, name, shape, dtype, type_)
+        size = math.prod(shape) * dtype.itemsize
+        data = f.read(min(size, archive.getinfo(member).file_size))
+        if len(data) != size:
+            raise RunError(
+                f"{archive.filename}: {member} holds {len(data)} bytes of data, "
+                f"its header declares {size}"
+            )
+    array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran_order else "C")
+    return array.astype(dtype.newbyteorder("="))
+
+
+def _check_input(
+    path: str | None, name: str, shape: tuple[int, ...], dtype: np.dtype, type_: Attribute
+) -> None:
+    """A `RunError` unless an array of `shape` and `dtype` fits parameter `name`."""
+    given = f"{dtype}{list(shape)}"
+    if not isinstance(type_, TensorType):
+        raise RunError(f"{path}: input {name} is {given}; the parameter is a {type_}")
+    want = element_dtype(type_.element_type)
+    fits = len(shape) == len(type_.get_shape()) and all(
+        d == w or (w == DYNAMIC and d >= 0) for d, w in zip(shape, type_.get_shape())
+    )
+    if dtype.newbyteorder("=") != want or not fits:
+        raise RunError(f"{path}: input {name} is {given}; the parameter is {type_}")
 
 
 def _flatten(result: object) -> list[np.ndarray]:
@@ -233,15 +310,8 @@ def _execute(args: argparse.Namespace) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments().parse_args(argv)
-    try:
-        ok = _execute(args)
-    except HeteroError as e:
-        print(f"{e.location or args.file}: error: {e.message}", file=sys.stderr)
-        return 1
-    except (RunError, InterpreterError, OSError, ValueError) as e:
-        print(f"hetero-run: error: {e}", file=sys.stderr)
-        return 1
-    return 0 if ok else 1
+    errors = (RunError, InterpreterError, OSError, ValueError)
+    return run_tool("hetero-run", args.file, lambda: 0 if _execute(args) else 1, errors)
 
 
 if __name__ == "__main__":

@@ -22,17 +22,25 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.traits import SymbolTable
-
 from hetero.context import parse_module
 from hetero.dialects.relay import FuncOp
 from hetero.runtime.cpu import CpuModule
 from hetero.runtime.cuda import GpuProgram
-from hetero.utils.diagnostics import HeteroError
+from hetero.utils.diagnostics import run_tool
 from hetero.utils.files import write_output
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.traits import SymbolTable
 
 Native = CpuModule | GpuProgram
+
+
+class TranslateError(Exception):
+    """A module that cannot be translated as asked."""
+
+
+USER_ERRORS = (TranslateError, OSError, ValueError)
+"""Errors of the input or the invocation (`ConfigError`, `PatternError`,
+... are `ValueError`s)."""
 
 
 def _host(native: Native) -> CpuModule:
@@ -41,7 +49,7 @@ def _host(native: Native) -> CpuModule:
 
 def _ptx(native: Native) -> str:
     if not isinstance(native, GpuProgram):
-        raise ValueError("--emit=ptx: the module has no GPU functions")
+        raise TranslateError("--emit=ptx: the module has no GPU functions")
     return "\n".join(kernels.ptx for kernels in native.kernels)
 
 
@@ -61,7 +69,7 @@ def native_module(module: ModuleOp, entry: str, targets: Sequence[str]) -> Nativ
 
         compiled = hetero.compile(module, targets=targets, entry=entry)
         if not isinstance(compiled, hetero.CompiledFunction):
-            raise ValueError(
+            raise TranslateError(
                 f"@{entry} has dynamic input shapes; give them sizes first "
                 "(hetero-opt -p 'specialize-shapes{shapes=...}')"
             )
@@ -83,17 +91,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.emit == "obj" and args.output in (None, "-") and sys.stdout.isatty():
         print("hetero-translate: error: --emit=obj writes binary; give -o FILE", file=sys.stderr)
         return 1
-    try:
-        with open(args.file, encoding="utf-8") as f:
-            module = parse_module(f.read(), args.file)
-        native = native_module(module, args.entry, args.targets.split(","))
-        write_output(args.output, EMITTERS[args.emit](native))
-    except HeteroError as e:
-        print(f"{e.location or args.file}: error: {e.message}", file=sys.stderr)
-        return 1
-    except (OSError, ValueError) as e:
-        print(f"hetero-translate: error: {e}", file=sys.stderr)
-        return 1
+    return run_tool("hetero-translate", args.file, lambda: _translate(args), USER_ERRORS)
+
+
+def _translate(args: argparse.Namespace) -> int:
+    with open(args.file, encoding="utf-8") as f:
+        module = parse_module(f.read(), args.file)
+    native = native_module(module, args.entry, args.targets.split(","))
+    write_output(args.output, EMITTERS[args.emit](native))
     return 0
 
 

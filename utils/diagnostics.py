@@ -4,20 +4,26 @@ Every user-facing error in hetero is a `HeteroError` naming the operation it
 is about.  The parser used by hetero's tools (`LocatedParser`) gives every op
 a `FileLineColLoc`, so an error prints as `file:line:col: error: message`
 followed by the op, like MLIR's diagnostics.  `verify_module` is the
-per-op verifier walk that turns xDSL's `VerifyException` into such an error.
+per-op verifier walk that turns xDSL's `VerifyException` into such an error,
+and checks what xDSL's verifier does not: that every value is defined before
+its uses (`Dominance`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+import os
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from io import StringIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Operation
+from xdsl.ir import Block, BlockArgument, OpResult, Operation, Region, SSAValue
+from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import Parser
 from xdsl.printer import Printer
+from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 
 import hetero.utils.xdsl_fixes  # noqa: F401  (fixes the string lexer's backtracking)
@@ -107,12 +113,91 @@ def parse_error_to_hetero(e: ParseError, line_offset: int = 0) -> tuple[Location
 
 
 def verify_module(module: ModuleOp) -> None:
-    """Verify every op; raise a `HeteroError` at the first op that fails."""
+    """Verify every op and the dominance of its operands; raise a
+    `HeteroError` at the first op that fails."""
+    dominance = Dominance()
+    for op in module.walk():  # first: op verifiers read their operands' owners
+        dominance.verify_operands(op)
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
         except VerifyException as e:
             raise HeteroError(str(e), op) from e
+
+
+@dataclass
+class Dominance:
+    """MLIR's rule that a value is defined before every use, which xDSL's
+    verifier leaves out: its parser accepts forward references, and every
+    interpreter and lowering after it assumes definitions come first.
+
+    A use is valid where its value's block holds an ancestor of the user
+    (the user itself or an op enclosing it) after the definition, or where
+    the value's block dominates the block holding that ancestor.  Regions of
+    symbol tables (`builtin.module`) are graph regions, ordered freely as in
+    MLIR; uses in unreachable blocks are not checked, as in MLIR.
+    """
+
+    positions: dict[Block, dict[Operation, int]] = field(default_factory=dict)
+    blocks: dict[Region, DominanceInfo] = field(default_factory=dict)
+
+    def verify_operands(self, op: Operation) -> None:
+        for index, operand in enumerate(op.operands):
+            if not isinstance(operand, OpResult | BlockArgument):  # a forward reference
+                raise HeteroError(f"operand #{index} is never defined", op)
+            problem = self.problem(operand, op)
+            if problem is not None:
+                raise HeteroError(
+                    f"operand #{index} does not dominate this use",
+                    op,
+                    [Note(f"operand defined here ({problem})", _defining_op(operand))],
+                )
+
+    def problem(self, value: SSAValue, user: Operation) -> str | None:
+        """Why `value` is not defined before `user`, None where it is."""
+        block = _defining_block(value)
+        region = block.parent if block is not None else None
+        ancestor: Operation | None = user
+        while ancestor is not None and ancestor.parent_region() is not region:
+            ancestor = ancestor.parent_op()
+        if ancestor is None or region is None:
+            return "in a region that does not hold the use"
+        if region.parent is not None and region.parent.has_trait(SymbolTable):
+            return None
+        use_block = ancestor.parent_block()
+        assert use_block is not None
+        if use_block is not block:
+            info = self._block_dominance(region)
+            reachable = info.dominates(region.blocks.first, use_block)  # type: ignore[arg-type]
+            if reachable and not info.strictly_dominates(block, use_block):  # type: ignore[arg-type]
+                return "in a block that does not dominate the use"
+            return None
+        if isinstance(value, BlockArgument):
+            return None
+        if value.owner is ancestor:
+            return "by an op that holds the use in its regions"
+        order = self._positions(block)
+        return "after the use" if order[value.owner] > order[ancestor] else None
+
+    def _positions(self, block: Block) -> dict[Operation, int]:
+        if block not in self.positions:
+            self.positions[block] = {op: i for i, op in enumerate(block.ops)}
+        return self.positions[block]
+
+    def _block_dominance(self, region: Region) -> DominanceInfo:
+        if region not in self.blocks:
+            self.blocks[region] = DominanceInfo(region)
+        return self.blocks[region]
+
+
+def _defining_block(value: SSAValue) -> Block | None:
+    return value.owner if isinstance(value, BlockArgument) else value.owner.parent_block()  # type: ignore[union-attr]
+
+
+def _defining_op(value: SSAValue) -> Operation | None:
+    """The op that defines `value`, or that holds the block it is an argument of."""
+    owner = value.owner
+    return owner.parent_op() if isinstance(owner, Block) else owner
 
 
 class LocatedParser(Parser):
@@ -122,6 +207,19 @@ class LocatedParser(Parser):
         super().__init__(ctx, text, name)
         self.line_offset = line_offset
 
+    def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
+        """xDSL's, with every failure a `ParseError` at the current token:
+        xDSL raises a `VerifyException` for an attribute that fails its own
+        checks, and a few plain exceptions on odd input."""
+        try:
+            return super().parse_module(allow_implicit_module)
+        except (ParseError, HeteroError):
+            raise
+        except VerifyException as e:
+            self.raise_error(str(e))
+        except Exception as e:  # xDSL raises a few plain exceptions on odd input
+            self.raise_error(f"malformed input: {e}")
+
     def parse_operation(self) -> Operation:
         start = self._current_token.span.get_location()
         op = super().parse_operation()
@@ -130,3 +228,38 @@ class LocatedParser(Parser):
                 StringAttr(start.file), IntAttr(start.line + self.line_offset), IntAttr(start.col)
             )
         return op
+
+
+def run_tool(
+    prog: str,
+    file: str,
+    body: Callable[[], int],
+    user_errors: tuple[type[Exception], ...] = (),
+) -> int:
+    """`body()`'s exit status, with every error it raises printed as a
+    diagnostic: the one place where hetero's tools decide what a user sees.
+
+    A `HeteroError` is located (`file:line:col: error: ...`, `file: error:`
+    without a location), `user_errors` and memory running out are
+    `prog: error: ...`; all exit with status 1.  Anything else is a bug in
+    hetero, not in the input: `prog: internal error: ...` and status 2, or
+    the traceback itself with `HETERO_DEBUG=1`.
+    """
+    try:
+        return body()
+    except HeteroError as e:
+        print(e.render(file), file=sys.stderr)
+    except MemoryError as e:
+        print(f"{prog}: error: out of memory ({str(e) or 'an allocation failed'})", file=sys.stderr)
+    except user_errors as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+    except Exception as e:
+        if os.environ.get("HETERO_DEBUG"):
+            raise
+        print(
+            f"{prog}: internal error: {type(e).__name__}: {e}\n"
+            "(set HETERO_DEBUG=1 for a traceback; please report this)",
+            file=sys.stderr,
+        )
+        return 2
+    return 1
