@@ -26,12 +26,19 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from hetero.runtime.compiled import (
+    CompiledFunction,
+    CompiledFunctionError,
+    Signature,
+    Structure,
+    by_position,
+)
+from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects.builtin import (
     ArrayAttr,
     ModuleOp,
@@ -43,108 +50,9 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
-from hetero.utils.diagnostics import HeteroError
-
 if TYPE_CHECKING:
     from hetero.dialects.tir import PrimFuncOp
-    from hetero.runtime.cpu import CpuModule
     from hetero.runtime.profiler import HostPlan, Profile
-    from hetero.runtime.cuda import ResidentArray
-
-
-class CompiledFunctionError(ValueError):
-    """Inputs that do not match the compiled function's signature."""
-
-
-@dataclass(frozen=True)
-class Signature:
-    """Shape and dtype of one input or of the output."""
-
-    label: str
-    shape: tuple[int, ...]
-    dtype: np.dtype[Any]
-
-    def check(self, value: object) -> np.ndarray:
-        """`value` as a C-contiguous array, or a clear error."""
-        if not isinstance(value, np.ndarray):
-            raise CompiledFunctionError(
-                f"{self.label} must be a NumPy array, got {type(value).__name__}"
-            )
-        if value.shape != self.shape or value.dtype != self.dtype:
-            raise CompiledFunctionError(
-                f"{self.label} must have shape {self.shape} and dtype {self.dtype}, "
-                f"got shape {value.shape} and dtype {value.dtype}"
-            )
-        return np.require(value, requirements="C")  # keeps rank 0 (`_decode_constants`)
-
-
-@dataclass
-class CompiledFunction:
-    """The native entry function: `f(*inputs) -> output` in NumPy; a tuple
-    result is returned as a (nested) tuple of arrays."""
-
-    native: CpuModule
-    symbol: str
-    inputs: tuple[Signature, ...]
-    outputs: tuple[Signature, ...]
-    """The result's tensors, a tuple result flattened in order."""
-    structure: Structure
-    """Where each output goes: its index, or a tuple of structures."""
-    constants: tuple[np.ndarray | ResidentArray, ...]
-    """Decoded once; for a `GpuProgram`, uploaded to managed memory once."""
-    timings: dict[str, float] = field(default_factory=dict)
-    """Seconds spent in each compilation stage."""
-    memory: dict[str, tuple[int, int]] = field(default_factory=dict)
-    """Per device, the intermediates' planned bytes and the bytes they would
-    take without reuse (`plan-memory`)."""
-    plan: HostPlan | HeteroError | None = None
-    """The host function's steps, for `profile` (or why it cannot be replayed)."""
-    num_threads: int | None = None
-    """The threads of its parallel loops at each call that sets none; None:
-    the targets' `num_threads`, else `HETERO_NUM_THREADS`, else the CPUs
-    this process may use (docs/lowering.md)."""
-
-    def __call__(self, *inputs: object, num_threads: int | None = None) -> Any:
-        """`num_threads`: this call's parallel loops' threads (see the field)."""
-        arrays, outs = self._arguments(inputs)
-        with _threads(num_threads, self.num_threads):
-            self.native.function(self.symbol)(*arrays, *self.constants, *outs)
-        return _regroup(self.structure, outs)
-
-    def profile(self, *inputs: object, num_threads: int | None = None) -> Profile:
-        """The call run kernel by kernel from Python (`runtime/profiler.py`,
-        a debug executor): its result and each kernel call's time, in order."""
-        from hetero.runtime.profiler import Profile
-
-        if self.plan is None or isinstance(self.plan, HeteroError):
-            raise self.plan or CompiledFunctionError("no host plan to profile")
-        arrays, outs = self._arguments(inputs)
-        with _threads(num_threads, self.num_threads):
-            calls = self.plan.run(self.native, [*arrays, *self.constants, *outs])
-        return Profile(_regroup(self.structure, outs), calls)
-
-    def _arguments(self, inputs: Sequence[object]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """The checked inputs and fresh output arrays of a call."""
-        if len(inputs) != len(self.inputs):
-            raise CompiledFunctionError(
-                f"{self.symbol} takes {len(self.inputs)} input(s), {len(inputs)} given"
-            )
-        arrays = [s.check(v) for s, v in zip(self.inputs, inputs)]
-        return arrays, [np.empty(o.shape, o.dtype) for o in self.outputs]
-
-
-def _threads(call: int | None, function: int | None) -> AbstractContextManager[None]:
-    """`using_threads` of a call's thread count, else of its function's;
-    nothing to set where neither sets one."""
-    count = function if call is None else call
-    if count is None:
-        return nullcontext()
-    from hetero.runtime.parallel import using_threads
-
-    return using_threads(count)
-
-
-Structure = int | tuple["Structure", ...]
 
 
 def _structure(type: Attribute, counter: list[int]) -> Structure:
@@ -155,17 +63,11 @@ def _structure(type: Attribute, counter: list[int]) -> Structure:
     return counter[0] - 1
 
 
-def _regroup(structure: Structure, outs: list[np.ndarray]) -> Any:
-    if isinstance(structure, int):
-        return outs[structure]
-    return tuple(_regroup(s, outs) for s in structure)
-
-
-def _signature(type: object, label: str) -> Signature:
+def _signature(type: object, label: str, name: str | None = None) -> Signature:
     from hetero.interpreter.relay import element_dtype
 
     assert isinstance(type, TensorType)  # lower-aot-main accepted it
-    return Signature(label, tuple(type.get_shape()), element_dtype(type.element_type))
+    return Signature(label, tuple(type.get_shape()), element_dtype(type.element_type), name)
 
 
 def _decode_constants(values: ArrayAttr) -> tuple[np.ndarray, ...]:
@@ -323,26 +225,38 @@ class ShapeSpecializedFunction:
     entry: str
     ranks: tuple[tuple[str, TensorType[Attribute]], ...]
     """Per input: its label and declared type."""
+    names: tuple[str | None, ...]
+    """Per input: its name (`Signature.name`)."""
     compiled: dict[tuple[tuple[int, ...], ...], CompiledFunction] = field(default_factory=dict)
     """The specializations so far, by input shapes."""
     num_threads: int | None = None
     """`CompiledFunction.num_threads`, for every specialization."""
 
-    def __call__(self, *inputs: object, num_threads: int | None = None) -> Any:
+    def __call__(
+        self,
+        *inputs: object,
+        out: np.ndarray | Sequence[np.ndarray] | None = None,
+        num_threads: int | None = None,
+        **named: object,
+    ) -> Any:
+        """`CompiledFunction.__call__` of the specialization for these inputs."""
         count = self.num_threads if num_threads is None else num_threads
-        return self.specialized(inputs)(*inputs, num_threads=count)
+        arrays = self._positional(inputs, named)
+        return self.specialized(arrays)(*arrays, out=out, num_threads=count)
 
-    def profile(self, *inputs: object, num_threads: int | None = None) -> Profile:
+    def profile(self, *inputs: object, num_threads: int | None = None, **named: object) -> Profile:
         """`CompiledFunction.profile` of the specialization for these inputs."""
         count = self.num_threads if num_threads is None else num_threads
-        return self.specialized(inputs).profile(*inputs, num_threads=count)
+        arrays = self._positional(inputs, named)
+        return self.specialized(arrays).profile(*arrays, num_threads=count)
+
+    def _positional(self, inputs: Sequence[object], named: Mapping[str, object]) -> list[object]:
+        params = [(label, name) for (label, _), name in zip(self.ranks, self.names)]
+        return by_position(f"@{self.entry}", params, inputs, named)
 
     def specialized(self, inputs: Sequence[object]) -> CompiledFunction:
         """The function compiled for the shapes of `inputs` (at the first call with them)."""
-        if len(inputs) != len(self.ranks):
-            raise CompiledFunctionError(
-                f"@{self.entry} takes {len(self.ranks)} input(s), {len(inputs)} given"
-            )
+        inputs = self._positional(inputs, {})
         shapes = tuple(_dynamic_shape(label, t, v) for (label, t), v in zip(self.ranks, inputs))
         if shapes not in self.compiled:
             from hetero.transforms.specialize_shapes import specialize
@@ -437,6 +351,7 @@ def compile(
                 targets,
                 entry,
                 tuple(zip(labels, (a.type for a in main.args))),
+                tuple(a.name_hint for a in main.args),
             )
         return _compile_static(module, entry, timings)
 
@@ -501,7 +416,10 @@ def _compile_static(
     return CompiledFunction(
         native,
         host.sym_name.data,
-        tuple(_signature(a.type, _input_label(i, a)) for i, a in enumerate(main.args)),
+        tuple(
+            _signature(a.type, _input_label(i, a), a.name_hint)
+            for i, a in enumerate(main.args)
+        ),
         tuple(
             _signature(t, f"output #{i}")
             for i, t in enumerate(output_types(main.result_type, main))

@@ -52,7 +52,6 @@ import os
 import re
 import secrets
 import stat
-import struct
 import sys
 import tempfile
 import time
@@ -61,12 +60,13 @@ from collections.abc import Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import cache
-from itertools import accumulate, pairwise, takewhile
+from itertools import takewhile
 from pathlib import Path
 
 import llvmlite
 import llvmlite.binding as llvm
 import xdsl
+from hetero.runtime import framing
 from hetero.runtime.cpu import CpuTarget, FunctionInfo, ObjectCode
 from hetero.utils.cpus import default_threads
 from xdsl.context import Context
@@ -106,10 +106,11 @@ SECRET = "secret"
 
 SECRET_BYTES = 32
 
-HEADER = struct.Struct("<8sIQQQ")
-"""An entry: magic, `FORMAT`, the sizes of its three parts (the functions as
-JSON, the object file, the bitcode), the parts, then its `MAC_BYTES` of
-HMAC-SHA256 over its key and all that precedes."""
+HEADER = framing.header(3)
+"""An entry: magic, `FORMAT`, the sizes of its three parts (`object_parts`:
+the functions as JSON, the object file, the bitcode), the parts
+(`hetero.runtime.framing`), then its `MAC_BYTES` of HMAC-SHA256 over its key
+and all that precedes."""
 
 MAGIC = b"hetero\0c"
 
@@ -309,10 +310,16 @@ def _mac(secret: bytes, key: str, signed: bytes) -> bytes:
 def _encode(secret: bytes, key: str, code: ObjectCode) -> bytes:
     """The entry of `code` under `key` (its timings are not kept: a hit has
     its own)."""
-    functions = _functions_json(code.functions.values())
-    parts = (functions.encode(), code.object, code.bitcode)
-    signed = b"".join((HEADER.pack(MAGIC, FORMAT, *map(len, parts)), *parts))
+    signed = framing.pack(MAGIC, FORMAT, object_parts(code))
     return signed + _mac(secret, key, signed)
+
+
+def object_parts(code: ObjectCode) -> tuple[bytes, bytes, bytes]:
+    """`code` as three parts: its functions as JSON (`_functions_json`), the
+    object file, the bitcode; a `.hetero` file keeps its code so too
+    (`hetero.runtime.artifact`)."""
+    functions = _functions_json(code.functions.values())
+    return functions.encode(), code.object, code.bitcode
 
 
 def _decode(secret: bytes, key: str, entry: bytes) -> ObjectCode:
@@ -324,11 +331,7 @@ def _decode(secret: bytes, key: str, entry: bytes) -> ObjectCode:
         mac, _mac(secret, key, signed)
     ):
         raise ValueError("not an entry signed with this cache's secret")
-    magic, version, *sizes = HEADER.unpack_from(signed)
-    if (magic, version) != (MAGIC, FORMAT) or HEADER.size + sum(sizes) != len(signed):
-        raise ValueError("not an entry of this format")
-    offsets = accumulate(sizes, initial=HEADER.size)
-    functions, object_file, bitcode = (signed[a:b] for a, b in pairwise(offsets))
+    functions, object_file, bitcode = framing.unpack(MAGIC, FORMAT, 3, signed)
     infos = _function_infos(json.loads(functions))
     return ObjectCode(object_file, bitcode, {i.name: i for i in infos}, {})
 

@@ -51,6 +51,7 @@ from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime import cublas
 from hetero.runtime.cpu import CpuModule
 from hetero.transforms.annotate_device_regions import AnnotateDeviceRegionsPass
+from hetero.transforms.inline_private_functions import InlinePrivateFunctionsPass
 from hetero.transforms.lower_device_kernel_launch import LowerDeviceKernelLaunchPass
 from hetero.transforms.split_host_device import SplitHostDevicePass
 from hetero.utils.diagnostics import HeteroError
@@ -697,18 +698,24 @@ def mark_cublas_stubs(module: ModuleOp) -> None:
 
 
 SPLIT_PASSES = (
+    InlinePrivateFunctionsPass(),
     AnnotateDeviceRegionsPass(),
     SplitHostDevicePass(),
     LowerDeviceKernelLaunchPass(),
+    InlinePrivateFunctionsPass(),
 )
-"""Spec §7.3–7.6: each thread-bound nest of a GPU function with a host becomes
-a kernel of its own, launched by what is left of the function."""
+"""The TIR target passes after `bind-target` (docs/passes/tir-target-passes.md):
+each thread-bound nest of a GPU function with a host becomes a kernel of its
+own, launched by what is left of the function; private helpers are inlined
+where GPU code calls them, before (thread loops, and helpers whose results
+the host part needs) and after the split (calls the new kernels inherit)."""
 
 
 def compile_cuda(module: ModuleOp, ctx: Context | None = None) -> GpuProgram:
     """`compile_cpu` for modules with GPU kernels: the GPU functions split into
-    kernels (`SPLIT_PASSES`), the kernels to PTX, the host functions (their
-    calls of kernels become launches) to a `CpuModule`."""
+    kernels (`SPLIT_PASSES`; every function needs its target, `bind-target`),
+    the kernels to PTX, the host functions (their calls of kernels become
+    launches) to a `CpuModule`."""
     ctx = ctx or Context()
     options = codegen_options(module)
     for split in SPLIT_PASSES:

@@ -109,6 +109,44 @@ def test_folding_keeps_results():
         np.testing.assert_allclose(out, 2 * a, rtol=1e-6)
 
 
+def device_subroutine(public: bool) -> str:
+    """TVM's test_call_to_device_subroutine for cuda: a host `main` calls a
+    subroutine whose thread-bound loop stores `2 * val`."""
+    visibility = "" if public else "private "
+    return f"""
+tir.prim_func @main(%a: memref<1xf32>) {{
+  %v = arith.constant 42.0 : f32
+  tir.call @subroutine(%a, %v) : (memref<1xf32>, f32) -> ()
+}}
+tir.prim_func {visibility}@subroutine(%a: memref<1xf32>, %v: f32) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tir.for %i = %c0 to %c1 step %c1 thread_binding "threadIdx.x" {{
+    %two = arith.constant 2.0 : f32
+    %x = arith.mulf %two, %v : f32
+    memref.store %x, %a[%c0] : memref<1xf32>
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("public", [True, False], ids=["external", "internal"])
+def test_host_main_calls_a_device_subroutine(public: bool):
+    """A public subroutine is entered through the host API: `main` keeps
+    calling it on the host and it launches its own kernel; a private one is
+    part of `main`'s kernel."""
+    module = run_pipeline(parse_module(device_subroutine(public)), PIPELINE)
+    main = next(op for op in module.ops if op.sym_name.data == "main")
+    if public:
+        assert "tir.call @subroutine" in str(main) and "tir.target_region" not in str(main)
+        assert "tir.launch @subroutine_kernel" in str(module)
+    else:
+        assert "tir.launch @main_kernel" in str(main) and "@subroutine" not in str(module)
+    a = np.zeros(1, np.float32)
+    run_prim_func(module, "main", a)
+    assert a[0] == 84.0
+
+
 def test_cpu_calls_ext_dev_by_symbol():
     """Spec §7.6 (PR #14985): a CPU caller reaches an `ext_dev` callee with an
     extern call, not a launch (no built-in kind is `ext_dev`, so one is made)."""

@@ -13,10 +13,14 @@ each result's shape, dtype and a checksum, and the times.
     hetero-run model.mlir --random --compile [--repeat 10] [--targets llvm]
     hetero-run model.mlir --random --check [--rtol 1e-4 --atol 1e-5]
     hetero-run model.mlir --random --profile [--repeat 10]   # time per kernel
+    hetero-run model.hetero --random [--timing]     # a compiled model (hetero-compile)
 
 `--profile` compiles and replays the host function kernel by kernel
 (`CompiledFunction.profile`), printing each kernel's calls and time, the
-costliest first.
+costliest first.  `--timing` prints the seconds of each compilation stage
+(`CompiledFunction.timings`).  A `.hetero` file (`hetero-compile`,
+docs/deployment.md) is run natively as it was compiled: no relay program to
+interpret, check or profile.
 """
 
 from __future__ import annotations
@@ -76,9 +80,13 @@ def random_inputs(func: FuncOp, seed: int) -> list[np.ndarray]:
             raise RunError(f"--random needs static tensor parameters; {arg.name_hint or arg.index} is {t}")
         dtype = element_dtype(t.element_type)
         shape = tuple(t.get_shape())
-        data = rng.integers(0, 2, shape) if dtype == np.bool_ else rng.standard_normal(shape)
-        inputs.append(np.asarray(data).astype(dtype))
+        inputs.append(_random_array(rng, shape, dtype))
     return inputs
+
+
+def _random_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    data = rng.integers(0, 2, shape) if dtype == np.bool_ else rng.standard_normal(shape)
+    return np.asarray(data).astype(dtype)
 
 
 NPY_HEADERS = {
@@ -176,6 +184,9 @@ def _arguments() -> argparse.ArgumentParser:
     )
     parser.add_argument("--targets", default="llvm", help="targets of a module without target.config")
     parser.add_argument("--repeat", type=int, default=1, help="native runs to time (median)")
+    parser.add_argument(
+        "--timing", action="store_true", help="print the seconds of each compilation stage"
+    )
     parser.add_argument("--rtol", type=float, default=1e-4)
     parser.add_argument("--atol", type=float, default=1e-5)
     return parser
@@ -184,7 +195,6 @@ def _arguments() -> argparse.ArgumentParser:
 def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace) -> list[np.ndarray]:
     """Compile and run `inputs` through the native code, printing the times."""
     import hetero
-    from hetero.lowering.compile_cache import all_cached
 
     start = time.perf_counter()
     compiled = hetero.compile(module, targets=args.targets.split(","), entry=args.entry)
@@ -192,19 +202,71 @@ def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace
         # Dynamic input shapes: compiled for these inputs.
         compiled = compiled.specialized(inputs)
     compile_seconds = time.perf_counter() - start
+    return _run_native(compiled, inputs, args, f"compile: {compile_seconds * 1e3:.1f} ms")
+
+
+def _run_native(
+    compiled: object, inputs: list[np.ndarray], args: argparse.Namespace, heading: str
+) -> list[np.ndarray]:
+    """Run `compiled` on `inputs`, printing `heading` and the times."""
+    from hetero.lowering.compile_cache import all_cached
+
     times, result = [], None
     for _ in range(max(1, args.repeat)):
         start = time.perf_counter()
         result = compiled(*inputs)
         times.append(time.perf_counter() - start)
     cached = " (code from the compile cache)" if all_cached(compiled.timings) else ""
-    print(f"compile: {compile_seconds * 1e3:.1f} ms{cached}")
+    print(f"{heading}{cached}")
+    if args.timing:
+        print_timings(compiled.timings)
     for device, (planned, requested) in compiled.memory.items():
         print(f"memory {device}: {planned} bytes planned ({requested} without reuse)")
     print(f"native: {statistics.median(times) * 1e3:.3f} ms (median of {len(times)})")
     if args.profile:
         _print_profile(compiled, inputs, max(1, args.repeat))
     return _flatten(result)
+
+
+def print_timings(timings: dict[str, float]) -> None:
+    """The stage table: each stage's seconds, in the order they ran."""
+    width = max(map(len, timings), default=0)
+    for stage, seconds in timings.items():
+        print(f"  {stage:<{width}}  {seconds * 1e3:10.1f} ms")
+
+
+def _execute_artifact(args: argparse.Namespace) -> bool:
+    """Run the compiled model of a `.hetero` file on random or given inputs."""
+    import hetero
+
+    if args.check or args.profile:
+        raise RunError(
+            f"{args.file} is compiled code: it has no relay program to check or "
+            "profile (run the .mlir it was compiled from)"
+        )
+    start = time.perf_counter()
+    compiled = hetero.load(args.file)
+    heading = f"load: {(time.perf_counter() - start) * 1e3:.1f} ms"
+    if args.random:
+        rng = np.random.default_rng(args.seed)
+        inputs = [_random_array(rng, s.shape, s.dtype) for s in compiled.inputs]
+    else:
+        inputs = _npz_inputs(args.inputs, [s.name for s in compiled.inputs])
+    _print_results(_run_native(compiled, inputs, args, heading), args)
+    return True
+
+
+def _npz_inputs(path: str, names: list[str | None]) -> list[np.ndarray]:
+    """The arrays of the `.npz` at `path` by input name or position (`arg0`, ...)."""
+    try:
+        with np.load(path) as archive:
+            keys = [n if n in archive else f"arg{i}" for i, n in enumerate(names)]
+            missing = [k for k in keys if k not in archive]
+            if missing:
+                raise RunError(f"{path} lacks the inputs {', '.join(missing)}")
+            return [archive[k] for k in keys]
+    except UNREADABLE as e:
+        raise RunError(f"{path} is not a readable .npz file ({type(e).__name__}: {e})") from e
 
 
 def _print_profile(compiled: object, inputs: list[np.ndarray], repeat: int) -> None:
@@ -284,6 +346,8 @@ def _check_onnxruntime(
 
 def _execute(args: argparse.Namespace) -> bool:
     """Run as the arguments say, print the results; True where they check out."""
+    if args.file.endswith(".hetero"):
+        return _execute_artifact(args)
     with open(args.file, encoding="utf-8") as f:
         module = parse_module(f.read(), args.file)
     func = entry_function(module, args.entry)
@@ -298,14 +362,17 @@ def _execute(args: argparse.Namespace) -> bool:
     ok = _compare(results, reference, args) if results and reference else True
     if args.check and results:
         ok &= _check_onnxruntime(module, inputs, results, args)
-    results = results or reference or []
+    _print_results(results or reference or [], args)
+    return ok
+
+
+def _print_results(results: list[np.ndarray], args: argparse.Namespace) -> None:
     for i, value in enumerate(results):
         print(f"result {i}: {value.dtype}{list(value.shape)} sum={float(np.sum(value)):.6g}")
     if args.output:
         buffer = io.BytesIO()
         np.savez(buffer, **{f"result{i}": v for i, v in enumerate(results)})
         write_output(args.output, buffer.getvalue())
-    return ok
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -8,7 +8,9 @@
 A module with a relay entry function (`--entry`, default `main`) goes through
 the whole `hetero.compile` pipeline (the host function and its kernels); a
 module of `tir.prim_func`s (or of already lowered `func`/`llvm` functions)
-through `compile_cpu` (`compile_cuda` where some are for a GPU).  The text or
+through `compile_cpu` (`compile_cuda` where some are for a GPU, which runs
+the TIR target passes), functions without a target given the default
+device's (`--targets cuda`: `cuda` with host `llvm`).  The text or
 object is what the JIT would run, for the functions' own `mcpu`/`mattr`
 (default: this host's CPU); for a program with GPU kernels, `llvm-ir`, `asm`
 and `obj` are its host code and `ptx` its kernels (one PTX module per GPU
@@ -77,7 +79,23 @@ def native_module(module: ModuleOp, entry: str, targets: Sequence[str]) -> Nativ
     from hetero.lowering.cpu_codegen import compile_cpu
     from hetero.runtime.cuda import compile_cuda, has_gpu_functions
 
+    _bind_missing_targets(module, targets)
     return compile_cuda(module) if has_gpu_functions(module) else compile_cpu(module)
+
+
+def _bind_missing_targets(module: ModuleOp, targets: Sequence[str]) -> None:
+    """`bind-target` with the default device's target (`--targets cuda`: cuda
+    with host llvm) where a prim_func has none, as TVM's build does."""
+    from hetero.dialects.tir import prim_funcs
+    from hetero.targets.config import module_config
+    from hetero.transforms.bind_target import bind_target
+
+    if all(func.target is not None for func in prim_funcs(module)):
+        return
+    config = module_config(module, targets, "hetero-translate")
+    target = config.default_primitive_virtual_device.target
+    assert target is not None
+    bind_target(module, target)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -7,7 +7,9 @@ as `tir.target_region`s for the target without its host, which
 block) is classified:
 
 * **host** if it contains a host-only op (trait `HostOnly`: `tir.launch`,
-  `tir.call_packed`) — TVM's host-only builtins;
+  `tir.call_packed`) — TVM's host-only builtins — or a call of a
+  host-exposed function (public, not a kernel): such a function is entered
+  through the host API, so only host code can call it;
 * **device** if it is, or contains, a thread-bound loop or a target region;
 * **either** otherwise (scalar work, buffer accesses, serial loops).
 
@@ -46,12 +48,15 @@ from xdsl.traits import IsTerminator
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import (
+    CallOp,
     ForOp,
     HostOnly,
     PrimFuncOp,
     TargetRegionOp,
+    called_function,
     prim_funcs,
 )
+from hetero.transforms.bind_target import is_host_exposed
 from hetero.utils.diagnostics import HeteroError
 
 
@@ -70,11 +75,18 @@ def is_device_construct(op: Operation) -> bool:
     )
 
 
+def is_host_only(op: Operation) -> bool:
+    """A host-only builtin, or a call of a function entered through the host API."""
+    return op.has_trait(HostOnly) or (
+        isinstance(op, CallOp) and is_host_exposed(called_function(op))
+    )
+
+
 def place_of(op: Operation) -> Place:
     """Host if `op` holds a host-only op, else device if it holds a device
     construct, else either (the host wins: it cannot move to the device)."""
     ops = list(op.walk())
-    if any(o.has_trait(HostOnly) for o in ops):
+    if any(is_host_only(o) for o in ops):
         return Place.HOST
     if any(is_device_construct(o) for o in ops):
         return Place.DEVICE

@@ -51,9 +51,19 @@ def _is_true(flag: Attribute | None) -> bool:
     return isinstance(flag, IntegerAttr) and flag.value.data != 0
 
 
+def is_global_func(func: PrimFuncOp) -> bool:
+    """Whether `func` is a kernel, launched or extern-called by its symbol."""
+    return _is_true(func.attributes.get(IS_GLOBAL_FUNC))
+
+
+def is_host_exposed(func: PrimFuncOp) -> bool:
+    """Whether `func` is reached through the host API: public, not a kernel."""
+    return not func.is_private and not is_global_func(func)
+
+
 def bound_target(func: PrimFuncOp, target: TargetAttr) -> TargetAttr | None:
     """The target §7.1 gives `func`, or None to leave its attribute as is."""
-    exposed = not func.is_private and not _is_true(func.attributes.get(IS_GLOBAL_FUNC))
+    exposed = is_host_exposed(func)
     if (existing := func.target) is not None:
         if target.host is not None and existing.host is None and exposed:
             return existing.with_host(target.host)
@@ -88,7 +98,12 @@ class BindTargetPass(ModulePass):
         target = self._parse(self.target, op)
         if self.host.strip():
             target = target.with_host(self._parse(self.host, op))
-        for func in prim_funcs(op):
-            if (new := bound_target(func, target)) is not None:
-                func.target = new
-            func.attributes.pop(IS_HOST_FUNC, None)
+        bind_target(op, target)
+
+
+def bind_target(module: ModuleOp, target: TargetAttr) -> None:
+    """`bind-target` with `target` (its host included) on `module`."""
+    for func in prim_funcs(module):
+        if (new := bound_target(func, target)) is not None:
+            func.target = new
+        func.attributes.pop(IS_HOST_FUNC, None)

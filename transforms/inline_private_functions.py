@@ -12,8 +12,16 @@ when
   as strings) or has no target: **cross-target calls are kept** for
   `lower-device-kernel-launch`; or the code around the call has no target
   at all (no code generator is known, so TVM's rule applies: inline);
+* or the call has results and is in the host part of a host-exposed
+  function (outside its device regions and thread-bound loops), and the
+  callee runs on that function's device, which cannot call (or has no
+  target): a launch returns nothing, so such a helper cannot become a
+  kernel; its body joins the function instead, and runs on the host or, if
+  `annotate-device-regions` puts it there, in a kernel (a call without
+  results stays: `lower-device-kernel-launch` launches it);
 * the callee is private (TVM: no `global_symbol`), so nothing outside needs
-  it as a function;
+  it as a function, and not a kernel (`tir.is_global_func`: outlined code
+  that `lower-device-kernel-launch` launches);
 * the callee is not recursive, directly or through other functions.
 
 The callee's body replaces the call with its parameters bound to the
@@ -39,13 +47,17 @@ from hetero.analysis.execution_targets import (
     execution_target,
     function_execution_target,
 )
+from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import (
     CallOp,
     LaunchOp,
     PrimFuncOp,
     called_function,
+    function_of,
     prim_funcs,
 )
+from hetero.transforms.annotate_device_regions import is_device_construct
+from hetero.transforms.bind_target import is_global_func
 
 
 def called_functions(op: Operation) -> set[PrimFuncOp]:
@@ -88,6 +100,39 @@ def inline_call(call: CallOp, callee: PrimFuncOp) -> list[Operation]:
     return copied
 
 
+def _places(call: CallOp) -> list[TargetAttr | None]:
+    """Where the code around `call` runs, and, for a call with results in the
+    host part of a host-exposed function, that function's device (whose
+    helpers it may inline there, see the module docstring)."""
+    here = execution_target(call)
+    target = function_of(call).target
+    if (
+        not call.res
+        or target is None
+        or target.host is None
+        or _under_device_construct(call)
+    ):
+        return [here]
+    return [here, target.without_host()]
+
+
+def _under_device_construct(op: Operation) -> bool:
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, PrimFuncOp):
+        if is_device_construct(parent):
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+def _cannot_call(here: TargetAttr | None, there: TargetAttr | None) -> bool:
+    """Whether code on `here` must inline a callee running on `there`: no
+    target known around the call, or one that cannot call, calling itself."""
+    if here is None:
+        return True
+    return not here.kind.supports_calls and (there is None or str(there) == str(here))
+
+
 class PrivateFunctionInliner:
     """Inlines the calls `inlinable` accepts, then removes dead callees."""
 
@@ -97,15 +142,12 @@ class PrivateFunctionInliner:
 
     def inlinable(self, call: CallOp) -> PrimFuncOp | None:
         callee = called_function(call)
-        if not callee.is_private or callee in self.recursive:
+        if not callee.is_private or callee in self.recursive or is_global_func(callee):
             return None
-        here = execution_target(call)
-        if here is None:
-            return callee
         there = function_execution_target(callee)
-        if here.kind.supports_calls or (there is not None and str(there) != str(here)):
-            return None
-        return callee
+        if any(_cannot_call(here, there) for here in _places(call)):
+            return callee
+        return None
 
     def run(self, module: ModuleOp) -> None:
         worklist = [op for op in module.walk() if isinstance(op, CallOp)]

@@ -211,3 +211,39 @@ tir.prim_func @launch_in_loop(%a: memref<4xf32>) target #target.target<"cuda", h
   }
   memref.store %f, %a[%c0] : memref<4xf32>
 }
+
+// -----
+
+// A call of a host-exposed function (public, not a kernel) is a host
+// statement: such a function is entered through the host API.  @main's body
+// would otherwise be "either" code and wrapped whole, putting the call on
+// the device.  Around the call, a run of other statements still moves; a
+// call of a private function is not host code.
+// CHECK-LABEL: tir.prim_func @main(
+// CHECK-NEXT:    %v = arith.constant 4.200000e+01 : f32
+// CHECK-NEXT:    tir.call @subroutine(%a, %v) : (memref<1xf32>, f32) -> ()
+// CHECK-NEXT:    tir.target_region #target.target<"cuda"> {
+// CHECK-NEXT:      tir.call @helper(%a) : (memref<1xf32>) -> ()
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+// CHECK-LABEL: tir.prim_func @subroutine(
+// CHECK-NEXT:    %c0 = arith.constant 0 : index
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    tir.target_region #target.target<"cuda"> {
+// CHECK-NEXT:      tir.for %i = %c0 to %c1 step %c1 thread_binding "threadIdx.x" {
+tir.prim_func @main(%a: memref<1xf32>) target #target.target<"cuda", host = #target.target<"llvm">> {
+  %v = arith.constant 42.0 : f32
+  tir.call @subroutine(%a, %v) : (memref<1xf32>, f32) -> ()
+  tir.call @helper(%a) : (memref<1xf32>) -> ()
+}
+tir.prim_func @subroutine(%a: memref<1xf32>, %v: f32) target #target.target<"cuda", host = #target.target<"llvm">> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  tir.for %i = %c0 to %c1 step %c1 thread_binding "threadIdx.x" {
+    %two = arith.constant 2.0 : f32
+    %x = arith.mulf %two, %v : f32
+    memref.store %x, %a[%c0] : memref<1xf32>
+  }
+}
+tir.prim_func private @helper(%a: memref<1xf32>) target #target.target<"cuda"> {
+}

@@ -184,3 +184,34 @@ tir.prim_func private @zero_at(%A: memref<32xf32>, %i: index) {
   %z = arith.constant 0.0 : f32
   memref.store %z, %A[%i] : memref<32xf32>
 }
+
+// -----
+
+// A call with results in the host part of a host-exposed cuda function, of
+// a helper for its device: a launch cannot return the value, so the helper
+// joins the function (annotate-device-regions then places its body).  A
+// kernel (`tir.is_global_func`) is never inlined.
+// CHECK:      tir.prim_func @scale(%a: memref<64xf32>, %s: f32) target #target.target<"cuda", host = #target.target<"llvm">> {
+// CHECK-NEXT:   %y = arith.addf %s, %s : f32
+// CHECK-NEXT:   tir.call @scale_kernel(%a, %y) : (memref<64xf32>, f32) -> ()
+// CHECK-NEXT: }
+// CHECK-NOT:  @twice
+// CHECK:      tir.prim_func private @scale_kernel(
+tir.prim_func @scale(%a: memref<64xf32>, %s: f32) target #target.target<"cuda", host = #target.target<"llvm">> {
+  %t = tir.call @twice(%s) : (f32) -> f32
+  tir.call @scale_kernel(%a, %t) : (memref<64xf32>, f32) -> ()
+}
+tir.prim_func private @twice(%x: f32) -> f32 target #target.target<"cuda"> {
+  %y = arith.addf %x, %x : f32
+  tir.return %y : f32
+}
+tir.prim_func private @scale_kernel(%a: memref<64xf32>, %t: f32) target #target.target<"cuda"> attributes {tir.is_global_func = true} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tir.for %tx = %c0 to %c64 step %c1 thread_binding "threadIdx.x" {
+    %x = memref.load %a[%tx] : memref<64xf32>
+    %y = arith.mulf %x, %t : f32
+    memref.store %y, %a[%tx] : memref<64xf32>
+  }
+}

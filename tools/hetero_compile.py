@@ -1,0 +1,80 @@
+"""`hetero-compile`: compile a model once, into a `.hetero` file that runs without the compiler.
+
+    hetero-compile model.onnx -o model.hetero [--target 'llvm -mcpu=x86-64-v3']
+    hetero-compile model.mlir -o model.hetero [--entry main]
+    hetero-run model.hetero --random                  # or, in Python: hetero.load(...)
+
+An ONNX model is imported as `hetero-import-onnx` does; a `.mlir` file's own
+`target.config` wins over `--target`.  The file holds the native code, the
+weights, the signature and the target it needs (docs/deployment.md);
+`hetero.load` checks that the host it runs on has the CPU features the
+code was compiled with.  The default target is this host's CPU; for a file
+that runs on any x86-64 CPU of a level, give `-mcpu=x86-64-v2/v3/v4`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from hetero.utils.diagnostics import run_tool
+
+
+def _arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hetero-compile", description=__doc__.splitlines()[0]
+    )
+    parser.add_argument("model", help="the .onnx or .mlir file")
+    parser.add_argument(
+        "-o", "--output", required=True, help="the .hetero file to write"
+    )
+    parser.add_argument(
+        "--target",
+        action="append",
+        help="a target string (repeatable; default: llvm, this host's CPU)",
+    )
+    parser.add_argument("--entry", default="main", help="the relay function to compile")
+    parser.add_argument(
+        "--timing",
+        action="store_true",
+        help="print the seconds of each compilation stage",
+    )
+    return parser
+
+
+def _compile(args: argparse.Namespace) -> int:
+    import hetero
+    from hetero.driver import ShapeSpecializedFunction
+    from hetero.runtime.artifact import ArtifactError
+
+    if args.model.endswith(".onnx"):
+        from hetero.frontends.onnx import from_onnx
+
+        module: object = from_onnx(args.model)
+    else:
+        with open(args.model, encoding="utf-8") as file:
+            module = file.read()
+    compiled = hetero.compile(module, args.target or ("llvm",), args.entry)  # type: ignore[arg-type]
+    if isinstance(compiled, ShapeSpecializedFunction):
+        raise ArtifactError(
+            f"@{args.entry} has dynamic (?) input dimensions: a .hetero file holds "
+            "code for static shapes (import with fixed shapes)"
+        )
+    compiled.save(args.output)
+    if args.timing:
+        from hetero.tools.hetero_run import print_timings
+
+        print_timings(compiled.timings)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _arguments().parse_args(argv)
+    return run_tool(
+        "hetero-compile", args.model, lambda: _compile(args), (OSError, ValueError)
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main())
