@@ -62,7 +62,7 @@ def by_position(
                 f"{function}: give the inputs as one dict or as keywords, not both"
             )
         inputs, named = (), inputs[0]
-    if len(inputs) > len(params):
+    if len(inputs) > len(params) or (not named and len(inputs) < len(params)):
         raise CompiledFunctionError(
             f"{function} takes {len(params)} input(s), {len(inputs)} given"
         )

@@ -58,7 +58,8 @@ def test_by_name_and_dict(add) -> None:
     [
         ((X,), {"weight": W}, r"no input named 'weight' \(its inputs: 'data', 'w'\)"),
         ((X,), {"data": W}, "input 'data' is given twice"),
-        ((X,), {}, r"missing input #1 \(%w\)"),
+        ((), {"data": X}, r"missing input #1 \(%w\)"),
+        ((X,), {}, r"takes 2 input\(s\), 1 given"),
         ((X, W, X), {}, r"takes 2 input\(s\), 3 given"),
         (({"data": X, "w": W},), {"w": W}, "as one dict or as keywords, not both"),
         (
