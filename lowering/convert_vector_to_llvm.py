@@ -136,9 +136,10 @@ class MemoryLowering(VectorMemoryPattern):
 
 
 class MaskedMemoryLowering(VectorMemoryPattern):
-    """Lowers `vector.maskedload`/`vector.maskedstore` to LLVM's
-    `masked.load`/`masked.store` intrinsics (a vectorized loop's remainder:
-    masked-off lanes are neither read nor written)."""
+    """Lowers `vector.maskedload`/`vector.maskedstore` to MLIR's
+    `llvm.intr.masked.load`/`store` ops, LLVM's `masked.load`/`masked.store`
+    intrinsics (a vectorized loop's remainder: masked-off lanes are neither
+    read nor written), aligned to the element as plain vector accesses are."""
 
     @lowering
     def match_and_rewrite(
@@ -152,17 +153,14 @@ class MaskedMemoryLowering(VectorMemoryPattern):
         t = self.convert(vector_type, op)
         assert isinstance(t, VectorType)
         address = self.address(op, rewriter)
-        align = rewriter.insert(constant(element_bytes(t), i32)).result
+        align = element_bytes(t)
         mask = cast(op.mask, self.convert(op.mask.type, op), rewriter)
-        name = intrinsic("llvm.masked.load" if loading else "llvm.masked.store", t)
         if loading:
             passthru = cast(op.pass_thru, t, rewriter)
-            call = llvm.CallIntrinsicOp(f"{name}.p0", [address, align, mask, passthru], [t])
-            self.replace(op, rewriter, [call])
+            self.replace(op, rewriter, [llvm_ops.MaskedLoadOp(address, mask, passthru, align)])
         else:
             value = cast(op.value_to_store, t, rewriter)
-            call = llvm.CallIntrinsicOp(f"{name}.p0", [value, address, align, mask], [])
-            rewriter.replace(op, call)
+            rewriter.replace(op, llvm_ops.MaskedStoreOp(value, address, mask, align))
 
 
 class SplatPattern(ToLLVMPattern):

@@ -9,6 +9,12 @@ them to LLVM IR next to xDSL's own ops.
 * `llvm.fcmp`: xDSL's accepts scalars only (MLIR's also takes vectors).
 * `llvm.select`: xDSL's wants an `i1` condition (MLIR's also `vector<Nxi1>`).
 * `llvm.intr.prefetch`: absent (`memref.prefetch` lowers to it).
+* `llvm.intr.masked.load`: absent; `llvm.intr.masked.store`: xDSL's stores
+  float vectors only.  A vectorized loop's masked remainder is these ops, not
+  `llvm.call_intrinsic`s: the intrinsics' signature changed in LLVM 21 (the
+  alignment moved from an `i32` operand to the pointer's `align` attribute),
+  and the ops translate to either (`hetero.runtime.llvmir`; `mlir-translate`
+  writes the new one).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AnyAttr,
     IRDLOperation,
+    ParsePropInAttrDict,
     VarConstraint,
     irdl_op_definition,
     operand_def,
@@ -204,7 +211,63 @@ class PrefetchOp(IRDLOperation):
                 )
 
 
-ABSENT_OPS = (FPToSIOp, FPToUIOp, UIToFPOp, AddrSpaceCastOp, ExtractElementOp, PrefetchOp)
+@irdl_op_definition
+class MaskedLoadOp(IRDLOperation):
+    """`llvm.intr.masked.load`: the lanes of `mask` read from `data`, the
+    others `pass_thru`'s; `data` aligned to `alignment` bytes."""
+
+    name = "llvm.intr.masked.load"
+
+    T: ClassVar = VarConstraint("T", VectorType.constr())
+
+    data = operand_def(LLVMPointerType)
+    mask = operand_def(VectorType[I1])
+    pass_thru = operand_def(T)
+    res = result_def(T)
+    alignment = prop_def(IntegerAttr[I32])
+
+    assembly_format = (
+        "$data `,` $mask `,` $pass_thru attr-dict `:` functional-type(operands, results)"
+    )
+
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, data: SSAValue, mask: SSAValue, pass_thru: SSAValue, alignment: int):
+        super().__init__(
+            operands=[data, mask, pass_thru],
+            result_types=[pass_thru.type],
+            properties={"alignment": IntegerAttr(alignment, i32)},
+        )
+
+
+@irdl_op_definition
+class MaskedStoreOp(IRDLOperation):
+    """`llvm.intr.masked.store`: the lanes of `mask` of `value` written to
+    `data`, aligned to `alignment` bytes; of any element type."""
+
+    name = "llvm.intr.masked.store"
+
+    value = operand_def(VectorType.constr())
+    data = operand_def(LLVMPointerType)
+    mask = operand_def(VectorType[I1])
+    alignment = prop_def(IntegerAttr[I32])
+
+    assembly_format = (
+        "$value `,` $data `,` $mask attr-dict `:` type($value) `,` type($mask) `into` type($data)"
+    )
+
+    irdl_options = (ParsePropInAttrDict(),)
+
+    def __init__(self, value: SSAValue, data: SSAValue, mask: SSAValue, alignment: int):
+        super().__init__(
+            operands=[value, data, mask],
+            properties={"alignment": IntegerAttr(alignment, i32)},
+        )
+
+
+ABSENT_OPS = (
+    FPToSIOp, FPToUIOp, UIToFPOp, AddrSpaceCastOp, ExtractElementOp, PrefetchOp, MaskedLoadOp
+)  # fmt: skip
 """The ops here that xDSL's `llvm` dialect has none of: a `Context` may load
-them beside it (`hetero.context.load_upstream_extras`); `llvm.fcmp` and
-`llvm.select` parse as xDSL's."""
+them beside it (`hetero.context.load_upstream_extras`); `llvm.fcmp`,
+`llvm.select` and `llvm.intr.masked.store` parse as xDSL's."""

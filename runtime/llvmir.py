@@ -8,7 +8,8 @@ and adds:
 
 * the ops of `hetero.lowering.llvm_ops` (`fptosi`, `fptoui`, `uitofp`,
   `addrspacecast`, `extractelement`, vector `fcmp` and `select`,
-  `intr.prefetch`);
+  `intr.prefetch`, `intr.masked.load`/`store` in the signature of
+  llvmlite's LLVM version);
 * `llvm.getelementptr` in any address space (xDSL's casts the base into
   address space 0 first);
 * `llvm.fcmp` with the `_false`/`_true` predicates (xDSL passes the
@@ -30,6 +31,7 @@ from hetero.lowering import llvm_ops
 from hetero.lowering.llvm_attrs import BRANCH_LOOP_ANNOTATION, LoopAnnotationAttr
 from hetero.utils.diagnostics import HeteroError
 from llvmlite import ir
+from llvmlite.binding import llvm_version_info
 from xdsl.backend.llvm.convert import _convert_global, _declare_func  # pyright: ignore[reportPrivateUsage]
 from xdsl.backend.llvm.convert_op import convert_op
 from xdsl.backend.llvm.convert_type import convert_type
@@ -102,6 +104,41 @@ def _prefetch(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
     return builder.call(intrinsic, args)
 
 
+ALIGN_ATTRIBUTE = llvm_version_info >= (21,)
+"""Whether this LLVM's `masked.load`/`masked.store` take their alignment as
+the pointer's `align` attribute (LLVM 21 on); before, as an `i32` operand
+after the pointer (LLVM 21 still parses that form, by auto-upgrade only)."""
+
+
+def _masked(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
+    """A call of `llvm.masked.load`/`masked.store` in this LLVM's signature."""
+    assert isinstance(op, llvm_ops.MaskedLoadOp | llvm_ops.MaskedStoreOp | llvm.MaskedStoreOp)
+    loading = isinstance(op, llvm_ops.MaskedLoadOp)
+    pointer, mask = values[op.data], values[op.mask]
+    data = values[op.pass_thru if loading else op.value]
+    args = [pointer, mask, data] if loading else [data, pointer, mask]
+    at = 0 if loading else 1  # the pointer's position
+    alignment = op.alignment.value.data
+    if not ALIGN_ATTRIBUTE:
+        args.insert(at + 1, ir.Constant(ir.IntType(32), alignment))
+    vector = data.type
+    name = (
+        f"llvm.masked.{'load' if loading else 'store'}"
+        f".v{vector.count}{vector.element.intrinsic_name}.p{pointer.type.addrspace}"
+    )
+    try:
+        intrinsic = builder.module.get_global(name)
+    except KeyError:
+        result = vector if loading else ir.VoidType()
+        signature = ir.FunctionType(result, [a.type for a in args])
+        intrinsic = ir.Function(builder.module, signature, name=name)
+    call = builder.call(intrinsic, args)
+    if ALIGN_ATTRIBUTE:
+        call.arg_attributes[at] = ir.ArgumentAttributes()
+        call.arg_attributes[at].align = alignment
+    return call
+
+
 EXTRA_OPS: dict[type[Operation], Handler] = {
     llvm.AllocaOp: _alloca,
     llvm.GEPOp: _gep,
@@ -118,6 +155,9 @@ EXTRA_OPS: dict[type[Operation], Handler] = {
     llvm_ops.FCmpOp: _fcmp,
     llvm.FCmpOp: _fcmp,
     llvm_ops.PrefetchOp: _prefetch,
+    llvm_ops.MaskedLoadOp: _masked,
+    llvm_ops.MaskedStoreOp: _masked,
+    llvm.MaskedStoreOp: _masked,
 }
 """Ops translated here rather than by xDSL's `convert_op`."""
 

@@ -143,20 +143,24 @@ func.func @bits(%m: memref<16xi1>, %i: index) -> vector<8xi1> {
 
 // -----
 
-// Masked loads and stores (a vectorized loop's remainder): LLVM's masked
-// intrinsics at the element address, aligned to the element, the masked-off
-// lanes of a load taken from the pass-through vector.
+// Masked loads and stores (a vectorized loop's remainder): MLIR's
+// llvm.intr.masked.load/store at the element address, aligned to the element
+// (an attribute: LLVM 21 moved the intrinsics' alignment operand to the
+// pointer's `align`), the masked-off lanes of a load taken from the
+// pass-through vector; integer lanes too.
 // CHECK-LABEL: func.func @masked
-// CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[A0:.*]]: i64, %[[I:.*]]: index, %[[M:.*]]: vector<16xi1>, %[[Z:.*]]: vector<16xf32>)
-func.func @masked(%a: memref<?xf32>, %i: index, %m: vector<16xi1>, %z: vector<16xf32>) {
+// CHECK-SAME: (%[[A:.*]]: !llvm.ptr, %[[A0:.*]]: i64, %[[I:.*]]: index, %[[M:.*]]: vector<16xi1>, %[[Z:.*]]: vector<16xf32>, %[[B:.*]]: !llvm.ptr
+func.func @masked(%a: memref<?xf32>, %i: index, %m: vector<16xi1>, %z: vector<16xf32>, %b: memref<?xi8>, %m8: vector<32xi1>, %z8: vector<32xi8>) {
   // CHECK:      %[[P:.*]] = llvm.getelementptr inbounds %[[A]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-  // CHECK-NEXT: %[[AL:.*]] = llvm.mlir.constant(4 : i32) : i32
-  // CHECK-NEXT: %[[V:.*]] = llvm.call_intrinsic "llvm.masked.load.v16f32.p0"(%[[P]], %[[AL]], %[[M]], %[[Z]]) : (!llvm.ptr, i32, vector<16xi1>, vector<16xf32>) -> vector<16xf32>
+  // CHECK-NEXT: %[[V:.*]] = llvm.intr.masked.load %[[P]], %[[M]], %[[Z]] {alignment = 4 : i32} : (!llvm.ptr, vector<16xi1>, vector<16xf32>) -> vector<16xf32>
   %v = vector.maskedload %a[%i], %m, %z : memref<?xf32>, vector<16xi1>, vector<16xf32> into vector<16xf32>
   // CHECK:      %[[Q:.*]] = llvm.getelementptr inbounds %[[A]][%{{.*}}] : (!llvm.ptr, i64) -> !llvm.ptr, f32
-  // CHECK-NEXT: %[[AL2:.*]] = llvm.mlir.constant(4 : i32) : i32
-  // CHECK-NEXT: llvm.call_intrinsic "llvm.masked.store.v16f32.p0"(%[[V]], %[[Q]], %[[AL2]], %[[M]]) : (vector<16xf32>, !llvm.ptr, i32, vector<16xi1>) -> ()
+  // CHECK-NEXT: llvm.intr.masked.store %[[V]], %[[Q]], %[[M]] {alignment = 4 : i32} : vector<16xf32>, vector<16xi1> into !llvm.ptr
   vector.maskedstore %a[%i], %m, %v : memref<?xf32>, vector<16xi1>, vector<16xf32>
+  // CHECK:      %[[W:.*]] = llvm.intr.masked.load %{{.*}} {alignment = 1 : i32} : (!llvm.ptr, vector<32xi1>, vector<32xi8>) -> vector<32xi8>
+  // CHECK:      llvm.intr.masked.store %[[W]], %{{.*}} {alignment = 1 : i32} : vector<32xi8>, vector<32xi1> into !llvm.ptr
+  %w = vector.maskedload %b[%i], %m8, %z8 : memref<?xi8>, vector<32xi1>, vector<32xi8> into vector<32xi8>
+  vector.maskedstore %b[%i], %m8, %w : memref<?xi8>, vector<32xi1>, vector<32xi8>
   func.return
 }
 
