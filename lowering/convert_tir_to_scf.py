@@ -58,7 +58,7 @@ from hetero.lowering.convert_arith_to_llvm import compare_or_select
 from hetero.lowering.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
 from hetero.runtime.parallel import CHUNKS_PER_THREAD
 from hetero.targets.kind import DeviceType
-from hetero.utils.cpus import default_threads
+from hetero.utils.cpus import default_threads, triple_arch
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import fresh_symbol
 from hetero.utils.values import free_values, replace_within
@@ -110,13 +110,18 @@ MASKED_TAIL_BITS = 512
 """From this vector width on (AVX-512: masked loads and stores of 32- and
 64-bit elements, as cheap as plain ones) a remainder is a masked vector.
 Narrower elements need AVX512BW, without which LLVM masks lane by lane:
-their remainders stay narrower vectors."""
+their remainders stay narrower vectors.  Only x86 reaches it: AArch64's
+NEON (128 bits, `ARCH_SIMD_BITS`) has no masked loads or stores."""
 
 MASKED_ELEMENT_BITS = 32
 """Narrowest lane type a masked remainder may have."""
 
 SIMD_BITS: tuple[tuple[str, int], ...] = (("avx512f", 512), ("avx2", 256), ("avx", 256))
-"""Target feature → vector register width; without either, 128 bits (SSE2/NEON)."""
+"""x86 target feature → vector register width; without either, 128 bits (SSE2)."""
+
+ARCH_SIMD_BITS = {"aarch64": 128}
+"""Vector register width of the architectures whose features do not change
+it (AArch64: NEON; SVE's scalable vectors are not used)."""
 
 LAUNCH_SUFFIX = ".launch"
 """`@f.launch` starts the outlined parallel body `@f` (`hetero.runtime.parallel`)."""
@@ -196,10 +201,21 @@ def _host_features() -> dict[str, bool]:
     return {name: bool(on) for name, on in llvm.get_host_cpu_features().items()}
 
 
+def target_arch(target: TargetAttr | None) -> str:
+    """The architecture of `target`'s `mtriple`, else the host's."""
+    mtriple = target.option("mtriple") if target else None
+    return triple_arch(mtriple or llvm.get_process_triple())
+
+
 def simd_bits(target: TargetAttr | None) -> int:
-    """The vector register width of `target`: its `mattr`, else the host's features."""
+    """The vector register width of `target`: its architecture's
+    (`ARCH_SIMD_BITS`), else its `mattr`'s, else the host's features where
+    the target is the host's architecture and names no `mcpu`."""
+    arch = target_arch(target)
+    if arch in ARCH_SIMD_BITS:
+        return ARCH_SIMD_BITS[arch]
     features: dict[str, bool] = {}
-    if target is None or target.option("mcpu") is None:
+    if (target is None or target.option("mcpu") is None) and arch == target_arch(None):
         features = dict(_host_features())
     for item in (target.option("mattr") if target else None) or []:
         features[item[1:]] = item.startswith("+")

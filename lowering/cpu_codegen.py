@@ -5,10 +5,13 @@
 
 Runs `convert-tir-to-scf` and `lower-to-llvm`, defines the launchers of
 parallel loops (`hetero.runtime.parallel`) and JIT-compiles the result with
-the code generation options of the functions' targets: `mcpu`, `mattr` and
-`opt_level` of `#target.target<"llvm", {...}>` (`num_threads` is read by
-`convert-tir-to-scf`).  One module is compiled for one CPU, so its functions
-must agree on these options; functions without a target get the host's.
+the code generation options of the functions' targets: `mtriple`, `mcpu`,
+`mattr` and `opt_level` of `#target.target<"llvm", {...}>` (`num_threads` is
+read by `convert-tir-to-scf`).  One module is compiled for one CPU, so its
+functions must agree on these options; functions without a target get the
+host's.  A module for another architecture (`mtriple = "aarch64-linux-gnu"`
+on an x86-64 host) compiles to a `CpuModule` whose code is written out
+(`assembly()`, `emit_object()`), not called.
 
 A module of many functions is compiled in several processes at once
 (`hetero.lowering.parallel_compile`; `HETERO_COMPILE_JOBS=1` or `jobs=1`
@@ -33,7 +36,7 @@ from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
-CODEGEN_OPTIONS = ("mcpu", "mattr", "opt_level")
+CODEGEN_OPTIONS = ("mtriple", "mcpu", "mattr", "opt_level")
 """Target options that become `CpuTarget` arguments (same names)."""
 
 

@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cache
 from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm
@@ -37,6 +38,7 @@ from hetero.runtime.native import (
     Param,
 )
 from hetero.runtime.native import initialize as _initialize
+from hetero.utils.cpus import triple_arch
 from hetero.utils.diagnostics import HeteroError
 from llvmlite import ir
 from xdsl.dialects import llvm as llvm_dialect
@@ -81,6 +83,13 @@ def _key(t: Attribute) -> int | type[Attribute]:
     if isinstance(t, IndexType):
         return 64
     return t.width.data if isinstance(t, IntegerType) else type(t)
+
+
+@cache
+def _initialize_cross() -> None:
+    """LLVM's other targets (AArch64 on an x86-64 host, ...), for `mtriple`."""
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
 
 
 CODEGEN_FLAGS: dict[str, tuple[str, str]] = {
@@ -258,23 +267,35 @@ class CpuTarget:
     features); `mattr` is LLVM's `"+avx2,-avx512f"` or a list of such items
     (an `mcpu` without `mattr` gets that CPU's default features).
     `opt_level` (0-3) picks the `default<On>` pipeline and the code
-    generator's level."""
+    generator's level.  `mtriple` (default: the host's) may name another
+    architecture (`aarch64-linux-gnu` on an x86-64 host): its code is then
+    written out, not run (`native`), and `mcpu` defaults to `generic`."""
 
     def __init__(
         self,
         mcpu: str | None = None,
         mattr: str | Sequence[str] | None = None,
         opt_level: int = 3,
+        mtriple: str | None = None,
     ):
         if opt_level not in (0, 1, 2, 3):
             raise ValueError(f"opt_level must be 0, 1, 2 or 3, got {opt_level}")
         _initialize()
-        self.mcpu = mcpu or llvm.get_host_cpu_name()
+        host = llvm.get_process_triple()
+        self.native = mtriple is None or triple_arch(mtriple) == triple_arch(host)
+        """Whether this host runs the code (`CpuModule` loads it)."""
+        if not self.native:
+            _initialize_cross()
+        self.mcpu = mcpu or (llvm.get_host_cpu_name() if self.native else "generic")
         if mattr is None:
-            mattr = llvm.get_host_cpu_features().flatten() if mcpu is None else ""
+            host_cpu = mcpu is None and self.native
+            mattr = llvm.get_host_cpu_features().flatten() if host_cpu else ""
         self.mattr = mattr if isinstance(mattr, str) else ",".join(mattr)
         self.opt_level = opt_level
-        self._target = llvm.Target.from_triple(llvm.get_process_triple())
+        try:
+            self._target = llvm.Target.from_triple(mtriple or host)
+        except RuntimeError as e:
+            raise HeteroError(f"LLVM has no target for mtriple {mtriple!r}: {e}") from e
         self.machine = self.jit_machine()
         """Generates the code MCJIT loads."""
         self.object_machine = self._target.create_target_machine(
@@ -411,6 +432,8 @@ class CpuModule(NativeModule):
             for stage, seconds in o.timings.items():
                 self.timings[stage] = self.timings.get(stage, 0.0) + seconds
         self._compiled: dict[str, CpuFunction] = {}
+        if not target.native:  # another architecture's code: written out only
+            return
         start = time.perf_counter()
         defined = {name: info.defined for name, info in self._functions.items()}
         code = [o.object for o in objects]
@@ -431,6 +454,12 @@ class CpuModule(NativeModule):
             )
         if (problem := info.problem) is not None:
             raise ValueError(f"@{name} {problem}: it cannot be called from Python")
+        if not self._target.native:
+            raise ValueError(
+                f"@{name} is compiled for {self._target.machine.triple}, which this "
+                f"host ({llvm.get_process_triple()}) does not run: write it out "
+                "(assembly(), emit_object(); hetero-translate --emit=asm/obj)"
+            )
         return abi_of(info)
 
     def _linked(self) -> llvm.ModuleRef:
@@ -453,3 +482,11 @@ class CpuModule(NativeModule):
         """The machine code as a relocatable (position-independent) object file."""
         with codegen_flags():
             return self._target.object_machine.emit_object(self._linked())
+
+    def runtime_object(self) -> bytes:
+        """The runtime that `emit_object`'s code calls (thread pool, heap
+        buffers), an object file for the same target to link it with
+        outside Python (`hetero.runtime.parallel.runtime_object`)."""
+        from hetero.runtime.parallel import runtime_object
+
+        return runtime_object(self._target.object_machine)

@@ -76,9 +76,9 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm_binding
-from hetero.runtime.buffers import load_runtime
+from hetero.runtime.buffers import RUNTIME_IR, SLOTS, load_runtime
 from hetero.runtime.native import initialize as _initialize
-from hetero.utils.cpus import default_threads
+from hetero.utils.cpus import default_threads, triple_arch
 
 PARALLEL_FOR = "hetero_parallel_for"
 """`void hetero_parallel_for(ptr task, ptr ctx, i64 trips, i32 threads)`."""
@@ -499,6 +499,41 @@ def pool_ir(machine: str = platform.machine()) -> str:
     for key, value in fields.items():
         text = text.replace("{" + key + "}", str(value))
     return text
+
+
+STANDALONE_INIT_IR = r"""
+@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 65535, ptr @hetero_runtime_init, ptr null }]
+
+declare i32 @hetero_pool_init()
+declare i32 @hetero_buffers_init()
+
+define internal void @hetero_runtime_init() {
+  %pool = call i32 @hetero_pool_init()
+  %buffers = call i32 @hetero_buffers_init()
+  ret void
+}
+"""
+"""What Python does when it loads the runtime, as a constructor that runs
+before the program's `main`: the thread-specific keys of the pool and of
+the failure records."""
+
+
+def runtime_object(machine: llvm_binding.TargetMachine) -> bytes:
+    """The runtime that compiled code calls, the thread pool
+    (`hetero_parallel_for`) and heap buffers (`hetero.runtime.buffers`), as
+    an object file for `machine` (its triple's architecture, Linux) that
+    initialises itself: what an object that `CpuModule.emit_object` writes
+    (`hetero-translate --emit=obj`) links with to run outside Python, on
+    this host or another architecture.  Its parallel loops take the
+    target's `num_threads`, else the caller's thread only (no Python sets
+    a default count); its workers are not bound to CPUs."""
+    module = llvm_binding.parse_assembly(pool_ir(triple_arch(machine.triple)))
+    for text in (RUNTIME_IR.replace("{slots}", str(SLOTS)), STANDALONE_INIT_IR):
+        module.link_in(llvm_binding.parse_assembly(text))
+    module.triple = machine.triple
+    module.data_layout = str(machine.target_data)
+    module.verify()
+    return machine.emit_object(module)
 
 
 def pinned_cpus() -> list[int]:

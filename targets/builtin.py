@@ -9,7 +9,11 @@ from hetero.targets.kind import DeviceType, OptionSpec, TargetKind, register_tar
 
 _LLVM_OPTIONS = {
     "mcpu": OptionSpec(str, doc="CPU name for LLVM (default: the host CPU)"),
-    "mtriple": OptionSpec(str, doc="target triple (default: the host triple)"),
+    "mtriple": OptionSpec(
+        str,
+        doc="target triple (default: the host's); another architecture's, e.g. "
+        "aarch64-linux-gnu, gets its ISA's schedules and code that is written out, not run",
+    ),
     "mattr": OptionSpec(list, doc="extra LLVM target features, e.g. ['+avx512f']"),
     "opt_level": OptionSpec(int, default=3, choices=(0, 1, 2, 3)),
     "num_threads": OptionSpec(

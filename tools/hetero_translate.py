@@ -4,6 +4,8 @@
     hetero-translate model.mlir --emit=asm [--entry main] [--targets llvm]
     hetero-translate kernels.mlir --emit=obj -o kernels.o
     hetero-translate gpu.mlir --emit=ptx -o kernels.ptx
+    hetero-translate model.mlir --targets 'llvm -mtriple=aarch64-linux-gnu' --emit=obj -o model.o
+    hetero-translate model.mlir --targets 'llvm -mtriple=aarch64-linux-gnu' --emit=runtime-obj -o runtime.o
 
 A module with a relay entry function (`--entry`, default `main`) goes through
 the whole `hetero.compile` pipeline (the host function and its kernels); a
@@ -11,8 +13,11 @@ module of `tir.prim_func`s (or of already lowered `func`/`llvm` functions)
 through `compile_cpu` (`compile_cuda` where some are for a GPU, which runs
 the TIR target passes), functions without a target given the default
 device's (`--targets cuda`: `cuda` with host `llvm`).  The text or
-object is what the JIT would run, for the functions' own `mcpu`/`mattr`
-(default: this host's CPU); for a program with GPU kernels, `llvm-ir`, `asm`
+object is what the JIT would run, for the functions' own `mtriple`, `mcpu`
+and `mattr` (default: this host's; another architecture's code, such as
+`aarch64-linux-gnu`'s, is written out, not run); `runtime-obj` is the
+runtime that such an object calls (thread pool, heap buffers), to link it
+with outside Python (docs/tools.md); for a program with GPU kernels, `llvm-ir`, `asm`
 and `obj` are its host code and `ptx` its kernels (one PTX module per GPU
 target, concatenated).  Errors are located diagnostics and exit status 1; the
 output file is written only on success.
@@ -59,6 +64,7 @@ EMITTERS: dict[str, Callable[[Native], str | bytes]] = {
     "llvm-ir": lambda native: _host(native).llvm_ir(),
     "asm": lambda native: _host(native).assembly(),
     "obj": lambda native: _host(native).emit_object(),
+    "runtime-obj": lambda native: _host(native).runtime_object(),
     "ptx": _ptx,
 }
 """`--emit` value → what is written."""
@@ -106,8 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--entry", default="main")
     parser.add_argument("--targets", default="llvm", help="targets of a module without target.config")
     args = parser.parse_args(argv)
-    if args.emit == "obj" and args.output in (None, "-") and sys.stdout.isatty():
-        print("hetero-translate: error: --emit=obj writes binary; give -o FILE", file=sys.stderr)
+    if args.emit.endswith("obj") and args.output in (None, "-") and sys.stdout.isatty():
+        print(f"hetero-translate: error: --emit={args.emit} writes binary; give -o FILE", file=sys.stderr)
         return 1
     return run_tool("hetero-translate", args.file, lambda: _translate(args), USER_ERRORS)
 

@@ -148,3 +148,16 @@ def default_threads() -> int:
     if not text.strip().isdigit() or int(text) < 1:
         raise ValueError(f"{THREADS_VARIABLE} must be a positive integer, got {text!r}")
     return int(text)
+
+
+ARCH_ALIASES = {"arm64": "aarch64", "amd64": "x86_64"}
+"""Other spellings of a triple's architecture (Apple's, BSD's)."""
+
+
+def triple_arch(triple: str) -> str:
+    """The architecture of an LLVM target triple (`aarch64-linux-gnu`), as
+    `platform.machine()` names it on Linux: `x86_64`, `aarch64`.  A target
+    of another architecture than the host's gets code that is written out,
+    not run (`hetero.runtime.cpu.CpuTarget`)."""
+    arch = triple.split("-")[0]
+    return ARCH_ALIASES.get(arch, arch)
