@@ -201,10 +201,16 @@ def _host_features() -> dict[str, bool]:
     return {name: bool(on) for name, on in llvm.get_host_cpu_features().items()}
 
 
+@cache
+def _host_arch() -> str:
+    """This machine's architecture, asked of LLVM once (8 us an asking)."""
+    return triple_arch(llvm.get_process_triple())
+
+
 def target_arch(target: TargetAttr | None) -> str:
     """The architecture of `target`'s `mtriple`, else the host's."""
     mtriple = target.option("mtriple") if target else None
-    return triple_arch(mtriple or llvm.get_process_triple())
+    return triple_arch(mtriple) if mtriple else _host_arch()
 
 
 def simd_bits(target: TargetAttr | None) -> int:
