@@ -2894,11 +2894,9 @@ class GlobalAvgPool2DOp(TensorOp):
         return blocked_shape(data[:2] + (1, 1), layout, "the pooling result")
 
 
-@irdl_op_definition
-class SoftmaxOp(TensorOp):
-    """Softmax along `axis`."""
-
-    name = "relay.nn.softmax"
+class RowNormalizationOp(TensorOp):
+    """A function of each row along `axis` and of that row's maximum and sum
+    of `exp(x - max)`; the shape is unchanged."""
 
     x = operand_def(TensorType)
     axis = IntParam(-1)
@@ -2909,6 +2907,21 @@ class SoftmaxOp(TensorOp):
     ) -> Shape:
         normalize_axis(cls.axis.read(attributes), len(shapes[0]))
         return shapes[0]
+
+
+@irdl_op_definition
+class SoftmaxOp(RowNormalizationOp):
+    """Softmax along `axis`: `exp(x - max) / sum(exp(x - max))`."""
+
+    name = "relay.nn.softmax"
+
+
+@irdl_op_definition
+class LogSoftmaxOp(RowNormalizationOp):
+    """Log-softmax along `axis`: `x - max - log(sum(exp(x - max)))`, finite
+    wherever `x` is (`log(softmax)` is -inf below float's range)."""
+
+    name = "relay.nn.log_softmax"
 
 
 @irdl_op_definition
@@ -3278,6 +3291,7 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     AvgPool3DOp,
     GlobalAvgPool2DOp,
     SoftmaxOp,
+    LogSoftmaxOp,
     LayerNormOp,
     PadOp,
     LRNOp,

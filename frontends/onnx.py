@@ -447,7 +447,7 @@ def _clip(n: Node) -> SSAValue:
     return n.op(relay.ClipOp, n.input(0), a_min=float(low), a_max=float(high))
 
 
-def _softmax_like(log: bool) -> Converter:
+def _softmax_like(op: type[relay.RowNormalizationOp]) -> Converter:
     """Before opset 13 the input is coerced to 2-D at `axis` (default 1) and
     normalised over the whole second part; from 13 over `axis` (default -1)."""
 
@@ -455,22 +455,21 @@ def _softmax_like(log: bool) -> Converter:
         x = n.input(0)
         shape = n.shape(0)
         if n.opset >= 13:
-            result = n.op(relay.SoftmaxOp, x, axis=n.attrs.get("axis", -1))
-        else:
-            axis = n.attrs.get("axis", 1) % max(len(shape), 1)
-            flat = (
-                n.op(relay.FlattenOp, x, axis=axis)
-                if len(shape) != 2 or axis != 1
-                else x
+            return n.op(op, x, axis=n.attrs.get("axis", -1))
+        axis = n.attrs.get("axis", 1) % max(len(shape), 1)
+        flat = (
+            n.op(relay.FlattenOp, x, axis=axis)
+            if len(shape) != 2 or axis != 1
+            else x
+        )
+        result = n.op(op, flat, axis=-1)
+        if flat is not x:
+            result = n.op(
+                relay.ReshapeOp,
+                result,
+                newshape=tuple(max(d, 0) for d in shape),
             )
-            result = n.op(relay.SoftmaxOp, flat, axis=-1)
-            if flat is not x:
-                result = n.op(
-                    relay.ReshapeOp,
-                    result,
-                    newshape=tuple(max(d, 0) for d in shape),
-                )
-        return n.op(relay.LogOp, result) if log else result
+        return result
 
     return convert
 
@@ -1318,8 +1317,8 @@ CONVERTERS: dict[str, Converter] = {
     "Sign": _sign,
     "Shrink": _shrink,
     "Clip": _clip,
-    "Softmax": _softmax_like(log=False),
-    "LogSoftmax": _softmax_like(log=True),
+    "Softmax": _softmax_like(relay.SoftmaxOp),
+    "LogSoftmax": _softmax_like(relay.LogSoftmaxOp),
     "Gemm": _gemm,
     "MatMul": _matmul,
     "Conv": _conv,

@@ -474,12 +474,24 @@ def _batch_norm(
     return x * _along(scale, axis, x.ndim) + _along(shift, axis, x.ndim)
 
 
-def _softmax(op: Operation, x: np.ndarray) -> np.ndarray:
-    """Shifted by the maximum so that exp never overflows."""
+def _shifted(op: Operation, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`x - max` along `axis` (so that exp never overflows) and the sum of its
+    exp.  A row holding NaN or +inf, or only -inf, is NaN (as onnxruntime's)."""
     axis = _attr(op, "axis", -1)
     x = _wide(x)
-    e = np.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", over="ignore"):
+        shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted, np.exp(shifted).sum(axis=axis, keepdims=True)
+
+
+def _softmax(op: Operation, x: np.ndarray) -> np.ndarray:
+    shifted, total = _shifted(op, x)
+    return np.exp(shifted) / total
+
+
+def _log_softmax(op: Operation, x: np.ndarray) -> np.ndarray:
+    shifted, total = _shifted(op, x)
+    return shifted - np.log(total)
 
 
 def _layer_norm(
@@ -781,6 +793,7 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "nn.max_pool3d": lambda op, x: _pool(op, x, average=False),
     "nn.avg_pool3d": lambda op, x: _pool(op, x, average=True),
     "nn.softmax": _softmax,
+    "nn.log_softmax": _log_softmax,
     "nn.dense": _dense,
     "nn.layer_norm": _layer_norm,
     "nn.pad": _pad,

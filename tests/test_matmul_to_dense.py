@@ -74,11 +74,12 @@ def test_block_matches_interpreter(rows: tuple[int, ...]) -> None:
 
 def test_projections_become_dense_layers() -> None:
     """The five constant projections are dense kernels; the two attention
-    products stay matmuls; the first MLP layer's bias add is in its kernel."""
+    products stay matmuls (with the reshapes and transposes that they read
+    as views: `fuse-ops`); the first MLP layer's bias add is in its kernel."""
     module = parse_module(block((1, 5)))
     module_config(module, "llvm", "test")
     lower_to_tir(module)
     kernels = [op.sym_name.data for op in module.walk() if isinstance(op, relay.FuncOp)]
     assert sum("nn_dense" in k for k in kernels) == 5
-    assert sum(k.startswith("fused_matmul") for k in kernels) == 2
+    assert sum(k.endswith("_matmul") or "_matmul_" in k for k in kernels) == 2
     assert any("nn_dense_add" in k for k in kernels)

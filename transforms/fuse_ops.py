@@ -10,7 +10,11 @@ op either joins the group of one of its producers or starts a new group:
 * an injective op (reshape, transpose, concatenate, ...) joins a producer's
   group only while the group is itself at most injective;
 * anchors, reductions and opaque ops start a group (their producers stay
-  outside and become parameters).
+  outside and become parameters) — except that an anchor reading its
+  operands through a schedule's loaders (`VIEW_READERS`: a matmul) takes
+  in the producer groups that are only views of their inputs (`VIEW_OPS`:
+  reshape, transpose, ...) and feed it alone, so that it reads the view in
+  place of a copy (attention's `Q·Kᵀ` reads `K` transposed).
 
 A group has exactly one result, its last op's: an op joins a producer group
 only when that group's result is used by this op alone.  A value needed
@@ -41,6 +45,7 @@ from xdsl.passes import ModulePass
 
 from hetero.dialects import relay
 from hetero.dialects.target import VirtualDeviceAttr
+from hetero.lowering.te_templates import VIEW_OPS, VIEW_READERS
 from hetero.transforms.op_patterns import OpPattern, pattern_of
 from hetero.utils.symbols import fresh_name, symbol_names
 
@@ -72,6 +77,15 @@ def _can_join(op: Operation, group: _Group) -> bool:
     return False
 
 
+def _is_view_of(group: _Group, op: Operation) -> bool:
+    """Whether `group` is views only, on `op`'s device, read by `op` alone."""
+    return (
+        all(type(inner) in VIEW_OPS for inner in group.ops)
+        and group.device == getattr(op, "vdevice", None)
+        and all(use.operation is op for use in group.root.results[0].uses)
+    )
+
+
 @dataclass
 class _BlockFusion:
     """The groups of one block."""
@@ -98,8 +112,31 @@ class _BlockFusion:
                 self.group_of[op] = producer
                 return
         group = _Group([op], pattern_of(op), getattr(op, "vdevice", None))
+        views = self._views_read_by(op)
+        group.ops[:0] = [inner for view in views for inner in view.ops]
+        for view in views:
+            self.groups.remove(view)
         self.groups.append(group)
-        self.group_of[op] = group
+        for inner in group.ops:
+            self.group_of[inner] = group
+
+    def _views_read_by(self, op: Operation) -> list[_Group]:
+        """The producer groups a `VIEW_READERS` anchor takes in (`_is_view_of`)."""
+        if type(op) not in VIEW_READERS:
+            return []
+        views: list[_Group] = []
+        for operand in op.operands:
+            if not isinstance(operand, OpResult):
+                continue
+            producer = self.group_of.get(operand.owner)
+            if (
+                producer is not None
+                and producer not in views
+                and producer.root is operand.owner
+                and _is_view_of(producer, op)
+            ):
+                views.append(producer)
+        return views
 
 
 def _function_name(taken: set[str], group: _Group) -> str:

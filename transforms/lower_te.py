@@ -44,6 +44,8 @@ from hetero.lowering.te_templates import (
     EPILOGUE_ANCHORS,
     LAZY_TEMPLATES,
     NEST_TEMPLATES,
+    VIEW_OPS,
+    VIEW_READERS,
     Epilogue,
     channel_axis,
     is_epilogue,
@@ -202,9 +204,16 @@ class _KernelBuilder:
         return chain
 
     def _stays_lazy(self, value: SSAValue) -> bool:
-        """Inlined into its single consumer when that consumer is lazy too."""
+        """Inlined into its single consumer when that consumer is lazy too,
+        or when it is a view that an anchor reads (`fuse-ops`' `VIEW_OPS`
+        before a matmul)."""
         uses = list(value.uses)
-        return len(uses) == 1 and type(uses[0].operation) in LAZY_TEMPLATES
+        if len(uses) != 1:
+            return False
+        consumer = type(uses[0].operation)
+        return consumer in LAZY_TEMPLATES or (
+            type(value.owner) in VIEW_OPS and consumer in VIEW_READERS
+        )
 
     def _is_returned(self, value: SSAValue) -> bool:
         return any(isinstance(u.operation, relay.ReturnOp) for u in value.uses)

@@ -86,6 +86,7 @@ OP_PATTERNS: dict[type[Operation], OpPattern] = {
     relay.SumOp: OpPattern.COMM_REDUCE,
     relay.MeanOp: OpPattern.COMM_REDUCE,
     relay.SoftmaxOp: OpPattern.OPAQUE,
+    relay.LogSoftmaxOp: OpPattern.OPAQUE,
     relay.LRNOp: OpPattern.OPAQUE,
     relay.LayerNormOp: OpPattern.OUT_ELEMWISE_FUSABLE,
     relay.DenseOp: OpPattern.OUT_ELEMWISE_FUSABLE,
