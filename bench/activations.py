@@ -18,15 +18,13 @@ time / hetero time, the worst over cases and thread counts.
 
 from __future__ import annotations
 
-import argparse
 import math
-import os
 from functools import partial
 
 import hetero
 import numpy as np
 
-from bench.common import interleaved
+from bench.common import cases_argument, interleaved, thread_counts
 
 ROUNDS = 9
 
@@ -101,31 +99,13 @@ def model(shape: tuple[int, ...], nodes: list[Node]):  # type: ignore[no-untyped
     return proto
 
 
-def arguments(argv: list[str]) -> list[str]:
-    """The cases `python -m bench activations [CASE ...]` asks for (a bad one:
-    argparse's usage line and exit status 2)."""
-    parser = argparse.ArgumentParser(prog="python -m bench activations")
-    parser.add_argument(
-        "cases",
-        nargs="*",
-        metavar="CASE",
-        help=f"any of {', '.join(CASES)} (default: all)",
-    )
-    names = parser.parse_args(argv).cases
-    for name in names:
-        if name not in CASES:
-            parser.error(f"unknown case '{name}' (choose from {', '.join(CASES)})")
-    return names or list(CASES)
-
-
 def main(argv: list[str]) -> None:
     from hetero.frontends.onnx import from_onnx
 
     from bench.onnx import _onnxruntime, with_threads
 
-    names = arguments(argv)
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    counts = sorted({1, cpus})
+    names = cases_argument("activations", argv, CASES)
+    counts = thread_counts()
     print(
         f"{'case':>10} {'threads':>7} {'hetero ms':>10} {'ort ms':>9} "
         f"{'ort/hetero':>10} {'hetero ns/elem':>14}"

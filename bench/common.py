@@ -5,7 +5,7 @@ import os
 import platform
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from hetero.utils.cpus import available_cpus
 
@@ -130,3 +130,23 @@ def sizes_argument(name: str, argv: list[str], default: tuple[int, ...] = ()) ->
             help=f"problem sizes (default: {' '.join(map(str, default))})",
         )
     return tuple(getattr(parser.parse_args(argv), "sizes", ())) or default
+
+
+def cases_argument(name: str, argv: list[str], cases: Iterable[str]) -> list[str]:
+    """The cases `python -m bench NAME [CASE ...]` asks for, else all of
+    `cases` (a bad one: argparse's usage line and exit status 2)."""
+    known = list(cases)
+    parser = argparse.ArgumentParser(prog=f"python -m bench {name}")
+    parser.add_argument(
+        "cases", nargs="*", metavar="CASE", help=f"any of {', '.join(known)} (default: all)"
+    )
+    names = parser.parse_args(argv).cases
+    for case in names:
+        if case not in known:
+            parser.error(f"unknown case '{case}' (choose from {', '.join(known)})")
+    return names or known
+
+
+def thread_counts() -> list[int]:
+    """One thread, and every CPU this process may use."""
+    return sorted({1, available_cpus()})

@@ -21,15 +21,13 @@ hetero time, the worst over cases and thread counts.
 
 from __future__ import annotations
 
-import argparse
-import os
 from functools import partial
 from typing import NamedTuple
 
 import hetero
 import numpy as np
 
-from bench.common import interleaved
+from bench.common import cases_argument, interleaved, thread_counts
 
 ROUNDS = 9
 
@@ -108,31 +106,13 @@ def model(case: Case, seed: int = 0):  # type: ignore[no-untyped-def]
     return proto
 
 
-def arguments(argv: list[str]) -> list[str]:
-    """The cases `python -m bench conv2d [CASE ...]` asks for (a bad one:
-    argparse's usage line and exit status 2)."""
-    parser = argparse.ArgumentParser(prog="python -m bench conv2d")
-    parser.add_argument(
-        "cases",
-        nargs="*",
-        metavar="CASE",
-        help=f"any of {', '.join(CASES)} (default: all)",
-    )
-    names = parser.parse_args(argv).cases
-    for name in names:
-        if name not in CASES:
-            parser.error(f"unknown case '{name}' (choose from {', '.join(CASES)})")
-    return names or list(CASES)
-
-
 def main(argv: list[str]) -> None:
     from hetero.frontends.onnx import from_onnx
 
     from bench.onnx import _onnxruntime, with_threads
 
-    names = arguments(argv)
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-    counts = sorted({1, cpus})
+    names = cases_argument("conv2d", argv, CASES)
+    counts = thread_counts()
     print(
         f"{'case':>18} {'threads':>7} {'hetero ms':>10} {'ort ms':>9} "
         f"{'ort/hetero':>10} {'hetero GF/s':>11} {'ort GF/s':>9}"

@@ -293,3 +293,16 @@ def test_bench_onnx_kind_of_names_kinds():
         )
     } == {"fused_nn_conv2d_relu"}
     assert kind_of("main_host") == "main_host"
+
+
+def test_cases_argument(capsys):
+    """`python -m bench conv2d [CASE ...]`: the cases named, else all; an
+    unknown one is argparse's usage line and exit status 2."""
+    from bench.common import cases_argument
+
+    assert cases_argument("conv2d", [], {"a": 1, "b": 2}) == ["a", "b"]
+    assert cases_argument("conv2d", ["b"], {"a": 1, "b": 2}) == ["b"]
+    with pytest.raises(SystemExit) as exit:
+        cases_argument("conv2d", ["c"], {"a": 1, "b": 2})
+    assert exit.value.code == 2
+    assert "unknown case 'c' (choose from a, b)" in capsys.readouterr().err
