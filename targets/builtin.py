@@ -1,8 +1,8 @@
 """The target kinds hetero ships with.
 
 One table: regular code generators (`llvm`, `cuda`) and the external codegens
-that own partitions handed to a library (spec §5.1).  The CPU BLAS kind is
-called `blas`.
+that own partitions handed to a library (spec §5.1).  The CPU libraries
+are `blas` (OpenBLAS) and `dnnl` (oneDNN).
 """
 
 from hetero.targets.kind import DeviceType, OptionSpec, TargetKind, register_target_kind
@@ -54,6 +54,8 @@ BUILTIN_KINDS = (
                is_external_codegen=True, relay_to_tir=True, doc="TensorRT engines"),
     TargetKind("blas", DeviceType.cpu, {}, keys=("cpu",), is_external_codegen=True,
                doc="a CPU BLAS (OpenBLAS) for dense/matmul partitions"),
+    TargetKind("dnnl", DeviceType.cpu, {}, keys=("cpu",), is_external_codegen=True,
+               doc="oneDNN for conv2d/dense/matmul partitions with fused post-ops"),
 )
 
 for _kind in BUILTIN_KINDS:

@@ -85,6 +85,54 @@ def _conv_table(dtypes: tuple[str, ...]) -> list[CompositePattern]:
     ]
 
 
+def _same_shapes(op: Operation) -> bool:
+    """An elementwise op without broadcasting: oneDNN's binary post-op reads
+    the addend as it reads the result."""
+    return all(t == op.result_types[0] for t in op.operand_types)
+
+
+def _epilogues(name: str, anchor: OpPattern, ok: Predicate, axes: tuple[int, ...]) -> list[CompositePattern]:
+    """`anchor` with a bias, a residual add (either operand) and a relu, each
+    optional, largest first: what oneDNN takes as a primitive's bias and
+    post-ops (targets/external/dnnl.py)."""
+    added = _bias(anchor, ok, axes)
+    heads = [(f"{name}_bias", added), (name, anchor)]
+    table = []
+    for head, inner in heads:
+        for suffix, residual in (
+            ("_add", is_op("add", inner, wildcard())),
+            ("_radd", is_op("add", wildcard(), inner)),
+        ):
+            residual = residual.where(ok, _same_shapes)
+            table.append(CompositePattern(f"{head}{suffix}_relu", _relu(residual, ok)))
+            table.append(CompositePattern(f"{head}{suffix}", residual))
+    for head, inner in heads:
+        table.append(CompositePattern(f"{head}_relu", _relu(inner, ok)))
+        table.append(CompositePattern(head, inner))
+    return table
+
+
+def _dnnl_table() -> list[CompositePattern]:
+    """oneDNN's CPU convolution (plain NCHW/OIHW, any groups: depthwise too)
+    and matmul in f32, each with its bias, residual add and relu fused as
+    post-ops."""
+    ok = dtype_in("f32")
+    conv = is_op("nn.conv2d", wildcard(), wildcard()).where(
+        ok,
+        attr_in("data_layout", "NCHW"),
+        attr_in("kernel_layout", "OIHW"),
+        attr_in("out_layout", "NCHW"),
+        static_shapes,
+    )
+    matmul = is_op("matmul", wildcard(), wildcard()).where(ok, static_shapes)
+    return [
+        *_epilogues("conv2d", conv, ok, (1,)),
+        *_epilogues("dense", _dense(ok).where(static_shapes), ok, (1, -1)),
+        CompositePattern("batch_matmul", matmul.where(rank_in(3), _same_batch)),
+        CompositePattern("matmul", matmul.where(rank_in(2))),
+    ]
+
+
 def _cutlass_table() -> list[CompositePattern]:
     """CUTLASS epilogues fuse bias and relu into the GEMM; no f64 tensor cores."""
     ok = dtype_in(*_TENSOR_CORE_DTYPES)
@@ -108,6 +156,7 @@ def _tensorrt_table() -> list[CompositePattern]:
 
 BUILTIN_PATTERNS: dict[str, list[CompositePattern]] = {
     "blas": _blas_table(),
+    "dnnl": _dnnl_table(),
     "cublas": _gemm_table(_GPU_DTYPES),
     "cudnn": _conv_table(_GPU_DTYPES),
     "cutlass": _cutlass_table(),

@@ -56,6 +56,7 @@ class ExternalCodegen:
 BUILTIN_CODEGENS: dict[str, str] = {
     "blas": "hetero.targets.external.blas:CODEGEN",
     "cublas": "hetero.targets.external.cublas:CODEGEN",
+    "dnnl": "hetero.targets.external.dnnl:CODEGEN",
 }
 """Kind → `module:attribute` of its built-in hook, imported on first use."""
 

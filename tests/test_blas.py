@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import hetero
 import numpy as np
 import pytest
+from byoc_programs import program, random_inputs
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
 from hetero.interpreter.relay import run
@@ -40,25 +41,6 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 pytest.importorskip("scipy_openblas32", reason="the blas kind needs scipy-openblas32 (hetero[blas])")
-
-
-def program(body: str, inputs: Sequence[str], result: str) -> str:
-    params = ", ".join(f"%{chr(ord('a') + i)}: {t}" for i, t in enumerate(inputs))
-    return (
-        f"builtin.module {{\n  relay.func @main({params}) -> {result} {{\n"
-        f"    {body}\n    relay.return %r : {result}\n  }}\n}}\n"
-    )
-
-
-def random_inputs(text: str, seed: int = 0) -> list[np.ndarray]:
-    main = next(op for op in parse_module(text).ops if isinstance(op, relay.FuncOp))
-    rng = np.random.default_rng(seed)
-    return [
-        rng.standard_normal(a.type.get_shape()).astype(  # type: ignore[attr-defined]
-            np.float64 if "f64" in str(a.type) else np.float32
-        )
-        for a in main.args
-    ]
 
 
 def reference(text: str, inputs: Sequence[np.ndarray]) -> np.ndarray:

@@ -3,7 +3,7 @@
 // A compiler name must be a registered external-codegen kind ...
 builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"blas">]>} {
   relay.func @main(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>) -> tensor<4x16xf32> {
-    // expected-error@+1 {{unknown compiler 'openblas': no external-codegen target kind has that name (known: blas, cublas, cudnn, cutlass, tensorrt}}
+    // expected-error@+1 {{unknown compiler 'openblas': no external-codegen target kind has that name (known: blas, cublas, cudnn, cutlass, dnnl, tensorrt}}
     %d = relay.nn.dense %x, %w {relay.compiler = "openblas"} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
     relay.return %d : tensor<4x16xf32>
   }

@@ -7,7 +7,7 @@
 // table (here a third party's, through the `hetero.patterns` entry point)
 // that names an unknown op is an error before anything is matched.
 
-// UNKNOWN: merge-composite-invalid.mlir:14:1: error: unknown compiler 'nosuchlib': no external-codegen target kind has that name (known: blas, cublas, cudnn, cutlass, tensorrt
+// UNKNOWN: merge-composite-invalid.mlir:14:1: error: unknown compiler 'nosuchlib': no external-codegen target kind has that name (known: blas, cublas, cudnn, cutlass, dnnl, tensorrt
 // REGULAR: error: unknown compiler 'llvm': no external-codegen target kind has that name
 // UNCONFIGURED: error: compiler 'cudnn' is not in the compilation configuration (its external kinds: blas)
 // expected-error@+1 {{merge-composite: entry point 'blas = bad_patterns:PATTERNS': pattern 'blas.dense_typo' names unknown op 'nn.dence'}}

@@ -5,8 +5,8 @@
 
 builtin.module {
   relay.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-    // expected-error@+1 {{unknown compiler 'dnnl': no external-codegen target kind has that name}}
-    %p = relay.fn (%a: tensor<4xf32>) -> tensor<4xf32> attributes {Compiler = "dnnl", global_symbol = "dnnl_0"} {
+    // expected-error@+1 {{unknown compiler 'acl': no external-codegen target kind has that name}}
+    %p = relay.fn (%a: tensor<4xf32>) -> tensor<4xf32> attributes {Compiler = "acl", global_symbol = "acl_0"} {
       relay.return %a : tensor<4xf32>
     }
     %y = relay.call_indirect %p(%x) : (tensor<4xf32>) -> tensor<4xf32>
