@@ -91,6 +91,19 @@ def test_an_unresolved_forward_reference_is_a_diagnostic(
     assert f"{path}:1:1: error: operand #0 is never defined" in capsys.readouterr().err
 
 
+def test_a_verifier_raising_a_plain_exception_is_a_diagnostic() -> None:
+    """xDSL's memref.store verifier raises `Exception`, not `VerifyException`."""
+    text = (
+        "func.func @f(%a: memref<8xf32>, %z: f32) {\n"
+        "  memref.store %z, %a[] : memref<8xf32>\n"
+        "  func.return\n"
+        "}\n"
+    )
+    with pytest.raises(HeteroError, match="Expected an index for each dimension") as e:
+        parse_module(text, "f.mlir")
+    assert str(e.value.location) == "f.mlir:2:3"
+
+
 def test_a_lexer_error_at_the_first_character() -> None:
     with pytest.raises(HeteroError, match="Unexpected character") as e:
         parse_module("\x1a", "f.mlir")

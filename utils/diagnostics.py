@@ -121,8 +121,8 @@ def verify_module(module: ModuleOp) -> None:
     for op in module.walk():
         try:
             op.verify(verify_nested_ops=False)
-        except VerifyException as e:
-            raise HeteroError(str(e), op) from e
+        except Exception as e:  # xDSL's verifiers raise a few plain exceptions too
+            raise HeteroError(str(e) or type(e).__name__, op) from e
 
 
 @dataclass
