@@ -14,6 +14,7 @@ BENCHMARKS = {
     "plan-devices": ("bench.plan_devices", "device planning on generated graphs of 1k-100k ops"),
     "matmul": ("bench.matmul", "fp32 matmul from hetero's codegen vs numpy.matmul"),
     "activations": ("bench.activations", "fp32 exp, log, tanh, sigmoid, SiLU, GELU, softmax on transformer-sized tensors vs onnxruntime"),
+    "attention": ("bench.attention", "fp32 BERT-base self-attention (seq 128/256, 12 heads x 64) vs onnxruntime, 1/2 threads"),
     "conv2d": ("bench.conv2d", "fp32 conv2d layers of ResNet-50/MobileNet (1x1, 3x3, strided, depthwise) vs onnxruntime"),
     "compile-time": ("bench.compile_time", "hetero.compile time of the benchmark programs, per pass"),
     "gpu-matmul": ("bench.gpu_matmul", "fp32 matmul 4096² from hetero's PTX vs cuBLAS (needs a GPU)"),

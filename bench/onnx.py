@@ -85,6 +85,7 @@ def with_threads(module: Any, threads: int, data_layout: str = "NCHW") -> Any:
 
 
 def _onnxruntime(model: Any, threads: int) -> Any:
+    """`f(*inputs) -> the first output` of onnxruntime on `threads` threads."""
     import onnxruntime
 
     onnxruntime.set_default_logger_severity(3)
@@ -95,8 +96,8 @@ def _onnxruntime(model: Any, threads: int) -> Any:
     session = onnxruntime.InferenceSession(
         model.SerializeToString(), options, providers=["CPUExecutionProvider"]
     )
-    name = session.get_inputs()[0].name
-    return lambda x: session.run(None, {name: x})[0]
+    names = [i.name for i in session.get_inputs()]
+    return lambda *x: session.run(None, dict(zip(names, x)))[0]
 
 
 def kind_of(function: str) -> str:

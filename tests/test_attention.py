@@ -15,6 +15,7 @@ from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run
 from hetero.lowering import te_templates
 from hetero.lowering.schedules.problems import Gemm
+from hetero.targets.config import module_config
 from xdsl.dialects.builtin import TensorType, f32
 
 HEADS, HEAD = 3, 5
@@ -151,3 +152,35 @@ def test_contiguous_axis_of_views(
     if merged is not None:
         view = relay.ReshapeOp(view, newshape=merged)
     assert te_templates._contiguous_axis(view.result) == contiguous
+
+
+def test_bench_block_is_the_exported_attention() -> None:
+    """`python -m bench attention`'s model imports to the kernels above
+    (with its Q, K, V projections, whose row reshapes the dense layers read
+    in place) and computes what onnxruntime does."""
+    onnxruntime = pytest.importorskip("onnxruntime")
+    from hetero.frontends.onnx import from_onnx
+
+    from bench import attention
+
+    proto = attention.model(4)
+    h, mask = attention.inputs(4)
+    session = onnxruntime.InferenceSession(
+        proto.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    expected = session.run(None, {"h": h, "mask": mask})[0]
+    module = from_onnx(proto)
+    np.testing.assert_allclose(run(module, h, mask), expected, rtol=1e-4, atol=1e-5)
+    module_config(module, "llvm", "test")
+    lower_to_tir(module)
+    host = next(
+        f
+        for f in module.ops
+        if isinstance(f, tir.PrimFuncOp) and f.sym_name.data == "main_host"
+    )
+    calls = [
+        op.callee.string_value() for op in host.walk() if isinstance(op, tir.CallOp)
+    ]
+    assert len(calls) == 7 and sum("nn_dense" in c for c in calls) == 3, calls
+    with pytest.raises(SystemExit):
+        attention.arguments(["--seq", "0"])
