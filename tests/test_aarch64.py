@@ -84,6 +84,17 @@ def test_neon_isa_on_any_host(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (t.lanes, t.mr, t.nr) == (4, 12, 8)
 
 
+def test_compile_cache_key_has_the_triple() -> None:
+    """The host's code and AArch64's are cached apart (`cache_key` hashes
+    the target machine's triple)."""
+    from hetero.lowering.compile_cache import cache_key
+
+    module = parse_module("tir.prim_func @f(%x: memref<4xf32>) {\n}")
+    assert cache_key(module, CpuTarget()) != cache_key(
+        module, CpuTarget(mtriple=AARCH64)
+    )
+
+
 def test_unknown_architecture_is_a_diagnostic() -> None:
     riscv = TargetAttr("llvm", {"mtriple": "riscv64-linux-gnu"})
     with pytest.raises(HeteroError, match="know no riscv64 vector ISA"):
