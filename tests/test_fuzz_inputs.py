@@ -28,7 +28,7 @@ import signal
 import traceback
 import zipfile
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -89,8 +89,8 @@ class Campaign:
     """The outcomes of one tool's inputs: exit statuses and failures."""
 
     tool: str
-    statuses: dict[int, int]
-    failures: list[str]
+    statuses: dict[int, int] = field(default_factory=dict)
+    failures: list[str] = field(default_factory=list)
 
     def record(
         self, what: str, code: int, err: str, output: Path | None = None
@@ -111,15 +111,11 @@ class Campaign:
         )
 
 
-def _campaign(tool: str) -> Campaign:
-    return Campaign(tool, {}, [])
-
-
 def _problem(code: int, err: str, output: Path | None) -> str | None:
     if code not in (0, 1):
         return f"exit status {code}"
     if "Traceback" in err or "internal error" in err:
-        return "a traceback"
+        return "a traceback or an internal error"
     if code == 1 and "error:" not in err:
         return "exit 1 without a diagnostic"
     if output is not None and code == 1 and output.exists():
@@ -238,7 +234,7 @@ def _fuzz_mlir(
 ) -> None:
     """`count` mutants through `main(mutant.mlir *options OUT)`, where the
     last option names the output file."""
-    campaign = _campaign(tool)
+    campaign = Campaign(tool)
     source, output = (
         tmp_path / "mutant.mlir",
         tmp_path / f"out{Path(options[-1]).suffix}",
@@ -255,13 +251,13 @@ def _fuzz_mlir(
 
 def test_hetero_opt_on_mutated_programs(tmp_path: Path) -> None:
     _fuzz_mlir(
-        "hetero-opt", hetero_opt.main, ["-o", ".mlir"], PROGRAMS, _count(80), tmp_path
+        "hetero-opt", hetero_opt.main, ["-o", ".mlir"], PROGRAMS, _count(150), tmp_path
     )
 
 
 def test_hetero_run_on_mutated_programs(tmp_path: Path) -> None:
     options = ["--random", "--output", ".npz"]
-    _fuzz_mlir("hetero-run", hetero_run.main, options, RUNNABLE, _count(100), tmp_path)
+    _fuzz_mlir("hetero-run", hetero_run.main, options, RUNNABLE, _count(200), tmp_path)
 
 
 def test_hetero_translate_on_mutated_programs(tmp_path: Path, monkeypatch) -> None:
@@ -272,7 +268,7 @@ def test_hetero_translate_on_mutated_programs(tmp_path: Path, monkeypatch) -> No
         hetero_translate.main,
         options,
         RUNNABLE,
-        _count(15),
+        _count(20),
         tmp_path,
     )
 
@@ -341,9 +337,9 @@ def _corrupt_attribute(model, rng: random.Random) -> None:
 def _drop_node_field(model, rng: random.Random) -> None:
     node = _pick(model.graph.node, rng)
     if node is not None:
-        field = rng.choice([node.input, node.output, node.attribute])
-        if len(field):
-            del field[rng.randrange(len(field))]
+        values = rng.choice([node.input, node.output, node.attribute])
+        if len(values):
+            del values[rng.randrange(len(values))]
 
 
 def _initializer_dims(model, rng: random.Random) -> None:
@@ -362,8 +358,8 @@ def _initializer_data(model, rng: random.Random) -> None:
         return
     if tensor.raw_data:
         tensor.raw_data = tensor.raw_data[: rng.randrange(len(tensor.raw_data))]
-    for field in (tensor.float_data, tensor.int64_data, tensor.int32_data):
-        del field[: rng.randrange(len(field) + 1)]
+    for values in (tensor.float_data, tensor.int64_data, tensor.int32_data):
+        del values[: rng.randrange(len(values) + 1)]
 
 
 def _initializer_dtype(model, rng: random.Random) -> None:
@@ -444,9 +440,9 @@ def test_hetero_import_onnx_on_corrupted_models(tmp_path: Path) -> None:
     pytest.importorskip("onnx")
     models = _onnx_models()
     rng = random.Random("hetero-import-onnx")
-    campaign = _campaign("hetero-import-onnx")
+    campaign = Campaign("hetero-import-onnx")
     source, output = tmp_path / "model.onnx", tmp_path / "out.mlir"
-    for _ in range(_count(100)):
+    for _ in range(_count(200)):
         what, data = _corrupt_model(rng.choice(models), rng)
         source.write_bytes(data)
         output.unlink(missing_ok=True)
@@ -581,8 +577,8 @@ def test_hetero_run_on_bad_npz_inputs(tmp_path: Path) -> None:
     program, inputs = tmp_path / "main.mlir", tmp_path / "in.npz"
     program.write_text(NPZ_PROGRAM)
     rng = random.Random("hetero-run --inputs")
-    campaign = _campaign("hetero-run --inputs")
-    for _ in range(_count(100)):
+    campaign = Campaign("hetero-run --inputs")
+    for _ in range(_count(200)):
         what = rng.choice(list(NPZ_CORRUPTIONS))
         inputs.write_bytes(NPZ_CORRUPTIONS[what](rng))
         code, err = _run(hetero_run.main, [str(program), "--inputs", str(inputs)])
