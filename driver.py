@@ -38,6 +38,7 @@ from hetero.runtime.compiled import (
     Structure,
     by_position,
 )
+from hetero.utils import progress
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -122,6 +123,7 @@ def lower_to_tir(
         PlanMemoryPass(),
         MergeKernelsPass(),
     ):
+        progress.stage(f"relay passes: {stage.name}")
         start = time.perf_counter()
         stage.apply(Context(), module)
         timings[stage.name] = timings.get(stage.name, 0.0) + time.perf_counter() - start
@@ -325,6 +327,7 @@ def compile(
     from hetero.dialects.relay import FuncOp
     from hetero.targets.config import module_config
     from hetero.utils.dense_resources import BlobScope
+    from hetero.utils.diagnostics import verify_module
 
     targets = _target_strings(targets)
 
@@ -336,6 +339,7 @@ def compile(
         if isinstance(module_or_text, str):
             module = parse_module(module_or_text)
         else:
+            verify_module(module_or_text)  # text is verified as it is parsed
             module = module_or_text.clone()
         module_config(module, targets, "hetero.compile")
         timings["parse"] = time.perf_counter() - start
@@ -356,10 +360,12 @@ def compile(
         return _compile_static(module, entry, timings)
 
 
+@progress.reporting()
 def _compile_static(
     module: ModuleOp, entry: str, timings: dict[str, float]
 ) -> CompiledFunction:
-    """`compile` of a module whose entry function has static input shapes."""
+    """`compile` of a module whose entry function has static input shapes
+    (its progress on stderr: `hetero.utils.progress`)."""
     from hetero.dialects import tir
     from hetero.dialects.relay import FuncOp
     from hetero.lowering.cpu_codegen import compile_cpu

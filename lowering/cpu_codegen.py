@@ -32,6 +32,7 @@ from hetero.lowering.parallel_launchers import define_launchers
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cpu import CpuModule, CpuTarget, ObjectCode
 from hetero.runtime.parallel import PARALLEL_FOR, load_pool
+from hetero.utils import progress
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -80,12 +81,15 @@ def compile_cpu(
     target = CpuTarget(**codegen_options(module))
     cache = open_cache() if cached else None
     chunks = split(module, jobs)
+    kernels = sum(map(len, chunks)) or len(module.ops)
+    progress.stage("code generation", kernels)
     if len(chunks) > 1:
         start = time.perf_counter()
         load_pool()  # before the fork: the workers then need not compile it
         objects = run_forked(
             lambda i: _compile(restrict(module, chunks[i]), target, ctx, cache),
             len(chunks),
+            lambda i: progress.advance(len(chunks[i])),
         )
         timings["compile-workers"] = time.perf_counter() - start
         if objects is not None:
@@ -94,6 +98,7 @@ def compile_cpu(
             return native
         # A worker's HeteroError: lowering the module here raises it again.
     native = CpuModule.load(target, [_compile(module, target, ctx, cache)])
+    progress.advance(kernels)
     timings.update(native.timings)
     return native
 

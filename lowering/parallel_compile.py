@@ -31,7 +31,7 @@ import os
 import traceback
 import warnings
 from collections.abc import Callable, Collection
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar
 
@@ -174,17 +174,24 @@ WorkerResult = ObjectCode | list[Any] | str | None
 Code = TypeVar("Code", ObjectCode, list[Any])
 
 
-def run_forked(work: Callable[[int], Code], count: int) -> list[Code] | None:
-    """`work(i)` for each `i < count`, each in a forked process of its own.
+def run_forked(
+    work: Callable[[int], Code],
+    count: int,
+    done: Callable[[int], None] | None = None,
+) -> list[Code] | None:
+    """`work(i)` for each `i < count`, each in a forked process of its own;
+    `done(i)` as each answers, in the order they finish (for progress).
 
     None if one raised a `HeteroError`: the caller reproduces it in this
     process, where the error's op is one of its own.  Any other failure is
     a `RuntimeError` with the worker's traceback."""
-    return start_forked(work, count)()
+    return start_forked(work, count, done)()
 
 
 def start_forked(
-    work: Callable[[int], Code], count: int
+    work: Callable[[int], Code],
+    count: int,
+    done: Callable[[int], None] | None = None,
 ) -> Callable[[], list[Code] | None]:
     """`run_forked`, returning once the workers are started: calling what it
     returns waits for their answers.  This process may work meanwhile."""
@@ -211,7 +218,15 @@ def start_forked(
             gc.unfreeze()
 
     def answers() -> list[Code] | None:
-        results = [_receive(process, receiver) for process, receiver in workers]
+        answered: dict[int, WorkerResult] = {}
+        waiting = {receiver: index for index, (_, receiver) in enumerate(workers)}
+        while waiting:  # in the order they finish, for `done`
+            for receiver in wait(list(waiting)):
+                index = waiting.pop(receiver)  # type: ignore[call-overload]
+                answered[index] = _receive(*workers[index])
+                if done is not None:
+                    done(index)
+        results = [answered[i] for i in range(len(workers))]
         if failures := [r for r in results if isinstance(r, str)]:
             raise RuntimeError(f"a compile worker failed:\n{failures[0]}")
         return None if None in results else results  # type: ignore[return-value]

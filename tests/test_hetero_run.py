@@ -201,3 +201,19 @@ def test_a_malformed_source_record_is_a_clean_error(tmp_path: Path, capsys):
     module.write_text(re.sub(r"onnx\.source = \{[^}]*\}", "onnx.source = 3 : i64", text))
     assert main([str(module), "--random", "--check"]) == 1
     assert 'hetero-run: error: onnx.source should be {path = "...", sha256 = "..."}' in capsys.readouterr().err
+
+
+def test_random_inputs_for_a_dynamic_dimension_ask_for_given_inputs(tmp_path: Path, capsys):
+    path = tmp_path / "dyn.mlir"
+    path.write_text(
+        """
+relay.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %0 = relay.nn.softmax %x : tensor<?x4xf32>
+  relay.return %0 : tensor<?x4xf32>
+}
+"""
+    )
+    assert main([str(path), "--random"]) == 1
+    err = capsys.readouterr().err
+    assert "x is tensor<?x4xf32>: give the inputs with --inputs FILE.npz" in err
+    assert "negative dimensions" not in err

@@ -18,6 +18,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from hetero.utils import progress
 from hetero.utils.diagnostics import run_tool
 
 
@@ -40,6 +41,11 @@ def _arguments() -> argparse.ArgumentParser:
         action="store_true",
         help="print the seconds of each compilation stage",
     )
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="report the compile's progress on stderr (default: on a terminal)",
+    )
     return parser
 
 
@@ -55,7 +61,8 @@ def _compile(args: argparse.Namespace) -> int:
     else:
         with open(args.model, encoding="utf-8") as file:
             module = file.read()
-    compiled = hetero.compile(module, args.target or ("llvm",), args.entry)  # type: ignore[arg-type]
+    with progress.reporting(args.progress or None):
+        compiled = hetero.compile(module, args.target or ("llvm",), args.entry)  # type: ignore[arg-type]
     if isinstance(compiled, ShapeSpecializedFunction):
         raise ArtifactError(
             f"@{args.entry} has dynamic (?) input dimensions: a .hetero file holds "

@@ -40,6 +40,7 @@ import numpy as np
 from hetero.context import parse_module
 from hetero.dialects.relay import DYNAMIC, FuncOp
 from hetero.interpreter.relay import InterpreterError, element_dtype, run
+from hetero.utils import progress
 from hetero.utils.diagnostics import HeteroError, run_tool
 from hetero.utils.files import write_output
 from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType
@@ -77,7 +78,10 @@ def random_inputs(func: FuncOp, seed: int) -> list[np.ndarray]:
     for arg in func.args:
         t = arg.type
         if not isinstance(t, TensorType) or not t.has_static_shape():
-            raise RunError(f"--random needs static tensor parameters; {arg.name_hint or arg.index} is {t}")
+            raise RunError(
+                f"--random needs static tensor parameters; {arg.name_hint or arg.index} is {t}: "
+                "give the inputs with --inputs FILE.npz (one array a parameter, by name)"
+            )
         dtype = element_dtype(t.element_type)
         shape = tuple(t.get_shape())
         inputs.append(_random_array(rng, shape, dtype))
@@ -187,6 +191,9 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--timing", action="store_true", help="print the seconds of each compilation stage"
     )
+    parser.add_argument(
+        "--progress", action="store_true", help="report a long compile's progress on stderr"
+    )
     parser.add_argument("--rtol", type=float, default=1e-4)
     parser.add_argument("--atol", type=float, default=1e-5)
     return parser
@@ -197,10 +204,11 @@ def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace
     import hetero
 
     start = time.perf_counter()
-    compiled = hetero.compile(module, targets=args.targets.split(","), entry=args.entry)
-    if not isinstance(compiled, hetero.CompiledFunction):
-        # Dynamic input shapes: compiled for these inputs.
-        compiled = compiled.specialized(inputs)
+    with progress.reporting(args.progress or None):
+        compiled = hetero.compile(module, targets=args.targets.split(","), entry=args.entry)
+        if not isinstance(compiled, hetero.CompiledFunction):
+            # Dynamic input shapes: compiled for these inputs.
+            compiled = compiled.specialized(inputs)
     compile_seconds = time.perf_counter() - start
     return _run_native(compiled, inputs, args, f"compile: {compile_seconds * 1e3:.1f} ms")
 
