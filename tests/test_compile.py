@@ -548,3 +548,24 @@ def test_floor_ceil_round_and_erf_match_the_definitions() -> None:
     for got, interpreted, expected in zip(hetero.compile(text)(x), run(parse_module(text), x), want, strict=True):
         np.testing.assert_allclose(interpreted, expected, rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
+
+
+def test_a_module_using_a_value_before_its_definition_is_a_diagnostic():
+    """`hetero.compile` of a `ModuleOp` (not text, which the parser
+    verifies) checks dominance first: an op moved after its user is a
+    located error, not a crash in a later pass."""
+    module = parse_module(
+        "builtin.module {\n"
+        "  relay.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "    %0 = relay.exp %a : tensor<4xf32>\n"
+        "    %1 = relay.negative %0 : tensor<4xf32>\n"
+        "    relay.return %1 : tensor<4xf32>\n"
+        "  }\n"
+        "}\n"
+    )
+    main = next(iter(module.ops))
+    exp, negative, _ = list(main.body.block.ops)
+    exp.detach()
+    main.body.block.insert_op_after(exp, negative)
+    with pytest.raises(HeteroError, match="does not dominate this use"):
+        hetero.compile(module)
