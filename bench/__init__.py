@@ -21,4 +21,5 @@ BENCHMARKS = {
     "gpu-onnx": ("bench.gpu_onnx", "ONNX models (squeezenet, resnet50) whole on the GPU vs PyTorch on cuDNN (needs a GPU)"),
     "blas": ("bench.blas", "fp32 matmul and an MLP through the BLAS partition vs NumPy"),
     "onnx": ("bench.onnx", "ONNX models (squeezenet, resnet50) imported and compiled vs onnxruntime, 1/2 threads; compile time vs TVM where installed"),
+    "models": ("bench.models", "the model corpus (torchvision CNNs and ViT, DistilBERT, GPT-2; torch.onnx exports) vs onnxruntime, 1/2 threads; compile time vs TVM where installed"),
 }

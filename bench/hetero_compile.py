@@ -1,5 +1,5 @@
-"""hetero's compile time of a light ONNX model, in a process of its own, as
-`bench.tvm_compile` times TVM's.
+"""hetero's compile time of a light ONNX model (or of an ONNX file), in a
+process of its own, as `bench.tvm_compile` times TVM's.
 
     python -m bench.hetero_compile MODEL THREADS DATA_LAYOUT
 
@@ -22,14 +22,11 @@ import time
 
 def compile_seconds(name: str, threads: int, data_layout: str) -> list[float]:
     import hetero
-    import onnx
     from hetero.frontends.onnx import from_onnx
-    from hetero.frontends.onnx_models import light_model_path, logits, randomized
 
-    from bench.onnx import with_threads
+    from bench.onnx import bench_model, with_threads
 
-    model = logits(randomized(onnx.load(light_model_path(name)), seed=0))
-    module = with_threads(from_onnx(model), threads, data_layout)
+    module = with_threads(from_onnx(bench_model(name)), threads, data_layout)
     seconds = []
     for _ in range(2):
         start = time.perf_counter()

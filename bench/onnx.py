@@ -100,6 +100,18 @@ def _onnxruntime(model: Any, threads: int) -> Any:
     return lambda *x: session.run(None, dict(zip(names, x)))[0]
 
 
+def bench_model(name: str) -> Any:
+    """Light model `name` as the ONNX benchmarks take it (seeded random
+    weights, logits), or the ONNX file `name` as it is where it ends in
+    `.onnx` (`bench models` writes its corpus so)."""
+    import onnx
+    from hetero.frontends.onnx_models import light_model_path, logits, randomized
+
+    if name.endswith(".onnx"):
+        return onnx.load(name)
+    return logits(randomized(onnx.load(light_model_path(name)), seed=0))
+
+
 def kind_of(function: str) -> str:
     """A lowered function's kind: its name without numbering and `_tir`
     (`fused_nn_conv2d_nn_bias_add_relu_3_tir` → `fused_nn_conv2d_nn_bias_add_relu`),
@@ -238,17 +250,26 @@ def _seconds_printed(script: str, *args: str) -> list[float]:
     return [float(word) for word in done.stdout.split()]
 
 
-def compile_table(name: str, threads: int, data_layout: str) -> None:
+def compile_table(
+    name: str, threads: int, data_layout: str, rounds: int = COMPILE_ROUNDS
+) -> None:
     """hetero's and TVM's compile times of `name`, each the first compile of
     a process of its own, alternating (the machine's noise hits both alike),
-    medians of `COMPILE_ROUNDS`, and hetero's second compile in its process;
-    nothing without TVM."""
-    if tvm_compile_seconds(name) is None:  # also warms TVM's caches up
+    medians of `rounds`, and hetero's second compile in its process;
+    nothing without TVM, or where TVM fails on the model (the last line of
+    its error)."""
+    try:
+        installed = tvm_compile_seconds(name) is not None  # also warms TVM's caches up
+    except subprocess.CalledProcessError as e:
+        reason = (e.stderr or "").strip().splitlines()[-1:] or [f"exit status {e.returncode}"]
+        print(f"{name} compile: TVM failed: {reason[0]}")
+        return
+    if not installed:
         print(f"{name} compile: TVM is not installed (pip install apache-tvm)")
         return
     ours: list[tuple[float, float]] = []
     theirs: list[float] = []
-    for _ in range(COMPILE_ROUNDS):
+    for _ in range(rounds):
         ours.append(hetero_compile_seconds(name, threads, data_layout))
         theirs.append(tvm_compile_seconds(name) or 0.0)
     first = statistics.median(s for s, _ in ours)
@@ -258,7 +279,7 @@ def compile_table(name: str, threads: int, data_layout: str) -> None:
         f"{name} compile: hetero {first:.2f} s, TVM {tvm_s:.2f} s "
         f"(relax default pipeline, no schedules): {tvm_s / first:.2f}× TVM; "
         f"hetero again in its process {again:.2f} s ({tvm_s / again:.2f}× TVM) "
-        f"(medians of {COMPILE_ROUNDS}, alternating, each the first compile of "
+        f"(medians of {rounds}, alternating, each the first compile of "
         "a fresh process)"
     )
 
@@ -322,9 +343,7 @@ def arguments(argv: list[str]) -> argparse.Namespace:
 
 
 def main(argv: list[str]) -> None:
-    import onnx
     from hetero.frontends.onnx import from_onnx
-    from hetero.frontends.onnx_models import light_model_path, logits, randomized
 
     args = arguments(argv)
     data_layout = args.data_layout
@@ -337,7 +356,7 @@ def main(argv: list[str]) -> None:
     ratios: list[float] = []
     tables: list[tuple[str, Any, Any]] = []
     for name in models:
-        model = logits(randomized(onnx.load(light_model_path(name)), seed=0))
+        model = bench_model(name)
         start = time.perf_counter()
         module = from_onnx(model)
         import_s = time.perf_counter() - start

@@ -1,4 +1,5 @@
-"""TVM's compile time of a light ONNX model, the reference of `python -m bench onnx`.
+"""TVM's compile time of a light ONNX model, the reference of `python -m bench onnx`
+(or of an ONNX file: `python -m bench models`).
 
     python -m bench.tvm_compile MODEL ROUNDS
 
@@ -15,17 +16,19 @@ import time
 
 
 def compile_seconds(name: str, rounds: int) -> list[float]:
-    import onnx
     import tvm
     from tvm.relax.frontend.onnx import from_onnx
 
-    from hetero.frontends.onnx_models import light_model_path, logits, randomized
+    from bench.onnx import bench_model
 
-    model = logits(randomized(onnx.load(light_model_path(name)), seed=0))
+    model = bench_model(name)
     initializers = {i.name for i in model.graph.initializer}
-    (data,) = (i for i in model.graph.input if i.name not in initializers)
-    shape = [d.dim_value for d in data.type.tensor_type.shape.dim]
-    module = from_onnx(model, shape_dict={data.name: shape}, keep_params_in_input=False)
+    shapes = {
+        i.name: [d.dim_value for d in i.type.tensor_type.shape.dim]
+        for i in model.graph.input
+        if i.name not in initializers
+    }
+    module = from_onnx(model, shape_dict=shapes, keep_params_in_input=False)
     target = tvm.target.Target(
         {"kind": "llvm", "mcpu": tvm.target.codegen.llvm_get_system_cpu()}
     )

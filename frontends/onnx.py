@@ -396,6 +396,13 @@ def _sign(n: Node) -> SSAValue:
     return n.op(relay.WhereOp, n.op(relay.GreaterOp, x, zero), n.scalar(1, x), below)
 
 
+def _is_nan(n: Node) -> SSAValue:
+    """x ≠ x, true for NaN only (an unordered comparison): torch's export of
+    scaled_dot_product_attention zeroes a fully masked row's NaNs with it."""
+    x = n.input(0)
+    return n.op(relay.NotEqualOp, x, x)
+
+
 def _shrink(n: Node) -> SSAValue:
     """x + bias below -lambd, x - bias above lambd, 0 between."""
     x = n.input(0)
@@ -1206,6 +1213,56 @@ def _gather_elements(n: Node) -> SSAValue:
     return n.op(relay.TakeOp, flat, positions, axis=0)
 
 
+def _gather_nd(n: Node) -> SSAValue:
+    """`data[b..., indices[b..., i..., :]]`: the last axis of `indices`
+    indexes the K axes of the data after its `batch_dims` leading ones
+    (which `indices` shares).  A `relay.take` from the data with those
+    axes flattened into one (batches included), at positions computed at
+    import for constant indices (the dynamo exporter's mask indexing), else
+    by index arithmetic on each column of them (negative indices wrapped,
+    times the stride; no integer `relay.sum`, which lower-te lacks)."""
+    shape, index_shape = n.shape(0), n.shape(1)
+    if any(d < 0 for d in (*shape, *index_shape)):
+        raise n.error("GatherND needs static shapes")
+    batch = n.attrs.get("batch_dims", 0)
+    indexed = shape[batch : batch + index_shape[-1]]
+    block = math.prod(indexed)
+    strides = np.array([math.prod(indexed[i + 1 :]) for i in range(len(indexed))])
+    batch_offsets = (np.arange(math.prod(shape[:batch])) * block).reshape(
+        shape[:batch] + (1,) * (len(index_shape) - 1 - batch)
+    )
+    flat = n.op(
+        relay.ReshapeOp,
+        n.input(0),
+        newshape=(math.prod(shape[:batch]) * block, *shape[batch + len(indexed) :]),
+    )
+    if n.is_constant(1):
+        indices = n.const(1).astype(np.int64)
+        indices = np.where(indices < 0, indices + np.array(indexed), indices)
+        positions = n.graph.constant(indices @ strides + batch_offsets, "positions")
+        return n.op(relay.TakeOp, flat, positions, axis=0)
+    indices, last = n.input(1), len(index_shape) - 1
+    index_type = indices.type
+    assert isinstance(index_type, TensorType)
+    dtype = element_dtype(index_type.element_type)
+    positions = n.graph.constant(batch_offsets.astype(dtype), "offsets")
+    for k, (size, stride) in enumerate(zip(indexed, strides)):
+        index = n.op(
+            relay.SqueezeOp,
+            _slice_bounds(n, indices, index_shape, [k], [k + 1], [last], [1]),
+            axis=(last,),
+        )
+        wrapped = n.op(
+            relay.WhereOp,
+            n.op(relay.LessOp, index, n.scalar(0, index)),
+            n.op(relay.AddOp, index, n.scalar(size, index)),
+            index,
+        )
+        scaled = n.op(relay.MultiplyOp, wrapped, n.scalar(int(stride), wrapped))
+        positions = n.op(relay.AddOp, positions, scaled)
+    return n.op(relay.TakeOp, flat, positions, axis=0)
+
+
 def _trilu(n: Node) -> SSAValue:
     """The upper (or lower) triangle of the last two axes from diagonal
     `k`, the rest zero: a `relay.where` with a constant mask."""
@@ -1300,6 +1357,7 @@ CONVERTERS: dict[str, Converter] = {
     "And": _binary(relay.LogicalAndOp),
     "Or": _binary(relay.LogicalOrOp),
     "Not": _unary(relay.LogicalNotOp),
+    "IsNaN": _is_nan,
     "Where": lambda n: n.op(relay.WhereOp, n.input(0), n.input(1), n.input(2)),
     "Sum": _variadic(relay.AddOp),
     "Max": _variadic(relay.MaximumOp),
@@ -1345,6 +1403,7 @@ CONVERTERS: dict[str, Converter] = {
     "Tile": _tile,
     "Expand": _expand,
     "GatherElements": _gather_elements,
+    "GatherND": _gather_nd,
     "Trilu": _trilu,
     "CumSum": _cumsum,
     "Range": _range,

@@ -12,6 +12,27 @@ from hetero.utils import dense_resources
 # builds); tests/test_compile_cache.py turns the cache on where it tests it.
 os.environ[CACHE_VARIABLE] = ""
 
+MODEL_CORPUS_VARIABLE = "HETERO_MODEL_CORPUS"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "models: the model corpus (tests/test_model_corpus.py), minutes of exports and "
+        f"compiles: run with {MODEL_CORPUS_VARIABLE}=1 or -m models",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The `models` tests are skipped unless asked for: by the environment
+    variable, or by a `-m` expression that names them."""
+    if os.environ.get(MODEL_CORPUS_VARIABLE) == "1" or "models" in config.option.markexpr:
+        return
+    skip = pytest.mark.skip(reason=f"set {MODEL_CORPUS_VARIABLE}=1 or pass -m models to run")
+    for item in items:
+        if item.get_closest_marker("models") is not None:
+            item.add_marker(skip)
+
 
 @pytest.fixture
 def background_jobs(monkeypatch: pytest.MonkeyPatch) -> list[Callable[[], Any]]:

@@ -3,6 +3,7 @@
 import os
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -167,6 +168,45 @@ def test_bench_onnx_compile_table_alternates_and_reports_medians(monkeypatch, ca
         "resnet50 compile: hetero 1.00 s, TVM 2.00 s (relax default pipeline, "
         "no schedules): 2.00× TVM; hetero again in its process 0.50 s (4.00× TVM)"
     )
+
+
+def test_bench_onnx_compile_table_when_tvm_fails(monkeypatch, capsys):
+    """TVM's importer failing on a model (its process's exit status) is one
+    line with the last line of its error, and hetero is not compiled."""
+    pytest.importorskip("onnx")
+    import subprocess
+
+    import bench.onnx
+
+    def fail(name):
+        raise subprocess.CalledProcessError(
+            1, ["python"], stderr="Traceback ...\nValueError: broadcast_to expects ...\n"
+        )
+
+    monkeypatch.setattr(bench.onnx, "tvm_compile_seconds", fail)
+    monkeypatch.setattr(
+        bench.onnx, "hetero_compile_seconds", lambda *args: pytest.fail("compiled")
+    )
+    bench.onnx.compile_table("/tmp/distilbert.onnx", 2, "NCHW", rounds=1)
+    assert capsys.readouterr().out == (
+        "/tmp/distilbert.onnx compile: TVM failed: ValueError: broadcast_to expects ...\n"
+    )
+
+
+def test_bench_model_is_a_light_model_or_a_file(tmp_path):
+    """The compile scripts take a light model's name (random weights,
+    logits) or an ONNX file, which they compile as it is."""
+    onnx = pytest.importorskip("onnx")
+    from hetero.frontends.onnx_models import light_model_path
+
+    from bench.onnx import bench_model
+
+    light = bench_model("squeezenet")
+    assert light.graph.node[-1].op_type != "Softmax"
+    assert not any(n.op_type == "ConstantOfShape" for n in light.graph.node)
+    path = tmp_path / "squeezenet.onnx"
+    path.write_bytes(Path(light_model_path("squeezenet")).read_bytes())
+    assert bench_model(str(path)) == onnx.load(light_model_path("squeezenet"))
 
 
 def test_hetero_compile_times_two_compiles_of_one_module(monkeypatch):

@@ -170,6 +170,11 @@ CASES: dict[str, Case] = {
         {"x": _X},
         initializers={"lo": np.float32(-0.5), "hi": np.float32(0.5)},
     ),
+    "is_nan_where": _case(
+        [_node("IsNaN", ["x"], "m"), _node("Where", ["m", "z", "x"])],
+        {"x": _WITH_ZEROS},
+        initializers={"z": np.float32(0.0)},
+    ),
     # -- gathers, ranges, expansions --------------------------------------------
     "gather_elements_axis_1_negative_indices": _case(
         [_node("GatherElements", ["x", "i"], axis=1)],
@@ -183,6 +188,33 @@ CASES: dict[str, Case] = {
     "gather_elements_int32_indices_axis_0": _case(
         [_node("GatherElements", ["x", "i"])],
         {"x": _normal(4, 3), "i": np.array([[3, -1, 0], [1, 2, -4]], np.int32)},
+    ),
+    "gather_nd_constant_indices_of_a_bool_mask": _case(
+        [
+            _node("GatherND", ["m", "i"], "g"),
+            _node("Where", ["g", "x", "z"]),
+        ],
+        {"m": np.array([[True, False, True, True, False, True, False, True]])},
+        initializers={
+            "i": np.stack(np.broadcast_arrays(0, np.arange(8)[::-1]), -1)
+            .reshape(1, 1, 1, 8, 2)
+            .astype(np.int64),
+            "x": _normal(1, 1, 1, 8),
+            "z": np.float32(-1e4),
+        },
+    ),
+    "gather_nd_run_time_negative_indices": _case(
+        [_node("GatherND", ["x", "i"])],
+        {"x": _X, "i": np.array([[1, -1], [0, 2], [-2, -5], [1, 0]], np.int64)},
+    ),
+    "gather_nd_batch_dims_1_run_time_indices": _case(
+        [_node("GatherND", ["x", "i"], batch_dims=1)],
+        {"x": _X, "i": _RNG.integers(-5, 5, (2, 3, 1)).astype(np.int64)},
+    ),
+    "gather_nd_scalars_constant_indices": _case(
+        [_node("GatherND", ["x", "i"])],
+        {"x": _X},
+        initializers={"i": np.array([[1, 4, 7], [0, -1, 0], [1, 2, -3]], np.int64)},
     ),
     "expand_constant_shape": _case(
         [_node("Expand", ["x", "s"])],

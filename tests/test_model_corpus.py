@@ -1,0 +1,195 @@
+"""The model corpus (`hetero.frontends.model_corpus`): torchvision's and
+transformers' models exported by both of `torch.onnx`'s exporters, each
+imported, compiled for `llvm` and compared with onnxruntime (relative error
+max |a - b| / max |b| at most 1e-4), and its weights checked to make
+outputs that depend on the input.
+
+The corpus tests carry the `models` marker: they export and compile
+networks of up to 90 M parameters (minutes in all) and need the `models`
+extra, so they run only with `HETERO_MODEL_CORPUS=1` or `-m models`
+(`tests/conftest.py`), and skip a model whose packages are missing.
+`HETERO_MODEL_CORPUS_DIR=DIR` keeps the exported files in DIR and uses
+those already there (as `python -m hetero.frontends.model_corpus --out DIR`
+writes them); by default they go to a temporary directory.  The command's
+diagnostics run in the default suite.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+import hetero
+from hetero.frontends import model_corpus
+from hetero.frontends.model_corpus import (
+    CORPUS,
+    OPSETS,
+    example_inputs,
+    file_name,
+    missing_packages,
+)
+from hetero.frontends.onnx import from_onnx
+
+MAX_RELATIVE_ERROR = 1e-4
+MIN_INPUT_EFFECT = 0.01
+"""Least relative change of a model's output between two random inputs."""
+
+DIRECTORY_VARIABLE = "HETERO_MODEL_CORPUS_DIR"
+
+JOBS = [
+    pytest.param(name, exporter, marks=pytest.mark.models, id=f"{name}-{exporter}")
+    for name in CORPUS
+    for exporter in OPSETS
+]
+
+
+@pytest.fixture(scope="session")
+def corpus_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = os.environ.get(DIRECTORY_VARIABLE)
+    return Path(directory) if directory else tmp_path_factory.mktemp("corpus")
+
+
+def _requires(name: str, exporter: str) -> None:
+    missing = missing_packages(name, exporter)
+    if missing:
+        pytest.skip(f"needs {', '.join(missing)} (pip install 'hetero[models]')")
+
+
+def _exported(directory: Path, name: str, exporter: str) -> onnx.ModelProto:
+    _requires(name, exporter)
+    path = directory / file_name(name, exporter)
+    if not path.exists():
+        path.write_bytes(model_corpus.export(name, exporter))
+    return onnx.load(path)
+
+
+def _onnxruntime(model: onnx.ModelProto, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    ort = pytest.importorskip("onnxruntime")
+    ort.set_default_logger_severity(3)
+    session = ort.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    return session.run(None, inputs)[0]
+
+
+def _relative_error(value: np.ndarray, reference: np.ndarray) -> float:
+    assert value.shape == reference.shape
+    return float(np.abs(value - reference).max() / np.abs(reference).max())
+
+
+@pytest.mark.parametrize("name, exporter", JOBS)
+def test_corpus_model_compiles_and_matches_onnxruntime(
+    corpus_dir: Path, name: str, exporter: str
+) -> None:
+    model = _exported(corpus_dir, name, exporter)
+    inputs = example_inputs(name)
+    assert [i.name for i in model.graph.input if i.name in inputs] == list(inputs)
+    opsets = {o.domain or "ai.onnx": o.version for o in model.opset_import}
+    assert opsets["ai.onnx"] == OPSETS[exporter]
+    reference = _onnxruntime(model, inputs)
+    compiled = hetero.compile(from_onnx(model))
+    error = _relative_error(compiled(*inputs.values()), reference)
+    assert error <= MAX_RELATIVE_ERROR, (
+        f"{name} ({exporter}): relative error {error:.2e}"
+    )
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", CORPUS)
+def test_corpus_weights_make_outputs_depend_on_the_input(name: str) -> None:
+    """No parameter is all zero, and two inputs give outputs that differ by
+    more than `MIN_INPUT_EFFECT` of their magnitude: a zero layer, or
+    activations that vanish or saturate through the network, would make
+    every output (nearly) the same."""
+    _requires(name, "torchscript")
+    import torch
+
+    module = model_corpus.build(name)
+    zero = [key for key, p in module.named_parameters() if not p.any()]
+    assert not zero, f"{name}: all-zero parameters {zero}"
+    with torch.no_grad():
+        a, b = (
+            module(*map(torch.from_numpy, example_inputs(name, seed).values())).numpy()
+            for seed in (1, 2)
+        )
+    assert np.isfinite(a).all() and np.isfinite(b).all()
+    assert _relative_error(a, b) > MIN_INPUT_EFFECT
+
+
+def test_file_names_tell_the_exporters_apart() -> None:
+    assert [file_name("resnet18", e) for e in OPSETS] == [
+        "resnet18.onnx",
+        "resnet18.dynamo.onnx",
+    ]
+
+
+def test_unknown_model_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit:
+        model_corpus.main(["--out", str(tmp_path), "resnet19"])
+    assert exit.value.code == 2
+    assert "unknown model 'resnet19' (choose from resnet18," in capsys.readouterr().err
+
+
+def test_missing_packages_are_named_and_nothing_is_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    find_spec = importlib.util.find_spec
+    absent = {"torchvision", "onnxscript"}
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name in absent else find_spec(name, *args),
+    )
+    out = tmp_path / "corpus"
+    assert model_corpus.main(["--out", str(out), "resnet18", "distilbert"]) == 1
+    assert capsys.readouterr().err == (
+        "python -m hetero.frontends.model_corpus: error: onnxscript, torchvision "
+        "not installed (pip install 'hetero[models]')\n"
+    )
+    assert not out.exists()
+    assert missing_packages("distilbert", "torchscript") == [
+        p for p in ("torch", "transformers") if find_spec(p) is None
+    ]
+
+
+def test_bench_models_arguments(capsys: pytest.CaptureFixture[str]) -> None:
+    from bench.models import arguments
+
+    default = arguments([])
+    assert (default.models, default.exporter, default.rounds) == ([], "torchscript", 7)
+    chosen = arguments(["gpt2", "--exporter", "dynamo", "--compile-rounds", "3"])
+    assert (chosen.models, chosen.exporter, chosen.compile_rounds) == (
+        ["gpt2"],
+        "dynamo",
+        3,
+    )
+    for bad in (["gpt3"], ["--exporter", "jit"], ["--rounds", "0"]):
+        with pytest.raises(SystemExit) as exit:
+            arguments(bad)
+        assert exit.value.code == 2
+    assert "unknown model 'gpt3'" in capsys.readouterr().err
+
+
+def test_bench_models_skips_what_cannot_be_exported(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model whose export needs missing packages is a line saying which;
+    with none left the last line says that no model ran."""
+    import bench.models
+
+    monkeypatch.setattr(
+        model_corpus, "missing_packages", lambda name, e: ["torchvision"]
+    )
+    bench.models.main(["resnet18", "vit_b_32"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1:] == [
+        f"{name:>18}: skipped, its export needs torchvision (pip install 'hetero[models]')"
+        for name in ("resnet18", "vit_b_32")
+    ] + ["models: no model ran (pip install 'hetero[models]')"]
