@@ -1,5 +1,7 @@
 """hetero-opt as a user meets it: diagnostics, atomic output, timing, IR dumps."""
 
+import io
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -203,3 +205,69 @@ def test_unterminated_string_on_a_long_line_is_a_prompt_error(tmp_path: Path, ca
     path.write_text('"test.op"() {s = "' + "abc def " * 40 + "} : () -> ()\n")
     assert main([str(path)]) == 1
     assert "closing string literal" in capsys.readouterr().err
+
+
+# -- issue 36: help, MLIR spellings, standard input, -t llvm --------------------
+
+RELAY = """relay.func @main(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %0 = relay.nn.softmax %x : tensor<2x4xf32>
+  relay.return %0 : tensor<2x4xf32>
+}
+"""
+
+
+def test_help_lists_passes_grouped_with_descriptions_and_options(capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["--help"])
+    assert exit.value.code == 0
+    out = capsys.readouterr().out
+    hetero_part, xdsl_part = out.split("\nhetero passes:\n", 1)[1].split("\nxDSL passes:\n")
+    assert re.search(r"^  fuse-ops +Outline groups of fusable tensor ops", hetero_part, re.MULTILINE)
+    assert re.search(r"^  lower-aot-main .*\n      entry: str = main$", hetero_part, re.MULTILINE)
+    assert re.search(r"^  canonicalize +Applies all canonicalization patterns", xdsl_part, re.MULTILINE)
+    assert "inline,plan-devices" not in out  # no comma-joined list
+    assert "annotations (also warning, note, remark); exit 1 on any mismatch" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--time-passes", "--print-between-passes"], ["-mlir-timing", "-print-ir-after-all"]],
+)
+def test_xdsl_and_single_dash_pass_flags_time_and_print(tmp_path: Path, capsys, flags):
+    path = tmp_path / "m.mlir"
+    path.write_text(RELAY)
+    assert main([str(path), "-p", "inline,fuse-ops", *flags]) == 0
+    err = capsys.readouterr().err
+    assert "// -----// IR Dump After fuse-ops //----- //" in err and "@fused_nn_softmax" in err
+    assert re.search(r"\(\s*\d+\.\d%\)  fuse-ops", err) and "Execution time report" in err
+
+
+def test_mlir_pass_pipeline_and_split_input_file_spellings(tmp_path: Path, capsys):
+    path = tmp_path / "m.mlir"
+    path.write_text(RELAY + "// -----\n" + RELAY)
+    assert main([str(path), "-split-input-file", "-pass-pipeline=builtin.module(fuse-ops)"]) == 0
+    assert capsys.readouterr().out.count("relay.func private @fused_nn_softmax") == 2
+
+
+def test_mlir_spellings_leave_short_options_and_values_alone():
+    from hetero.tools.hetero_opt import mlir_spellings
+
+    longs = {"--split-input-file", "--passes"}
+    argv = ["-split-input-file", "-pfuse-ops", "-o", "-", "--", "-passes"]
+    assert mlir_spellings(argv, longs) == ["--split-input-file", "-pfuse-ops", "-o", "-", "--", "-passes"]
+
+
+def test_dash_reads_standard_input(monkeypatch, capsys):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(RELAY))
+    assert main(["-", "-p", "fuse-ops"]) == 0
+    assert "@fused_nn_softmax" in capsys.readouterr().out
+
+
+def test_llvm_target_on_relay_ir_says_what_to_run_first(tmp_path: Path, capsys):
+    path = tmp_path / "m.mlir"
+    path.write_text(RELAY)
+    assert main([str(path), "-t", "llvm"]) == 1
+    err = capsys.readouterr().err
+    assert f"{path}: error: -t llvm cannot translate 'relay.func'" in err
+    assert "convert-tir-to-scf,lower-to-llvm" in err and "hetero-translate" in err
+    assert "internal error" not in err

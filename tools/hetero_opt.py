@@ -10,7 +10,12 @@ printing) with the behaviour a compiler user expects from `mlir-opt`:
   annotations (also `expected-note`, with `@+N`, `@-N`, `@above`, `@below`,
   `@unknown`) and fails when a diagnostic is missing or unexpected;
 * `--print-ir-after-all` and `--timing` (a per-pass wall-time table) write to
-  stderr, as in MLIR;
+  stderr, as in MLIR (xDSL's `--print-between-passes` and `--time-passes`
+  are their aliases);
+* `--help` lists the passes, hetero's then xDSL's, each with its first
+  docstring line and its options;
+* MLIR's single-dash spellings (`-split-input-file`, `-pass-pipeline=...`)
+  are accepted, and `-` reads standard input;
 * `-o FILE` is written atomically: a failed run leaves no file behind and never
   touches an existing one (including the input).
 """
@@ -38,7 +43,7 @@ from hetero.utils.diagnostics import (
 )
 from hetero.utils.files import write_output
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline
+from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import (
     ArgSpecParseError,
@@ -69,7 +74,11 @@ class HeteroOptMain(xDSLOptMain):
 
     def __init__(self, args: Sequence[str] | None = None):
         self.timings: dict[str, float] = {}
-        super().__init__(description="hetero modular optimizer driver", args=args)
+        args = sys.argv[1:] if args is None else args
+        super().__init__(
+            description="hetero modular optimizer driver",
+            args=mlir_spellings(args, self._long_options()),
+        )
         # Loaded up front: a pass may create `dense_resource` blobs in an input
         # that never named a builtin op, and printing them needs the dialect.
         self.ctx.get_optional_dialect("builtin")
@@ -84,12 +93,33 @@ class HeteroOptMain(xDSLOptMain):
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
         super().register_all_arguments(arg_parser)
+        # Ours replace xDSL's of the same spelling (help, what they do); the
+        # options go to the parser's group, which keeps its own handler.
+        arg_parser._optionals.conflict_handler = "resolve"
         arg_parser.add_argument(
-            "--print-ir-after-all", "--mlir-print-ir-after-all", action="store_true",
+            "-h", "--help", action=PassHelpAction, passes=self.available_passes,
+            help="show this help and the passes, then exit",
+        )
+        arg_parser.add_argument(
+            "-p", "--passes", default="",
+            help="the pass pipeline, 'a,b{option=value}' (the passes: --help)",
+        )
+        arg_parser.add_argument(
+            "--pass-pipeline",
+            help="MLIR's spelling of the pipeline: 'builtin.module(a,b{option=value})'",
+        )
+        arg_parser.add_argument(
+            "--verify-diagnostics", action="store_true",
+            help="check the diagnostics against the input's '// expected-error {{...}}' "
+            "annotations (also warning, note, remark); exit 1 on any mismatch",
+        )
+        arg_parser.add_argument(
+            "--print-ir-after-all", "--mlir-print-ir-after-all", "--print-between-passes",
+            action="store_true",
             help="print the IR to stderr after every pass",
         )
         arg_parser.add_argument(
-            "--timing", "--mlir-timing", action="store_true",
+            "--timing", "--mlir-timing", "--time-passes", action="store_true",
             help="print a per-pass wall-time table to stderr",
         )
         arg_parser.add_argument(
@@ -97,7 +127,17 @@ class HeteroOptMain(xDSLOptMain):
             help="alias of --print-op-generic",
         )
 
+    def _long_options(self) -> set[str]:
+        """The `--` options, from a parser of our arguments (before xDSL's
+        `__init__` parses them, with the passes and targets not yet known)."""
+        self.available_passes, self.available_targets, self.available_frontends = {}, {}, {}
+        parser = argparse.ArgumentParser(add_help=False)
+        self.register_all_arguments(parser)
+        return {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+
     def setup_pipeline(self):
+        if self.args.pass_pipeline is not None:
+            self.args.passes = _unwrap_pipeline(self.args.pass_pipeline)
         try:
             self.pipeline = PassPipeline.parse_spec(
                 self.available_passes, self.args.passes, self._between_passes
@@ -152,7 +192,7 @@ class HeteroOptMain(xDSLOptMain):
 
     def _read_input(self) -> tuple[str, str]:
         path = self.args.input_file
-        if path is None:
+        if path in (None, "-"):
             return sys.stdin.read(), "<stdin>"
         try:
             with open(path, encoding="utf-8") as f:
@@ -174,7 +214,11 @@ class HeteroOptMain(xDSLOptMain):
             self._pass_start = time.perf_counter()
             self.pipeline.apply(self.ctx, module)
             start = time.perf_counter()
-            output = self.output_resulting_program(module)
+            try:
+                output = self.output_resulting_program(module)
+            except NotImplementedError as e:  # a target for ops it cannot translate
+                message = _untranslatable(self.args.target, e)
+                return [Diag("error", None, message, f"{name}: error: {message}")], None
             self._add_time("(print)", time.perf_counter() - start)
             return [], output
         except HeteroError as e:
@@ -192,6 +236,46 @@ class HeteroOptMain(xDSLOptMain):
 
     def _write_output(self, text: str) -> None:
         write_output(self.args.output_file, text)
+
+
+def mlir_spellings(argv: Sequence[str], long_options: set[str]) -> list[str]:
+    """`argv` with MLIR's single-dash spellings of long options (`-split-input-file`,
+    `-pass-pipeline=...`) made double-dash; short options (`-p`, `-o`, also with
+    a value attached) and everything after `--` are left as they are."""
+    out: list[str] = []
+    for index, arg in enumerate(argv):
+        if arg == "--":
+            return out + list(argv[index:])
+        name = arg.split("=", 1)[0]
+        single_dash = arg.startswith("-") and not arg.startswith("--")
+        out.append("-" + arg if single_dash and "-" + name in long_options else arg)
+    return out
+
+
+def _unwrap_pipeline(spec: str) -> str:
+    """`builtin.module(a,b)` (MLIR's pipeline spelling) as xDSL's `a,b`; a spec
+    without the anchor is taken as it is."""
+    spec = spec.strip()
+    anchor = "builtin.module("
+    if spec.startswith(anchor) and spec.endswith(")"):
+        return spec[len(anchor) : -1]
+    return spec
+
+
+UNLOWERED = {
+    "relay": "lower the relay module first (hetero.compile's relay passes, then "
+    "convert-tir-to-scf,lower-to-llvm), or use `hetero-translate --emit=llvm-ir`, "
+    "which runs them all",
+    "tir": "run -p convert-tir-to-scf,lower-to-llvm first",
+}
+"""What to do when `-t llvm` meets an op of a dialect it cannot translate."""
+
+
+def _untranslatable(target: str, e: NotImplementedError) -> str:
+    """Why `-t target` cannot print the module, and what to run first."""
+    op = str(e).rsplit(": ", 1)[-1]
+    advice = UNLOWERED.get(op.split(".", 1)[0], "lower the module to the llvm dialect first")
+    return f"-t {target} cannot translate '{op}' ({e}): {advice}"
 
 
 def _split(text: str) -> list[tuple[str, int]]:
@@ -276,6 +360,50 @@ def check_expected(chunk: str, offset: int, name: str, diags: Sequence[Diag]) ->
                 "was not produced"
             )
     return problems
+
+
+# ----------------------------------------------------------------------------
+# --help
+# ----------------------------------------------------------------------------
+
+
+class PassHelpAction(argparse.Action):
+    """`--help`: argparse's help, then the passes (`pass_listing`)."""
+
+    def __init__(self, option_strings: list[str], dest: str, passes: dict, help: str):
+        super().__init__(option_strings, dest, nargs=0, help=help)
+        self.passes = passes
+
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        parser.print_help()
+        print("\n" + pass_listing(self.passes))
+        parser.exit()
+
+
+def pass_listing(passes: dict[str, object]) -> str:
+    """The passes, hetero's then xDSL's, each with its first docstring line
+    and its options (the pass class's fields), as mlir-opt's `--help` has them."""
+    classes = {name: factory() for name, factory in passes.items()}  # type: ignore[operator]
+    groups = {"hetero passes": [], "xDSL passes": []}
+    for name, cls in sorted(classes.items()):
+        group = "hetero passes" if cls.__module__.startswith("hetero.") else "xDSL passes"
+        groups[group].append(_pass_entry(name, cls))
+    return "\n\n".join(f"{title}:\n" + "\n".join(lines) for title, lines in groups.items())
+
+
+def _pass_entry(name: str, cls: type[ModulePass]) -> str:
+    """`name`, the first paragraph of its docstring (a sentence may wrap),
+    then an `option: type = default` line an option."""
+    summary = " ".join((cls.__doc__ or "").strip().split("\n\n", 1)[0].split())
+    if summary.startswith(f"{cls.__name__}("):  # the signature a dataclass makes up
+        summary = ""
+    lines = [f"  {name:<34} {summary}".rstrip()]
+    for option in get_pass_option_infos(cls):
+        kind = option.expected_type.strip("'")  # a string annotation's quotes
+        default = option.default_value
+        default = "" if default is None else f" = {default or repr('')}"
+        lines.append(f"      {option.name}: {kind}{default}")
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------
