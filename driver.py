@@ -25,7 +25,6 @@ is, so that `import hetero` (which exports `compile`) stays cheap for tools.
 from __future__ import annotations
 
 import time
-import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -39,7 +38,7 @@ from hetero.runtime.compiled import (
     by_position,
 )
 from hetero.utils import progress
-from hetero.utils.diagnostics import HeteroError
+from hetero.utils.diagnostics import HeteroError, warn
 from xdsl.dialects.builtin import (
     ArrayAttr,
     ModuleOp,
@@ -156,7 +155,7 @@ def _partition_stages(module: ModuleOp) -> list[ModulePass]:
         if (why := unavailable_reason(kind)) is None:
             offered.append(kind)
         else:
-            warnings.warn(f"hetero.compile: '{kind}' is not offered: {why}", stacklevel=4)
+            warn(f"hetero.compile: '{kind}' is not offered: {why}", stacklevel=4)
     if not offered:
         return []
     return [

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from io import StringIO
@@ -228,6 +229,28 @@ class LocatedParser(Parser):
                 StringAttr(start.file), IntAttr(start.line + self.line_offset), IntAttr(start.col)
             )
         return op
+
+
+class HeteroWarning(UserWarning):
+    """A warning of hetero's: shown as one `file:line: warning: message` line."""
+
+
+def warn(message: str, stacklevel: int = 1) -> None:
+    """Warn with `message` on one line (a library's multi-line reason folded
+    into it), shown without Python's source line (`_format_warning`)."""
+    warnings.warn(" ".join(message.split()), HeteroWarning, stacklevel=stacklevel + 1)
+
+
+_python_format_warning = warnings.formatwarning
+
+
+def _format_warning(message, category, filename, lineno, line=None) -> str:  # type: ignore[no-untyped-def]
+    if issubclass(category, HeteroWarning):
+        return f"{filename}:{lineno}: warning: {message}\n"
+    return _python_format_warning(message, category, filename, lineno, line)
+
+
+warnings.formatwarning = _format_warning
 
 
 def run_tool(
