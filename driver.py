@@ -45,6 +45,7 @@ from xdsl.dialects.builtin import (
     SymbolRefAttr,
     TensorType,
     TupleType,
+    UnitAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -128,6 +129,11 @@ def lower_to_tir(
         timings[stage.name] = timings.get(stage.name, 0.0) + time.perf_counter() - start
 
 
+COLLAGE_ATTR = "hetero.collage"
+"""Module attribute set by `compile(..., collage=True)`: `collage-partition`
+places the external kinds."""
+
+
 def _partition_stages(module: ModuleOp) -> list[ModulePass]:
     """The BYOC passes (docs/external-codegens.md) for the configured external
     kinds whose codegen can run here; a kind that cannot (its library is
@@ -146,6 +152,7 @@ def _partition_stages(module: ModuleOp) -> list[ModulePass]:
     )
     from hetero.transforms.partition_graph import PartitionGraphPass
 
+    collage = module.attributes.pop(COLLAGE_ATTR, None) is not None
     config = module_config(module, None, "hetero.compile")
     offered: list[str] = []
     for target in config.primitive_targets:
@@ -158,11 +165,19 @@ def _partition_stages(module: ModuleOp) -> list[ModulePass]:
             warn(f"hetero.compile: '{kind}' is not offered: {why}", stacklevel=4)
     if not offered:
         return []
+    if collage:
+        from hetero.transforms.collage_partition import CollagePartitionPass
+
+        partition: list[ModulePass] = [CollagePartitionPass(tuple(offered), print_plan=True)]
+    else:
+        partition = [
+            MergeCompositePass(tuple(offered)),
+            AnnotateTargetPass(tuple(offered)),
+            MergeCompilerRegionsPass(),
+            PartitionGraphPass(),
+        ]
     return [
-        MergeCompositePass(tuple(offered)),
-        AnnotateTargetPass(tuple(offered)),
-        MergeCompilerRegionsPass(),
-        PartitionGraphPass(),
+        *partition,
         OutlineCompilerFunctionsPass(),
         ExternalCodegenPass(),
         MarkCompilerFunctionsAsExternPass(),
@@ -315,13 +330,16 @@ def compile(
     module_or_text: ModuleOp | str,
     targets: str | Sequence[str] | None = ("llvm",),
     entry: str = "main",
+    collage: bool = False,
 ) -> CompiledFunction | ShapeSpecializedFunction:
     """Compile relay `@entry` to native code; `targets` (one target string,
     a list of them, or None for `llvm`) only fills a missing `target.config`
     (the module's own is never overridden).  A given module is not changed: a
     clone is compiled.  An entry function with dynamic input dimensions gives
     a `ShapeSpecializedFunction`, compiled per input shapes at the first call
-    with them."""
+    with them.  `collage`: the external kinds take what is measured faster
+    there (`collage-partition`, docs/passes/collage.md; its plan on stderr)
+    rather than all their patterns match."""
     from hetero.context import parse_module
     from hetero.dialects.relay import FuncOp
     from hetero.targets.config import module_config
@@ -341,6 +359,8 @@ def compile(
             verify_module(module_or_text)  # text is verified as it is parsed
             module = module_or_text.clone()
         module_config(module, targets, "hetero.compile")
+        if collage:
+            module.attributes[COLLAGE_ATTR] = UnitAttr()
         timings["parse"] = time.perf_counter() - start
         main = SymbolTable.lookup_symbol(module, entry)
         if isinstance(main, FuncOp) and any(

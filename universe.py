@@ -36,6 +36,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "annotate-target": ("hetero.transforms.annotate_target", "AnnotateTargetPass"),
     "merge-compiler-regions": ("hetero.transforms.merge_compiler_regions", "MergeCompilerRegionsPass"),
     "partition-graph": ("hetero.transforms.partition_graph", "PartitionGraphPass"),
+    "collage-partition": ("hetero.transforms.collage_partition", "CollagePartitionPass"),
     "outline-compiler-functions": ("hetero.transforms.outline_compiler_functions", "OutlineCompilerFunctionsPass"),
     "mark-compiler-functions-as-extern": ("hetero.transforms.mark_compiler_functions_as_extern", "MarkCompilerFunctionsAsExternPass"),
     "inline-compiler-functions-bound-to": ("hetero.transforms.inline_compiler_functions_bound_to", "InlineCompilerFunctionsBoundToPass"),

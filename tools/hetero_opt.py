@@ -89,6 +89,11 @@ class HeteroOptMain(xDSLOptMain):
         for name, (module, attr) in REPLACED_PASSES.items():
             self.register_pass(name, lazy(module, attr))  # type: ignore[arg-type]
 
+    def register_all_targets(self):
+        super().register_all_targets()
+        self.available_targets["dot"] = _emit_dot
+        self.available_targets["svg"] = _emit_svg
+
     # -- arguments -------------------------------------------------------------
 
     def register_all_arguments(self, arg_parser: argparse.ArgumentParser):
@@ -276,6 +281,20 @@ def _untranslatable(target: str, e: NotImplementedError) -> str:
     op = str(e).rsplit(": ", 1)[-1]
     advice = UNLOWERED.get(op.split(".", 1)[0], "lower the module to the llvm dialect first")
     return f"-t {target} cannot translate '{op}' ({e}): {advice}"
+
+
+def _emit_dot(module: ModuleOp, stream: IO[str]) -> None:
+    """`-t dot`: the module's relay functions coloured by device (Graphviz)."""
+    from hetero.utils.device_graph import device_graph
+
+    stream.write(device_graph(module))
+
+
+def _emit_svg(module: ModuleOp, stream: IO[str]) -> None:
+    """`-t svg`: `-t dot` drawn by Graphviz, where it is installed."""
+    from hetero.utils.device_graph import device_graph, graphviz
+
+    stream.write(graphviz(device_graph(module), "svg").decode())
 
 
 def _split(text: str) -> list[tuple[str, int]]:
