@@ -17,10 +17,12 @@ external call, a GPU launch) is an error naming the op.
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,10 +57,14 @@ class KernelCall:
 
 @dataclass(frozen=True)
 class KernelTime:
-    """One kernel call of a profiled run, in call order."""
+    """One kernel call of a profiled run, in call order: its kernel, time,
+    start (`time.perf_counter()`) and device (a `tir.call` runs its kernel on
+    the host function's device: a GPU launch is not replayed)."""
 
     kernel: str
     seconds: float
+    start: float = 0.0
+    device: str = "cpu"
 
 
 @dataclass(frozen=True)
@@ -92,6 +98,43 @@ class Profile:
     outputs: Any
     calls: tuple[KernelTime, ...]
 
+    def save_trace(self, path: str | Path) -> None:
+        """Writes the run as a Chrome trace (`chrome_trace`)."""
+        save_trace(self.calls, path)
+
+
+def chrome_trace(calls: Sequence[KernelTime]) -> dict[str, Any]:
+    """`calls` (of one or several profiled runs) as a Chrome trace-event
+    document, which chrome://tracing and Perfetto open: one complete event
+    (`"ph": "X"`) per kernel call on its device's track, in microseconds from
+    the first call's start, with its device and position in `args`."""
+    origin = min((c.start for c in calls), default=0.0)
+    tracks = {device: i for i, device in enumerate(dict.fromkeys(c.device for c in calls))}
+    names = [
+        {"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": device}}
+        for device, tid in tracks.items()
+    ]
+    slices = [
+        {
+            "name": c.kernel,
+            "cat": "kernel",
+            "ph": "X",
+            "ts": (c.start - origin) * 1e6,
+            "dur": c.seconds * 1e6,
+            "pid": 0,
+            "tid": tracks[c.device],
+            "args": {"device": c.device, "call": i},
+        }
+        for i, c in enumerate(calls)
+    ]
+    process = {"name": "process_name", "ph": "M", "pid": 0, "args": {"name": "hetero"}}
+    return {"traceEvents": [process, *names, *slices], "displayTimeUnit": "ms"}
+
+
+def save_trace(calls: Sequence[KernelTime], path: str | Path) -> None:
+    """Writes `chrome_trace(calls)` to `path` as JSON."""
+    Path(path).write_text(json.dumps(chrome_trace(calls), separators=(",", ":")))
+
 
 @dataclass(frozen=True)
 class HostPlan:
@@ -100,6 +143,8 @@ class HostPlan:
     arguments: int
     buffers: tuple[Buffer, ...]
     calls: tuple[KernelCall, ...]
+    device: str = "cpu"
+    """Where its kernels run: the host function's device type."""
     allocated: list[np.ndarray] = field(default_factory=list, compare=False, repr=False)
     """The buffers the host allocates, made by the first run (aligned as the
     host's, `_aligned`) and reused by the next, as a call's arena is the
@@ -126,7 +171,8 @@ class HostPlan:
             buffer = _buffer(op, values)
             values[op.results[0]] = len(host.args) + len(buffers)
             buffers.append(buffer)
-        return HostPlan(len(host.args), tuple(buffers), tuple(calls))
+        device = host.target.device_type.name if host.target is not None else "cpu"
+        return HostPlan(len(host.args), tuple(buffers), tuple(calls), device)
 
     def run(self, native: Any, arguments: Sequence[np.ndarray]) -> tuple[KernelTime, ...]:
         """Runs the calls on `arguments` (the host function's), timing each."""
@@ -155,7 +201,8 @@ class HostPlan:
             operands = [values[i] for i in call.operands]
             start = time.perf_counter()
             function(*operands)
-            times.append(KernelTime(call.kernel, time.perf_counter() - start))
+            seconds = time.perf_counter() - start
+            times.append(KernelTime(call.kernel, seconds, start, self.device))
         return tuple(times)
 
 

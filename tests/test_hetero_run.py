@@ -1,6 +1,7 @@
 """hetero-run: runs a relay entry function on random or given inputs."""
 
 import importlib.util
+import json
 import re
 from pathlib import Path
 
@@ -217,3 +218,15 @@ relay.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
     err = capsys.readouterr().err
     assert "x is tensor<?x4xf32>: give the inputs with --inputs FILE.npz" in err
     assert "negative dimensions" not in err
+
+
+def test_trace_writes_every_profiled_call(tmp_path: Path, capsys):
+    trace = tmp_path / "run.json"
+    assert main([_chain(tmp_path), "--random", "--trace", str(trace), "--repeat", "2"]) == 0
+    assert "profile:" in capsys.readouterr().out  # --trace profiles
+    events = json.loads(trace.read_text())["traceEvents"]
+    slices = [e for e in events if e["ph"] == "X"]
+    assert len(slices) % 2 == 0 and slices
+    half = len(slices) // 2  # the two runs, one after the other
+    assert [e["name"] for e in slices[:half]] == [e["name"] for e in slices[half:]]
+    assert all(e["name"].endswith("_tir") and e["args"]["device"] == "cpu" for e in slices)

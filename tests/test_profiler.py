@@ -5,6 +5,8 @@ the host's own calls, and on host functions it cannot replay."""
 
 from __future__ import annotations
 
+import json
+
 import hetero
 import numpy as np
 import pytest
@@ -12,7 +14,13 @@ from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run
-from hetero.runtime.profiler import HostPlan, KernelSummary, KernelTime, summarize
+from hetero.runtime.profiler import (
+    HostPlan,
+    KernelSummary,
+    KernelTime,
+    chrome_trace,
+    summarize,
+)
 from hetero.utils.diagnostics import HeteroError
 from xdsl.traits import SymbolTable
 
@@ -114,3 +122,35 @@ def test_summary_per_kernel_takes_the_median_of_each_call() -> None:
         [KernelTime("a", 2.0), KernelTime("b", 9.0), KernelTime("a", 9.0)],
     ]
     assert summarize(runs) == [KernelSummary("b", 1, 5.0), KernelSummary("a", 2, 4.0)]
+
+
+def test_chrome_trace_has_one_slice_per_call_on_its_device_track() -> None:
+    calls = [
+        KernelTime("conv", 0.002, 10.0, "cpu"),
+        KernelTime("gemm", 0.001, 10.003, "cuda"),
+        KernelTime("conv", 0.002, 10.004, "cpu"),
+    ]
+    events = chrome_trace(calls)["traceEvents"]
+    tracks = {e["args"]["name"]: e["tid"] for e in events if e["name"] == "thread_name"}
+    assert set(tracks) == {"cpu", "cuda"} and len(set(tracks.values())) == 2
+    slices = [e for e in events if e["ph"] == "X"]
+    assert [(e["name"], e["tid"]) for e in slices] == [
+        ("conv", tracks["cpu"]),
+        ("gemm", tracks["cuda"]),
+        ("conv", tracks["cpu"]),
+    ]
+    assert [e["ts"] for e in slices] == pytest.approx([0.0, 3000.0, 4000.0])
+    assert [e["dur"] for e in slices] == pytest.approx([2000.0, 1000.0, 2000.0])
+    assert [e["args"] for e in slices][1] == {"device": "cuda", "call": 1}
+    assert all(e["pid"] == 0 for e in events)
+
+
+def test_a_profiled_run_saves_its_trace(tmp_path) -> None:
+    profile = hetero.compile(NETWORK).profile(*_inputs())
+    profile.save_trace(tmp_path / "run.json")
+    document = json.loads((tmp_path / "run.json").read_text())
+    slices = [e for e in document["traceEvents"] if e["ph"] == "X"]
+    assert [e["name"] for e in slices] == [c.kernel for c in profile.calls]
+    assert all(e["args"]["device"] == "cpu" and e["dur"] > 0 for e in slices)
+    ends = [e["ts"] + e["dur"] for e in slices]
+    assert all(end <= next_["ts"] for end, next_ in zip(ends, slices[1:]))  # in order

@@ -13,11 +13,13 @@ each result's shape, dtype and a checksum, and the times.
     hetero-run model.mlir --random --compile [--repeat 10] [--targets llvm]
     hetero-run model.mlir --random --check [--rtol 1e-4 --atol 1e-5]
     hetero-run model.mlir --random --profile [--repeat 10]   # time per kernel
+    hetero-run model.mlir --random --profile --trace run.json  # Chrome trace
     hetero-run model.hetero --random [--timing]     # a compiled model (hetero-compile)
 
 `--profile` compiles and replays the host function kernel by kernel
 (`CompiledFunction.profile`), printing each kernel's calls and time, the
-costliest first.  `--timing` prints the seconds of each compilation stage
+costliest first; `--trace FILE` (implies `--profile`) also writes those
+kernel calls as a Chrome trace (chrome://tracing, Perfetto).  `--timing` prints the seconds of each compilation stage
 (`CompiledFunction.timings`).  A `.hetero` file (`hetero-compile`,
 docs/deployment.md) is run natively as it was compiled: no relay program to
 interpret, check or profile.
@@ -186,6 +188,9 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--profile", action="store_true", help="compile, time each kernel call in the network"
     )
+    parser.add_argument(
+        "--trace", metavar="FILE", help="with --profile: write the kernel calls as a Chrome trace"
+    )
     parser.add_argument("--targets", default="llvm", help="targets of a module without target.config")
     parser.add_argument("--repeat", type=int, default=1, help="native runs to time (median)")
     parser.add_argument(
@@ -232,7 +237,7 @@ def _run_native(
         print(f"memory {device}: {planned} bytes planned ({requested} without reuse)")
     print(f"native: {statistics.median(times) * 1e3:.3f} ms (median of {len(times)})")
     if args.profile:
-        _print_profile(compiled, inputs, max(1, args.repeat))
+        _print_profile(compiled, inputs, max(1, args.repeat), args.trace)
     return _flatten(result)
 
 
@@ -277,11 +282,17 @@ def _npz_inputs(path: str, names: list[str | None]) -> list[np.ndarray]:
         raise RunError(f"{path} is not a readable .npz file ({type(e).__name__}: {e})") from e
 
 
-def _print_profile(compiled: object, inputs: list[np.ndarray], repeat: int) -> None:
-    """Each kernel's calls and time in the network, the costliest first."""
-    from hetero.runtime.profiler import summarize
+def _print_profile(
+    compiled: object, inputs: list[np.ndarray], repeat: int, trace: str | None
+) -> None:
+    """Each kernel's calls and time in the network, the costliest first;
+    every run's calls written to `trace` as a Chrome trace."""
+    from hetero.runtime.profiler import save_trace, summarize
 
-    rows = summarize([compiled.profile(*inputs).calls for _ in range(repeat)])  # type: ignore[attr-defined]
+    runs = [compiled.profile(*inputs).calls for _ in range(repeat)]  # type: ignore[attr-defined]
+    if trace is not None:
+        save_trace([call for run in runs for call in run], trace)
+    rows = summarize(runs)
     total = sum(r.seconds for r in rows)
     print(f"profile: {len(rows)} kernels, {sum(r.calls for r in rows)} calls, {total * 1e3:.3f} ms")
     for row in rows:
@@ -385,6 +396,7 @@ def _print_results(results: list[np.ndarray], args: argparse.Namespace) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments().parse_args(argv)
+    args.profile |= args.trace is not None
     errors = (RunError, InterpreterError, OSError, ValueError)
     return run_tool("hetero-run", args.file, lambda: 0 if _execute(args) else 1, errors)
 
