@@ -12,7 +12,9 @@ and compiled by `hetero.compile` once per thread count (`bench.onnx`'s
 (`bench.onnx._onnxruntime`).  The two are checked against each other
 (relative error of the output) and then timed in interleaved rounds in this
 process (`bench.common.interleaved`, medians).  A model whose export needs
-packages that are not installed is skipped, with a line saying which.
+packages that are not installed is skipped, with a line saying which, and
+so is one whose export fails (with the exporter's error; the corpus tests
+fail on it).
 
 Then compile times, model by model (`bench.onnx.compile_table` on the
 exported file): where TVM is installed, `hetero.compile` and TVM's
@@ -101,7 +103,11 @@ def main(argv: list[str]) -> None:
                 )
                 continue
             start = time.perf_counter()
-            data = model_corpus.export(name, args.exporter)
+            try:
+                data = model_corpus.export(name, args.exporter)
+            except Exception as e:  # noqa: BLE001 (torch's exporters fail in many ways)
+                print(f"{name:>18}: skipped, export failed: {type(e).__name__}: {e}")
+                continue
             export_s = time.perf_counter() - start
             files.append(
                 os.path.join(directory, model_corpus.file_name(name, args.exporter))

@@ -241,7 +241,10 @@ def build(name: str, seed: int = 0) -> Any:
 def export(name: str, exporter: str = "torchscript", seed: int = 0) -> bytes:
     """Model `name` (`build(name, seed)`) exported by `exporter` at its
     opset (`OPSETS`), batch 1, as the bytes of an ONNX file: inputs named
-    as `example_inputs`'s keys, one output `output`."""
+    as `example_inputs`'s keys, one output `output`.  Not under
+    `torch.no_grad()`: there `nn.MultiheadAttention` (ViT) takes its fused
+    fast path, `aten::_native_multi_head_attention`, which the TorchScript
+    exporter cannot export."""
     import torch
 
     module = build(name, seed)
@@ -252,12 +255,11 @@ def export(name: str, exporter: str = "torchscript", seed: int = 0) -> bytes:
         "output_names": ["output"],
         "opset_version": OPSETS[exporter],
     }
-    with torch.no_grad():
-        if exporter == "dynamo":
-            program = torch.onnx.export(module, arguments, dynamo=True, **options)
-            return program.model_proto.SerializeToString()
-        buffer = io.BytesIO()
-        torch.onnx.export(module, arguments, buffer, dynamo=False, **options)
+    if exporter == "dynamo":
+        program = torch.onnx.export(module, arguments, dynamo=True, **options)
+        return program.model_proto.SerializeToString()
+    buffer = io.BytesIO()
+    torch.onnx.export(module, arguments, buffer, dynamo=False, **options)
     return buffer.getvalue()
 
 

@@ -180,16 +180,23 @@ def test_bench_models_arguments(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bench_models_skips_what_cannot_be_exported(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A model whose export needs missing packages is a line saying which;
-    with none left the last line says that no model ran."""
+    """A model whose export needs missing packages, or fails, is a line
+    saying so; with none left the last line says that no model ran."""
     import bench.models
 
+    def export(name: str, exporter: str) -> bytes:
+        raise RuntimeError("unsupported operator")
+
     monkeypatch.setattr(
-        model_corpus, "missing_packages", lambda name, e: ["torchvision"]
+        model_corpus,
+        "missing_packages",
+        lambda name, exporter: ["torchvision"] if name == "resnet18" else [],
     )
+    monkeypatch.setattr(model_corpus, "export", export)
     bench.models.main(["resnet18", "vit_b_32"])
-    lines = capsys.readouterr().out.splitlines()
-    assert lines[1:] == [
-        f"{name:>18}: skipped, its export needs torchvision (pip install 'hetero[models]')"
-        for name in ("resnet18", "vit_b_32")
-    ] + ["models: no model ran (pip install 'hetero[models]')"]
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        f"{'resnet18':>18}: skipped, its export needs torchvision (pip install "
+        + "'hetero[models]')",
+        f"{'vit_b_32':>18}: skipped, export failed: RuntimeError: unsupported operator",
+        "models: no model ran (pip install 'hetero[models]')",
+    ]
