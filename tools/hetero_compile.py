@@ -59,8 +59,10 @@ def _compile(args: argparse.Namespace) -> int:
 
         module: object = from_onnx(args.model)
     else:
+        from hetero.context import parse_module
+
         with open(args.model, encoding="utf-8") as file:
-            module = file.read()
+            module = parse_module(file.read(), args.model)  # its weights file beside it
     with progress.reporting(args.progress or None):
         compiled = hetero.compile(module, args.target or ("llvm",), args.entry)  # type: ignore[arg-type]
     if isinstance(compiled, ShapeSpecializedFunction):

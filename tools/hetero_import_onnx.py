@@ -9,7 +9,10 @@ onnxruntime computes for that model, an oracle independent of hetero.
 Weights larger than `--resource-threshold` elements are written MLIR's way,
 as `dense_resource<name>` with the bytes in the file's trailing
 `{-# dialect_resources: ... #-}` section, which hetero-opt, hetero-run and
-`hetero.compile` read back.  `-o` is written atomically.  An unsupported
+`hetero.compile` read back.  With `--weights-file` they go to a binary side
+file instead (`model.weights` beside `model.mlir` by default), which the
+module names with its SHA-256 (`hetero.weights`), so that the `.mlir` is
+small and diffable.  `-o` is written atomically.  An unsupported
 operator or an unreadable model prints `MODEL: error: ...` and exits 1.
 """
 
@@ -21,7 +24,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from hetero.utils.dense_resources import print_with_resources
+from hetero.utils.dense_resources import print_with_resources, print_with_weights
 from hetero.utils.diagnostics import HeteroError, run_tool
 from hetero.utils.files import write_output
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
@@ -75,7 +78,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="N",
         help="constants with more elements than N become dense_resources (default 16)",
     )
+    parser.add_argument(
+        "--weights-file",
+        nargs="?",
+        const="",
+        metavar="PATH",
+        help="write the dense_resource blobs to this binary file, not into the .mlir "
+        "(default PATH: the output's name with .weights)",
+    )
     args = parser.parse_args(argv)
+    if args.weights_file is not None and args.output in (None, "-"):
+        parser.error("--weights-file needs -o: the .mlir names the file beside it")
     return run_tool("hetero-import-onnx", args.model, lambda: _import(args), (OSError,))
 
 
@@ -86,20 +99,38 @@ def _import(args: argparse.Namespace) -> int:
     batch = "dynamic" if args.dynamic_batch else None
     module = from_onnx(args.model, batch=batch, resource_threshold=threshold)
     record_source(module, args.model)
+    if args.weights_file is not None:
+        _write_with_weights(module, args.output, args.weights_file, args.model)
+        return 0
     text = print_with_resources(module)
-    _check_parses(text, args.model)
+    _check_parses(text.partition("\n{-#")[0], args.model)
     write_output(args.output, text)
     return 0
 
 
-def _check_parses(text: str, model: str) -> None:
-    """Nothing is written that does not read back: the module's IR (before
-    the resource blobs, hex printed from the weights' bytes) is parsed and
-    verified again."""
+def _write_with_weights(module: ModuleOp, output: str, weights: str, model: str) -> None:
+    """`output` and its weights file (`print_with_weights`), the text parsed
+    back with its weights before it is written."""
+    weights = weights or os.path.splitext(output)[0] + ".weights"
+    named = os.path.relpath(weights, os.path.dirname(os.path.abspath(output)))
+    text, data = print_with_weights(module, named)
+    write_output(weights, data)
+    try:
+        _check_parses(text, model, output)
+    except HeteroError:
+        os.unlink(weights)
+        raise
+    write_output(output, text)
+
+
+def _check_parses(text: str, model: str, name: str = "<imported module>") -> None:
+    """Nothing is written that does not read back: the module's IR (without
+    the resource blobs, hex printed from the weights' bytes; with the blobs
+    of its weights file, read as from `name`) is parsed and verified again."""
     from hetero.context import parse_module
 
     try:
-        parse_module(text.partition("\n{-#")[0], "<imported module>")
+        parse_module(text, name)
     except HeteroError as e:
         raise HeteroError(
             f"the module imported from {model} does not parse back ({e}): a bug in "

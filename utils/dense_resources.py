@@ -15,6 +15,10 @@ printed module in the same process keep its keys straight.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import mmap
+import os
 import re
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -25,7 +29,15 @@ import numpy as np
 from hetero.utils.background import later
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
-from xdsl.dialects.builtin import Builtin, DenseResourceAttr, ModuleOp, TensorType
+from xdsl.dialects.builtin import (
+    Builtin,
+    DenseResourceAttr,
+    DictionaryAttr,
+    ModuleOp,
+    StringAttr,
+    TensorType,
+)
+from xdsl.ir import Operation
 from xdsl.printer import Printer
 
 
@@ -246,3 +258,124 @@ def print_with_resources(module: ModuleOp) -> str:
     printer.print_metadata([Builtin])
     text.write("\n\n")  # as xDSL's MLIR target (hetero-opt) ends a module
     return text.getvalue()
+
+
+# -- weights in a side file ------------------------------------------------------
+
+WEIGHTS = "hetero.weights"
+"""Module attribute `{file = "model.weights", sha256 = "..."}`: the module's
+blobs are in that file (relative to the `.mlir`'s folder), not in its text."""
+
+_MAGIC = b"HETEROW1"
+_ALIGNMENT = 64
+"""Where each blob starts in a weights file (a multiple of any element's alignment)."""
+
+
+def print_with_weights(module: ModuleOp, weights: str) -> tuple[str, bytes]:
+    """`module` as text whose blobs are in a weights file instead (read back
+    by `load_weights`), and that file's bytes: `_MAGIC`, the index's length
+    (little-endian u64), the index (JSON: key → [offset, bytes, alignment]),
+    then each blob, raw, at a multiple of 64 bytes.  `weights` is the file's
+    path as the module names it (relative to the `.mlir`'s folder)."""
+    keys = sorted(
+        {a.resource_handle.data for op in module.walk() for a in _attributes(op)}
+    )
+    blobs = [(key, *_element_bytes(key)) for key in keys]
+    index: dict[str, list[int]] = {}
+    offset = 0
+    for key, raw, alignment in blobs:
+        index[key] = [offset, len(raw), alignment]
+        offset += -(-len(raw) // _ALIGNMENT) * _ALIGNMENT
+    header = _MAGIC + bytes(8) + json.dumps(index).encode()
+    header += bytes(-len(header) % _ALIGNMENT)
+    data = bytearray(len(header) + offset)
+    data[: len(header)] = header
+    data[len(_MAGIC) : len(_MAGIC) + 8] = len(header).to_bytes(8, "little")
+    for key, raw, _ in blobs:
+        start = len(header) + index[key][0]
+        data[start : start + len(raw)] = raw
+    fields = {"file": StringAttr(weights), "sha256": StringAttr(hashlib.sha256(data).hexdigest())}
+    module.attributes[WEIGHTS] = DictionaryAttr(fields)
+    try:
+        text = StringIO()
+        Printer(stream=text).print_op(module)
+        text.write("\n")
+    finally:
+        del module.attributes[WEIGHTS]
+    return text.getvalue(), bytes(data)
+
+
+def _attributes(op: Operation) -> list[DenseResourceAttr]:
+    values = (*op.properties.values(), *op.attributes.values())
+    return [a for a in values if isinstance(a, DenseResourceAttr)]
+
+
+def _element_bytes(key: str) -> tuple[Blob, int]:
+    """A blob's element bytes and alignment, whether held or parsed from text."""
+    if (held := _table().held(key)) is not None:
+        return held
+    blob = _blobs().lookup(key) or ""
+    if not blob:
+        raise HeteroError(f"dense_resource<{key}> has no data to write")
+    return bytes.fromhex(blob[10:]), int.from_bytes(bytes.fromhex(blob[2:10]), "little")
+
+
+def load_weights(module: ModuleOp, filename: str, keys: dict[tuple[str, str], str]) -> None:
+    """Gives the blobs of a parsed `module` whose `hetero.weights` names a
+    weights file (`print_with_weights`) their bytes from that file, mapped,
+    not copied; `keys` maps each (dialect, key) of the text to its key in
+    the process's table (a parser renames one already taken).  The attribute
+    is then dropped: printed again, the module carries its blobs in its
+    text, valid wherever it is written.  A missing, changed or corrupted
+    file is an error at the module."""
+    attr = module.attributes.get(WEIGHTS)
+    if attr is None:
+        return
+    fields = attr.data if isinstance(attr, DictionaryAttr) else {}
+    file, digest = fields.get("file"), fields.get("sha256")
+    if not isinstance(file, StringAttr) or not isinstance(digest, StringAttr):
+        raise HeteroError(f'{WEIGHTS} should be {{file = "...", sha256 = "..."}}', module)
+    folder = "" if filename.startswith("<") else os.path.dirname(filename)  # <stdin>
+    path = os.path.join(folder, file.data)
+    data = _mapped(path, module)
+    if hashlib.sha256(data).hexdigest() != digest.data:
+        raise HeteroError(f"weights file '{path}' does not match its sha256: changed since written", module)
+    index = _index(data, path, module)
+    table = _table()
+    for (dialect, key), declared in keys.items():
+        if dialect != "builtin" or table.get(declared):
+            continue  # a blob given in the text itself
+        entry = index.get(key)
+        if entry is None:
+            raise HeteroError(f"weights file '{path}' lacks dense_resource<{key}>", module)
+        start, size, alignment = entry
+        table.hold(declared, (data[start : start + size], alignment))
+    del module.attributes[WEIGHTS]
+
+
+def _mapped(path: str, module: ModuleOp) -> memoryview:
+    """The bytes of the file at `path`, mapped read-only."""
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                return memoryview(b"")
+            return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
+    except OSError as e:
+        raise HeteroError(f"cannot read weights file '{path}': {e.strerror or e}", module) from e
+
+
+def _index(data: memoryview, path: str, module: ModuleOp) -> dict[str, tuple[int, int, int]]:
+    """Each key's (start, bytes, alignment) in `data`; an error where the
+    header is not a weights file's or an entry lies outside it."""
+    bad = HeteroError(f"'{path}' is not a hetero weights file (corrupted header)", module)
+    if bytes(data[: len(_MAGIC)]) != _MAGIC or len(data) < len(_MAGIC) + 8:
+        raise bad
+    end = int.from_bytes(data[len(_MAGIC) : len(_MAGIC) + 8], "little")
+    try:
+        index = json.loads(bytes(data[len(_MAGIC) + 8 : end]).rstrip(b"\0"))
+        entries = {k: (end + o, n, a) for k, (o, n, a) in index.items()}
+    except (ValueError, TypeError, AttributeError) as e:
+        raise bad from e
+    if any(not all(isinstance(x, int) for x in e) or e[0] + e[1] > len(data) for e in entries.values()):
+        raise bad
+    return entries

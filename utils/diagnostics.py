@@ -211,15 +211,22 @@ class LocatedParser(Parser):
     def parse_module(self, allow_implicit_module: bool = True) -> ModuleOp:
         """xDSL's, with every failure a `ParseError` at the current token:
         xDSL raises a `VerifyException` for an attribute that fails its own
-        checks, and a few plain exceptions on odd input."""
+        checks, and a few plain exceptions on odd input.  Blobs in a weights
+        file (`hetero.weights`) are read as the file's own."""
         try:
-            return super().parse_module(allow_implicit_module)
+            module = super().parse_module(allow_implicit_module)
         except (ParseError, HeteroError):
             raise
         except VerifyException as e:
             self.raise_error(str(e))
         except Exception as e:  # xDSL raises a few plain exceptions on odd input
             self.raise_error(f"malformed input: {e}")
+        # Imported here: hetero.utils.dense_resources imports this module.
+        from hetero.utils.dense_resources import load_weights
+
+        names = self.__dict__.get("_resource_names", {})  # xdsl_fixes' key map
+        load_weights(module, self.lexer.input.name, names)
+        return module
 
     def parse_operation(self) -> Operation:
         start = self._current_token.span.get_location()
