@@ -131,6 +131,7 @@ def test_a_changed_weights_file_fails_its_hash(imported: Path, tmp_path: Path, c
         lambda d: d[:8] + (10**9).to_bytes(8, "little") + d[16:],  # index past the end
         lambda d: d[:16] + b"{]" + d[18:],  # index not JSON
         lambda d: d.replace(b": [0, ", b": [9999999, ", 1),  # blob past the end
+        lambda d: d.replace(b": [0, ", b": [0, -1", 1),  # a negative size
     ],
 )
 def test_a_corrupted_weights_file_is_located(

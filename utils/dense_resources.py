@@ -376,6 +376,10 @@ def _index(data: memoryview, path: str, module: ModuleOp) -> dict[str, tuple[int
         entries = {k: (end + o, n, a) for k, (o, n, a) in index.items()}
     except (ValueError, TypeError, AttributeError) as e:
         raise bad from e
-    if any(not all(isinstance(x, int) for x in e) or e[0] + e[1] > len(data) for e in entries.values()):
+    valid = (
+        all(isinstance(x, int) and x >= 0 for x in e) and e[0] + e[1] <= len(data)
+        for e in entries.values()
+    )
+    if not all(valid):
         raise bad
     return entries
