@@ -6,12 +6,18 @@ TVM's `FoldConstant` (spec: run by `relay.build` before device planning):
   `relay.constant` of its value, computed by the reference interpreter (so
   folding means exactly what running means);
 * `relay.shape_of` of a statically shaped tensor becomes its shape;
+* a `relay.if` of a constant condition becomes its taken branch (TVM's
+  `SimplifyExpr`): the branch's ops move before it and its yielded value
+  replaces the if's, so that `lower-aot-main` never meets control flow that
+  was decided at compile time;
 * constants left without users are erased.
 
-Functions, calls, tuples, `relay.if`, `relay.on_device` and
-`relay.device_copy` are never folded: they carry control or placement, not
-values.  A folded constant keeps the op's `vdevice`.  Boolean results stay
-unfolded (their storage convention is the interpreter's business).  Results
+Functions, calls, tuples, `relay.on_device` and `relay.device_copy` are
+never folded: they carry control or placement, not values.  A folded
+constant keeps the op's `vdevice`; a folded `relay.if` placed (`vdevice`)
+elsewhere than its taken branch's value stays, as that placement is a
+device copy.  Boolean results stay unfolded (their storage convention is
+the interpreter's business).  Results
 with more than `INLINE_LIMIT` elements are stored as `dense_resource` blobs,
 as large weights are, so that the printed IR stays readable; those of more
 than `LATER_LIMIT` elements of an elementwise operator (a weight scaled by
@@ -43,7 +49,9 @@ from xdsl.pattern_rewriter import (
     PatternRewriteWalker,
     RewritePattern,
 )
+from xdsl.rewriter import InsertPoint
 
+from hetero.analysis.devices import device_of
 from hetero.dialects import relay
 from hetero.interpreter.relay import (
     array_evaluator,
@@ -154,6 +162,27 @@ class FoldStaticShapeOf(RewritePattern):
             _replace(op, partial(constant_of, shape), rewriter)
 
 
+class FoldConstantIf(RewritePattern):
+    """`relay.if` of a constant condition → its taken branch, chosen as the
+    reference interpreter chooses it (the condition's truth value)."""
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, relay.IfOp) or not isinstance(
+            condition := op.cond.owner, relay.ConstantOp
+        ):
+            return
+        truth = bool(attribute_value(condition.value))
+        block = (op.true_branch if truth else op.false_branch).block
+        terminator = block.last_op
+        assert isinstance(terminator, relay.YieldOp)
+        value = terminator.value
+        if op.vdevice is not None and device_of(value) != op.vdevice:
+            return
+        rewriter.erase_op(terminator)
+        rewriter.inline_block(block, InsertPoint.before(op))
+        rewriter.replace_op(op, [], [value])
+
+
 class EraseDeadConstant(RewritePattern):
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
         if isinstance(op, relay.ConstantOp) and not op.result.uses:
@@ -169,6 +198,11 @@ class FoldConstantPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [FoldTensorOp(), FoldStaticShapeOf(), EraseDeadConstant()]
+                [
+                    FoldTensorOp(),
+                    FoldStaticShapeOf(),
+                    FoldConstantIf(),
+                    EraseDeadConstant(),
+                ]
             )
         ).rewrite_module(op)

@@ -78,3 +78,64 @@ relay.func @boolean() -> tensor<2xi1> {
 // CHECK-LABEL: relay.func @boolean
 // CHECK-NEXT:    relay.constant
 // CHECK-NEXT:    relay.reshape
+
+// -----
+
+// A relay.if of a constant condition becomes its taken branch: the branch's
+// ops move before it (a nested if of a constant folds too), its yielded value
+// replaces the if's; the untaken branch and the condition are gone.
+relay.func @taken(%x: tensor<2xf32>, %y: tensor<2xf32>) -> tensor<2xf32> {
+  %t = relay.constant dense<true> : tensor<i1>
+  %f = relay.constant dense<false> : tensor<i1>
+  %0 = relay.if %t : tensor<i1> -> tensor<2xf32> {
+    %e = relay.exp %x : tensor<2xf32>
+    %1 = relay.if %f : tensor<i1> -> tensor<2xf32> {
+      relay.yield %e : tensor<2xf32>
+    } else {
+      %n = relay.negative %e : tensor<2xf32>
+      relay.yield %n : tensor<2xf32>
+    }
+    relay.yield %1 : tensor<2xf32>
+  } else {
+    %s = relay.sigmoid %y : tensor<2xf32>
+    relay.yield %s : tensor<2xf32>
+  }
+  %2 = relay.if %f : tensor<i1> -> tensor<2xf32> {
+    relay.yield %x : tensor<2xf32>
+  } else {
+    relay.yield %y : tensor<2xf32>
+  }
+  %3 = relay.add %0, %2 : tensor<2xf32>
+  relay.return %3 : tensor<2xf32>
+}
+
+// CHECK-LABEL: relay.func @taken
+// CHECK-NEXT:    %e = relay.exp %x : tensor<2xf32>
+// CHECK-NEXT:    %n = relay.negative %e : tensor<2xf32>
+// CHECK-NEXT:    %0 = relay.add %n, %y : tensor<2xf32>
+// CHECK-NEXT:    relay.return %0 : tensor<2xf32>
+
+// -----
+
+// An if whose condition is not a constant stays; so does a constant-condition
+// if placed elsewhere than its taken value (that placement is a copy).
+relay.func @kept(%x: tensor<2xf32>, %c: tensor<i1>) -> tensor<2xf32> {
+  %t = relay.constant dense<true> : tensor<i1>
+  %0 = relay.if %c : tensor<i1> -> tensor<2xf32> {
+    relay.yield %x : tensor<2xf32>
+  } else {
+    %n = relay.negative %x : tensor<2xf32>
+    relay.yield %n : tensor<2xf32>
+  }
+  %1 = relay.if %t {vdevice = #target.vdevice<cpu:1>} : tensor<i1> -> tensor<2xf32> {
+    relay.yield %0 : tensor<2xf32>
+  } else {
+    relay.yield %x : tensor<2xf32>
+  }
+  relay.return %1 : tensor<2xf32>
+}
+
+// CHECK-LABEL: relay.func @kept
+// CHECK-NEXT:    %t = relay.constant dense<true> : tensor<i1>
+// CHECK-NEXT:    %0 = relay.if %c : tensor<i1> -> tensor<2xf32> {
+// CHECK:         %1 = relay.if %t {vdevice = #target.vdevice<cpu:1>} : tensor<i1> -> tensor<2xf32> {
