@@ -256,13 +256,15 @@ def compile_table(
     """hetero's and TVM's compile times of `name`, each the first compile of
     a process of its own, alternating (the machine's noise hits both alike),
     medians of `rounds`, and hetero's second compile in its process;
-    nothing without TVM, or where TVM fails on the model (the last line of
-    its error)."""
+    nothing without TVM, or where TVM fails on the model (its last line
+    naming an error: TVM logs warnings after it)."""
     try:
         installed = tvm_compile_seconds(name) is not None  # also warms TVM's caches up
     except subprocess.CalledProcessError as e:
-        reason = (e.stderr or "").strip().splitlines()[-1:] or [f"exit status {e.returncode}"]
-        print(f"{name} compile: TVM failed: {reason[0]}")
+        lines = (e.stderr or "").strip().splitlines()
+        errors = [line for line in lines if re.match(r"\w+(Error|Exception)\b", line)]
+        reason = (errors or lines or [f"exit status {e.returncode}"])[-1]
+        print(f"{name} compile: TVM failed: {reason}")
         return
     if not installed:
         print(f"{name} compile: TVM is not installed (pip install apache-tvm)")
