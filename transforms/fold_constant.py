@@ -178,9 +178,9 @@ class FoldConstantIf(RewritePattern):
         value = terminator.value
         if op.vdevice is not None and device_of(value) != op.vdevice:
             return
-        rewriter.erase_op(terminator)
+        rewriter.erase(terminator)
         rewriter.inline_block(block, InsertPoint.before(op))
-        rewriter.replace_op(op, [], [value])
+        rewriter.replace(op, [], [value])
 
 
 class EraseDeadConstant(RewritePattern):

@@ -12,14 +12,26 @@ that `lower-te` did not lower.
 A private `Inline` function is erased once inlined (nothing else can call
 it); a public one stays, callable as before.  `Inline` functions that call one
 another in a cycle cannot be inlined: a diagnostic at the call that closes it.
+
+Closures that are only applied are beta-reduced too (what TVM's
+`PartialEval` does to them): a `relay.fn` literal whose every use is as the
+callee of a `relay.call_indirect` becomes a copy of its body at each call,
+its parameters bound to the arguments, and is erased.  `lower-aot-main`
+compiles no closure into the host function, and such a closure is only a
+name for its body.  Literals with attributes (`Composite`, `Primitive`: BYOC
+and fusion give them meaning) or with placement in their signature or at a
+call (a device the body alone would lose) are kept.  An SSA literal cannot
+name itself, so none is recursive; the innermost are reduced first, and
+reducing one may make another only applied (a closure passed to a closure).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetero.dialects.relay import CallOp, FuncOp
-from hetero.transforms.byoc import inline_body
+from hetero.dialects.relay import CallIndirectOp, CallOp, FnOp, FuncOp
+from hetero.transforms.byoc import inline_body, inline_literal_call
+from hetero.transforms.plan_devices import is_optimizable
 from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
@@ -65,9 +77,44 @@ def _callees_first(inline: dict[str, FuncOp]) -> list[FuncOp]:
     return order
 
 
+def _only_applied(closure: FnOp) -> bool:
+    """A plain, unplaced literal whose every use is the callee of an unplaced
+    call: its calls mean exactly its body."""
+    return (
+        not closure.attributes
+        and closure.vdevice is None
+        and closure.result_vdevice is None
+        and not any(closure.param_vdevices)
+        and all(
+            isinstance(use.operation, CallIndirectOp)
+            and use.index == 0
+            and use.operation.vdevice is None
+            for use in closure.result.uses
+        )
+    )
+
+
+def _reduce_closures(function: FuncOp) -> None:
+    """Inline the calls of `function`'s only-applied literals, innermost
+    first, until none is left."""
+    while closure := next(
+        (
+            op
+            for op in function.walk(region_first=True)
+            if isinstance(op, FnOp) and _only_applied(op)
+        ),
+        None,
+    ):
+        for use in list(closure.result.uses):
+            inline_literal_call(use.operation, closure)  # type: ignore[arg-type]
+        if closure.parent is not None:  # an unused literal
+            Rewriter.erase_op(closure)
+
+
 @dataclass(frozen=True)
 class InlinePass(ModulePass):
-    """Inline every call of a global function marked `Inline`."""
+    """Inline every call of a global function marked `Inline`, then every call
+    of a closure that is only applied."""
 
     name = "inline"
 
@@ -85,3 +132,6 @@ class InlinePass(ModulePass):
                 and function.sym_visibility.data == "private"
             ):
                 Rewriter.erase_op(function)
+        for function in op.ops:
+            if isinstance(function, FuncOp) and is_optimizable(function):
+                _reduce_closures(function)
