@@ -1,6 +1,8 @@
 """The `llvm`-dialect modules hetero emits for a compiled program are upstream
 MLIR that `mlir-translate-22 --mlir-to-llvmir` accepts, for AVX2 and AVX-512
-targets alike (AVX-512's masked remainders included), and hetero's own
+targets alike (AVX-512's masked remainders included), three programs chosen
+for their remainders and a sample of the relay property-test strategy's, and
+hetero's own
 translation to LLVM IR writes the masked intrinsics in the signature of
 llvmlite's LLVM (docs/lowering.md, on masked remainders).
 
@@ -21,8 +23,12 @@ from hetero.driver import lower_to_tir
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.parallel_launchers import define_launchers
 from hetero.lowering.pipeline import lower_to_llvm
+from hetero.runtime.cuda import has_gpu_functions
 from hetero.runtime.llvmir import ALIGN_ATTRIBUTE, to_llvmlite
+from hetero.utils.diagnostics import HeteroError
+from hypothesis import HealthCheck, assume, given, settings
 from isas import ISAS, options
+from relay_programs import programs
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.printer import Printer
@@ -54,8 +60,7 @@ PROGRAMS = {
 
 
 def llvm_dialect(name: str, isa: str) -> ModuleOp:
-    """The CPU code of `PROGRAMS[name]` for `isa`, as `compile_cpu` lowers it
-    before LLVM: kernels, host function and parallel launchers."""
+    """The CPU code of `PROGRAMS[name]` for `isa` (`cpu_code`)."""
     params, result, body = PROGRAMS[name]
     config = f'#target.config<[#target.target<"llvm", {{{options(isa)}}}>]>'
     module = parse_module(
@@ -64,6 +69,12 @@ def llvm_dialect(name: str, isa: str) -> ModuleOp:
         f"    relay.return %r : {result}\n  }}\n}}\n"
     )
     lower_to_tir(module)
+    return cpu_code(module)
+
+
+def cpu_code(module: ModuleOp) -> ModuleOp:
+    """The `tir.prim_func`s of a lowered relay `module` as `compile_cpu`
+    lowers them before LLVM: kernels, host function and parallel launchers."""
     code = ModuleOp([op.clone() for op in module.ops if isinstance(op, tir.PrimFuncOp)])
     ConvertTirToScfPass().apply(Context(), code)
     lower_to_llvm(code)
@@ -77,11 +88,9 @@ def generic(module: ModuleOp) -> str:
     return out.getvalue()
 
 
-@pytest.mark.skipif(MLIR_TRANSLATE is None, reason="mlir-translate-22 is not installed")
-@pytest.mark.parametrize("isa", ISAS)
-@pytest.mark.parametrize("name", PROGRAMS)
-def test_mlir_translate_accepts_the_emitted_llvm_dialect(name: str, isa: str) -> None:
-    code = llvm_dialect(name, isa)
+def translate(code: ModuleOp) -> str:
+    """`mlir-translate-22 --mlir-to-llvmir` of `code`: the LLVM IR it writes
+    (a failed translation fails the test with the tool's message)."""
     assert MLIR_TRANSLATE is not None
     result = subprocess.run(
         [MLIR_TRANSLATE, "--mlir-to-llvmir"],
@@ -91,8 +100,41 @@ def test_mlir_translate_accepts_the_emitted_llvm_dialect(name: str, isa: str) ->
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    masked = "@llvm.masked.store" in result.stdout
+    return result.stdout
+
+
+@pytest.mark.skipif(MLIR_TRANSLATE is None, reason="mlir-translate-22 is not installed")
+@pytest.mark.parametrize("isa", ISAS)
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_mlir_translate_accepts_the_emitted_llvm_dialect(name: str, isa: str) -> None:
+    result = translate(llvm_dialect(name, isa))
+    masked = "@llvm.masked.store" in result
     assert masked == (isa == "avx512"), "AVX-512 masks the remainders, AVX2 does not"
+
+
+@pytest.mark.skipif(MLIR_TRANSLATE is None, reason="mlir-translate-22 is not installed")
+@pytest.mark.parametrize("isa", ISAS)
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(text=programs())
+def test_mlir_translate_accepts_the_strategy_programs_cpu_code(
+    isa: str, text: str
+) -> None:
+    """The property-test strategy's programs (`relay_programs.py`), their
+    `llvm` target pinned to `isa`: those that compile for the CPU alone
+    (no conflicting annotations, no CUDA device) are upstream-valid too."""
+    pinned = f'#target.target<"llvm", {{{options(isa)}}}>'
+    module = parse_module(text.replace('#target.target<"llvm">', pinned))
+    try:
+        lower_to_tir(module)
+    except HeteroError as e:
+        assume("conflicting devices" not in e.message)
+        raise
+    assume(not has_gpu_functions(module))
+    translate(cpu_code(module))
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
