@@ -18,11 +18,12 @@ shapes and post-ops), so it happens once per distinct layer, when the
 codegen runs: `Plan`s are kept for the life of the process, keyed by what
 they compute, and shared by every module that needs the same layer (a
 network compiled again, or Collage's candidates).  A call then costs one
-`dnnl_primitive_execute`: `hetero_dnnl_execute(plan, buffers)`, defined here
-in LLVM IR (no C compiler needed) and bound by name for every module like
-the buffer runtime (`hetero.runtime.buffers`), wraps the call's buffers in
-memory objects, runs the primitive on a stream of its own, waits and frees
-them.  Memory objects and streams are made per call, so concurrent calls of
+`dnnl_primitive_execute` per step of its plan: `hetero_dnnl_execute(plan,
+buffers)`, defined here in LLVM IR (no C compiler needed) and bound by name
+for every module like the buffer runtime (`hetero.runtime.buffers`), runs the
+plan's steps (reorders into oneDNN's preferred layouts, the primitive,
+the reorder back) on a stream of its own, each on memory objects wrapping
+the call's buffers, made and freed around it.  Memory objects and streams are made per call, so concurrent calls of
 one compiled function share nothing but the primitive, which oneDNN allows.
 oneDNN's threads are OpenMP's: `OMP_NUM_THREADS` sets them.
 """
@@ -30,14 +31,15 @@ oneDNN's threads are OpenMP's: `OMP_NUM_THREADS` sets them.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import threading
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import metadata
 from typing import Any
 
 import llvmlite.binding as llvm
+import numpy as np
 
 PACKAGE = "onednn-cpu-gomp"
 INSTALL = "pip install 'hetero[dnnl]' (which installs onednn-cpu-gomp, oneDNN's CPU-only build)"
@@ -56,12 +58,15 @@ _ELTWISE_RELU, _BINARY_ADD = 0x20, 0x1FFF0
 ARG_SRC, ARG_SRC_1, ARG_DST, ARG_WEIGHTS, ARG_BIAS = 1, 2, 17, 33, 41
 _POST_OP_BASE = 32768
 _MAX_NDIMS = 12
+_FORMAT_ANY = 1
+_QUERY_IMPL_INFO, _QUERY_SRC, _QUERY_WEIGHTS, _QUERY_DST = 8, 129, 131, 133
 
 DTYPES = {"f32": _F32}
 """Element types oneDNN's CPU convolution and matmul compute in."""
 
 RUNTIME_IR = r"""
-%plan = type { ptr, ptr, i64, ptr, ptr }
+%plan = type { ptr, i64, ptr }
+%step = type { ptr, i64, ptr, ptr, ptr }
 %arg = type { i32, ptr }
 
 declare i32 @dnnl_memory_create(ptr, ptr, ptr, ptr)
@@ -75,24 +80,39 @@ define i32 @hetero_dnnl_execute(ptr %plan, ptr %buffers) {
 entry:
   %args = alloca [{max} x %arg]
   %stream = alloca ptr
-  %primitive = load ptr, ptr %plan
-  %engine_at = getelementptr %plan, ptr %plan, i32 0, i32 1
-  %engine = load ptr, ptr %engine_at
-  %n_at = getelementptr %plan, ptr %plan, i32 0, i32 2
+  %engine = load ptr, ptr %plan
+  %count_at = getelementptr %plan, ptr %plan, i32 0, i32 1
+  %count = load i64, ptr %count_at
+  %steps_at = getelementptr %plan, ptr %plan, i32 0, i32 2
+  %steps = load ptr, ptr %steps_at
+  call i32 @dnnl_stream_create(ptr %stream, ptr %engine, i32 1)
+  %s = load ptr, ptr %stream
+  br label %step
+
+step:
+  %k = phi i64 [ 0, %entry ], [ %k1, %next ]
+  %failed = phi i32 [ 0, %entry ], [ %failed1, %next ]
+  %primitive_at = getelementptr %step, ptr %steps, i64 %k, i32 0
+  %primitive = load ptr, ptr %primitive_at
+  %n_at = getelementptr %step, ptr %steps, i64 %k, i32 1
   %n = load i64, ptr %n_at
-  %kinds_at = getelementptr %plan, ptr %plan, i32 0, i32 3
+  %kinds_at = getelementptr %step, ptr %steps, i64 %k, i32 2
   %kinds = load ptr, ptr %kinds_at
-  %descs_at = getelementptr %plan, ptr %plan, i32 0, i32 4
+  %descs_at = getelementptr %step, ptr %steps, i64 %k, i32 3
   %descs = load ptr, ptr %descs_at
+  %slots_at = getelementptr %step, ptr %steps, i64 %k, i32 4
+  %slots = load ptr, ptr %slots_at
   br label %wrap
 
 wrap:
-  %i = phi i64 [ 0, %entry ], [ %i1, %wrap ]
+  %i = phi i64 [ 0, %step ], [ %i1, %wrap ]
   %kind_at = getelementptr i32, ptr %kinds, i64 %i
   %kind = load i32, ptr %kind_at
   %desc_at = getelementptr ptr, ptr %descs, i64 %i
   %desc = load ptr, ptr %desc_at
-  %buffer_at = getelementptr ptr, ptr %buffers, i64 %i
+  %slot_at = getelementptr i64, ptr %slots, i64 %i
+  %slot = load i64, ptr %slot_at
+  %buffer_at = getelementptr ptr, ptr %buffers, i64 %slot
   %buffer = load ptr, ptr %buffer_at
   %arg_kind = getelementptr [{max} x %arg], ptr %args, i64 0, i64 %i, i32 0
   store i32 %kind, ptr %arg_kind
@@ -103,12 +123,11 @@ wrap:
   br i1 %more, label %wrap, label %run
 
 run:
-  call i32 @dnnl_stream_create(ptr %stream, ptr %engine, i32 1)
-  %s = load ptr, ptr %stream
   %n32 = trunc i64 %n to i32
   %status = call i32 @dnnl_primitive_execute(ptr %primitive, ptr %s, i32 %n32, ptr %args)
   call i32 @dnnl_stream_wait(ptr %s)
-  call i32 @dnnl_stream_destroy(ptr %s)
+  %ok = icmp eq i32 %failed, 0
+  %failed1 = select i1 %ok, i32 %status, i32 %failed
   br label %free
 
 free:
@@ -118,10 +137,16 @@ free:
   call i32 @dnnl_memory_destroy(ptr %memory)
   %j1 = add i64 %j, 1
   %again = icmp ult i64 %j1, %n
-  br i1 %again, label %free, label %done
+  br i1 %again, label %free, label %next
+
+next:
+  %k1 = add i64 %k, 1
+  %steps_left = icmp ult i64 %k1, %count
+  br i1 %steps_left, label %step, label %done
 
 done:
-  ret i32 %status
+  call i32 @dnnl_stream_destroy(ptr %s)
+  ret i32 %failed1
 }
 """.replace("{max}", str(MAX_ARGS))
 
@@ -134,15 +159,26 @@ class DnnlError(RuntimeError):
     """oneDNN refused a primitive (shapes, post-ops it has no kernel for)."""
 
 
-class _PlanStruct(ctypes.Structure):
-    """The `%plan` the runtime function reads."""
+class _StepStruct(ctypes.Structure):
+    """A `%step` the runtime function reads: a primitive, its arguments'
+    kinds and descriptors, and the slot of each one's buffer."""
 
     _fields_ = [
         ("primitive", ctypes.c_void_p),
-        ("engine", ctypes.c_void_p),
         ("nargs", ctypes.c_int64),
         ("kinds", ctypes.POINTER(ctypes.c_int32)),
         ("descs", ctypes.POINTER(ctypes.c_void_p)),
+        ("slots", ctypes.POINTER(ctypes.c_int64)),
+    ]
+
+
+class _PlanStruct(ctypes.Structure):
+    """The `%plan` the runtime function reads: its steps, run in order."""
+
+    _fields_ = [
+        ("engine", ctypes.c_void_p),
+        ("nsteps", ctypes.c_int64),
+        ("steps", ctypes.POINTER(_StepStruct)),
     ]
 
 
@@ -166,14 +202,22 @@ class Tensor:
 
 @dataclass(frozen=True)
 class PostOps:
-    """What oneDNN applies to a primitive's result before storing it: a
-    binary add of each `adds` tensor (a residual) and relus, in `order`."""
+    """What oneDNN applies to a primitive's result before storing it: adds
+    of `Tensor`s (a residual) and relus, in `order`.  An add first is
+    oneDNN's `sum` post-op (the addend copied into the destination before
+    the primitive runs): its jit kernels take that, where a binary add of a
+    whole tensor sends oneDNN 3.2 to its reference convolution (~100x slower)."""
 
     order: tuple[str | Tensor, ...] = ()
     """`"relu"` or the tensor added, in program order."""
 
     def addends(self) -> list[Tensor]:
         return [p for p in self.order if isinstance(p, Tensor)]
+
+    def summed(self) -> Tensor | None:
+        """The addend taken as the `sum` post-op."""
+        first = self.order[0] if self.order else None
+        return first if isinstance(first, Tensor) else None
 
 
 @dataclass(frozen=True)
@@ -190,6 +234,8 @@ class Convolution:
     padding: tuple[int, int, int, int]
     """top, left, bottom, right."""
     post_ops: PostOps = PostOps()
+    constant_weights: bool = False
+    """The caller passes the weights already in the plan's `weights` layout."""
 
 
 @dataclass(frozen=True)
@@ -202,19 +248,97 @@ class Matmul:
     bias: Tensor | None
     dst: Tensor
     post_ops: PostOps = PostOps()
+    constant_weights: bool = False
+    """As `Convolution`'s."""
+
+
+Spec = Convolution | Matmul
+
+BLOCKED_ACTIVATIONS: dict[type[Spec], bool] = {Convolution: True, Matmul: False}
+"""Whether oneDNN picks the layout of the primitive's src and dst (then
+reordered from and to the program's row-major buffers per call): its
+blocked (`nChw16c`) convolutions are 1.3-2x faster than its `gemm:jit` one
+on plain NCHW, more than the reorders cost; a matmul is as fast row-major."""
 
 
 @dataclass
 class Plan:
-    """A primitive and the descriptors of its arguments, in the order compiled
-    code passes their buffers: src, weights, bias (if any), dst, then each
-    post-op addend."""
+    """The steps computing a spec: its primitive, with reorders around it.
+
+    Compiled code passes a pointer per slot: src, weights, bias (if any),
+    dst, each post-op addend, then one per `scratch` size (buffers of the
+    call, for blocked copies)."""
 
     address: int
     """Of the `%plan` struct `hetero_dnnl_execute` reads."""
-    kinds: Sequence[int]
+    impl: str
+    """oneDNN's implementation of the primitive (`brgconv:avx512_core`,
+    `jit:avx2`, `gemm:jit`; `ref:any` is its slow reference code)."""
+    scratch: tuple[int, ...] = ()
+    """Bytes of each per-call buffer."""
+    weights: tuple[Any, Any] | None = None
+    """Where the spec's weights are constant and oneDNN prefers another
+    layout: the descriptors of the row-major one and of that one
+    (`Dnnl.reordered_weights`)."""
     keep: list[Any] = field(default_factory=list)
     """ctypes objects the struct points into."""
+
+
+@dataclass
+class _Steps:
+    """A plan being assembled: slots `0..external-1` are the caller's buffers."""
+
+    library: Dnnl
+    external: int
+    scratch: list[int] = field(default_factory=list)
+    steps: list[tuple[ctypes.c_void_p, list[int], list[Any], list[int]]] = field(
+        default_factory=list
+    )
+
+    def buffer(self, desc: Any) -> int:
+        """A new per-call buffer for `desc`'s layout; its slot."""
+        self.scratch.append(self.library.size(desc))
+        return self.external + len(self.scratch) - 1
+
+    def step(
+        self, primitive: ctypes.c_void_p, args: list[tuple[int, Any, int]]
+    ) -> None:
+        kinds, descs, slots = zip(*args, strict=True) if args else ((), (), ())
+        self.steps.append((primitive, list(kinds), list(descs), list(slots)))
+
+    def reorder(self, src: Any, src_slot: int, dst: Any, dst_slot: int) -> None:
+        primitive = self.library.reorder(src, dst)
+        self.step(primitive, [(ARG_SRC, src, src_slot), (ARG_DST, dst, dst_slot)])
+
+    def into(self, plain: Any, slot: int, chosen: Any) -> int:
+        """The slot holding the caller's buffer `slot` in the `chosen` layout
+        (reordered into a per-call buffer first where it differs)."""
+        if self.library.equal(plain, chosen):
+            return slot
+        copy = self.buffer(chosen)
+        self.reorder(plain, slot, chosen, copy)
+        return copy
+
+    def struct(self, engine: ctypes.c_void_p, keep: list[Any]) -> _PlanStruct:
+        array = (_StepStruct * len(self.steps))()
+        for i, (primitive, kinds, descs, slots) in enumerate(self.steps):
+            k = (ctypes.c_int32 * len(kinds))(*kinds)
+            d = (ctypes.c_void_p * len(descs))(*(_address(x) for x in descs))
+            s = (ctypes.c_int64 * len(slots))(*slots)
+            keep += [k, d, s]
+            array[i] = _StepStruct(
+                primitive.value,
+                len(kinds),
+                ctypes.cast(k, ctypes.POINTER(ctypes.c_int32)),
+                ctypes.cast(d, ctypes.POINTER(ctypes.c_void_p)),
+                ctypes.cast(s, ctypes.POINTER(ctypes.c_int64)),
+            )
+        keep.append(array)
+        return _PlanStruct(engine.value, len(self.steps), array)
+
+
+def _address(desc: Any) -> int | None:
+    return desc.value if isinstance(desc, ctypes.c_void_p) else desc
 
 
 class Dnnl:
@@ -223,11 +347,19 @@ class Dnnl:
     def __init__(self, path: str) -> None:
         self.path = path
         self.lib = ctypes.CDLL(path)
+        self.lib.dnnl_primitive_desc_query_md.restype = ctypes.c_void_p
+        self.lib.dnnl_primitive_desc_query_md.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+        ]  # fmt: skip
+        self.lib.dnnl_memory_desc_get_size.restype = ctypes.c_size_t
+        self.lib.dnnl_memory_desc_get_size.argtypes = [ctypes.c_void_p]
+        self.lib.dnnl_memory_desc_equal.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         self.engine = ctypes.c_void_p()
         self._check(
             "dnnl_engine_create", ctypes.byref(self.engine), _CPU, ctypes.c_size_t(0)
         )
-        self._plans: dict[Convolution | Matmul, Plan] = {}
+        self._plans: dict[Spec, Plan] = {}
+        self._weights: dict[tuple[int, bytes], Any] = {}
         self._lock = threading.Lock()
 
     @property
@@ -248,9 +380,17 @@ class Dnnl:
         if status != 0:
             raise DnnlError(f"oneDNN's {name} failed (status {status})")
 
-    def _desc(self, tensor: Tensor) -> ctypes.c_void_p:
+    def _desc(self, tensor: Tensor, chosen: bool = False) -> ctypes.c_void_p:
+        """The descriptor of `tensor`'s buffer, or (`chosen`) of its dims in
+        the layout the primitive prefers (`format_tag any`)."""
         desc = ctypes.c_void_p()
         dims = (ctypes.c_int64 * _MAX_NDIMS)(*tensor.dims)
+        if chosen:
+            self._check(
+                "dnnl_memory_desc_create_with_tag",
+                ctypes.byref(desc), len(tensor.dims), dims, _F32, _FORMAT_ANY,
+            )  # fmt: skip
+            return desc
         strides = (ctypes.c_int64 * _MAX_NDIMS)(*tensor.row_major_strides())
         self._check(
             "dnnl_memory_desc_create_with_strides",
@@ -258,12 +398,31 @@ class Dnnl:
         )  # fmt: skip
         return desc
 
+    def size(self, desc: Any) -> int:
+        return self.lib.dnnl_memory_desc_get_size(desc)
+
+    def equal(self, a: Any, b: Any) -> bool:
+        return bool(self.lib.dnnl_memory_desc_equal(a, b))
+
+    def reorder(self, src: Any, dst: Any) -> ctypes.c_void_p:
+        """The primitive copying a `src`-laid-out buffer into `dst`'s layout."""
+        pd, primitive = ctypes.c_void_p(), ctypes.c_void_p()
+        self._check(
+            "dnnl_reorder_primitive_desc_create",
+            ctypes.byref(pd), ctypes.c_void_p(_address(src)), self.engine,
+            ctypes.c_void_p(_address(dst)), self.engine, None,
+        )  # fmt: skip
+        self._check("dnnl_primitive_create", ctypes.byref(primitive), pd)
+        return primitive
+
     def _attr(self, post_ops: PostOps) -> ctypes.c_void_p:
         attr, ops = ctypes.c_void_p(), ctypes.c_void_p()
         self._check("dnnl_primitive_attr_create", ctypes.byref(attr))
         self._check("dnnl_post_ops_create", ctypes.byref(ops))
-        for op in post_ops.order:
-            if isinstance(op, Tensor):
+        for i, op in enumerate(post_ops.order):
+            if isinstance(op, Tensor) and i == 0:
+                self._check("dnnl_post_ops_append_sum", ops, ctypes.c_float(1.0), 0, 0)
+            elif isinstance(op, Tensor):
                 self._check(
                     "dnnl_post_ops_append_binary", ops, _BINARY_ADD, self._desc(op)
                 )
@@ -275,60 +434,129 @@ class Dnnl:
         self._check("dnnl_primitive_attr_set_post_ops", attr, ops)
         return attr
 
-    def plan(self, spec: Convolution | Matmul) -> Plan:
+    def plan(self, spec: Spec) -> Plan:
         """The plan computing `spec`, made at the first request (per process)."""
         with self._lock:
             if spec not in self._plans:
                 self._plans[spec] = self._make(spec)
             return self._plans[spec]
 
-    def _make(self, spec: Convolution | Matmul) -> Plan:
-        tensors = [
-            spec.src,
-            spec.weights,
-            *([spec.bias] if spec.bias else []),
-            spec.dst,
-        ]
-        kinds = [ARG_SRC, ARG_WEIGHTS, *([ARG_BIAS] if spec.bias else []), ARG_DST]
-        addends = spec.post_ops.addends()
-        adds = [i for i, p in enumerate(spec.post_ops.order) if isinstance(p, Tensor)]
-        kinds += [_POST_OP_BASE * (i + 1) | ARG_SRC_1 for i in adds]
-        descs = [self._desc(t) for t in [*tensors, *addends]]
-        bias = descs[2] if spec.bias else None
-        dst = descs[len(tensors) - 1]
+    def _primitive_desc(
+        self, spec: Spec, descs: list[ctypes.c_void_p], bias: Any
+    ) -> ctypes.c_void_p:
+        src, weights, dst = descs
         attr = self._attr(spec.post_ops)
         pd = ctypes.c_void_p()
-        if isinstance(spec, Convolution):
-
-            def pair(*v: int) -> ctypes.Array[ctypes.c_int64]:
-                return (ctypes.c_int64 * _MAX_NDIMS)(*v)
-
-            top, left, bottom, right = spec.padding
-            self._check(
-                "dnnl_convolution_forward_primitive_desc_create",
-                ctypes.byref(pd), self.engine, _FORWARD_INFERENCE, _CONVOLUTION_AUTO,
-                descs[0], descs[1], bias, dst, pair(*spec.strides),
-                pair(*(d - 1 for d in spec.dilation)), pair(top, left), pair(bottom, right), attr,
-            )  # fmt: skip
-        else:
+        if isinstance(spec, Matmul):
             self._check(
                 "dnnl_matmul_primitive_desc_create",
-                ctypes.byref(pd), self.engine, descs[0], descs[1], bias, dst, attr,
+                ctypes.byref(pd), self.engine, src, weights, bias, dst, attr,
             )  # fmt: skip
+            return pd
+
+        def pair(*v: int) -> ctypes.Array[ctypes.c_int64]:
+            return (ctypes.c_int64 * _MAX_NDIMS)(*v)
+
+        top, left, bottom, right = spec.padding
+        self._check(
+            "dnnl_convolution_forward_primitive_desc_create",
+            ctypes.byref(pd), self.engine, _FORWARD_INFERENCE, _CONVOLUTION_AUTO,
+            src, weights, bias, dst, pair(*spec.strides),
+            pair(*(d - 1 for d in spec.dilation)), pair(top, left), pair(bottom, right), attr,
+        )  # fmt: skip
+        return pd
+
+    def _make(self, spec: Spec) -> Plan:
+        """The primitive with oneDNN's preferred layouts for the weights (and,
+        per `BLOCKED_ACTIVATIONS`, src and dst), and the reorders between
+        them and the caller's row-major buffers."""
+        blocked = BLOCKED_ACTIVATIONS[type(spec)]
+        main = [spec.src, spec.weights, spec.dst]
+        plain = [self._desc(t) for t in main]
+        bias = self._desc(spec.bias) if spec.bias else None
+        pd = self._primitive_desc(
+            spec,
+            [
+                self._desc(t, chosen)
+                for t, chosen in zip(main, (blocked, True, blocked))
+            ],
+            bias,
+        )
+        src, weights, dst = (
+            self.lib.dnnl_primitive_desc_query_md(pd, q, 0)
+            for q in (_QUERY_SRC, _QUERY_WEIGHTS, _QUERY_DST)
+        )
+        info = ctypes.c_char_p()
+        self._check(
+            "dnnl_primitive_desc_query", pd, _QUERY_IMPL_INFO, 0, ctypes.byref(info)
+        )
         primitive = ctypes.c_void_p()
         self._check("dnnl_primitive_create", ctypes.byref(primitive), pd)
-        kind_array = (ctypes.c_int32 * len(kinds))(*kinds)
-        desc_array = (ctypes.c_void_p * len(descs))(*(d.value for d in descs))
-        struct = _PlanStruct(
-            primitive.value,
-            self.engine.value,
-            len(kinds),
-            ctypes.cast(kind_array, ctypes.POINTER(ctypes.c_int32)),
-            ctypes.cast(desc_array, ctypes.POINTER(ctypes.c_void_p)),
-        )
+
+        addends = spec.post_ops.addends()
+        has_bias = spec.bias is not None
+        dst_slot = 2 + has_bias
+        steps = _Steps(self, dst_slot + 1 + len(addends))
+        src_slot = steps.into(plain[0], 0, src)
+        constant = spec.constant_weights and not self.equal(plain[1], weights)
+        weights_slot = 1 if constant else steps.into(plain[1], 1, weights)
+        out = dst_slot if self.equal(plain[2], dst) else steps.buffer(dst)
+        addend_descs = [self._desc(t) for t in addends]
+        if spec.post_ops.summed() is not None:
+            steps.reorder(addend_descs[0], dst_slot + 1, dst, out)
+        adds = [i for i, p in enumerate(spec.post_ops.order) if isinstance(p, Tensor)]
+        args = [
+            (ARG_SRC, src, src_slot),
+            (ARG_WEIGHTS, weights, weights_slot),
+            *([(ARG_BIAS, bias, 2)] if has_bias else []),
+            (ARG_DST, dst, out),
+            *(
+                (_POST_OP_BASE * (i + 1) | ARG_SRC_1, desc, dst_slot + 1 + n)
+                for n, (i, desc) in enumerate(zip(adds, addend_descs))
+                if i > 0
+            ),
+        ]
+        steps.step(primitive, args)
+        if out != dst_slot:
+            steps.reorder(dst, out, plain[2], dst_slot)
+        keep: list[Any] = [pd, plain, bias, addend_descs]
+        struct = steps.struct(self.engine, keep)
+        keep.append(struct)
         return Plan(
-            ctypes.addressof(struct), kinds, [struct, kind_array, desc_array, descs, pd]
+            ctypes.addressof(struct),
+            info.value.decode() if info.value else "",
+            tuple(steps.scratch),
+            (plain[1], weights) if constant else None,
+            keep,
         )
+
+    def reordered_weights(self, plan: Plan, weights: Any) -> int:
+        """The address of the constant `weights` (a C-contiguous float32
+        array of the spec's weights) in `plan.weights`' layout: reordered once
+        per process and plan, kept for the life of the process."""
+        source = np.ascontiguousarray(weights, dtype=np.float32)
+        key = (plan.address, hashlib.sha256(source.data).digest())
+        with self._lock:
+            if key not in self._weights:
+                self._weights[key] = self._reorder_now(plan.weights, source)
+            return self._weights[key].ctypes.data
+
+    def _reorder_now(self, descs: tuple[Any, Any], source: Any) -> Any:
+        """`source` (laid out as `descs[0]`) copied into a new array laid out
+        as `descs[1]`, by a reorder primitive run here."""
+        plain, chosen = descs
+        target = np.empty(-(-self.size(chosen) // 4), np.float32)
+        steps = _Steps(self, 2)
+        steps.reorder(plain, 0, chosen, 1)
+        keep: list[Any] = []
+        struct = steps.struct(self.engine, keep)
+        buffers = (ctypes.c_void_p * 2)(source.ctypes.data, target.ctypes.data)
+        status = _execute()(ctypes.addressof(struct), buffers)
+        if status != 0:
+            raise DnnlError(
+                f"oneDNN's reorder of constant weights failed (status {status})"
+            )
+        return target
 
 
 def library_path() -> str:
@@ -368,3 +596,11 @@ def load_dnnl() -> Dnnl:
     llvm.add_symbol(EXECUTE, engine.get_function_address(EXECUTE))
     engine.detach()
     return library
+
+
+@cache
+def _execute() -> Any:
+    """`hetero_dnnl_execute` callable from Python (compile-time reorders)."""
+    load_dnnl()
+    address = llvm.address_of_symbol(EXECUTE)
+    return ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_void_p)(address)

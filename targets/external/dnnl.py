@@ -18,8 +18,12 @@ The primitive is made when the codegen runs (`hetero.runtime.dnnl`: once per
 distinct layer and process), and the prim_func calls
 `hetero_dnnl_execute(plan, buffers)` with the plan's address and a stack
 array of its arguments' pointers: no Python and no primitive creation per
-call.  All buffers are plain row-major (NCHW, OIHW), as the rest of the
-program keeps them.  Without the library, `available()` says what to install
+call.  The program's buffers stay row-major (NCHW, OIHW); oneDNN picks its
+own (blocked) layouts for weights and convolution activations: weights that
+are constants at the partition's call site are reordered into it here, once
+(`Dnnl.reordered_weights`), their address passed instead of the buffer, and
+the plan reorders the rest per call into buffers the prim_func allocates
+(`Plan.scratch`).  Without the library, `available()` says what to install
 and the kind is not offered.
 """
 
@@ -28,17 +32,27 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 from hetero.dialects import relay, tir
+from hetero.interpreter.relay import constant_value
 from hetero.lowering.te_emit import Emitter, Tensor, store_all
 from hetero.runtime import dnnl as dnnl_runtime
-from hetero.runtime.dnnl import Convolution, Dnnl, Matmul, PostOps
+from hetero.runtime.dnnl import Convolution, Dnnl, Matmul, PostOps, Spec
 from hetero.targets.codegen import ExternalCodegen
 from hetero.targets.external.gemm import buffer_type, partition_prim_func
 from hetero.transforms.byoc import composite_callee
 from hetero.transforms.lower_aot_main import returned_leaves
 from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, TensorType, i1, i32
+from xdsl.dialects.builtin import (
+    IndexType,
+    IntegerAttr,
+    ModuleOp,
+    TensorType,
+    f32,
+    i1,
+    i32,
+)
 from xdsl.ir import Operation, SSAValue
 
 
@@ -53,7 +67,8 @@ class Primitive:
     arguments, then the epilogue's bias and post-ops."""
 
     anchor: Operation
-    build: Callable[[Primitive], Convolution | Matmul]
+    build: Callable[[Primitive, bool], Spec]
+    """The spec, given whether the weights are a compile-time constant."""
     src: SSAValue
     weights: SSAValue
     weights_tensor: dnnl_runtime.Tensor
@@ -83,11 +98,11 @@ def _conv2d(op: Operation) -> Primitive:
     g = op.groups
     weights = dnnl_runtime.Tensor((g, o // g, i, kh, kw) if g > 1 else (o, i, kh, kw))
 
-    def build(p: Primitive) -> Convolution:
+    def build(p: Primitive, constant: bool) -> Convolution:
         bias = dnnl_runtime.Tensor((o,)) if p.bias is not None else None
         return Convolution(
             _tensor(x), weights, bias, _tensor(p.result), tuple(op.strides),  # type: ignore[arg-type]
-            tuple(op.dilation), tuple(op.padding), p.spec_post_ops(),  # type: ignore[arg-type]
+            tuple(op.dilation), tuple(op.padding), p.spec_post_ops(), constant,  # type: ignore[arg-type]
         )  # fmt: skip
 
     return Primitive(op, build, x, w, weights)
@@ -104,11 +119,16 @@ def _gemm(op: Operation) -> Primitive:
         else dnnl_runtime.Tensor(shape)
     )
 
-    def build(p: Primitive) -> Matmul:
+    def build(p: Primitive, constant: bool) -> Matmul:
         dst = _tensor(p.result)
         bias = dnnl_runtime.Tensor((1,) * (len(dst.dims) - 1) + dst.dims[-1:])
         return Matmul(
-            _tensor(a), weights, bias if p.bias else None, dst, p.spec_post_ops()
+            _tensor(a),
+            weights,
+            bias if p.bias else None,
+            dst,
+            p.spec_post_ops(),
+            constant,
         )
 
     return Primitive(op, build, a, b, weights)
@@ -177,6 +197,8 @@ class PartitionLowering:
 
     library: Dnnl
     emitter: Emitter
+    constants: dict[SSAValue, np.ndarray] = field(default_factory=dict)
+    """The partition's parameters that are constants at its call site."""
     buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
 
     def lower(self, func: relay.FuncOp, args: Sequence[SSAValue]) -> None:
@@ -216,33 +238,74 @@ class PartitionLowering:
             destination = self.emitter.alloc(
                 memref_type.get_shape(), memref_type.element_type
             )
+        weights = self.constants.get(outer[primitive.weights])
         try:
-            plan = self.library.plan(primitive.build(primitive))
+            plan = self.library.plan(primitive.build(primitive, weights is not None))
+            blocked = (
+                self.library.reordered_weights(plan, weights)
+                if plan.weights is not None
+                else None
+            )
         except dnnl_runtime.DnnlError as e:
             raise HeteroError(f"dnnl: {e}", primitive.anchor) from e
         values = [*primitive.inputs(), None, *primitive.addends()]
-        buffers = [destination if v is None else self.buffers[outer[v]] for v in values]
+        buffers: list[SSAValue | int] = [
+            destination if v is None else self.buffers[outer[v]] for v in values
+        ]
+        if blocked is not None:
+            buffers[1] = blocked
+        buffers += [self.emitter.alloc([-(-n // 4)], f32) for n in plan.scratch]
         self._execute(plan.address, buffers)
         self.buffers[op.results[0]] = destination
 
-    def _execute(self, plan: int, buffers: Sequence[SSAValue]) -> None:
+    def _execute(self, plan: int, buffers: Sequence[SSAValue | int]) -> None:
+        """The call; a buffer given as an int is that address (a constant
+        the plan holds in oneDNN's layout)."""
         e = self.emitter
         pointers = e.alloc([len(buffers)], IndexType(), scope="local")
         for i, buffer in enumerate(buffers):
-            e.store(
-                e.op(memref.ExtractAlignedPointerAsIndexOp.get(buffer)), pointers, [i]
+            pointer = (
+                e.constant(buffer, IndexType())
+                if isinstance(buffer, int)
+                else e.op(memref.ExtractAlignedPointerAsIndexOp.get(buffer))
             )
+            e.store(pointer, pointers, [i])
         array = e.op(memref.ExtractAlignedPointerAsIndexOp.get(pointers))
         address = e.constant(plan, IndexType())
         e.op(tir.CallExternOp(dnnl_runtime.EXECUTE, [address, array], [i32]))
 
 
-def lower_partition(func: relay.FuncOp, library: Dnnl) -> tir.PrimFuncOp:
-    """The prim_func computing the `dnnl` partition `func` with oneDNN primitives."""
+def constant_parameters(
+    module: ModuleOp, func: relay.FuncOp
+) -> dict[SSAValue, np.ndarray]:
+    """`func`'s parameters bound to a `relay.constant` at its only call site
+    (a network's weights): their values, for layouts chosen at compile time."""
+    calls = [
+        op
+        for op in module.walk()
+        if isinstance(op, relay.CallOp) and op.callee.root_reference == func.sym_name
+    ]
+    if len(calls) != 1:
+        return {}
+    return {
+        param: constant_value(arg.owner)
+        for param, arg in zip(func.args, calls[0].args)
+        if isinstance(arg.owner, relay.ConstantOp)
+    }
+
+
+def lower_partition(
+    func: relay.FuncOp,
+    library: Dnnl,
+    constants: dict[SSAValue, np.ndarray] | None = None,
+) -> tir.PrimFuncOp:
+    """The prim_func computing the `dnnl` partition `func` with oneDNN
+    primitives; `constants`: its parameters known at compile time."""
     prim = partition_prim_func(func, "dnnl")
     prim.attributes["tir.noalias"] = IntegerAttr(1, i1)
     entry = prim.body.block
-    PartitionLowering(library, Emitter(entry, entry, {})).lower(func, entry.args)
+    emitter = Emitter(entry, entry, {})
+    PartitionLowering(library, emitter, constants or {}).lower(func, entry.args)
     return prim
 
 
@@ -251,7 +314,10 @@ def generate(
 ) -> list[tir.PrimFuncOp]:
     """The hook: every `dnnl` partition of the module, in one go."""
     library = dnnl_runtime.load_dnnl()
-    return [lower_partition(func, library) for func in functions]
+    return [
+        lower_partition(func, library, constant_parameters(module, func))
+        for func in functions
+    ]
 
 
 def available() -> str | None:
