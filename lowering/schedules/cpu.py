@@ -636,6 +636,26 @@ def _in_place(c: Conv2D, t: Tiles) -> bool:
     return _flat_windows(c) and out_h * out_w >= t.nr
 
 
+MOST_PLANES = 16
+"""Most stride-phase planes a channel-lanes conv2d copies its input into
+(`_in_place_windows`)."""
+
+
+def _in_place_windows(c: Conv2D) -> bool:
+    """Whether a channel-lanes conv2d reads its input where it is rather
+    than from a padded copy in stride-phase planes: one-column stride-1
+    windows (`_flat_windows`), and unpadded windows whose planes would be
+    more than `MOST_PLANES` (a ViT's 32x32 stride-32 patches: 1024 planes,
+    each filled by code of its own, 14k TIR ops and 24 s of code generation
+    for one kernel; 0.3 s read in place).  Fewer planes pay for their copy:
+    the compact planes are read once per channel tile (ResNet-50's 1x1
+    stride-2 conv read in place measured 2.85 -> 3.5 ms with AVX2's
+    16-channel tiles)."""
+    if _flat_windows(c):
+        return True
+    return not any(c.padding) and len(_used_phases(c)) > MOST_PLANES
+
+
 def _flat_windows(c: Conv2D) -> bool:
     """Stride 1, no padding, windows one column wide: output pixel `p` of
     the flattened image reads input pixel `p + ky * dh * W` for tap `ky`."""
@@ -1053,11 +1073,11 @@ def _conv2d_channel_lanes(
     block = _data_block(c)
     assert c.groups == 1
     planes = _planes(c, 0)
-    padded = None if _flat_windows(c) else _pad_input(e, c, planes)
-    # Tiles within an image row where windows need the padded planes: the
-    # pixels of a tile are then consecutive in every plane, addressed from
-    # one register (across rows, each needs one of its own).
-    row_width = out_w if padded is not None and out_w >= LEAST_ROW_TILE else 0
+    padded = None if _in_place_windows(c) else _pad_input(e, c, planes)
+    # Tiles within an image row where windows are not flat: the pixels of a
+    # tile are then the same distance apart in every tap, addressed from one
+    # register (across rows, each needs one of its own).
+    row_width = out_w if not _flat_windows(c) and out_w >= LEAST_ROW_TILE else 0
     t = _lane_tiles(target, element, pixels, packed.shape[-1], blocked, row_width)
     rows = min(t.mr, row_width or pixels)
     pixel_tiles = _pixel_tiles(pixels, rows, row_width)
@@ -1078,10 +1098,10 @@ def _conv2d_channel_lanes(
         next_tile = task.rem(task.div(later, blocks), channel_tiles)
     tile, q = task.range(first, task.min(task.add(first, per_task), pixel_tiles))
     if row_width:
-        y = tile.div(q, per_row)
+        y0 = tile.div(q, per_row)
         x0 = tile.min(tile.mul(tile.rem(q, per_row), rows), out_w - rows)
-        p0 = tile.add(tile.mul(y, out_w), x0)
-        wide0 = tile.add(tile.mul(y, planes.wq), x0)
+        p0 = tile.add(tile.mul(y0, out_w), x0)
+        wide0 = tile.add(tile.mul(y0, planes.wq), x0)
     else:
         p0 = tile.min(tile.mul(q, rows), pixels - rows)
 
@@ -1090,13 +1110,20 @@ def _conv2d_channel_lanes(
         data: tap (c // b, ky, kx, c % b))."""
         cb, ky, kx, *ci = ks
         p = r.add(p0, i)
-        if padded is None:
+        if _flat_windows(c):
             # Stride 1, no padding, one column: pixel p's tap ky is input
             # pixel p + ky * dh * W of the flattened image.
             at = r.add(p, r.mul(ky, dh * width))
             if c.blocked_data is None:
                 return c.data.load(r, [n, cb, 0, at])
             return c.blocked_data.load(r, [n, cb, 0, at, *ci])
+        if padded is None:  # no padding: every tap is inside the image
+            (sh, sw), dw = c.strides, c.dilation[1]
+            y, x = (y0, r.add(x0, i)) if row_width else (r.div(p, out_w), r.rem(p, out_w))
+            at = [r.add(r.mul(y, sh), r.mul(ky, dh)), r.add(r.mul(x, sw), r.mul(kx, dw))]
+            if c.blocked_data is None:
+                return c.data.load(r, [n, cb, *at])
+            return c.blocked_data.load(r, [n, cb, *at, *ci])
         plane, shift = _tap(r, c, planes, ky, kx)
         if row_width:
             wide = r.add(wide0, i)
