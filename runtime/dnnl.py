@@ -2,7 +2,7 @@
 executed from compiled code.
 
     library = load_dnnl()                    # once per process; DnnlUnavailable if absent
-    plan = library.convolution(spec)         # a primitive and its arguments' descriptors
+    plan = library.plan(spec)                # steps: reorders, the primitive; plan.impl
     # compiled code: hetero_dnnl_execute(plan.address, pointers of the buffers)
 
 Why this package: `onednn-cpu-gomp` is Intel's CPU-only build of oneDNN (3.2,
