@@ -102,6 +102,7 @@ def lower_to_tir(
     from hetero.transforms.fold_constant import FoldConstantPass
     from hetero.transforms.fold_scale_axis import FoldScaleAxisPass
     from hetero.transforms.plan_memory import PlanMemoryPass
+    from hetero.transforms.simplify_activations import SimplifyActivationsPass
     from hetero.transforms.simplify_inference import SimplifyInferencePass
     from xdsl.context import Context
 
@@ -112,6 +113,7 @@ def lower_to_tir(
         MatmulToDensePass(),
         FoldScaleAxisPass(),
         FoldConstantPass(),
+        SimplifyActivationsPass(),
         PlanDevicesPass(),
         *_partition_stages(module),
         AlterDataLayoutPass(),

@@ -29,6 +29,7 @@ PASSES: dict[str, tuple[str, str]] = {
     "specialize-shapes": ("hetero.transforms.specialize_shapes", "SpecializeShapesPass"),
     "fold-constant": ("hetero.transforms.fold_constant", "FoldConstantPass"),
     "simplify-inference": ("hetero.transforms.simplify_inference", "SimplifyInferencePass"),
+    "simplify-activations": ("hetero.transforms.simplify_activations", "SimplifyActivationsPass"),
     "fold-scale-axis": ("hetero.transforms.fold_scale_axis", "FoldScaleAxisPass"),
     "matmul-to-dense": ("hetero.transforms.matmul_to_dense", "MatmulToDensePass"),
     "verify-devices": ("hetero.transforms.verify_devices", "VerifyDevicesPass"),

@@ -2526,6 +2526,22 @@ class SigmoidOp(ElementwiseUnaryOp):
 
 
 @irdl_op_definition
+class SiluOp(ElementwiseUnaryOp):
+    """`x * sigmoid(x)` (SiLU, swish: EfficientNet's activation), one op so
+    that it is one epilogue of the op before it (`simplify-activations`)."""
+
+    name = "relay.silu"
+
+
+@irdl_op_definition
+class HardSwishOp(ElementwiseUnaryOp):
+    """`x * clip(x / 6 + 1 / 2, 0, 1)` (MobileNet-v3's activation, ONNX's
+    HardSwish), one op for the same reason as `silu`."""
+
+    name = "relay.hard_swish"
+
+
+@irdl_op_definition
 class ReluOp(ElementwiseUnaryOp):
     """`max(x, 0)`."""
 
@@ -3269,6 +3285,8 @@ TENSOR_OPS: tuple[type[TensorOp], ...] = (
     ExpOp,
     TanhOp,
     SigmoidOp,
+    SiluOp,
+    HardSwishOp,
     ReluOp,
     LogOp,
     SqrtOp,

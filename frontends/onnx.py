@@ -353,9 +353,9 @@ def _hard_sigmoid(n: Node) -> SSAValue:
 
 
 def _hard_swish(n: Node) -> SSAValue:
-    """x * hard_sigmoid(x) with alpha 1/6 and beta 1/2 (MobileNet-v3)."""
-    x = n.input(0)
-    return n.op(relay.MultiplyOp, x, _hard_sigmoid_of(n, x, 1 / 6, 0.5))
+    """x * hard_sigmoid(x) with alpha 1/6 and beta 1/2 (MobileNet-v3), one
+    op: a product would use x twice, and no convolution could fuse it."""
+    return n.op(relay.HardSwishOp, n.input(0))
 
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)

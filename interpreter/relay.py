@@ -217,6 +217,14 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
     return half + half * np.tanh(half * x)
 
 
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x * _sigmoid(x)
+
+
+def _hard_swish(x: np.ndarray) -> np.ndarray:
+    return x * np.clip(x / x.dtype.type(6) + x.dtype.type(0.5), 0, 1)
+
+
 def _fmax(a: np.ndarray, b: Any) -> np.ndarray:
     """`a > b ? a : b`, TVM's float max (and MLAS's): `b` where either is
     NaN, unlike `np.maximum` — the compiled code's semantics."""
@@ -755,6 +763,8 @@ _PLAIN: dict[str, Callable[..., Any]] = {
     "exp": np.exp,
     "tanh": np.tanh,
     "sigmoid": _sigmoid,
+    "silu": _silu,
+    "hard_swish": _hard_swish,
     "relu": _relu,
     "log": np.log,
     "sqrt": np.sqrt,

@@ -103,6 +103,17 @@ def _sigmoid(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
     return e.op(arith.DivfOp(numerator, e.op(arith.AddfOp(exp, _one(e, x)))))
 
 
+def _silu(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
+    return e.op(arith.MulfOp(x, _sigmoid(e, x, op)))
+
+
+def _hard_swish(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
+    sixth, half = e.constant(1 / 6, x.type), e.constant(0.5, x.type)
+    gate = e.op(arith.AddfOp(e.op(arith.MulfOp(x, sixth)), half))
+    clipped = e.fmin(e.fmax(gate, e.constant(0.0, x.type)), _one(e, x))
+    return e.op(arith.MulfOp(x, clipped))
+
+
 def _clip(e: Emitter, x: SSAValue, op: Operation) -> SSAValue:
     assert isinstance(op, relay.ClipOp)
     low = e.fmax(x, e.constant(op.a_min, x.type))
@@ -114,6 +125,8 @@ UNARY: dict[type[Operation], Unary] = {
     relay.ExpOp: lambda e, x, op: e.op(math_dialect.ExpOp(x)),
     relay.TanhOp: _tanh,
     relay.SigmoidOp: _sigmoid,
+    relay.SiluOp: _silu,
+    relay.HardSwishOp: _hard_swish,
     relay.ReluOp: lambda e, x, op: e.fmax(x, e.constant(0.0, x.type)),
     relay.ClipOp: _clip,
 }

@@ -39,6 +39,8 @@ OP_PATTERNS: dict[type[Operation], OpPattern] = {
     relay.ExpOp: OpPattern.ELEMWISE,
     relay.TanhOp: OpPattern.ELEMWISE,
     relay.SigmoidOp: OpPattern.ELEMWISE,
+    relay.SiluOp: OpPattern.ELEMWISE,
+    relay.HardSwishOp: OpPattern.ELEMWISE,
     relay.ReluOp: OpPattern.ELEMWISE,
     relay.ClipOp: OpPattern.ELEMWISE,
     relay.CastOp: OpPattern.ELEMWISE,
