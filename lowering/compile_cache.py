@@ -55,7 +55,6 @@ import stat
 import sys
 import tempfile
 import time
-import warnings
 from collections.abc import Callable, Iterable
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
@@ -69,6 +68,7 @@ import xdsl
 from hetero.runtime import framing
 from hetero.runtime.cpu import CpuTarget, FunctionInfo, ObjectCode
 from hetero.utils.cpus import default_threads
+from hetero.utils.diagnostics import HeteroRuntimeWarning, warn
 from xdsl.context import Context
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.dialects.llvm import LLVM, LLVMFunctionType
@@ -450,11 +450,11 @@ def _warn_unwritable(directory: Path, reason: str) -> None:
 @cache
 def _warn(problem: str) -> None:
     """Once a problem: the compile goes on without the cache."""
-    warnings.warn(
+    warn(
         f"hetero's compile cache {problem}; compiling without it (set "
         f"{CACHE_VARIABLE} to another directory, or empty to turn it off)",
-        RuntimeWarning,
         stacklevel=5,
+        category=HeteroRuntimeWarning,
     )
 
 

@@ -206,6 +206,10 @@ def test_an_unwritable_directory_warns_once_and_compiles(tmp_path, monkeypatch):
         compiled = hetero.compile(RELAY)
         native = compile_cpu(parse_module(PROGRAM), jobs=2, cached=True)
     assert len(caught) == 1
+    shown = warnings.formatwarning(
+        caught[0].message, caught[0].category, caught[0].filename, caught[0].lineno
+    )
+    assert shown.count("\n") == 1 and ": warning: hetero's compile cache" in shown
     x, w = np.ones((2, 8), np.float32), np.ones((4, 8), np.float32)
     np.testing.assert_array_equal(compiled(x, w), np.full((2, 4), 8, np.float32))
     y = np.zeros(N, np.float32)

@@ -47,7 +47,6 @@ import re
 import statistics
 import sys
 import time
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cache, partial
@@ -68,7 +67,7 @@ from hetero.transforms.byoc import (
 from hetero.transforms.merge_compiler_regions import MergeCompilerRegionsPass
 from hetero.transforms.merge_composite import _one_device, _wrap
 from hetero.transforms.partition_graph import PartitionGraphPass
-from hetero.utils.diagnostics import HeteroError
+from hetero.utils.diagnostics import HeteroError, HeteroRuntimeWarning, warn
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
 from xdsl.ir import Block, Operation, SSAValue
@@ -287,10 +286,10 @@ class CostDatabase:
             _make(path.parent)
             _check_directory(path.parent)
         except (Refused, OSError) as problem:
-            warnings.warn(
+            warn(
                 f"collage-partition: does not keep measurements in {path}: {problem}",
-                RuntimeWarning,
                 stacklevel=4,
+                category=HeteroRuntimeWarning,
             )
             return None
         return path
@@ -329,9 +328,9 @@ class CostDatabase:
         except FileNotFoundError:  # the temporary file was renamed: written
             pass
         except OSError as problem:
-            warnings.warn(
+            warn(
                 f"collage-partition: cannot write {self.path}: {problem}",
-                RuntimeWarning,
+                category=HeteroRuntimeWarning,
             )
 
 
@@ -627,9 +626,7 @@ def offered_kinds(externals: ExternalTargets) -> list[str]:
         if (why := unavailable_reason(kind)) is None:
             kinds.append(kind)
         else:
-            warnings.warn(
-                f"collage-partition: '{kind}' is not offered: {why}", stacklevel=3
-            )
+            warn(f"collage-partition: '{kind}' is not offered: {why}", stacklevel=3)
     return kinds
 
 

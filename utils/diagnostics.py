@@ -242,10 +242,16 @@ class HeteroWarning(UserWarning):
     """A warning of hetero's: shown as one `file:line: warning: message` line."""
 
 
-def warn(message: str, stacklevel: int = 1) -> None:
+class HeteroRuntimeWarning(HeteroWarning, RuntimeWarning):
+    """A problem of this run (a cache or database that cannot be used)."""
+
+
+def warn(
+    message: str, stacklevel: int = 1, category: type[HeteroWarning] = HeteroWarning
+) -> None:
     """Warn with `message` on one line (a library's multi-line reason folded
     into it), shown without Python's source line (`_format_warning`)."""
-    warnings.warn(" ".join(message.split()), HeteroWarning, stacklevel=stacklevel + 1)
+    warnings.warn(" ".join(message.split()), category, stacklevel=stacklevel + 1)
 
 
 _python_format_warning = warnings.formatwarning
