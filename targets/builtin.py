@@ -1,7 +1,7 @@
 """The target kinds hetero ships with.
 
 One table: regular code generators (`llvm`, `cuda`) and the external codegens
-that own partitions handed to a library (spec §5.1).  The CPU libraries
+that own partitions handed to a library.  The CPU libraries
 are `blas` (OpenBLAS) and `dnnl` (oneDNN).
 """
 
