@@ -24,7 +24,7 @@ from functools import partial
 import hetero
 import numpy as np
 
-from bench.common import cases_argument, interleaved, thread_counts
+from bench.common import cases_argument, interleaved, onnx_model, thread_counts
 
 ROUNDS = 9
 
@@ -94,9 +94,7 @@ def model(shape: tuple[int, ...], nodes: list[Node]):  # type: ignore[no-untyped
         [helper.make_tensor_value_info(str(len(nodes) - 1), TensorProto.FLOAT, None)],
         constants,
     )
-    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    proto.ir_version = 8
-    return proto
+    return onnx_model(graph)
 
 
 def main(argv: list[str]) -> None:

@@ -26,7 +26,7 @@ from typing import Any
 import hetero
 import numpy as np
 
-from bench.common import interleaved
+from bench.common import interleaved, onnx_model
 
 ROUNDS = 9
 HEADS, HEAD = 12, 64
@@ -76,9 +76,7 @@ def model(seq: int) -> Any:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(v, k) for k, v in constants.items()],
     )
-    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    proto.ir_version = 8
-    return proto
+    return onnx_model(graph, 17)
 
 
 def inputs(seq: int) -> tuple[np.ndarray, np.ndarray]:

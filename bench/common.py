@@ -150,3 +150,23 @@ def cases_argument(name: str, argv: list[str], cases: Iterable[str]) -> list[str
 def thread_counts() -> list[int]:
     """One thread, and every CPU this process may use."""
     return sorted({1, available_cpus()})
+
+
+def rounds_argument(parser: argparse.ArgumentParser, default: int) -> None:
+    """`--rounds N`: interleaved timed calls of each side."""
+    parser.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=default,
+        help=f"interleaved timed calls of each side (default {default}; more on a busy machine)",
+    )
+
+
+def onnx_model(graph, opset: int = 13):  # type: ignore[no-untyped-def]
+    """`graph` as a model of the default domain's `opset` and IR version 8
+    (which every installed onnxruntime reads)."""
+    from onnx import helper
+
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model

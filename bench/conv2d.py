@@ -27,7 +27,7 @@ from typing import NamedTuple
 import hetero
 import numpy as np
 
-from bench.common import cases_argument, interleaved, thread_counts
+from bench.common import cases_argument, interleaved, onnx_model, thread_counts
 
 ROUNDS = 9
 
@@ -101,9 +101,7 @@ def model(case: Case, seed: int = 0):  # type: ignore[no-untyped-def]
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")],
     )
-    proto = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
-    proto.ir_version = 8
-    return proto
+    return onnx_model(graph)
 
 
 def main(argv: list[str]) -> None:

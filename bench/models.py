@@ -37,7 +37,7 @@ from functools import partial
 import hetero
 import numpy as np
 
-from bench.common import interleaved, positive_int
+from bench.common import interleaved, positive_int, rounds_argument
 from bench.onnx import THREADS, _onnxruntime, compile_table, with_threads
 
 ROUNDS = 7
@@ -60,12 +60,7 @@ def arguments(argv: list[str]) -> argparse.Namespace:
         help=f"corpus models (default: all of {', '.join(CORPUS)})",
     )
     parser.add_argument("--exporter", choices=tuple(OPSETS), default="torchscript")
-    parser.add_argument(
-        "--rounds",
-        type=positive_int,
-        default=ROUNDS,
-        help=f"interleaved timed calls of each side (default {ROUNDS}; more on a busy machine)",
-    )
+    rounds_argument(parser, ROUNDS)
     parser.add_argument(
         "--compile-rounds",
         type=positive_int,

@@ -58,7 +58,12 @@ from typing import Any
 import hetero
 import numpy as np
 
-from bench.common import SETTLE_SECONDS, interleaved, llvm_options, positive_int
+from bench.common import (
+    SETTLE_SECONDS,
+    interleaved,
+    llvm_options,
+    rounds_argument,
+)
 
 MODELS = ("squeezenet", "resnet50")
 THREADS = (1, 2)
@@ -331,12 +336,7 @@ def arguments(argv: list[str]) -> argparse.Namespace:
         default="NCHW",
         help="the llvm target's data_layout option",
     )
-    parser.add_argument(
-        "--rounds",
-        type=positive_int,
-        default=ROUNDS,
-        help=f"interleaved timed calls of each side (default {ROUNDS}; more on a busy machine)",
-    )
+    rounds_argument(parser, ROUNDS)
     args = parser.parse_args(argv)
     for name in args.models:
         if name not in LIGHT_MODELS:
