@@ -20,7 +20,13 @@ _LAZY = {
 }
 """Each name's module: `load` and the function it returns import no xDSL."""
 
-__all__ = ["CompiledFunction", "CompiledFunctionError", "__version__", "compile", "load"]
+__all__ = [
+    "CompiledFunction",
+    "CompiledFunctionError",
+    "__version__",
+    "compile",
+    "load",
+]
 
 
 def __getattr__(name: str) -> Any:

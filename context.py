@@ -7,6 +7,11 @@ extension's), loaded lazily on first use, exactly as `hetero-opt` does.
 `file:line:col`, and the module is verified; errors are `HeteroError`s.
 """
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.universe import Universe
+from xdsl.utils.exceptions import ParseError
+
 from hetero.lowering import llvm_ops, memref_ops
 from hetero.lowering.llvm_attrs import LoopAnnotationAttr, load_loop_attrs
 from hetero.universe import HETERO_UNIVERSE
@@ -16,10 +21,6 @@ from hetero.utils.diagnostics import (
     parse_error_to_hetero,
     verify_module,
 )
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.universe import Universe
-from xdsl.utils.exceptions import ParseError
 
 
 def make_context(allow_unregistered: bool = False) -> Context:
@@ -44,7 +45,9 @@ def load_upstream_extras(ctx: Context) -> None:
             ctx.load_op(op)
 
 
-def parse_module(text: str, filename: str = "<string>", ctx: Context | None = None) -> ModuleOp:
+def parse_module(
+    text: str, filename: str = "<string>", ctx: Context | None = None
+) -> ModuleOp:
     """Parse and verify `text`; a syntax or verifier error raises `HeteroError`."""
     try:  # the parser lexes its first token as it is made
         module = LocatedParser(ctx or make_context(), text, filename).parse_module()

@@ -30,15 +30,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from hetero.runtime.compiled import (
-    CompiledFunction,
-    CompiledFunctionError,
-    Signature,
-    Structure,
-    by_position,
-)
-from hetero.utils import progress
-from hetero.utils.diagnostics import HeteroError, warn
 from xdsl.dialects.builtin import (
     ArrayAttr,
     ModuleOp,
@@ -50,6 +41,16 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
+
+from hetero.runtime.compiled import (
+    CompiledFunction,
+    CompiledFunctionError,
+    Signature,
+    Structure,
+    by_position,
+)
+from hetero.utils import progress
+from hetero.utils.diagnostics import HeteroError, warn
 
 if TYPE_CHECKING:
     from hetero.dialects.tir import PrimFuncOp
@@ -68,7 +69,9 @@ def _signature(type: object, label: str, name: str | None = None) -> Signature:
     from hetero.interpreter.relay import element_dtype
 
     assert isinstance(type, TensorType)  # lower-aot-main accepted it
-    return Signature(label, tuple(type.get_shape()), element_dtype(type.element_type), name)
+    return Signature(
+        label, tuple(type.get_shape()), element_dtype(type.element_type), name
+    )
 
 
 def _decode_constants(values: ArrayAttr) -> tuple[np.ndarray, ...]:
@@ -77,7 +80,9 @@ def _decode_constants(values: ArrayAttr) -> tuple[np.ndarray, ...]:
     from hetero.interpreter.relay import constant_value
 
     # np.require, not np.ascontiguousarray: that one turns rank 0 into shape (1,)
-    return tuple(np.require(constant_value(ConstantOp(v)), requirements="C") for v in values)
+    return tuple(
+        np.require(constant_value(ConstantOp(v)), requirements="C") for v in values
+    )
 
 
 def lower_to_tir(
@@ -89,8 +94,12 @@ def lower_to_tir(
     tools and benchmarks that look at the kernels).  `timings` receives the
     seconds of each pass."""
     timings = {} if timings is None else timings
+    from xdsl.context import Context
+
     from hetero.transforms.alter_data_layout import AlterDataLayoutPass
     from hetero.transforms.alter_op_layout import AlterOpLayoutPass
+    from hetero.transforms.fold_constant import FoldConstantPass
+    from hetero.transforms.fold_scale_axis import FoldScaleAxisPass
     from hetero.transforms.fuse_ops import FuseOpsPass
     from hetero.transforms.inline import InlinePass
     from hetero.transforms.inplace_concatenate import InplaceConcatenatePass
@@ -99,12 +108,9 @@ def lower_to_tir(
     from hetero.transforms.matmul_to_dense import MatmulToDensePass
     from hetero.transforms.merge_kernels import MergeKernelsPass
     from hetero.transforms.plan_devices import PlanDevicesPass
-    from hetero.transforms.fold_constant import FoldConstantPass
-    from hetero.transforms.fold_scale_axis import FoldScaleAxisPass
     from hetero.transforms.plan_memory import PlanMemoryPass
     from hetero.transforms.simplify_activations import SimplifyActivationsPass
     from hetero.transforms.simplify_inference import SimplifyInferencePass
-    from xdsl.context import Context
 
     for stage in (
         InlinePass(),
@@ -170,7 +176,9 @@ def _partition_stages(module: ModuleOp) -> list[ModulePass]:
     if collage:
         from hetero.transforms.collage_partition import CollagePartitionPass
 
-        partition: list[ModulePass] = [CollagePartitionPass(tuple(offered), print_plan=True)]
+        partition: list[ModulePass] = [
+            CollagePartitionPass(tuple(offered), print_plan=True)
+        ]
     else:
         partition = [
             MergeCompositePass(tuple(offered)),
@@ -245,7 +253,9 @@ class ShapeSpecializedFunction:
     """Per input: its label and declared type."""
     names: tuple[str | None, ...]
     """Per input: its name (`Signature.name`)."""
-    compiled: dict[tuple[tuple[int, ...], ...], CompiledFunction] = field(default_factory=dict)
+    compiled: dict[tuple[tuple[int, ...], ...], CompiledFunction] = field(
+        default_factory=dict
+    )
     """The specializations so far, by input shapes."""
     num_threads: int | None = None
     """`CompiledFunction.num_threads`, for every specialization."""
@@ -262,20 +272,26 @@ class ShapeSpecializedFunction:
         arrays = self._positional(inputs, named)
         return self.specialized(arrays)(*arrays, out=out, num_threads=count)
 
-    def profile(self, *inputs: object, num_threads: int | None = None, **named: object) -> Profile:
+    def profile(
+        self, *inputs: object, num_threads: int | None = None, **named: object
+    ) -> Profile:
         """`CompiledFunction.profile` of the specialization for these inputs."""
         count = self.num_threads if num_threads is None else num_threads
         arrays = self._positional(inputs, named)
         return self.specialized(arrays).profile(*arrays, num_threads=count)
 
-    def _positional(self, inputs: Sequence[object], named: Mapping[str, object]) -> list[object]:
+    def _positional(
+        self, inputs: Sequence[object], named: Mapping[str, object]
+    ) -> list[object]:
         params = [(label, name) for (label, _), name in zip(self.ranks, self.names)]
         return by_position(f"@{self.entry}", params, inputs, named)
 
     def specialized(self, inputs: Sequence[object]) -> CompiledFunction:
         """The function compiled for the shapes of `inputs` (at the first call with them)."""
         inputs = self._positional(inputs, {})
-        shapes = tuple(_dynamic_shape(label, t, v) for (label, t), v in zip(self.ranks, inputs))
+        shapes = tuple(
+            _dynamic_shape(label, t, v) for (label, t), v in zip(self.ranks, inputs)
+        )
         if shapes not in self.compiled:
             from hetero.transforms.specialize_shapes import specialize
 
@@ -288,7 +304,9 @@ class ShapeSpecializedFunction:
         return self.compiled[shapes]
 
 
-def _dynamic_shape(label: str, type: TensorType[Attribute], value: object) -> tuple[int, ...]:
+def _dynamic_shape(
+    label: str, type: TensorType[Attribute], value: object
+) -> tuple[int, ...]:
     """The shape of `value`, checked against `type`'s rank and static sizes."""
     from hetero.interpreter.relay import element_dtype
 
@@ -322,9 +340,8 @@ def _target_strings(targets: str | Sequence[str] | None) -> tuple[str, ...]:
     ):
         return tuple(targets)
     raise TypeError(
-        "hetero.compile: targets must be a target string (\"llvm\", "
-        "\"cuda -arch=sm_80\") or a non-empty list of them, not "
-        + repr(targets)
+        'hetero.compile: targets must be a target string ("llvm", '
+        '"cuda -arch=sm_80") or a non-empty list of them, not ' + repr(targets)
     )
 
 
@@ -396,8 +413,8 @@ def _compile_static(
         compile_cuda,
         has_gpu_functions,
     )
-    from hetero.transforms.external_codegen import external_modules
     from hetero.runtime.profiler import HostPlan
+    from hetero.transforms.external_codegen import external_modules
     from hetero.transforms.lower_aot_main import CONSTANTS, output_types
     from hetero.transforms.plan_memory import memory_report
     from hetero.utils.background import settle
@@ -452,7 +469,9 @@ def _compile_static(
             for i, t in enumerate(output_types(main.result_type, main))
         ),
         _structure(main.result_type, [0]),
-        tuple(map(ResidentArray, decoded)) if isinstance(native, GpuProgram) else decoded,
+        tuple(map(ResidentArray, decoded))
+        if isinstance(native, GpuProgram)
+        else decoded,
         timings,
         memory_report(host),
         plan,

@@ -46,8 +46,11 @@ class Domain:
 class DeviceConflict(Exception):
     """Two constraints that cannot both hold."""
 
-    def __init__(self, first: tuple[VirtualDeviceAttr, Origin | None],
-                 second: tuple[VirtualDeviceAttr, Origin | None]):
+    def __init__(
+        self,
+        first: tuple[VirtualDeviceAttr, Origin | None],
+        second: tuple[VirtualDeviceAttr, Origin | None],
+    ):
         super().__init__()
         self.first = first
         self.second = second
@@ -163,7 +166,9 @@ class DomainSolver:
             )
         if a.is_higher_order or b.is_higher_order:
             fo, ho = (b, a) if a.is_higher_order else (a, b)
-            return all(self._compatible(fo, self.find(leaf), seen) for leaf in self._leaves(ho))
+            return all(
+                self._compatible(fo, self.find(leaf), seen) for leaf in self._leaves(ho)
+            )
         return a.device.join(b.device) is not None
 
     def collapse(self, first_order: Domain, d: Domain) -> None:
@@ -186,7 +191,9 @@ class DomainSolver:
 
     # -- defaulting (spec §3.6) -------------------------------------------------
 
-    def set_default(self, d: Domain, default: VirtualDeviceAttr, origin: Origin | None) -> None:
+    def set_default(
+        self, d: Domain, default: VirtualDeviceAttr, origin: Origin | None
+    ) -> None:
         """Fill the unconstrained fields of a first-order domain from `default`."""
         root = self.find(d)
         assert not root.is_higher_order

@@ -53,10 +53,16 @@ def expected_device(op: Operation, index: int) -> VirtualDeviceAttr | None:
             return callee.param_vdevices[index] if isinstance(callee, FuncOp) else None
         case CallIndirectOp():
             callee = op.callee.owner
-            return callee.param_vdevices[index - 1] if isinstance(callee, FnOp) else None
+            return (
+                callee.param_vdevices[index - 1] if isinstance(callee, FnOp) else None
+            )
         case ReturnOp():
             function = op.parent_op()
-            return function.result_vdevice if isinstance(function, FunctionOpBase) else None
+            return (
+                function.result_vdevice
+                if isinstance(function, FunctionOpBase)
+                else None
+            )
         case ShapeOfOp():
             return None  # a shape is read from wherever the tensor is
         case YieldOp():

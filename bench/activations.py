@@ -21,9 +21,9 @@ from __future__ import annotations
 import math
 from functools import partial
 
-import hetero
 import numpy as np
 
+import hetero
 from bench.common import cases_argument, interleaved, onnx_model, thread_counts
 
 ROUNDS = 9
@@ -98,9 +98,8 @@ def model(shape: tuple[int, ...], nodes: list[Node]):  # type: ignore[no-untyped
 
 
 def main(argv: list[str]) -> None:
-    from hetero.frontends.onnx import from_onnx
-
     from bench.onnx import _onnxruntime, with_threads
+    from hetero.frontends.onnx import from_onnx
 
     names = cases_argument("activations", argv, CASES)
     counts = thread_counts()

@@ -23,9 +23,9 @@ import os
 from functools import partial
 from typing import Any
 
-import hetero
 import numpy as np
 
+import hetero
 from bench.common import interleaved, onnx_model
 
 ROUNDS = 9
@@ -104,9 +104,8 @@ def arguments(argv: list[str]) -> list[int]:
 
 
 def main(argv: list[str]) -> None:
-    from hetero.frontends.onnx import from_onnx
-
     from bench.onnx import _onnxruntime, with_threads
+    from hetero.frontends.onnx import from_onnx
 
     lengths = arguments(argv)
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1

@@ -20,11 +20,11 @@ import os
 from functools import partial
 from itertools import pairwise
 
-import hetero
 import numpy as np
-from hetero.utils import programs
 
+import hetero
 from bench.common import interleaved, sizes_argument
+from hetero.utils import programs
 
 SIZES = (1024, 2048)
 MLP_BATCH, MLP_WIDTHS = 256, (1024, 1024, 1024, 10)
@@ -62,7 +62,10 @@ def set_threads(count: int) -> str:
     ours, suffix, theirs, theirs_suffix = _libraries()
     for library, end in ((ours, suffix), (theirs, theirs_suffix)):
         library[f"scipy_openblas_set_num_threads{end}"](count)
-    got = [lib[f"scipy_openblas_get_num_threads{end}"]() for lib, end in ((ours, suffix), (theirs, theirs_suffix))]
+    got = [
+        lib[f"scipy_openblas_get_num_threads{end}"]()
+        for lib, end in ((ours, suffix), (theirs, theirs_suffix))
+    ]
     return f"{got[0]}+{got[1]} threads"
 
 
@@ -79,7 +82,9 @@ def main(argv: list[str]) -> None:
     sizes = sizes_argument("blas", argv, SIZES)
     rng = np.random.default_rng(0)
     print(environment())
-    print(f"{'case':>12} {'threads':>12} {'hetero ms':>10} {'numpy ms':>9} {'hetero GF/s':>12} {'ratio':>7}")
+    print(
+        f"{'case':>12} {'threads':>12} {'hetero ms':>10} {'numpy ms':>9} {'hetero GF/s':>12} {'ratio':>7}"
+    )
     ratios: dict[int, list[float]] = {}
     cores = os.cpu_count() or 1
     for n in sizes:
@@ -87,25 +92,37 @@ def main(argv: list[str]) -> None:
         a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
         for count in sorted({1, cores}):
             setting = set_threads(count)
-            t_ours, t_np = interleaved([partial(compiled, a, b), partial(np.matmul, a, b)], ROUNDS)
+            t_ours, t_np = interleaved(
+                [partial(compiled, a, b), partial(np.matmul, a, b)], ROUNDS
+            )
             ratios.setdefault(count, []).append(t_np / t_ours)
-            print(f"{f'matmul {n}':>12} {setting:>12} {1e3 * t_ours:>10.2f} {1e3 * t_np:>9.2f} "
-                  f"{2.0 * n**3 / t_ours / 1e9:>12.1f} {t_np / t_ours:>7.3f}")
+            print(
+                f"{f'matmul {n}':>12} {setting:>12} {1e3 * t_ours:>10.2f} {1e3 * t_np:>9.2f} "
+                f"{2.0 * n**3 / t_ours / 1e9:>12.1f} {t_np / t_ours:>7.3f}"
+            )
     text = programs.mlp(MLP_BATCH, MLP_WIDTHS)
     compiled = hetero.compile(text, targets=["llvm", "blas"])
     inputs = [rng.standard_normal((MLP_BATCH, MLP_WIDTHS[0])).astype(np.float32)]
     for n_in, n_out in pairwise(MLP_WIDTHS):
-        inputs += [(rng.standard_normal((n_out, n_in)) / np.sqrt(n_in)).astype(np.float32),
-                   rng.standard_normal(n_out).astype(np.float32)]
+        inputs += [
+            (rng.standard_normal((n_out, n_in)) / np.sqrt(n_in)).astype(np.float32),
+            rng.standard_normal(n_out).astype(np.float32),
+        ]
     flops = 2.0 * MLP_BATCH * sum(i * o for i, o in pairwise(MLP_WIDTHS))
     mlp: dict[int, float] = {}
     for count in sorted({1, cores}):
         setting = set_threads(count)
-        t_ours, t_np = interleaved([partial(compiled, *inputs), partial(numpy_mlp, *inputs)], ROUNDS)
+        t_ours, t_np = interleaved(
+            [partial(compiled, *inputs), partial(numpy_mlp, *inputs)], ROUNDS
+        )
         mlp[count] = t_np / t_ours
-        print(f"{'MLP':>12} {setting:>12} {1e3 * t_ours:>10.2f} {1e3 * t_np:>9.2f} "
-              f"{flops / t_ours / 1e9:>12.1f} {t_np / t_ours:>7.3f}")
+        print(
+            f"{'MLP':>12} {setting:>12} {1e3 * t_ours:>10.2f} {1e3 * t_np:>9.2f} "
+            f"{flops / t_ours / 1e9:>12.1f} {t_np / t_ours:>7.3f}"
+        )
     shape = f"{MLP_BATCH}x{'-'.join(map(str, MLP_WIDTHS))}"
-    print(f"blas: {min(ratios[1]):.2f}× numpy.matmul (worst of N={', '.join(map(str, sizes))}, "
-          f"1 BLAS thread each; {min(ratios[cores]):.2f}× with {cores}; MLP {shape} end to end "
-          f"{mlp[1]:.2f}× NumPy, {mlp[cores]:.2f}× with {cores})")
+    print(
+        f"blas: {min(ratios[1]):.2f}× numpy.matmul (worst of N={', '.join(map(str, sizes))}, "
+        f"1 BLAS thread each; {min(ratios[cores]):.2f}× with {cores}; MLP {shape} end to end "
+        f"{mlp[1]:.2f}× NumPy, {mlp[cores]:.2f}× with {cores})"
+    )

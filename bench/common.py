@@ -10,7 +10,9 @@ from collections.abc import Callable, Iterable
 from hetero.utils.cpus import available_cpus
 
 
-def median_time(fn: Callable[[], object], rounds: int = 5, setup: Callable[[], object] | None = None) -> float:
+def median_time(
+    fn: Callable[[], object], rounds: int = 5, setup: Callable[[], object] | None = None
+) -> float:
     """Median wall time of `fn()` over `rounds` runs (each after a fresh `setup()`)."""
     times = []
     for _ in range(rounds):
@@ -64,8 +66,12 @@ def describe_cpu(cpuinfo: str, llvm_cpu: str, cpus: int) -> str:
         if key in CPUINFO_FIELDS and key not in found:
             found[key] = value.strip()
     name = found.pop("model name", "") or platform.processor() or platform.machine()
-    numbers = ", ".join(CPUINFO_FIELDS[k] + found[k] for k in CPUINFO_FIELDS if k in found)
-    return f"{name}{f' ({numbers})' if numbers else ''}, LLVM cpu {llvm_cpu}, {cpus} cpus"
+    numbers = ", ".join(
+        CPUINFO_FIELDS[k] + found[k] for k in CPUINFO_FIELDS if k in found
+    )
+    return (
+        f"{name}{f' ({numbers})' if numbers else ''}, LLVM cpu {llvm_cpu}, {cpus} cpus"
+    )
 
 
 MATTR_VARIABLE = "HETERO_BENCH_MATTR"
@@ -87,8 +93,9 @@ def llvm_target_text(**options: object) -> str:
     """`#target.target<"llvm", {...}>` with `llvm_options(**options)`."""
     from io import StringIO
 
-    from hetero.dialects.target import TargetAttr
     from xdsl.printer import Printer
+
+    from hetero.dialects.target import TargetAttr
 
     text = StringIO()
     Printer(text).print_attribute(TargetAttr("llvm", llvm_options(**options)))
@@ -116,7 +123,9 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
-def sizes_argument(name: str, argv: list[str], default: tuple[int, ...] = ()) -> tuple[int, ...]:
+def sizes_argument(
+    name: str, argv: list[str], default: tuple[int, ...] = ()
+) -> tuple[int, ...]:
     """The sizes `python -m bench NAME SIZE ...` asks for, else `default`; a
     benchmark without sizes (`default` empty) takes no argument.  A bad one
     is argparse's usage line and exit status 2, not a traceback."""
@@ -138,7 +147,10 @@ def cases_argument(name: str, argv: list[str], cases: Iterable[str]) -> list[str
     known = list(cases)
     parser = argparse.ArgumentParser(prog=f"python -m bench {name}")
     parser.add_argument(
-        "cases", nargs="*", metavar="CASE", help=f"any of {', '.join(known)} (default: all)"
+        "cases",
+        nargs="*",
+        metavar="CASE",
+        help=f"any of {', '.join(known)} (default: all)",
     )
     names = parser.parse_args(argv).cases
     for case in names:

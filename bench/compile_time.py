@@ -16,7 +16,6 @@ import statistics
 import time
 
 import hetero
-
 from bench import conv2d, matmul
 from bench.common import sizes_argument
 
@@ -46,7 +45,9 @@ def main(argv: list[str]) -> None:
         for name, runs in timings.items()
     }
     for stage in stages:
-        print(f"{stage:>26} " + " ".join(f"{medians[n][stage]:>13.4f}" for n in PROGRAMS))
+        print(
+            f"{stage:>26} " + " ".join(f"{medians[n][stage]:>13.4f}" for n in PROGRAMS)
+        )
     worst = max(m["total"] for m in medians.values())
     print(
         f"compile-time: {TVM_UNSCHEDULED_MATMUL_S / worst:.2f}× TVM's unscheduled matmul "

@@ -24,9 +24,9 @@ from __future__ import annotations
 from functools import partial
 from typing import NamedTuple
 
-import hetero
 import numpy as np
 
+import hetero
 from bench.common import cases_argument, interleaved, onnx_model, thread_counts
 
 ROUNDS = 9
@@ -105,9 +105,8 @@ def model(case: Case, seed: int = 0):  # type: ignore[no-untyped-def]
 
 
 def main(argv: list[str]) -> None:
-    from hetero.frontends.onnx import from_onnx
-
     from bench.onnx import _onnxruntime, with_threads
+    from hetero.frontends.onnx import from_onnx
 
     names = cases_argument("conv2d", argv, CASES)
     counts = thread_counts()

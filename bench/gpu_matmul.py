@@ -18,15 +18,15 @@ from collections.abc import Callable
 from functools import partial
 
 import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+from bench.common import sizes_argument
 from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.lowering.gpu_codegen import compile_gpu
 from hetero.runtime import cuda
 from hetero.transforms.lower_te import LowerTEPass
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-
-from bench.common import sizes_argument
 
 SIZES = (4096,)
 ROUNDS = 10

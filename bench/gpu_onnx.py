@@ -30,9 +30,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from hetero.runtime import cuda
 
 from bench.common import interleaved
+from hetero.runtime import cuda
 
 MODELS = ("squeezenet", "resnet50")
 REFERENCES = {"squeezenet": "squeezenet1_1", "resnet50": "resnet50"}
@@ -64,9 +64,10 @@ def torch_reference(name: str) -> Callable[[np.ndarray], np.ndarray] | str:
 
 def measure(name: str) -> tuple[float, float | None, str]:
     """(hetero's seconds, the reference's or None, a line about the model)."""
-    import hetero
     import onnx
     import onnxruntime
+
+    import hetero
     from hetero.frontends.onnx import from_onnx
     from hetero.frontends.onnx_models import light_model_path, logits, randomized
 

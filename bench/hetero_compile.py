@@ -22,9 +22,8 @@ import time
 
 def compile_seconds(name: str, threads: int, data_layout: str) -> list[float]:
     import hetero
-    from hetero.frontends.onnx import from_onnx
-
     from bench.onnx import bench_model, with_threads
+    from hetero.frontends.onnx import from_onnx
 
     module = with_threads(from_onnx(bench_model(name)), threads, data_layout)
     seconds = []
@@ -38,4 +37,6 @@ def compile_seconds(name: str, threads: int, data_layout: str) -> list[float]:
 if __name__ == "__main__":
     os.environ["HETERO_CACHE_DIR"] = ""  # from scratch, as `python -m bench` compiles
     name, threads, data_layout = sys.argv[1:4]
-    print(" ".join(f"{s:.4f}" for s in compile_seconds(name, int(threads), data_layout)))
+    print(
+        " ".join(f"{s:.4f}" for s in compile_seconds(name, int(threads), data_layout))
+    )

@@ -19,9 +19,9 @@ import subprocess
 import sys
 import time
 
-import hetero
 import numpy as np
 
+import hetero
 from bench.common import interleaved, llvm_target_text, sizes_argument
 
 SIZES = (1024, 2048)
@@ -62,7 +62,11 @@ def numpy_unpinned(n: int, rounds: int, threads: int | None = None) -> float:
         "print(statistics.median(ts))\n"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return float(out.stdout)
 

@@ -34,9 +34,9 @@ import tempfile
 import time
 from functools import partial
 
-import hetero
 import numpy as np
 
+import hetero
 from bench.common import interleaved, positive_int, rounds_argument
 from bench.onnx import THREADS, _onnxruntime, compile_table, with_threads
 
@@ -76,6 +76,7 @@ def arguments(argv: list[str]) -> argparse.Namespace:
 
 def main(argv: list[str]) -> None:
     import onnx
+
     from hetero.frontends import model_corpus
     from hetero.frontends.onnx import from_onnx
 

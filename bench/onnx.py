@@ -55,9 +55,9 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-import hetero
 import numpy as np
 
+import hetero
 from bench.common import (
     SETTLE_SECONDS,
     interleaved,
@@ -110,6 +110,7 @@ def bench_model(name: str) -> Any:
     weights, logits), or the ONNX file `name` as it is where it ends in
     `.onnx` (`bench models` writes its corpus so)."""
     import onnx
+
     from hetero.frontends.onnx_models import light_model_path, logits, randomized
 
     if name.endswith(".onnx"):
@@ -160,8 +161,9 @@ COMPILE_STAGES: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("LLVM", lambda stage: stage.startswith("llvm-")),
     (
         "xDSL conversions",
-        lambda stage: stage.startswith("convert-")
-        or stage == "reconcile-unrealized-casts",
+        lambda stage: (
+            stage.startswith("convert-") or stage == "reconcile-unrealized-casts"
+        ),
     ),
     ("", lambda stage: stage in ("parse", "compile_cpu", "compile-workers")),
     ("relay passes", lambda stage: True),
@@ -193,13 +195,14 @@ def kernel_compile_table(name: str, module: Any) -> None:
     process (`compile_cpu` of the module restricted to it; the sum is more
     than one compile of them all, which makes each declaration once); the
     costliest `TOP_KERNELS`, then summed per kind of function."""
+    from xdsl.dialects.builtin import ModuleOp
+
     from hetero.dialects import tir
     from hetero.driver import lower_to_tir
     from hetero.lowering.cpu_codegen import compile_cpu
     from hetero.lowering.parallel_compile import restrict
     from hetero.targets.config import module_config
     from hetero.utils.gc_pause import gc_paused
-    from xdsl.dialects.builtin import ModuleOp
 
     lowered = module.clone()
     module_config(lowered, "llvm", "bench onnx")
@@ -209,17 +212,31 @@ def kernel_compile_table(name: str, module: Any) -> None:
     for function in functions:
         if function.is_private:
             continue
-        alone = restrict(ModuleOp([f.clone() for f in functions]), [function.sym_name.data])
+        alone = restrict(
+            ModuleOp([f.clone() for f in functions]), [function.sym_name.data]
+        )
         timings: dict[str, float] = {}
         with gc_paused():  # as in `hetero.compile`: a collection is no kernel's
             compile_cpu(alone, timings=timings, jobs=1)
         llvm = sum(t for stage, t in timings.items() if stage.startswith("llvm-"))
         xdsl = sum(timings.values()) - llvm
-        rows.append((xdsl + llvm, xdsl, llvm, sum(1 for _ in function.walk()), function.sym_name.data))
+        rows.append(
+            (
+                xdsl + llvm,
+                xdsl,
+                llvm,
+                sum(1 for _ in function.walk()),
+                function.sym_name.data,
+            )
+        )
     rows.sort(reverse=True)
     total = sum(row[0] for row in rows)
-    print(f"\n{name}: code generation function by function, {total:.2f} s in all (each compiled alone)")
-    print(f"{'s':>7} {'xDSL s':>7} {'LLVM s':>7} {'tir ops':>7}  function (costliest {TOP_KERNELS})")
+    print(
+        f"\n{name}: code generation function by function, {total:.2f} s in all (each compiled alone)"
+    )
+    print(
+        f"{'s':>7} {'xDSL s':>7} {'LLVM s':>7} {'tir ops':>7}  function (costliest {TOP_KERNELS})"
+    )
     for row in rows[:TOP_KERNELS]:
         print(f"{row[0]:>7.3f} {row[1]:>7.3f} {row[2]:>7.3f} {row[3]:>7}  {row[4]}")
     kinds: dict[str, list[float]] = {}
@@ -228,7 +245,9 @@ def kernel_compile_table(name: str, module: Any) -> None:
         kind[0] += seconds
         kind[1] += 1
     print(f"{'s':>7} {'count':>7}  kind of function")
-    for kind_name, (seconds, count) in sorted(kinds.items(), key=lambda item: -item[1][0]):
+    for kind_name, (seconds, count) in sorted(
+        kinds.items(), key=lambda item: -item[1][0]
+    ):
         print(f"{seconds:>7.3f} {count:>7}  {kind_name}")
 
 
@@ -240,17 +259,24 @@ def tvm_compile_seconds(name: str) -> float | None:
     return _seconds_printed("bench.tvm_compile", name, "1")[0]
 
 
-def hetero_compile_seconds(name: str, threads: int, data_layout: str) -> tuple[float, float]:
+def hetero_compile_seconds(
+    name: str, threads: int, data_layout: str
+) -> tuple[float, float]:
     """The first `hetero.compile` of model `name` as this bench configures
     it in a process of its own, as TVM's is timed, and the same compile
     again in that process (`bench.hetero_compile`)."""
-    first, again = _seconds_printed("bench.hetero_compile", name, str(threads), data_layout)
+    first, again = _seconds_printed(
+        "bench.hetero_compile", name, str(threads), data_layout
+    )
     return first, again
 
 
 def _seconds_printed(script: str, *args: str) -> list[float]:
     done = subprocess.run(
-        [sys.executable, "-m", script, *args], capture_output=True, text=True, check=True
+        [sys.executable, "-m", script, *args],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return [float(word) for word in done.stdout.split()]
 
@@ -340,7 +366,9 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     args = parser.parse_args(argv)
     for name in args.models:
         if name not in LIGHT_MODELS:
-            parser.error(f"unknown model '{name}' (choose from {', '.join(LIGHT_MODELS)})")
+            parser.error(
+                f"unknown model '{name}' (choose from {', '.join(LIGHT_MODELS)})"
+            )
     return args
 
 
@@ -372,7 +400,9 @@ def main(argv: list[str]) -> None:
             error = float(
                 np.abs(compiled(x) - reference).max() / np.abs(reference).max()
             )
-            ours, theirs = interleaved([partial(compiled, x), partial(ort, x)], args.rounds)
+            ours, theirs = interleaved(
+                [partial(compiled, x), partial(ort, x)], args.rounds
+            )
             ratios.append(theirs / ours)
             print(
                 f"{name:>12} {threads:>7} {1e3 * ours:>10.2f} {1e3 * theirs:>9.2f} "

@@ -13,12 +13,16 @@ import time
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType, f32
 
+from bench.common import sizes_argument
 from hetero.dialects.relay import AddOp, FuncOp, MultiplyOp, OnDeviceOp, ReturnOp
-from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr, TargetAttr, VirtualDeviceAttr
+from hetero.dialects.target import (
+    CONFIG_ATTR_NAME,
+    CompilationConfigAttr,
+    TargetAttr,
+    VirtualDeviceAttr,
+)
 from hetero.targets.kind import DeviceType
 from hetero.transforms.plan_devices import PlanDevicesPass
-
-from bench.common import sizes_argument
 
 SIZES = (1_000, 10_000, 100_000)
 
@@ -32,7 +36,10 @@ def graph(size: int, seed: int = 0) -> ModuleOp:
     cuda = VirtualDeviceAttr(DeviceType.cuda)
     for i in range(size):
         lo = max(0, len(values) - 64)  # mostly local reuse, like real networks
-        a, b = values[rng.randrange(lo, len(values))], values[rng.randrange(lo, len(values))]
+        a, b = (
+            values[rng.randrange(lo, len(values))],
+            values[rng.randrange(lo, len(values))],
+        )
         op = (AddOp if i % 2 else MultiplyOp)(a, b)
         block.add_op(op)
         value = op.result
@@ -43,7 +50,9 @@ def graph(size: int, seed: int = 0) -> ModuleOp:
         values.append(value)
     block.add_op(ReturnOp(values[-1]))
     module = ModuleOp([func])
-    module.attributes[CONFIG_ATTR_NAME] = CompilationConfigAttr([TargetAttr("llvm"), TargetAttr("cuda")])
+    module.attributes[CONFIG_ATTR_NAME] = CompilationConfigAttr(
+        [TargetAttr("llvm"), TargetAttr("cuda")]
+    )
     return module
 
 

@@ -247,8 +247,12 @@ def window_dims(
     rank = len(sizes)
     return tuple(
         window_output_dim(
-            sizes[d], kernel[d], strides[d], dilation[d],
-            padding[d] + padding[rank + d], ceil_mode,
+            sizes[d],
+            kernel[d],
+            strides[d],
+            dilation[d],
+            padding[d] + padding[rank + d],
+            ceil_mode,
         )
         for d in range(rank)
     )
@@ -272,7 +276,10 @@ def logical_weight_shape(weight: Shape, layout: str, channels: int) -> Shape:
     blocks = -(-channels // block)
     if tile:
         positions, outer, i, b = weight
-        form, logical = f"[{(tile + 2) ** 2}, {blocks}, I, {block}]", (channels, i, 3, 3)
+        form, logical = (
+            f"[{(tile + 2) ** 2}, {blocks}, I, {block}]",
+            (channels, i, 3, 3),
+        )
         mismatch = positions != (tile + 2) ** 2
     else:
         outer, i, kh, kw, b = weight
@@ -304,7 +311,9 @@ def logical_dense_weight_shape(weight: Shape, layout: str, units: int) -> Shape:
     if not (block := dense_block(layout)):
         require_rank(weight, 2, "dense weight [N, K]")
         if units and weight[0] not in (units, DYNAMIC):
-            raise VerifyException(f"'units' is {units} but the weight has {weight[0]} rows")
+            raise VerifyException(
+                f"'units' is {units} but the weight has {weight[0]} rows"
+            )
         return weight
     require_rank(weight, 3, f"dense weight ({layout})")
     if not units:
@@ -2133,10 +2142,15 @@ class ShapeOfOp(ValueOp):
         pos = parser.pos
         signature = parser.parse_type()
         if not isinstance(signature, FunctionType):
-            parser.raise_error("expected (operand type) -> result type", pos, parser.pos)
+            parser.raise_error(
+                "expected (operand type) -> result type", pos, parser.pos
+            )
         values, result = _parse_typed_operands(parser, [x], signature, pos)
         return cls.create(
-            operands=values, result_types=[result], properties=properties, attributes=attributes
+            operands=values,
+            result_types=[result],
+            properties=properties,
+            attributes=attributes,
         )
 
     def print(self, printer: Printer) -> None:
@@ -2144,7 +2158,9 @@ class ShapeOfOp(ValueOp):
         printer.print_operand(self.x)
         print_attr_dict(printer, self)
         printer.print_string(" : ")
-        printer.print_attribute(FunctionType.from_lists([self.x.type], [self.result.type]))
+        printer.print_attribute(
+            FunctionType.from_lists([self.x.type], [self.result.type])
+        )
 
 
 # ----------------------------------------------------------------------------
@@ -2639,7 +2655,9 @@ class DenseOp(TensorOp):
         cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
     ) -> Shape:
         layout, units = cls.weight_layout.read(attributes), cls.units.read(attributes)
-        return dense_shape(shapes[0], logical_dense_weight_shape(shapes[1], layout, units))
+        return dense_shape(
+            shapes[0], logical_dense_weight_shape(shapes[1], layout, units)
+        )
 
 
 @irdl_op_definition
@@ -2818,7 +2836,9 @@ class WindowPoolOp(TensorOp):
     ) -> Shape:
         require_rank(shapes[0], len(cls.LAYOUT), f"pooling data ({cls.LAYOUT})")
         params = ("pool_size", "strides", "padding", "dilation", "ceil_mode")
-        return pool_shape(shapes[0], *(getattr(cls, p).read(attributes) for p in params))
+        return pool_shape(
+            shapes[0], *(getattr(cls, p).read(attributes) for p in params)
+        )
 
 
 class Pool2DOp(WindowPoolOp):

@@ -125,12 +125,16 @@ class TargetAttr(ParametrizedAttribute):
                     pos = parser.pos
                     host = parser.parse_attribute()
                     if not isinstance(host, TargetAttr):
-                        parser.raise_error("host must be a #target.target", pos, parser.pos)
+                        parser.raise_error(
+                            "host must be a #target.target", pos, parser.pos
+                        )
                     if (why := _host_problem(host)) is not None:
                         parser.raise_error(why, pos, parser.pos)
                 else:
                     pos = parser.pos
-                    options = DictionaryAttr(parser.parse_optional_dictionary_attr_dict())
+                    options = DictionaryAttr(
+                        parser.parse_optional_dictionary_attr_dict()
+                    )
                     why = kind_def.check_options(
                         {k: _option_to_python(v) for k, v in options.data.items()}
                     )
@@ -317,7 +321,10 @@ class VirtualDeviceAttr(ParametrizedAttribute):
             raise VerifyException("device id must be -1 (unconstrained) or >= 0")
         if not isinstance(self.target_attr, (TargetAttr, NoneAttr)):
             raise VerifyException("target must be a #target.target or none")
-        if isinstance(self.target_attr, TargetAttr) and dt != self.target_attr.device_type:
+        if (
+            isinstance(self.target_attr, TargetAttr)
+            and dt != self.target_attr.device_type
+        ):
             raise VerifyException(
                 f"target '{self.target_attr.kind_name.data}' does not run on device "
                 f"type {_dt_name(dt)}"
@@ -385,13 +392,20 @@ class VirtualDeviceAttr(ParametrizedAttribute):
             theirs if mine == free else mine
             for mine, theirs, free in zip(self._fields, other._fields, _FREE_FIELDS)
         )
-        if self.target is None and (other.target is None or other.target.device_type != dt):
+        if self.target is None and (
+            other.target is None or other.target.device_type != dt
+        ):
             target = None
         return VirtualDeviceAttr(dt, did, target, scope)
 
     @property
     def _fields(self) -> tuple[int, int, TargetAttr | None, str]:
-        return (self.device_type_attr.data, self.device_id, self.target, self.memory_scope)
+        return (
+            self.device_type_attr.data,
+            self.device_id,
+            self.target,
+            self.memory_scope,
+        )
 
     def __str__(self) -> str:
         dt = self.device_type
@@ -430,7 +444,9 @@ def _parse_device(parser: AttrParser) -> tuple[int, int]:
         dt = DeviceType.by_name(name)
         if dt is None:
             known = ", ".join(DeviceType.__members__)
-            parser.raise_error(f"unknown device type '{name}' (known: {known})", pos, parser.pos)
+            parser.raise_error(
+                f"unknown device type '{name}' (known: {known})", pos, parser.pos
+            )
         device_type = int(dt)
     device_id = UNCONSTRAINED
     if parser.parse_optional_punctuation(":") is not None:
@@ -488,7 +504,9 @@ class CompilationConfigAttr(ParametrizedAttribute):
             printer.print_list(self.targets.data, printer.print_attribute)
             printer.print_string("]")
             if self.fallback_attr.data != UNCONSTRAINED:
-                printer.print_string(f", fallback = {_dt_name(self.fallback_attr.data)}")
+                printer.print_string(
+                    f", fallback = {_dt_name(self.fallback_attr.data)}"
+                )
 
     def verify(self) -> None:
         from hetero.targets.config import ConfigError

@@ -302,7 +302,9 @@ def _terminate(op: Operation, terminator: type[Operation]) -> None:
             region.add_block(Block())
         for block in region.blocks:
             last = block.last_op
-            if last is None or not last.has_trait(IsTerminator, value_if_unregistered=False):
+            if last is None or not last.has_trait(
+                IsTerminator, value_if_unregistered=False
+            ):
                 block.add_op(terminator.create())
 
 

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from hetero.utils.files import write_output
 
 Inputs = dict[str, np.ndarray]

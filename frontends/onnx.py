@@ -35,10 +35,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from hetero.dialects import relay
-from hetero.interpreter.relay import InterpreterError, element_dtype, evaluate_op
-from hetero.utils.dense_resources import dense_resource, handle_name
-from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects.builtin import (
     BytesAttr,
     DenseIntOrFPElementsAttr,
@@ -53,6 +49,11 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.utils.exceptions import VerifyException
+
+from hetero.dialects import relay
+from hetero.interpreter.relay import InterpreterError, element_dtype, evaluate_op
+from hetero.utils.dense_resources import dense_resource, handle_name
+from hetero.utils.diagnostics import HeteroError
 
 try:  # the optional extra: hetero[onnx]
     import onnx
@@ -465,9 +466,7 @@ def _softmax_like(op: type[relay.RowNormalizationOp]) -> Converter:
             return n.op(op, x, axis=n.attrs.get("axis", -1))
         axis = n.attrs.get("axis", 1) % max(len(shape), 1)
         flat = (
-            n.op(relay.FlattenOp, x, axis=axis)
-            if len(shape) != 2 or axis != 1
-            else x
+            n.op(relay.FlattenOp, x, axis=axis) if len(shape) != 2 or axis != 1 else x
         )
         result = n.op(op, flat, axis=-1)
         if flat is not x:
@@ -799,7 +798,9 @@ def _conv_transpose(n: Node) -> SSAValue:
         shape = [int(d) for d in shape][-rank:]
         totals = [
             s * (i - 1) + e + (k - 1) * d + 1 - o
-            for s, i, e, k, d, o in zip(strides, spatial, extra, kernel, dilations, shape)
+            for s, i, e, k, d, o in zip(
+                strides, spatial, extra, kernel, dilations, shape
+            )
         ]
         if any(t < 0 for t in totals):
             raise n.error(f"output_shape {shape} is larger than the input makes")
@@ -1627,7 +1628,9 @@ def _tensor_type(value_info: Any, batch: Batch) -> TensorType[Attribute]:
         for d in tensor.shape.dim
     ]
     if any(d < 0 and d != relay.DYNAMIC for d in dims):
-        raise HeteroError(f"graph input '{value_info.name}': negative dimension in {dims}")
+        raise HeteroError(
+            f"graph input '{value_info.name}': negative dimension in {dims}"
+        )
     if batch == "dynamic" and dims:
         dims[0] = relay.DYNAMIC
     return TensorType(element_type(dtype, f"graph input '{value_info.name}'"), dims)

@@ -25,8 +25,9 @@ from collections.abc import Sequence
 
 import numpy as np
 import onnx
-from hetero.utils.files import write_output
 from onnx import numpy_helper
+
+from hetero.utils.files import write_output
 
 LIGHT_MODELS = (
     "squeezenet",

@@ -50,8 +50,6 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from hetero.context import parse_module
-from hetero.utils.dense_resources import resource_bytes
-from hetero.utils.winograd import spatial_weight
 from hetero.dialects.relay import (
     CallOp,
     ConstantOp,
@@ -66,6 +64,8 @@ from hetero.dialects.relay import (
     kernel_block,
     winograd_tile,
 )
+from hetero.utils.dense_resources import resource_bytes
+from hetero.utils.winograd import spatial_weight
 
 
 class InterpreterError(Exception):
@@ -281,7 +281,11 @@ def _windows(
     span = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
     view = sliding_window_view(x, span, axis=tuple(range(-rank, 0)))
     return view[
-        (..., *(slice(None, None, s) for s in strides), *(slice(None, None, d) for d in dilation))
+        (
+            ...,
+            *(slice(None, None, s) for s in strides),
+            *(slice(None, None, d) for d in dilation),
+        )
     ]
 
 
@@ -360,7 +364,10 @@ def _conv(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     pads = _spatial_pads(_attr(op, "padding", (0,) * 2 * rank))
     xp = np.pad(_wide(x), [(0, 0), (0, 0), *pads])
     win = _windows(
-        xp, kernel, _attr(op, "strides", (1,) * rank), _attr(op, "dilation", (1,) * rank)
+        xp,
+        kernel,
+        _attr(op, "strides", (1,) * rank),
+        _attr(op, "dilation", (1,) * rank),
     )
     out_spatial = win.shape[2 : 2 + rank]
     cols = win.reshape(n, groups, cg, *out_spatial, *kernel)
@@ -369,7 +376,9 @@ def _conv(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     cols = cols.transpose(order).reshape(
         groups, n * math.prod(out_spatial), cg * math.prod(kernel)
     )
-    wmat = _wide(w).reshape(groups, o // groups, cg * math.prod(kernel)).transpose(0, 2, 1)
+    wmat = (
+        _wide(w).reshape(groups, o // groups, cg * math.prod(kernel)).transpose(0, 2, 1)
+    )
     out = (cols @ wmat).reshape(groups, n, *out_spatial, o // groups)
     # [n, group, o/group, *out] -> [n, o, *out]
     out = out.transpose(1, 0, 2 + rank, *range(2, 2 + rank))
@@ -389,8 +398,12 @@ def _conv2d_transpose(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray
     n, c, h, width = x.shape
     _, og, kh, kw = w.shape
     full = np.zeros(
-        (n, og * groups, (h - 1) * sh + dh * (kh - 1) + 1 + oph,
-         (width - 1) * sw + dw * (kw - 1) + 1 + opw),
+        (
+            n,
+            og * groups,
+            (h - 1) * sh + dh * (kh - 1) + 1 + oph,
+            (width - 1) * sw + dw * (kw - 1) + 1 + opw,
+        ),
         np.result_type(x, w),
     )
     cg = c // groups
@@ -437,7 +450,9 @@ def _pool(op: Operation, x: np.ndarray, average: bool) -> np.ndarray:
     if not average:
         xp = np.pad(x, [(0, 0), (0, 0), *padded], constant_values=_lowest(x.dtype))
         return _windows(xp, kernel, strides, dilation).max(axis=axes)
-    total = _windows(np.pad(_wide(x), [(0, 0), (0, 0), *padded]), kernel, strides, dilation)
+    total = _windows(
+        np.pad(_wide(x), [(0, 0), (0, 0), *padded]), kernel, strides, dilation
+    )
     counted = np.zeros(
         [b + size + e for size, (b, e) in zip(sizes, padded)], dtype=total.dtype
     )
@@ -880,7 +895,9 @@ def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray:
     return np.asarray(_checked_result(op, _apply(handler, None, op, list(args), {})))  # type: ignore[arg-type]
 
 
-def array_evaluator(op: Operation) -> Callable[[Sequence[np.ndarray]], np.ndarray] | None:
+def array_evaluator(
+    op: Operation,
+) -> Callable[[Sequence[np.ndarray]], np.ndarray] | None:
     """`evaluate_op` of `op` as a function of the operand arrays alone, when
     its value depends on nothing else (an elementwise operator: `add`,
     `multiply`, ...), else None.  It reads nothing of the op once made, so

@@ -25,6 +25,7 @@ from math import erf, prod, tanh
 from typing import Any
 
 import numpy as np
+from xdsl.dialects import arith, math, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
     Float16Type,
@@ -47,7 +48,6 @@ from xdsl.interpreter import (
     impl_terminator,
     register_impls,
 )
-from xdsl.dialects import arith, math, memref
 from xdsl.interpreters.arith import ArithFunctions
 from xdsl.interpreters.builtin import BuiltinFunctions, xtype_for_el_type
 from xdsl.interpreters.math import MathFunctions
@@ -58,7 +58,6 @@ from xdsl.interpreters.utils.ptr import RawPtr, TypedPtr
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
-from hetero.lowering.memref_ops import PrefetchOp
 from hetero.dialects.tir import (
     AllocOp,
     CallExternOp,
@@ -71,6 +70,7 @@ from hetero.dialects.tir import (
     TargetRegionOp,
     YieldOp,
 )
+from hetero.lowering.memref_ops import PrefetchOp
 
 PythonFunction = Callable[..., Any]
 """A Python implementation of a packed or extern function."""
@@ -321,7 +321,7 @@ def run_prim_func(
     """
     func = SymbolTable.lookup_symbol(module, name)
     if not isinstance(func, PrimFuncOp):
-        raise ValueError(f"the module has no tir.prim_func named @{name}")
+        raise ValueError(f"the module has no tir.prim_func named @{name}")  # noqa: TRY004  (a missing name)
     module.verify()
     inputs: Sequence[Attribute] = func.function_type.inputs.data
     if len(args) != len(inputs):

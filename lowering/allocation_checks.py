@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hetero.runtime.buffers import FAILED
-from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import arith, cf, func, memref
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -39,6 +37,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation
 from xdsl.traits import SymbolTable
+
+from hetero.runtime.buffers import FAILED
+from hetero.utils.diagnostics import HeteroError
 
 ENTRY = "tir.is_entry_func"
 """The host function's attribute (`lower-aot-main`), kept by `convert-tir-to-scf`."""

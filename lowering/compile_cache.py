@@ -65,15 +65,16 @@ from pathlib import Path
 import llvmlite
 import llvmlite.binding as llvm
 import xdsl
-from hetero.runtime import framing
-from hetero.runtime.cpu import CpuTarget, FunctionInfo, ObjectCode
-from hetero.utils.cpus import default_threads
-from hetero.utils.diagnostics import HeteroRuntimeWarning, warn
 from xdsl.context import Context
 from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.dialects.llvm import LLVM, LLVMFunctionType
 from xdsl.ir import Attribute
 from xdsl.parser import Parser
+
+from hetero.runtime import framing
+from hetero.runtime.cpu import CpuTarget, FunctionInfo, ObjectCode
+from hetero.utils.cpus import default_threads
+from hetero.utils.diagnostics import HeteroRuntimeWarning, warn
 
 CACHE_VARIABLE = "HETERO_CACHE_DIR"
 """The cache's directory; empty: no cache."""

@@ -18,8 +18,6 @@ from functools import cache
 from types import UnionType
 from typing import TypeVar, Union, get_args, get_origin
 
-from hetero.utils.diagnostics import HeteroError
-from hetero.utils.gc_pause import gc_paused
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
     AnyFloat,
@@ -51,6 +49,9 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import IsolatedFromAbove, SymbolTable
 from xdsl.transforms.dead_code_elimination import is_trivially_dead
+
+from hetero.utils.diagnostics import HeteroError
+from hetero.utils.gc_pause import gc_paused
 
 
 def llvm_type(t: Attribute, index_bitwidth: int) -> Attribute:
@@ -334,7 +335,9 @@ class ToLLVMPattern(RewritePattern):
         rewriter.insert(list(new_ops))
         results = new_ops[-1].results if new_results is None else new_results
         if self.materialize:
-            results = [cast(r, old.type, rewriter) for r, old in zip(results, op.results)]
+            results = [
+                cast(r, old.type, rewriter) for r, old in zip(results, op.results)
+            ]
         rewriter.replace(op, [], list(results))
 
 

@@ -14,18 +14,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from hetero.lowering import llvm_ops
-from hetero.lowering.conversion import (
-    ToLLVMPattern,
-    apply_lowerings,
-    constant,
-    icmp,
-    intrinsic,
-    llvm_constant,
-    lowering,
-    lowering_for,
-    reject_leftovers,
-)
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm
 from xdsl.dialects.builtin import (
@@ -39,6 +27,19 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.type import get_element_type_or_self
+
+from hetero.lowering import llvm_ops
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    apply_lowerings,
+    constant,
+    icmp,
+    intrinsic,
+    llvm_constant,
+    lowering,
+    lowering_for,
+    reject_leftovers,
+)
 
 BINARY: dict[type[Operation], type[Operation]] = {
     arith.AddiOp: llvm.AddOp,
@@ -208,7 +209,10 @@ class CompareSelectLowering(ToLLVMPattern):
 
     @lowering
     def match_and_rewrite(
-        self, op: arith.CmpiOp | arith.CmpfOp | arith.SelectOp, rewriter: PatternRewriter, /
+        self,
+        op: arith.CmpiOp | arith.CmpfOp | arith.SelectOp,
+        rewriter: PatternRewriter,
+        /,
     ):
         operands = self.operands(op, rewriter)
         self.replace(op, rewriter, [compare_or_select(op, operands)])

@@ -16,6 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.context import Context
+from xdsl.dialects import cf, llvm
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter
+from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
+
 from hetero.lowering.conversion import (
     ToLLVMPattern,
     apply_lowerings,
@@ -26,13 +34,6 @@ from hetero.lowering.conversion import (
     retype_block_args,
 )
 from hetero.lowering.llvm_attrs import BRANCH_LOOP_ANNOTATION, LOOP_ANNOTATION
-from xdsl.context import Context
-from xdsl.dialects import cf, llvm
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter
-from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
 
 
 class BranchPattern(ToLLVMPattern):

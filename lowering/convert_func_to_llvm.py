@@ -14,6 +14,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.context import Context
+from xdsl.dialects import func, llvm
+from xdsl.dialects.builtin import DenseArrayBase, MemRefType, ModuleOp, i64
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import PatternRewriter
+
 from hetero.lowering.conversion import (
     ToLLVMPattern,
     apply_lowerings,
@@ -22,12 +29,6 @@ from hetero.lowering.conversion import (
     retype_block_args,
 )
 from hetero.utils.diagnostics import HeteroError
-from xdsl.context import Context
-from xdsl.dialects import func, llvm
-from xdsl.dialects.builtin import DenseArrayBase, MemRefType, ModuleOp, i64
-from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import PatternRewriter
 
 
 class ResultsPattern(ToLLVMPattern):

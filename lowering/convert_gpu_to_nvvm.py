@@ -40,14 +40,6 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hetero.lowering import llvm_ops
-from hetero.lowering.conversion import constant, intrinsic
-from hetero.lowering.convert_math_to_llvm import INTRINSICS, LIBM
-from hetero.lowering.convert_memref_to_llvm import materialize
-from hetero.lowering.convert_tir_to_gpu import NOALIAS, SHARED_MEMORY_SPACE
-from hetero.lowering.pipeline import lower_to_llvm_passes
-from hetero.utils.diagnostics import HeteroError
-from hetero.utils.symbols import enclosing, fresh_symbol
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu, llvm, memref
 from xdsl.dialects.builtin import (
@@ -70,6 +62,15 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.type import get_element_type_or_self
+
+from hetero.lowering import llvm_ops
+from hetero.lowering.conversion import constant, intrinsic
+from hetero.lowering.convert_math_to_llvm import INTRINSICS, LIBM
+from hetero.lowering.convert_memref_to_llvm import materialize
+from hetero.lowering.convert_tir_to_gpu import NOALIAS, SHARED_MEMORY_SPACE
+from hetero.lowering.pipeline import lower_to_llvm_passes
+from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import enclosing, fresh_symbol
 
 PASS = "convert-gpu-to-nvvm"
 
@@ -223,7 +224,9 @@ def _pow(op: llvm.CallIntrinsicOp, rewriter: PatternRewriter) -> None:
     integer = compare(call("llvm.trunc.f32", y), y, "oeq")
     odd = emit(llvm.AndOp(integer, compare(call("llvm.trunc.f32", half), half, "one")))
     base = emit(llvm.SelectOp(integer, call("llvm.fabs.f32", x), x))
-    power = call("llvm.exp2.f32", emit(llvm.FMulOp(y, call("llvm.nvvm.lg2.approx.f", base))))
+    power = call(
+        "llvm.exp2.f32", emit(llvm.FMulOp(y, call("llvm.nvvm.lg2.approx.f", base)))
+    )
     signed = emit(llvm.SelectOp(odd, call("llvm.copysign.f32", power, x), power))
     one = emit(constant(1.0, x.type))
     exact = emit(
@@ -231,7 +234,9 @@ def _pow(op: llvm.CallIntrinsicOp, rewriter: PatternRewriter) -> None:
             compare(y, emit(constant(0.0, x.type)), "oeq"), compare(x, one, "oeq")
         )
     )
-    rewriter.replace(op, [*ops, result := llvm.SelectOp(exact, one, signed)], [result.res])
+    rewriter.replace(
+        op, [*ops, result := llvm.SelectOp(exact, one, signed)], [result.res]
+    )
 
 
 INTRINSIC_REWRITES: dict[str, Rewrite] = {

@@ -20,16 +20,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hetero.lowering.conversion import (
-    ConstantPool,
-    apply_lowerings,
-    is_index,
-    llvm_type,
-    lowering,
-    mentions,
-    without_index,
-)
-from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
@@ -43,6 +33,17 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
+
+from hetero.lowering.conversion import (
+    ConstantPool,
+    apply_lowerings,
+    is_index,
+    llvm_type,
+    lowering,
+    mentions,
+    without_index,
+)
+from hetero.utils.diagnostics import HeteroError
 
 
 @dataclass
@@ -97,9 +98,6 @@ class IndexCastLowering(RewritePattern):
             rewriter.replace(op, arith.ExtSIOp(op.input, target))
         else:
             rewriter.replace(op, arith.TruncIOp(op.input, target))
-
-
-
 
 
 @dataclass

@@ -21,19 +21,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetero.lowering import llvm_ops
-from hetero.lowering.conversion import (
-    ToLLVMPattern,
-    apply_lowerings,
-    constant,
-    declare_function,
-    intrinsic,
-    lowering,
-    lowering_for,
-    reject_leftovers,
-)
-from hetero.lowering.convert_arith_to_llvm import fastmath
-from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import llvm, math
 from xdsl.dialects.builtin import (
@@ -51,6 +38,20 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.type import get_element_type_or_self
+
+from hetero.lowering import llvm_ops
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    apply_lowerings,
+    constant,
+    declare_function,
+    intrinsic,
+    lowering,
+    lowering_for,
+    reject_leftovers,
+)
+from hetero.lowering.convert_arith_to_llvm import fastmath
+from hetero.utils.diagnostics import HeteroError
 
 INTRINSICS: dict[type[Operation], str] = {
     math.AbsFOp: "llvm.fabs",

@@ -45,26 +45,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from math import prod
 
-from hetero.lowering import llvm_ops, memref_ops
-from hetero.lowering.allocation_checks import check_allocations
-from hetero.lowering.conversion import (
-    POINTER,
-    ToLLVMPattern,
-    after_definition,
-    apply_lowerings,
-    cast,
-    compatible_llvm_type,
-    declare_function,
-    gep,
-    llvm_constant,
-    load,
-    lowering,
-    reject_leftovers,
-    store,
-    without_index,
-)
-from hetero.runtime.buffers import GIVE, REUSED_BYTES, SLOTS, TAKE
-from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import func, llvm, memref
 from xdsl.dialects.builtin import (
@@ -93,6 +73,27 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 
+from hetero.lowering import llvm_ops, memref_ops
+from hetero.lowering.allocation_checks import check_allocations
+from hetero.lowering.conversion import (
+    POINTER,
+    ToLLVMPattern,
+    after_definition,
+    apply_lowerings,
+    cast,
+    compatible_llvm_type,
+    declare_function,
+    gep,
+    llvm_constant,
+    load,
+    lowering,
+    reject_leftovers,
+    store,
+    without_index,
+)
+from hetero.runtime.buffers import GIVE, REUSED_BYTES, SLOTS, TAKE
+from hetero.utils.diagnostics import HeteroError
+
 ALIGNMENT = 64
 """The least alignment, in bytes, of `memref.alloc` and `memref.alloca` buffers."""
 
@@ -104,7 +105,9 @@ runtime must pass)."""
 TAKE_FUNCTIONS = {
     "aligned_alloc": llvm.LLVMFunctionType([i64, i64], POINTER),
     "free": llvm.LLVMFunctionType([POINTER]),
-    TAKE: llvm.LLVMFunctionType([POINTER, i64, i64, POINTER, POINTER, POINTER], POINTER),
+    TAKE: llvm.LLVMFunctionType(
+        [POINTER, i64, i64, POINTER, POINTER, POINTER], POINTER
+    ),
 }
 """The functions a heap allocation refers to, declared with it: the C
 library's allocator (a GPU host function's is switched to managed memory,
@@ -137,8 +140,6 @@ def materialize(
 ) -> Operation:
     """The memref `t` described by `pointer` and `sizes`, for its unconverted users."""
     return UnrealizedConversionCastOp.get([pointer, *sizes], [t])
-
-
 
 
 @cache
@@ -256,7 +257,9 @@ class MemRefPattern(ToLLVMPattern):
                 offset = rewriter.insert(llvm.AddOp(scaled, index, overflow=nsw)).res
         source = array_type(shape[last_dynamic + 1 :], self.convert(t.element_type, op))
         trailing = [self.gep_index(i, rewriter) for i in indices[last_dynamic + 1 :]]
-        return rewriter.insert(gep(pointer, [offset, *trailing], source, inbounds=True)).result
+        return rewriter.insert(
+            gep(pointer, [offset, *trailing], source, inbounds=True)
+        ).result
 
     def gep_index(self, index: SSAValue, rewriter: PatternRewriter) -> int | SSAValue:
         """`index` as a GEP index: its value if a constant that fits the
@@ -308,9 +311,7 @@ class FuncSignatureLowering(MemRefPattern):
             if not isinstance(t := arg.type, MemRefType):
                 position += 1
                 continue
-            pointer = rewriter.insert_block_argument(
-                entry, position, POINTER
-            )
+            pointer = rewriter.insert_block_argument(entry, position, POINTER)
             pointer.name_hint = arg.name_hint
             sizes = [
                 rewriter.insert_block_argument(
@@ -357,9 +358,7 @@ class LoadLowering(MemRefPattern):
         address = self.element_pointer(op.memref, op.indices, op, rewriter)
         if address is None:
             return
-        self.replace(
-            op, rewriter, [load(address, self.convert(op.res.type, op))]
-        )
+        self.replace(op, rewriter, [load(address, self.convert(op.res.type, op))])
 
 
 class StoreLowering(MemRefPattern):
@@ -378,7 +377,9 @@ class PrefetchLowering(MemRefPattern):
     """Lowers `memref.prefetch` to an element address and `llvm.intr.prefetch`."""
 
     @lowering
-    def match_and_rewrite(self, op: memref_ops.PrefetchOp, rewriter: PatternRewriter, /):
+    def match_and_rewrite(
+        self, op: memref_ops.PrefetchOp, rewriter: PatternRewriter, /
+    ):
         address = self.element_pointer(op.memref, op.indices, op, rewriter)
         if address is None:
             return
@@ -392,7 +393,10 @@ class AllocLowering(MemRefPattern):
     `hetero_buffer_take` (`hetero.runtime.buffers`)."""
 
     _sites: dict[str, tuple[int, int]] = field(
-        default_factory=dict[str, tuple[int, int]], init=False, repr=False, compare=False
+        default_factory=dict[str, tuple[int, int]],
+        init=False,
+        repr=False,
+        compare=False,
     )
     """Per function, its heap allocations lowered so far, and those with slots."""
 
@@ -487,7 +491,9 @@ class AllocLowering(MemRefPattern):
         )
         globals_: list[Operation] = [name]
         if reused:
-            zeros = DenseIntOrFPElementsAttr.from_list(TensorType(i64, [SLOTS]), [0] * SLOTS)
+            zeros = DenseIntOrFPElementsAttr.from_list(
+                TensorType(i64, [SLOTS]), [0] * SLOTS
+            )
             globals_.append(
                 llvm.GlobalOp(
                     llvm.LLVMArrayType(SLOTS, i64),

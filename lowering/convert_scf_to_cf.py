@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetero.lowering.conversion import apply_lowerings, lowering
 from xdsl.context import Context
 from xdsl.dialects import scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.transforms.convert_scf_to_cf import ForLowering, IfLowering, SwitchLowering
+
+from hetero.lowering.conversion import apply_lowerings, lowering
 
 
 class AnnotatedForLowering(ForLowering):

@@ -42,13 +42,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from hetero.dialects import tir
-from hetero.dialects.target import TargetAttr
-from hetero.lowering.convert_tir_to_scf import lower_serial, lower_unrolled
-from hetero.targets.kind import DeviceType
-from hetero.utils.diagnostics import HeteroError
-from hetero.utils.launch_axes import BLOCK_AXES, GRID_AXES, launch_loops
-from hetero.utils.symbols import enclosing
 from xdsl.context import Context
 from xdsl.dialects import arith, gpu, memref, scf
 from xdsl.dialects.builtin import (
@@ -73,6 +66,14 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
+
+from hetero.dialects import tir
+from hetero.dialects.target import TargetAttr
+from hetero.lowering.convert_tir_to_scf import lower_serial, lower_unrolled
+from hetero.targets.kind import DeviceType
+from hetero.utils.diagnostics import HeteroError
+from hetero.utils.launch_axes import BLOCK_AXES, GRID_AXES, launch_loops
+from hetero.utils.symbols import enclosing
 
 PASS = "convert-tir-to-gpu"
 

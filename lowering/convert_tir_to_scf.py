@@ -45,23 +45,6 @@ from functools import cache
 from math import prod
 
 import llvmlite.binding as llvm
-from hetero.dialects import tir
-from hetero.dialects.target import TargetAttr
-from hetero.lowering.conversion import (
-    apply_lowerings,
-    erase_dead_ops,
-    lowering,
-    mentions,
-    nested_ops,
-)
-from hetero.lowering.convert_arith_to_llvm import compare_or_select
-from hetero.lowering.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
-from hetero.runtime.parallel import CHUNKS_PER_THREAD
-from hetero.targets.kind import DeviceType
-from hetero.utils.cpus import default_threads, triple_arch
-from hetero.utils.diagnostics import HeteroError
-from hetero.utils.symbols import fresh_symbol
-from hetero.utils.values import free_values, replace_within
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -95,6 +78,24 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.transforms.canonicalization_patterns.scf import SimplifyTrivialLoops
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
+
+from hetero.dialects import tir
+from hetero.dialects.target import TargetAttr
+from hetero.lowering.conversion import (
+    apply_lowerings,
+    erase_dead_ops,
+    lowering,
+    mentions,
+    nested_ops,
+)
+from hetero.lowering.convert_arith_to_llvm import compare_or_select
+from hetero.lowering.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
+from hetero.runtime.parallel import CHUNKS_PER_THREAD
+from hetero.targets.kind import DeviceType
+from hetero.utils.cpus import default_threads, triple_arch
+from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import fresh_symbol
+from hetero.utils.values import free_values, replace_within
 
 MAX_UNROLL = 16
 """Loops to unroll with at most this many (constant) iterations are annotated
@@ -366,7 +367,11 @@ class Lanes:
         return self.zeros[t]
 
     def store(
-        self, value: SSAValue, memory: SSAValue, indices: Sequence[SSAValue], block: Block
+        self,
+        value: SSAValue,
+        memory: SSAValue,
+        indices: Sequence[SSAValue],
+        block: Block,
     ) -> None:
         """Stores the active lanes of `value` at `indices`."""
         if isinstance(self.active, int) and self.active >= self.width:
@@ -479,10 +484,10 @@ class Vectorizer:
                 and uniform(op.indices[:-1])
             ):
                 return True
-            case arith.AddiOp() if any(
-                v in self.affine for v in op.operands
-            ) and not all(v in self.affine for v in op.operands) and uniform(
-                v for v in op.operands if v not in self.affine
+            case arith.AddiOp() if (
+                any(v in self.affine for v in op.operands)
+                and not all(v in self.affine for v in op.operands)
+                and uniform(v for v in op.operands if v not in self.affine)
             ):
                 return AFFINE
             case arith.SubiOp() if op.operands[0] in self.affine and uniform(
@@ -496,7 +501,9 @@ class Vectorizer:
                 return AFFINE  # times 1: a uniform schedule's unit stride
             case arith.DivSIOp() | arith.RemSIOp() if op.operands[
                 0
-            ] in self.affine and isinstance(const_evaluate_operand(op.operands[1]), int):
+            ] in self.affine and isinstance(
+                const_evaluate_operand(op.operands[1]), int
+            ):
                 return SPLIT
             case memref.LoadOp() | memref.StoreOp() if self.flat(op) is not None:
                 return True
@@ -533,7 +540,9 @@ class Vectorizer:
                 if a in self.affine and isinstance(factor, int) and factor > 1:
                     return factor
             return None
-        pairs = ((lhs, rhs),) if isinstance(op, arith.SubiOp) else ((lhs, rhs), (rhs, lhs))
+        pairs = (
+            ((lhs, rhs),) if isinstance(op, arith.SubiOp) else ((lhs, rhs), (rhs, lhs))
+        )
         for a, b in pairs:
             if a in self.strided and not (
                 b in self.affine or b in self.split or b in self.strided
@@ -588,7 +597,10 @@ class Vectorizer:
         return a
 
     def _indices(
-        self, op: memref.LoadOp | memref.StoreOp, mapping: dict[SSAValue, SSAValue], block: Block
+        self,
+        op: memref.LoadOp | memref.StoreOp,
+        mapping: dict[SSAValue, SSAValue],
+        block: Block,
     ) -> list[SSAValue]:
         """The indices of the vector access that replaces `op` (lane 0's)."""
         if (a := self.flat(op)) is None:
@@ -610,12 +622,12 @@ class Vectorizer:
         )
         t = vector_type(op.res.type, lanes.width)
         # The last active lane reads element `2 (active - 1)` from `b`.
-        low = lanes.load(op.memref, [*outer, first], t, lanes.shifted(2, -1, block), block)
+        low = lanes.load(
+            op.memref, [*outer, first], t, lanes.shifted(2, -1, block), block
+        )
         rest = lanes.shifted(2, -lanes.width, block)
         high = lanes.load(op.memref, [*outer, second.result], t, rest, block)
-        mask = [
-            2 * k if 2 * k < lanes.width else 2 * k + 1 for k in range(lanes.width)
-        ]
+        mask = [2 * k if 2 * k < lanes.width else 2 * k + 1 for k in range(lanes.width)]
         shuffle = vector.ShuffleOp(
             low, high, DenseArrayBase.from_list(i64, mask), result_type=t
         )
@@ -701,7 +713,10 @@ class Vectorizer:
                     varying.add(op.res)
                 case memref.StoreOp():
                     lanes.store(
-                        vec(op.value), op.memref, self._indices(op, mapping, block), block
+                        vec(op.value),
+                        op.memref,
+                        self._indices(op, mapping, block),
+                        block,
                     )
                 case arith.CmpiOp() | arith.CmpfOp() | arith.SelectOp() if any(
                     v in varying for v in op.operands
@@ -900,7 +915,9 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     captured = [v for v in used if v not in constants]
     module = caller.parent_op()
     assert isinstance(module, ModuleOp)
-    name = fresh_symbol(module, f"{caller.sym_name.data}_parallel", bare=False, separator="")
+    name = fresh_symbol(
+        module, f"{caller.sym_name.data}_parallel", bare=False, separator=""
+    )
     body = tir.PrimFuncOp(
         name,
         ([IndexType(), IndexType(), *(v.type for v in captured)], []),
@@ -1050,9 +1067,7 @@ class AllocLowering(RewritePattern):
         rewriter.replace(op, buffer)
         block = buffer.parent_block()
         assert block is not None and block.last_op is not None
-        rewriter.insert(
-            memref.DeallocOp.get(buffer), InsertPoint.before(block.last_op)
-        )
+        rewriter.insert(memref.DeallocOp.get(buffer), InsertPoint.before(block.last_op))
 
 
 def on_stack(op: tir.AllocOp) -> bool:
@@ -1062,7 +1077,10 @@ def on_stack(op: tir.AllocOp) -> bool:
     assert isinstance(t, MemRefType)
     if not t.has_static_shape():
         return False
-    return op.scope == "local" or prod(t.get_shape()) * (_bits(t.element_type) // 8) <= STACK_BYTES
+    return (
+        op.scope == "local"
+        or prod(t.get_shape()) * (_bits(t.element_type) // 8) <= STACK_BYTES
+    )
 
 
 def _entry(op: Operation) -> Block:

@@ -21,6 +21,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import RewritePattern
+
 from hetero.lowering import (
     convert_arith_to_llvm,
     convert_cf_to_llvm,
@@ -36,10 +41,6 @@ from hetero.lowering.convert_memref_to_llvm import (
     DeadDescriptorErasure,
     reject_memref_values,
 )
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import RewritePattern
 
 CONVERSIONS = {
     "memref": convert_memref_to_llvm.PATTERNS,

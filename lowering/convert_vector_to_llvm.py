@@ -18,21 +18,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hetero.lowering import llvm_ops
-from hetero.lowering.conversion import (
-    ToLLVMPattern,
-    apply_lowerings,
-    cast,
-    constant,
-    icmp,
-    intrinsic,
-    load,
-    lowering,
-    reject_leftovers,
-    store,
-)
-from hetero.lowering.convert_memref_to_llvm import DeadDescriptorErasure, MemRefPattern
-from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, vector
 from xdsl.dialects.builtin import (
@@ -52,6 +37,22 @@ from xdsl.dialects.vector import CombiningKindFlag as Kind
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
+
+from hetero.lowering import llvm_ops
+from hetero.lowering.conversion import (
+    ToLLVMPattern,
+    apply_lowerings,
+    cast,
+    constant,
+    icmp,
+    intrinsic,
+    load,
+    lowering,
+    reject_leftovers,
+    store,
+)
+from hetero.lowering.convert_memref_to_llvm import DeadDescriptorErasure, MemRefPattern
+from hetero.utils.diagnostics import HeteroError
 
 Combine = Callable[[SSAValue, SSAValue], Operation]
 
@@ -157,7 +158,9 @@ class MaskedMemoryLowering(VectorMemoryPattern):
         mask = cast(op.mask, self.convert(op.mask.type, op), rewriter)
         if loading:
             passthru = cast(op.pass_thru, t, rewriter)
-            self.replace(op, rewriter, [llvm_ops.MaskedLoadOp(address, mask, passthru, align)])
+            self.replace(
+                op, rewriter, [llvm_ops.MaskedLoadOp(address, mask, passthru, align)]
+            )
         else:
             value = cast(op.value_to_store, t, rewriter)
             rewriter.replace(op, llvm_ops.MaskedStoreOp(value, address, mask, align))

@@ -24,6 +24,9 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
 from hetero.dialects import tir
 from hetero.lowering.compile_cache import Cache, compile_cached, open_cache
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
@@ -34,8 +37,6 @@ from hetero.runtime.cpu import CpuModule, CpuTarget, ObjectCode
 from hetero.runtime.parallel import PARALLEL_FOR, load_pool
 from hetero.utils import progress
 from hetero.utils.diagnostics import HeteroError
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 
 CODEGEN_OPTIONS = ("mtriple", "mcpu", "mattr", "opt_level")
 """Target options that become `CpuTarget` arguments (same names)."""

@@ -23,6 +23,11 @@ from dataclasses import dataclass
 from functools import cache
 
 import llvmlite.binding as llvm_binding
+from llvmlite import ir
+from xdsl.context import Context
+from xdsl.dialects import gpu, llvm
+from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, FunctionType, ModuleOp
+
 from hetero.dialects.target import TargetAttr
 from hetero.lowering.conversion import nested_ops
 from hetero.lowering.convert_gpu_to_nvvm import lower_device_module
@@ -30,10 +35,6 @@ from hetero.lowering.convert_tir_to_gpu import NOALIAS, TARGET, ConvertTirToGpuP
 from hetero.lowering.parallel_compile import balance, start_forked
 from hetero.runtime.llvmir import to_llvmlite
 from hetero.utils.diagnostics import HeteroError
-from llvmlite import ir
-from xdsl.context import Context
-from xdsl.dialects import gpu, llvm
-from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, FunctionType, ModuleOp
 
 TRIPLE = "nvptx64-nvidia-cuda"
 
@@ -162,8 +163,12 @@ def start_compile_gpu(
     of `module`; it must leave them whole."""
     ctx = ctx or Context()
     ConvertTirToGpuPass().apply(ctx, module)
-    devices = {op.sym_name.data: op for op in module.ops if isinstance(op, gpu.ModuleOp)}
-    chunks = balance({name: float(len(nested_ops(op))) for name, op in devices.items()}, jobs)
+    devices = {
+        op.sym_name.data: op for op in module.ops if isinstance(op, gpu.ModuleOp)
+    }
+    chunks = balance(
+        {name: float(len(nested_ops(op))) for name, op in devices.items()}, jobs
+    )
     pending = None
     if len(chunks) > 1:
         pending = start_forked(

@@ -37,12 +37,13 @@ import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from hetero.dialects import tir
-from hetero.dialects.target import TargetAttr
-from hetero.lowering.te_emit import Emitter, Index
 from xdsl.dialects import arith, gpu
 from xdsl.dialects import math as math_dialect
 from xdsl.ir import Attribute, Block, SSAValue
+
+from hetero.dialects import tir
+from hetero.dialects.target import TargetAttr
+from hetero.lowering.te_emit import Emitter, Index
 
 if TYPE_CHECKING:  # the schedules package imports this module
     from hetero.lowering.schedules.problems import Gemm

@@ -57,7 +57,9 @@ class LoopUnrollAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        return [IntegerAttr.from_bool(_parse_field(parser, "full", parser.parse_boolean))]
+        return [
+            IntegerAttr.from_bool(_parse_field(parser, "full", parser.parse_boolean))
+        ]
 
 
 @irdl_attr_definition

@@ -33,7 +33,12 @@ from xdsl.dialects.builtin import (
     i32,
     i64,
 )
-from xdsl.dialects.llvm import FastMathAttr, FCmpPredicateFlag, GenericCastOp, LLVMPointerType
+from xdsl.dialects.llvm import (
+    FastMathAttr,
+    FCmpPredicateFlag,
+    GenericCastOp,
+    LLVMPointerType,
+)
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AnyAttr,
@@ -226,13 +231,13 @@ class MaskedLoadOp(IRDLOperation):
     res = result_def(T)
     alignment = prop_def(IntegerAttr[I32])
 
-    assembly_format = (
-        "$data `,` $mask `,` $pass_thru attr-dict `:` functional-type(operands, results)"
-    )
+    assembly_format = "$data `,` $mask `,` $pass_thru attr-dict `:` functional-type(operands, results)"
 
     irdl_options = (ParsePropInAttrDict(),)
 
-    def __init__(self, data: SSAValue, mask: SSAValue, pass_thru: SSAValue, alignment: int):
+    def __init__(
+        self, data: SSAValue, mask: SSAValue, pass_thru: SSAValue, alignment: int
+    ):
         super().__init__(
             operands=[data, mask, pass_thru],
             result_types=[pass_thru.type],
@@ -252,9 +257,7 @@ class MaskedStoreOp(IRDLOperation):
     mask = operand_def(VectorType[I1])
     alignment = prop_def(IntegerAttr[I32])
 
-    assembly_format = (
-        "$value `,` $data `,` $mask attr-dict `:` type($value) `,` type($mask) `into` type($data)"
-    )
+    assembly_format = "$value `,` $data `,` $mask attr-dict `:` type($value) `,` type($mask) `into` type($data)"
 
     irdl_options = (ParsePropInAttrDict(),)
 

@@ -36,8 +36,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetero.utils.diagnostics import HeteroError
-from hetero.utils.symbols import enclosing
 from xdsl.context import Context
 from xdsl.dialects import func, gpu, memref
 from xdsl.dialects.builtin import IndexType, ModuleOp, UnitAttr
@@ -51,6 +49,9 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import MemoryEffectKind, ReturnLike, SymbolTable, get_effects
+
+from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import enclosing
 
 LAUNCH_SUFFIX = ".launch"
 """`@k.launch` launches the kernel `@k`."""

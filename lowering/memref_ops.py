@@ -104,7 +104,9 @@ class PrefetchOp(IRDLOperation):
         at = parser.pos
         locality = parser.parse_integer(allow_boolean=False, allow_negative=False)
         if locality not in LOCALITIES:
-            parser.raise_error(f"locality must be 0 to 3, got {locality}", at, parser.pos)
+            parser.raise_error(
+                f"locality must be 0 to 3, got {locality}", at, parser.pos
+            )
         parser.parse_punctuation(">")
         parser.parse_punctuation(",")
         data = parser.parse_keyword_in(("data", "instr")) == "data"

@@ -35,15 +35,16 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any, TypeVar
 
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
+
 from hetero.dialects import tir
 from hetero.lowering.conversion import nested_ops
 from hetero.lowering.convert_tir_to_scf import outlines_parallel_loops
 from hetero.runtime.cpu import ObjectCode
 from hetero.utils.cpus import available_cpus
 from hetero.utils.diagnostics import HeteroError
-from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
 JOBS_VARIABLE = "HETERO_COMPILE_JOBS"
 """The most processes `compile_cpu` compiles a module in (1: in this one)."""
@@ -105,7 +106,9 @@ def compile_cost(function: tir.PrimFuncOp) -> float:
         if op.kind.data == tir.ForKind.PARALLEL:
             cost += PARALLEL_LOOP_OPS * outlines
         elif op.kind.data == tir.ForKind.VECTORIZED:
-            constant = all(const_evaluate_operand(v) is not None for v in (op.lb, op.ub))
+            constant = all(
+                const_evaluate_operand(v) is not None for v in (op.lb, op.ub)
+            )
             extra = VECTOR_OP_EXTRA + (0 if constant else DYNAMIC_VECTOR_OP_EXTRA)
             cost += extra * len(nested_ops(op))
     return cost

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from hetero.lowering.conversion import POINTER, gep, load, store
-from hetero.lowering.convert_tir_to_scf import LAUNCH_SUFFIX, PARALLEL_BODY
-from hetero.runtime.parallel import PARALLEL_FOR, load_pool
 from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from hetero.lowering.conversion import POINTER, gep, load, store
+from hetero.lowering.convert_tir_to_scf import LAUNCH_SUFFIX, PARALLEL_BODY
+from hetero.runtime.parallel import PARALLEL_FOR, load_pool
 
 TASK_SUFFIX = ".task"
 

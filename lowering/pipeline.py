@@ -17,14 +17,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from hetero.lowering.approximate_math import ApproximateMathPass
-from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
-from hetero.lowering.convert_to_llvm import ConvertToLLVMPass
-from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
+
+from hetero.lowering.approximate_math import ApproximateMathPass
+from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
+from hetero.lowering.convert_to_llvm import ConvertToLLVMPass
+from hetero.utils.diagnostics import HeteroError
 
 
 def lower_to_llvm_passes(index_bitwidth: int = 64) -> tuple[ModulePass, ...]:

@@ -410,7 +410,9 @@ def _copies_images(
     )
 
 
-def _copy_images(e: Emitter, tensor: Tensor, buffer: SSAValue, offset: Sequence[int]) -> None:
+def _copy_images(
+    e: Emitter, tensor: Tensor, buffer: SSAValue, offset: Sequence[int]
+) -> None:
     """Each image (the last two dimensions) as one run of `H * W` elements:
     a vectorized loop over the flattened rows (`p / W`, `p % W`), so a row
     narrower than a vector (27 of a concatenation's 27×27 channels) costs

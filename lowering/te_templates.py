@@ -35,7 +35,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     Signedness,
     TensorType,
-    i1,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
 
@@ -195,7 +194,7 @@ COMPARISONS: dict[type[Operation], tuple[str, str]] = {
 a NaN compares false, except with `!=`)."""
 
 
-def _compare(cmp: type[arith.CmpfOp] | type[arith.CmpiOp], predicate: str) -> Binary:
+def _compare(cmp: type[arith.CmpfOp | arith.CmpiOp], predicate: str) -> Binary:
     return lambda e, a, b: e.op(cmp(a, b, predicate))
 
 
@@ -1429,7 +1428,9 @@ def _softmax_along(
     top = body.load(peak, [0])
 
     def add_exp(e: Emitter, p: Index, j: Index) -> None:
-        value = e.op(math_dialect.ExpOp(e.op(arith.SubfOp(data.load(e, [*at, p]), top))))
+        value = e.op(
+            math_dialect.ExpOp(e.op(arith.SubfOp(data.load(e, [*at, p]), top)))
+        )
         if kind.keeps_exp:
             e.store(value, out, [*at, p])
         _accumulate(e, total, [j], value, arith.AddfOp)

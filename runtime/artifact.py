@@ -25,6 +25,7 @@ from typing import Any
 
 import llvmlite.binding as llvm
 import numpy as np
+
 from hetero.runtime import framing
 from hetero.runtime.compiled import CompiledFunction, Signature
 from hetero.runtime.native import Abi, NativeModule, initialize, jit_machine

@@ -30,16 +30,6 @@ from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm
 import numpy as np
-from hetero.runtime.llvmir import to_llvmlite
-from hetero.runtime.native import (
-    Abi,
-    NativeFunction,
-    NativeModule,
-    Param,
-)
-from hetero.runtime.native import initialize as _initialize
-from hetero.utils.cpus import triple_arch
-from hetero.utils.diagnostics import HeteroError
 from llvmlite import ir
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import (
@@ -54,6 +44,17 @@ from xdsl.dialects.builtin import (
     ModuleOp,
 )
 from xdsl.ir import Attribute
+
+from hetero.runtime.llvmir import to_llvmlite
+from hetero.runtime.native import (
+    Abi,
+    NativeFunction,
+    NativeModule,
+    Param,
+)
+from hetero.runtime.native import initialize as _initialize
+from hetero.utils.cpus import triple_arch
+from hetero.utils.diagnostics import HeteroError
 
 _CTYPES: dict[int | type[Attribute], str] = {
     1: "i1",
@@ -160,7 +161,8 @@ def abi_of(info: FunctionInfo) -> Abi:
     name = info.name
     lowered = iter(info.llvm_type.inputs.data)
     params = tuple(
-        _parameter(name, i, t, lowered) for i, t in enumerate(info.signature.inputs.data)
+        _parameter(name, i, t, lowered)
+        for i, t in enumerate(info.signature.inputs.data)
     )
     if next(lowered, None) is not None:
         raise ValueError(
@@ -168,7 +170,11 @@ def abi_of(info: FunctionInfo) -> Abi:
             f"LLVM type {info.llvm_type}"
         )
     output = info.llvm_type.output
-    outputs = output.types.data if isinstance(output, llvm_dialect.LLVMStructType) else [output]
+    outputs = (
+        output.types.data
+        if isinstance(output, llvm_dialect.LLVMStructType)
+        else [output]
+    )
     results = tuple(
         _scalar(f"@{name}: values of type {t}", llvm_type)
         for t, llvm_type in zip(info.signature.outputs, outputs)
@@ -180,7 +186,9 @@ def _parameter(name: str, i: int, t: Attribute, lowered: Iterator[Attribute]) ->
     """Parameter #i of `@name`, of type `t`, taking its LLVM arguments from `lowered`."""
     label = f"@{name}: argument #{i} ({t})"
     if not isinstance(t, MemRefType):
-        return Param(label, _scalar(f"@{name}: values of type {t}", next(lowered, None)))
+        return Param(
+            label, _scalar(f"@{name}: values of type {t}", next(lowered, None))
+        )
     dtype = _DTYPES.get(_key(t.element_type))
     if dtype is None:
         raise ValueError(f"@{name}: no NumPy dtype for the elements of {t}")

@@ -32,9 +32,10 @@ import weakref
 from functools import cache
 from typing import TYPE_CHECKING
 
-from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import llvm as llvm_dialect
 from xdsl.dialects.builtin import ModuleOp
+
+from hetero.utils.diagnostics import HeteroError
 
 if TYPE_CHECKING:
     from hetero.runtime.cpu import CpuModule
@@ -50,9 +51,7 @@ STATUS = "hetero.cublas.status"
 GEMM = "i32 i32 i32 i32 i32 alpha ptr i32 ptr i32 beta ptr i32"
 BATCHED = "i32 i32 i32 i32 i32 alpha ptr i32 i64 ptr i32 i64 beta ptr i32 i64 i32"
 GEMM_EX = "i32 i32 i32 i32 i32 alpha ptr i32 i32 ptr i32 i32 beta ptr i32 i32 i32 i32"
-BATCHED_EX = (
-    "i32 i32 i32 i32 i32 alpha ptr i32 i32 i64 ptr i32 i32 i64 beta ptr i32 i32 i64 i32 i32 i32"
-)
+BATCHED_EX = "i32 i32 i32 i32 i32 alpha ptr i32 i32 i64 ptr i32 i32 i64 beta ptr i32 i32 i64 i32 i32 i32"
 
 FUNCTIONS: dict[str, tuple[str, str]] = {
     "cublasSgemm_v2": ("float", GEMM),

@@ -35,6 +35,25 @@ from functools import cache
 from typing import Any
 
 import numpy as np
+from xdsl.backend.llvm.convert_type import convert_type
+from xdsl.context import Context
+from xdsl.dialects import func as func_dialect
+from xdsl.dialects import gpu
+from xdsl.dialects import llvm as llvm_dialect
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    SymbolRefAttr,
+    UnitAttr,
+)
+from xdsl.ir import Attribute
+from xdsl.traits import SymbolTable
+
 from hetero.dialects import tir
 from hetero.lowering.convert_tir_to_gpu import is_gpu
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
@@ -55,24 +74,6 @@ from hetero.transforms.inline_private_functions import InlinePrivateFunctionsPas
 from hetero.transforms.lower_device_kernel_launch import LowerDeviceKernelLaunchPass
 from hetero.transforms.split_host_device import SplitHostDevicePass
 from hetero.utils.diagnostics import HeteroError
-from xdsl.backend.llvm.convert_type import convert_type
-from xdsl.context import Context
-from xdsl.dialects import func as func_dialect
-from xdsl.dialects import gpu
-from xdsl.dialects import llvm as llvm_dialect
-from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    MemRefType,
-    ModuleOp,
-    SymbolRefAttr,
-    UnitAttr,
-)
-from xdsl.ir import Attribute
-from xdsl.traits import SymbolTable
 
 
 class CudaUnavailable(HeteroError):

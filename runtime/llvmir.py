@@ -27,9 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hetero.lowering import llvm_ops
-from hetero.lowering.llvm_attrs import BRANCH_LOOP_ANNOTATION, LoopAnnotationAttr
-from hetero.utils.diagnostics import HeteroError
 from llvmlite import ir
 from llvmlite.binding import llvm_version_info
 from xdsl.backend.llvm.convert import _convert_global, _declare_func  # pyright: ignore[reportPrivateUsage]
@@ -39,6 +36,10 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
+
+from hetero.lowering import llvm_ops
+from hetero.lowering.llvm_attrs import BRANCH_LOOP_ANNOTATION, LoopAnnotationAttr
+from hetero.utils.diagnostics import HeteroError
 
 Values = dict[SSAValue, ir.Value]
 Handler = Callable[[Operation, ir.IRBuilder, Values], ir.Value]
@@ -82,7 +83,9 @@ def _gep(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
     typed = builder.bitcast(base, element.as_pointer(base.type.addrspace))
     dynamic = iter(op.ssa_indices)
     indices = [
-        values[next(dynamic)] if i == llvm.GEP_USE_SSA_VAL else ir.Constant(ir.IntType(32), i)
+        values[next(dynamic)]
+        if i == llvm.GEP_USE_SSA_VAL
+        else ir.Constant(ir.IntType(32), i)
         for i in op.rawConstantIndices.iter_values()
     ]
     return builder.gep(
@@ -94,7 +97,10 @@ def _prefetch(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
     """A call of `llvm.prefetch.p0`, its immediates as `i32` constants."""
     assert isinstance(op, llvm_ops.PrefetchOp)
     i32 = ir.IntType(32)
-    args = [values[op.addr], *(ir.Constant(i32, a.value.data) for a in (op.rw, op.hint, op.cache))]
+    args = [
+        values[op.addr],
+        *(ir.Constant(i32, a.value.data) for a in (op.rw, op.hint, op.cache)),
+    ]
     name = "llvm.prefetch.p0"
     try:
         intrinsic = builder.module.get_global(name)
@@ -112,7 +118,9 @@ after the pointer (LLVM 21 still parses that form, by auto-upgrade only)."""
 
 def _masked(op: Operation, builder: ir.IRBuilder, values: Values) -> ir.Value:
     """A call of `llvm.masked.load`/`masked.store` in this LLVM's signature."""
-    assert isinstance(op, llvm_ops.MaskedLoadOp | llvm_ops.MaskedStoreOp | llvm.MaskedStoreOp)
+    assert isinstance(
+        op, llvm_ops.MaskedLoadOp | llvm_ops.MaskedStoreOp | llvm.MaskedStoreOp
+    )
     loading = isinstance(op, llvm_ops.MaskedLoadOp)
     pointer, mask = values[op.data], values[op.mask]
     data = values[op.pass_thru if loading else op.value]

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm
 import numpy as np
+
 from hetero.runtime import buffers
 
 CTYPES: dict[str, Any] = {

@@ -76,6 +76,7 @@ from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm_binding
+
 from hetero.runtime.buffers import RUNTIME_IR, SLOTS, load_runtime
 from hetero.runtime.native import initialize as _initialize
 from hetero.utils.cpus import default_threads, triple_arch
@@ -589,7 +590,9 @@ def _compile_pool(threads: int) -> _Pool:
     if function("hetero_pool_init", ctypes.c_int32)() != 0:
         from hetero.utils.diagnostics import HeteroError
 
-        raise HeteroError("parallel loops: no thread-specific key left for the thread pool")
+        raise HeteroError(
+            "parallel loops: no thread-specific key left for the thread pool"
+        )
     llvm_binding.add_symbol(PARALLEL_FOR, engine.get_function_address(PARALLEL_FOR))
     os.register_at_fork(after_in_child=function("hetero_pool_forked", None))
     cpus = pinned_cpus()

@@ -26,13 +26,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hetero.dialects import tir
-from hetero.interpreter.relay import element_dtype
-from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import Operation, SSAValue
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
+
+from hetero.dialects import tir
+from hetero.interpreter.relay import element_dtype
+from hetero.utils.diagnostics import HeteroError
 
 
 @dataclass(frozen=True)
@@ -109,9 +110,17 @@ def chrome_trace(calls: Sequence[KernelTime]) -> dict[str, Any]:
     (`"ph": "X"`) per kernel call on its device's track, in microseconds from
     the first call's start, with its device and position in `args`."""
     origin = min((c.start for c in calls), default=0.0)
-    tracks = {device: i for i, device in enumerate(dict.fromkeys(c.device for c in calls))}
+    tracks = {
+        device: i for i, device in enumerate(dict.fromkeys(c.device for c in calls))
+    }
     names = [
-        {"name": "thread_name", "ph": "M", "pid": 0, "tid": tid, "args": {"name": device}}
+        {
+            "name": "thread_name",
+            "ph": "M",
+            "pid": 0,
+            "tid": tid,
+            "args": {"name": device},
+        }
         for device, tid in tracks.items()
     ]
     slices = [
@@ -153,7 +162,9 @@ class HostPlan:
     arrays would charge the page faults of their first touch to whichever
     kernel writes a page first (ResNet-50's first conv, with a blocked
     result: 4.3 ms in a fresh arena, 3.0 in a reused one)."""
-    lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
+    lock: threading.Lock = field(
+        default_factory=threading.Lock, compare=False, repr=False
+    )
     """Held by a run: runs of one plan share its buffers."""
 
     @staticmethod
@@ -174,12 +185,16 @@ class HostPlan:
         device = host.target.device_type.name if host.target is not None else "cpu"
         return HostPlan(len(host.args), tuple(buffers), tuple(calls), device)
 
-    def run(self, native: Any, arguments: Sequence[np.ndarray]) -> tuple[KernelTime, ...]:
+    def run(
+        self, native: Any, arguments: Sequence[np.ndarray]
+    ) -> tuple[KernelTime, ...]:
         """Runs the calls on `arguments` (the host function's), timing each."""
         with self.lock:
             return self._run(native, arguments)
 
-    def _run(self, native: Any, arguments: Sequence[np.ndarray]) -> tuple[KernelTime, ...]:
+    def _run(
+        self, native: Any, arguments: Sequence[np.ndarray]
+    ) -> tuple[KernelTime, ...]:
         if not self.allocated:
             self.allocated.extend(
                 _aligned(b.shape, b.dtype) for b in self.buffers if b.source is None

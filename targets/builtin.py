@@ -24,38 +24,95 @@ _LLVM_OPTIONS = {
         "1 compiles them as serial loops, which no call makes parallel",
     ),
     "data_layout": OptionSpec(
-        str, default="NCHW", choices=("NCHW", "NCHWc"),
+        str,
+        default="NCHW",
+        choices=("NCHW", "NCHWc"),
         doc="activations between convolutions: NCHWc blocks the channels by the "
         "vector width (alter-data-layout)",
     ),
 }
 
 _CUDA_OPTIONS = {
-    "arch": OptionSpec(str, default="sm_90", pattern="sm_[0-9]+a?",
-                       doc="SM architecture, e.g. sm_80, sm_90, sm_90a"),
+    "arch": OptionSpec(
+        str,
+        default="sm_90",
+        pattern="sm_[0-9]+a?",
+        doc="SM architecture, e.g. sm_80, sm_90, sm_90a",
+    ),
     "max_threads_per_block": OptionSpec(int, default=1024),
     "max_shared_memory_per_block": OptionSpec(int, default=49152),
 }
 
-_GPU_LIBRARY_OPTIONS = {"arch": OptionSpec(str, doc="SM architecture of the library build")}
+_GPU_LIBRARY_OPTIONS = {
+    "arch": OptionSpec(str, doc="SM architecture of the library build")
+}
 
 BUILTIN_KINDS = (
-    TargetKind("llvm", DeviceType.cpu, _LLVM_OPTIONS, keys=("cpu",),
-               doc="native CPU code through LLVM (llvmlite)"),
-    TargetKind("cuda", DeviceType.cuda, _CUDA_OPTIONS, keys=("cuda", "gpu"),
-               supports_calls=False, doc="NVIDIA GPUs: PTX through LLVM's NVPTX backend"),
-    TargetKind("cublas", DeviceType.cuda, _GPU_LIBRARY_OPTIONS, keys=("cuda", "gpu"),
-               is_external_codegen=True, doc="cuBLAS for dense/matmul partitions"),
-    TargetKind("cudnn", DeviceType.cuda, _GPU_LIBRARY_OPTIONS, keys=("cuda", "gpu"),
-               is_external_codegen=True, doc="cuDNN for convolution partitions"),
-    TargetKind("cutlass", DeviceType.cuda, _GPU_LIBRARY_OPTIONS, keys=("cuda", "gpu"),
-               is_external_codegen=True, relay_to_tir=True, doc="CUTLASS templates"),
-    TargetKind("tensorrt", DeviceType.cuda, _GPU_LIBRARY_OPTIONS, keys=("cuda", "gpu"),
-               is_external_codegen=True, relay_to_tir=True, doc="TensorRT engines"),
-    TargetKind("blas", DeviceType.cpu, {}, keys=("cpu",), is_external_codegen=True,
-               doc="a CPU BLAS (OpenBLAS) for dense/matmul partitions"),
-    TargetKind("dnnl", DeviceType.cpu, {}, keys=("cpu",), is_external_codegen=True,
-               doc="oneDNN for conv2d/dense/matmul partitions with fused post-ops"),
+    TargetKind(
+        "llvm",
+        DeviceType.cpu,
+        _LLVM_OPTIONS,
+        keys=("cpu",),
+        doc="native CPU code through LLVM (llvmlite)",
+    ),
+    TargetKind(
+        "cuda",
+        DeviceType.cuda,
+        _CUDA_OPTIONS,
+        keys=("cuda", "gpu"),
+        supports_calls=False,
+        doc="NVIDIA GPUs: PTX through LLVM's NVPTX backend",
+    ),
+    TargetKind(
+        "cublas",
+        DeviceType.cuda,
+        _GPU_LIBRARY_OPTIONS,
+        keys=("cuda", "gpu"),
+        is_external_codegen=True,
+        doc="cuBLAS for dense/matmul partitions",
+    ),
+    TargetKind(
+        "cudnn",
+        DeviceType.cuda,
+        _GPU_LIBRARY_OPTIONS,
+        keys=("cuda", "gpu"),
+        is_external_codegen=True,
+        doc="cuDNN for convolution partitions",
+    ),
+    TargetKind(
+        "cutlass",
+        DeviceType.cuda,
+        _GPU_LIBRARY_OPTIONS,
+        keys=("cuda", "gpu"),
+        is_external_codegen=True,
+        relay_to_tir=True,
+        doc="CUTLASS templates",
+    ),
+    TargetKind(
+        "tensorrt",
+        DeviceType.cuda,
+        _GPU_LIBRARY_OPTIONS,
+        keys=("cuda", "gpu"),
+        is_external_codegen=True,
+        relay_to_tir=True,
+        doc="TensorRT engines",
+    ),
+    TargetKind(
+        "blas",
+        DeviceType.cpu,
+        {},
+        keys=("cpu",),
+        is_external_codegen=True,
+        doc="a CPU BLAS (OpenBLAS) for dense/matmul partitions",
+    ),
+    TargetKind(
+        "dnnl",
+        DeviceType.cpu,
+        {},
+        keys=("cpu",),
+        is_external_codegen=True,
+        doc="oneDNN for conv2d/dense/matmul partitions with fused post-ops",
+    ),
 )
 
 for _kind in BUILTIN_KINDS:

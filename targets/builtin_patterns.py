@@ -36,7 +36,9 @@ def _same_batch(op: Operation) -> bool:
 def _dense(ok: Predicate) -> OpPattern:
     """A dense whose weight is `[N, K]`, as GEMM libraries read it (not in
     the panels `alter-op-layout` packs for hetero's own GEMM)."""
-    return is_op("nn.dense", wildcard(), wildcard()).where(ok, attr_in("weight_layout", "NK"))
+    return is_op("nn.dense", wildcard(), wildcard()).where(
+        ok, attr_in("weight_layout", "NK")
+    )
 
 
 def _bias(inner: OpPattern, ok: Predicate, axes: tuple[int, ...]) -> OpPattern:
@@ -52,14 +54,20 @@ def _gemm_table(dtypes: tuple[str, ...]) -> list[CompositePattern]:
     """dense (+ bias), matmul and batched matmul: what a GEMM library runs."""
     ok = dtype_in(*dtypes)
     return [
-        CompositePattern("dense_bias", _bias(_dense(ok), ok, (1, -1)), "x·wᵀ + b: gemm with beta = 1"),
+        CompositePattern(
+            "dense_bias", _bias(_dense(ok), ok, (1, -1)), "x·wᵀ + b: gemm with beta = 1"
+        ),
         CompositePattern("dense", _dense(ok), "x·wᵀ: one gemm"),
         CompositePattern(
             "batch_matmul",
             is_op("matmul", wildcard(), wildcard()).where(ok, rank_in(3), _same_batch),
             "a·b per batch: gemm_batched",
         ),
-        CompositePattern("matmul", is_op("matmul", wildcard(), wildcard()).where(ok, rank_in(2)), "a·b: one gemm"),
+        CompositePattern(
+            "matmul",
+            is_op("matmul", wildcard(), wildcard()).where(ok, rank_in(2)),
+            "a·b: one gemm",
+        ),
     ]
 
 
@@ -68,8 +76,11 @@ def _blas_table() -> list[CompositePattern]:
     call (docs/external-codegens.md), so a relu after the bias joins too."""
     ok = dtype_in(*_CPU_BLAS_DTYPES)
     return [
-        CompositePattern("dense_bias_relu", _relu(_bias(_dense(ok), ok, (1, -1)), ok),
-                         "relu(x·wᵀ + b): gemm, then one in-place epilogue loop"),
+        CompositePattern(
+            "dense_bias_relu",
+            _relu(_bias(_dense(ok), ok, (1, -1)), ok),
+            "relu(x·wᵀ + b): gemm, then one in-place epilogue loop",
+        ),
         *_gemm_table(_CPU_BLAS_DTYPES),
     ]
 
@@ -91,7 +102,9 @@ def _same_shapes(op: Operation) -> bool:
     return all(t == op.result_types[0] for t in op.operand_types)
 
 
-def _epilogues(name: str, anchor: OpPattern, ok: Predicate, axes: tuple[int, ...]) -> list[CompositePattern]:
+def _epilogues(
+    name: str, anchor: OpPattern, ok: Predicate, axes: tuple[int, ...]
+) -> list[CompositePattern]:
     """`anchor` with a bias, a residual add (either operand) and a relu, each
     optional, largest first: what oneDNN takes as a primitive's bias and
     post-ops (targets/external/dnnl.py)."""
@@ -146,8 +159,19 @@ def _cutlass_table() -> list[CompositePattern]:
 def _tensorrt_table() -> list[CompositePattern]:
     """TensorRT builds engines for static shapes; one layer per op here."""
     ok = dtype_in(*_TENSOR_CORE_DTYPES)
-    ops = ("nn.conv2d", "nn.dense", "relu", "sigmoid", "tanh", "add", "multiply",
-           "nn.softmax", "nn.max_pool2d", "nn.avg_pool2d", "nn.global_avg_pool2d")
+    ops = (
+        "nn.conv2d",
+        "nn.dense",
+        "relu",
+        "sigmoid",
+        "tanh",
+        "add",
+        "multiply",
+        "nn.softmax",
+        "nn.max_pool2d",
+        "nn.avg_pool2d",
+        "nn.global_avg_pool2d",
+    )
     return [
         CompositePattern(name.removeprefix("nn."), is_op(name).where(ok, static_shapes))
         for name in ops

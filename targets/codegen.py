@@ -33,10 +33,11 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Any
 
+from xdsl.dialects.builtin import ModuleOp
+
 from hetero.dialects import relay, tir
 from hetero.targets.kind import lookup_target_kind
 from hetero.utils.plugins import load_entry_points
-from xdsl.dialects.builtin import ModuleOp
 
 ENTRY_POINT_GROUP = "hetero.codegens"
 

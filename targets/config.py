@@ -44,7 +44,9 @@ class CompilationConfig:
         raw_targets: Sequence[TargetAttr], fallback_device_type: int | None = None
     ) -> CompilationConfig:
         if not raw_targets:
-            raise ConfigError("a compilation configuration requires at least one target")
+            raise ConfigError(
+                "a compilation configuration requires at least one target"
+            )
         host = _host_target(raw_targets)
         primitives = tuple(t.with_host(host) for t in raw_targets)
         _check_unique_kinds(primitives)
@@ -64,26 +66,36 @@ class CompilationConfig:
             default_primitive_virtual_device=VirtualDeviceAttr(
                 default_type, 0, default_target
             ),
-            host_virtual_device=VirtualDeviceAttr(host.device_type, 0, host_device_target),
+            host_virtual_device=VirtualDeviceAttr(
+                host.device_type, 0, host_device_target
+            ),
             optional_homogeneous_target=primitives[0] if len(primitives) == 1 else None,
         )
 
     # -- lookups (spec §4.4) -------------------------------------------------
 
-    def find_primitive_target_for_device(self, device_type: DeviceType) -> TargetAttr | None:
+    def find_primitive_target_for_device(
+        self, device_type: DeviceType
+    ) -> TargetAttr | None:
         """The first (hence regular) primitive target of `device_type`."""
         return _first_of_type(self.primitive_targets, device_type)
 
-    def find_primitive_target_for_device_or_fail(self, device_type: DeviceType) -> TargetAttr:
+    def find_primitive_target_for_device_or_fail(
+        self, device_type: DeviceType
+    ) -> TargetAttr:
         target = self.find_primitive_target_for_device(device_type)
         if target is None:
-            raise ConfigError(f"no target is specified for device type '{device_type.name}'")
+            raise ConfigError(
+                f"no target is specified for device type '{device_type.name}'"
+            )
         return target
 
     def find_primitive_target_for_kind(self, kind_name: str) -> TargetAttr | None:
-        return next((t for t in self.primitive_targets if t.kind_name.data == kind_name), None)
+        return next(
+            (t for t in self.primitive_targets if t.kind_name.data == kind_name), None
+        )
 
-    @lru_cache(maxsize=1024)
+    @lru_cache(maxsize=1024)  # noqa: B019  (configs live as long as their attribute)
     def canonical_target(self, target: TargetAttr) -> TargetAttr:
         """The configured target equal to `target` up to its host, else `target`.
 
@@ -94,7 +106,7 @@ class CompilationConfig:
         candidates = (*self.primitive_targets, self.host_target)
         return next((t for t in candidates if t.without_host() == bare), target)
 
-    @lru_cache(maxsize=4096)
+    @lru_cache(maxsize=4096)  # noqa: B019  (as above)
     def canonical_virtual_device(self, vd: VirtualDeviceAttr) -> VirtualDeviceAttr:
         """Fill the target from the device type (or canonicalise a given one)."""
         if vd.target is not None:
@@ -103,9 +115,13 @@ class CompilationConfig:
             target = self.find_primitive_target_for_device_or_fail(vd.device_type)
         else:
             return vd
-        return VirtualDeviceAttr(target.device_type, vd.device_id, target, vd.memory_scope)
+        return VirtualDeviceAttr(
+            target.device_type, vd.device_id, target, vd.memory_scope
+        )
 
-    def virtual_device_for_kind(self, kind_name: str, device_id: int = 0) -> VirtualDeviceAttr:
+    def virtual_device_for_kind(
+        self, kind_name: str, device_id: int = 0
+    ) -> VirtualDeviceAttr:
         target = self.find_primitive_target_for_kind(kind_name)
         if target is None:
             raise ConfigError(f"no target of kind '{kind_name}' in the configuration")
@@ -127,7 +143,9 @@ def _check_unique_kinds(targets: Sequence[TargetAttr]) -> None:
     for t in targets:
         kind = t.kind_name.data
         if kind in seen:
-            raise ConfigError(f"multiple targets have been given for the same device kind '{kind}'")
+            raise ConfigError(
+                f"multiple targets have been given for the same device kind '{kind}'"
+            )
         seen.add(kind)
 
 
@@ -144,10 +162,14 @@ def _check_external_codegen_order(targets: Sequence[TargetAttr]) -> None:
             )
 
 
-def _default_device_type(targets: Sequence[TargetAttr], fallback: int | None) -> DeviceType:
+def _default_device_type(
+    targets: Sequence[TargetAttr], fallback: int | None
+) -> DeviceType:
     if fallback is not None:  # rule D
         if fallback <= 0:
-            raise ConfigError(f"the fallback device type must be positive, not {fallback}")
+            raise ConfigError(
+                f"the fallback device type must be positive, not {fallback}"
+            )
         return DeviceType(fallback)
     types = {t.device_type for t in targets}
     if len(types) == 1:  # rule E
@@ -176,11 +198,13 @@ def module_config(
     if isinstance(attr, CompilationConfigAttr):
         return attr.config
     if attr is not None:
-        raise HeteroError(f"'{CONFIG_ATTR_NAME}' must be a #target.config, got {attr}", module)
+        raise HeteroError(
+            f"'{CONFIG_ATTR_NAME}' must be a #target.config, got {attr}", module
+        )
     if not targets:
         raise HeteroError(
             f"{pass_name} needs a compilation configuration: add a `{CONFIG_ATTR_NAME} = "
-            f"#target.config<[...]>` module attribute or pass `{pass_name}{{targets=\"llvm,cuda\"}}`",
+            f'#target.config<[...]>` module attribute or pass `{pass_name}{{targets="llvm,cuda"}}`',
             module,
         )
     from hetero.targets.target_string import parse_target_list, parse_target_string

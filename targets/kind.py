@@ -14,8 +14,8 @@ Kinds live in one process-wide registry.  hetero registers its built-in kinds
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
 import re
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -147,7 +147,9 @@ class TargetKindRegistry:
             self.register(kind)
 
 
-def _kinds_of(obj: TargetKind | Callable[[], Iterable[TargetKind]]) -> Iterable[TargetKind]:
+def _kinds_of(
+    obj: TargetKind | Callable[[], Iterable[TargetKind]],
+) -> Iterable[TargetKind]:
     return [obj] if isinstance(obj, TargetKind) else obj()
 
 

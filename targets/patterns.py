@@ -240,7 +240,9 @@ def _external_kind(kind: str) -> TargetKind:
 
 
 def _check_entry(kind: str, entry: CompositePattern, known_ops: frozenset[str]) -> None:
-    if not isinstance(entry, CompositePattern) or not isinstance(entry.pattern, OpPattern):
+    if not isinstance(entry, CompositePattern) or not isinstance(
+        entry.pattern, OpPattern
+    ):
         raise PatternError(
             f"pattern table of '{kind}': expected CompositePattern(name, is_op(...)), "
             f"got {entry!r}"
@@ -252,7 +254,11 @@ def _check_entry(kind: str, entry: CompositePattern, known_ops: frozenset[str]) 
         )
     for op in entry.pattern.op_names():
         if op not in known_ops:
-            hint = " (write op names without the 'relay.' prefix)" if op.startswith("relay.") else ""
+            hint = (
+                " (write op names without the 'relay.' prefix)"
+                if op.startswith("relay.")
+                else ""
+            )
             raise PatternError(
                 f"pattern '{kind}.{entry.name}' names unknown op '{op}'{hint}"
             )
@@ -266,7 +272,9 @@ class PatternRegistry:
         self._group = group
         self._loaded = False
 
-    def register(self, kind: str, patterns: Iterable[CompositePattern], first: bool = False) -> None:
+    def register(
+        self, kind: str, patterns: Iterable[CompositePattern], first: bool = False
+    ) -> None:
         """Check `patterns` and add them to the table of `kind`: after its
         patterns, or before them with `first`."""
         _external_kind(kind)
@@ -279,7 +287,9 @@ class PatternRegistry:
             if entry.name in names:
                 if names[entry.name] == entry:
                     continue
-                raise PatternError(f"pattern '{kind}.{entry.name}' is already registered")
+                raise PatternError(
+                    f"pattern '{kind}.{entry.name}' is already registered"
+                )
             names[entry.name] = entry
             added.append(entry)
         if first:
@@ -304,14 +314,18 @@ class PatternRegistry:
         load_entry_points(self._group, self._register_entry, PatternError)
 
     def _register_entry(self, kind: str, loaded: Any) -> None:
-        entries = cast(Iterable[CompositePattern], loaded() if callable(loaded) else loaded)
+        entries = cast(
+            Iterable[CompositePattern], loaded() if callable(loaded) else loaded
+        )
         self.register(kind, entries)
 
 
 REGISTRY = PatternRegistry()
 
 
-def register_patterns(kind: str, patterns: Sequence[CompositePattern], *, first: bool = False) -> None:
+def register_patterns(
+    kind: str, patterns: Sequence[CompositePattern], *, first: bool = False
+) -> None:
     """Add `patterns` to the table of the external-codegen kind `kind`: after
     its built-in and entry-point patterns, or, with `first`, before them (a
     fusion that must win over the patterns it contains)."""

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from xdsl.utils.exceptions import VerifyException
+
 from hetero.dialects.target import TargetAttr
 from hetero.targets.kind import lookup_target_kind
-from xdsl.utils.exceptions import VerifyException
 
 
 def parse_target_string(text: str) -> TargetAttr:
@@ -58,9 +59,7 @@ BOOL_SPELLINGS = {"1": True, "true": True, "0": False, "false": False}
 def _option_value(key: str, text: str, type: type) -> Any:
     if type is bool:
         if text not in BOOL_SPELLINGS:
-            raise ValueError(
-                f"option '{key}' takes true, false, 1 or 0, not '{text}'"
-            )
+            raise ValueError(f"option '{key}' takes true, false, 1 or 0, not '{text}'")
         return BOOL_SPELLINGS[text]
     if type is list:
         return text.split(",")

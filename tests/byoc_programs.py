@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
 from hetero.context import parse_module
 from hetero.dialects import relay
 

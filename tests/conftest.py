@@ -5,6 +5,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+
 from hetero.lowering.compile_cache import CACHE_VARIABLE
 from hetero.utils import dense_resources
 
@@ -23,12 +24,19 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
     """The `models` tests are skipped unless asked for: by the environment
     variable, or by a `-m` expression that names them."""
-    if os.environ.get(MODEL_CORPUS_VARIABLE) == "1" or "models" in config.option.markexpr:
+    if (
+        os.environ.get(MODEL_CORPUS_VARIABLE) == "1"
+        or "models" in config.option.markexpr
+    ):
         return
-    skip = pytest.mark.skip(reason=f"set {MODEL_CORPUS_VARIABLE}=1 or pass -m models to run")
+    skip = pytest.mark.skip(
+        reason=f"set {MODEL_CORPUS_VARIABLE}=1 or pass -m models to run"
+    )
     for item in items:
         if item.get_closest_marker("models") is not None:
             item.add_marker(skip)

@@ -8,6 +8,7 @@ assembly for an ISA needs no such CPU.  Only running that code does
 """
 
 import llvmlite.binding as llvm
+
 from hetero.dialects.target import TargetAttr
 
 ISAS = {

@@ -1,10 +1,11 @@
 """What `hetero.compile`'s relay pipeline makes of a program: the shapes of
 its kernels' buffers (for tests of the layouts that passes choose)."""
 
+from xdsl.dialects.builtin import MemRefType
+
 from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.driver import lower_to_tir
-from xdsl.dialects.builtin import MemRefType
 
 
 def kernel_buffer_shapes(text: str) -> list[tuple[int, ...]]:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 DEVICES = [
     "#target.vdevice<cpu>",
     "#target.vdevice<cuda:0>",
-    "#target.vdevice<cpu:1, scope = \"global\">",
+    '#target.vdevice<cpu:1, scope = "global">',
     '#target.vdevice<?, target = #target.target<"cuda">>',
 ]
 CONFIG = '#target.config<[#target.target<"llvm">, #target.target<"cuda">]>'
@@ -50,9 +50,25 @@ class Builder:
         return name
 
     def step(self) -> None:
-        kind = self.draw(st.sampled_from(
-            ["binary", "unary", "constant", "on_device", "copy", "transpose",
-             "reshape", "concat", "tuple", "if", "closure", "closure", "clip"]))
+        kind = self.draw(
+            st.sampled_from(
+                [
+                    "binary",
+                    "unary",
+                    "constant",
+                    "on_device",
+                    "copy",
+                    "transpose",
+                    "reshape",
+                    "concat",
+                    "tuple",
+                    "if",
+                    "closure",
+                    "closure",
+                    "clip",
+                ]
+            )
+        )
         getattr(self, f"_{kind}")()
 
     def _binary(self) -> None:
@@ -70,7 +86,10 @@ class Builder:
     def _clip(self) -> None:
         a = self.pick()
         t = tensor(self.values[a])
-        self.emit(f"relay.clip {a} {{a_max = 6.0 : f64, a_min = 0.0 : f64}} : {t}", self.values[a])
+        self.emit(
+            f"relay.clip {a} {{a_max = 6.0 : f64, a_min = 0.0 : f64}} : {t}",
+            self.values[a],
+        )
 
     def _constant(self) -> None:
         shape = self.values[self.pick()]
@@ -82,15 +101,23 @@ class Builder:
         t = tensor(self.values[a])
         form = self.draw(st.sampled_from(["", " fixed", " result_only", "free"]))
         dev = self.draw(st.sampled_from(DEVICES))
-        text = f"relay.on_device {a} free : {t}" if form == "free" else (
-            f"relay.on_device {a} to {dev}{form} : {t}")
+        text = (
+            f"relay.on_device {a} free : {t}"
+            if form == "free"
+            else (f"relay.on_device {a} to {dev}{form} : {t}")
+        )
         self.emit(text, self.values[a])
 
     def _copy(self) -> None:
         a = self.pick()
-        src, dst = self.draw(st.sampled_from(DEVICES)), self.draw(st.sampled_from(DEVICES))
-        self.emit(f"relay.device_copy {a} from {src} to {dst} : {tensor(self.values[a])}",
-                  self.values[a])
+        src, dst = (
+            self.draw(st.sampled_from(DEVICES)),
+            self.draw(st.sampled_from(DEVICES)),
+        )
+        self.emit(
+            f"relay.device_copy {a} from {src} to {dst} : {tensor(self.values[a])}",
+            self.values[a],
+        )
 
     def _transpose(self) -> None:
         a = self.pick()
@@ -105,16 +132,22 @@ class Builder:
         for d in shape:
             size *= d
         out = (size,)
-        self.emit(f"relay.reshape {a} {{newshape = array<i64: -1>}} : "
-                  f"({tensor(shape)}) -> {tensor(out)}", out)
+        self.emit(
+            f"relay.reshape {a} {{newshape = array<i64: -1>}} : "
+            f"({tensor(shape)}) -> {tensor(out)}",
+            out,
+        )
 
     def _concat(self) -> None:
         a = self.pick()
         shape = self.values[a]
         b = self.pick(shape)
         out = (shape[0] * 2, *shape[1:])
-        self.emit(f"relay.concatenate {a}, {b} {{axis = 0 : i64}} : "
-                  f"({tensor(shape)}, {tensor(shape)}) -> {tensor(out)}", out)
+        self.emit(
+            f"relay.concatenate {a}, {b} {{axis = 0 : i64}} : "
+            f"({tensor(shape)}, {tensor(shape)}) -> {tensor(out)}",
+            out,
+        )
 
     def _tuple(self) -> None:
         a, b = self.pick(), self.pick()
@@ -123,7 +156,9 @@ class Builder:
         self.lines.append(f"    {t} = relay.tuple({a}, {b}) : tuple<{ta}, {tb}>")
         index = self.draw(st.sampled_from([0, 1]))
         shape = self.values[[a, b][index]]
-        self.emit(f"relay.get_item {t}[{index}] : tuple<{ta}, {tb}> -> {tensor(shape)}", shape)
+        self.emit(
+            f"relay.get_item {t}[{index}] : tuple<{ta}, {tb}> -> {tensor(shape)}", shape
+        )
 
     def _if(self) -> None:
         a = self.pick()
@@ -132,8 +167,11 @@ class Builder:
         t = tensor(shape)
         c = self.fresh()
         self.lines.append(f"    {c} = relay.constant dense<true> : tensor<i1>")
-        self.emit(f"relay.if {c} : tensor<i1> -> {t} {{\n      relay.yield {a} : {t}\n"
-                  f"    }} else {{\n      relay.yield {b} : {t}\n    }}", shape)
+        self.emit(
+            f"relay.if {c} : tensor<i1> -> {t} {{\n      relay.yield {a} : {t}\n"
+            f"    }} else {{\n      relay.yield {b} : {t}\n    }}",
+            shape,
+        )
 
     def _closure(self) -> None:
         """A closure applied once, with annotations inside it: its parameter and
@@ -146,18 +184,24 @@ class Builder:
         f, p = self.fresh(), self.fresh()
         body = [f"    {f} = relay.fn ({p}: {t}) -> {t} {{"]
         operand = p
-        annotated = self.draw(st.sampled_from(["both", "both", "parameter", "result", "none"]))
+        annotated = self.draw(
+            st.sampled_from(["both", "both", "parameter", "result", "none"])
+        )
         if annotated in ("both", "parameter"):
             operand = self.fresh()
             form = self.draw(st.sampled_from(["", " fixed"]))
-            body.append(f"      {operand} = relay.on_device {p} to "
-                        f"{self.draw(st.sampled_from(DEVICES))}{form} : {t}")
+            body.append(
+                f"      {operand} = relay.on_device {p} to "
+                f"{self.draw(st.sampled_from(DEVICES))}{form} : {t}"
+            )
         result = self.fresh()
         body.append(f"      {result} = relay.add {operand}, {captured} : {t}")
         if annotated in ("both", "result"):
             on_device = self.fresh()
-            body.append(f"      {on_device} = relay.on_device {result} to "
-                        f"{self.draw(st.sampled_from(DEVICES))} : {t}")
+            body.append(
+                f"      {on_device} = relay.on_device {result} to "
+                f"{self.draw(st.sampled_from(DEVICES))} : {t}"
+            )
             result = on_device
         body.append(f"      relay.return {result} : {t}\n    }}")
         self.lines.append("\n".join(body))
@@ -167,8 +211,13 @@ class Builder:
 @st.composite
 def programs(draw: st.DrawFn) -> str:
     builder = Builder(draw)
-    shapes = draw(st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple),
-                           min_size=1, max_size=3))
+    shapes = draw(
+        st.lists(
+            st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple),
+            min_size=1,
+            max_size=3,
+        )
+    )
     params = []
     for i, shape in enumerate(shapes):
         builder.values[f"%p{i}"] = shape
@@ -178,10 +227,13 @@ def programs(draw: st.DrawFn) -> str:
     result = builder.pick()
     rt = tensor(builder.values[result])
     body = "\n".join(builder.lines)
-    helper = (f"  relay.func private @helper(%x: {rt}) -> {rt} attributes {{Inline}} {{\n"
-              f"    relay.return %x : {rt}\n  }}\n")
-    return (f"builtin.module attributes {{target.config = {CONFIG}}} {{\n{helper}"
-            f"  relay.func @main({', '.join(params)}) -> {rt} {{\n{body}\n"
-            f"    %out = relay.call @helper({result}) : ({rt}) -> {rt}\n"
-            f"    relay.return %out : {rt}\n  }}\n}}\n")
-
+    helper = (
+        f"  relay.func private @helper(%x: {rt}) -> {rt} attributes {{Inline}} {{\n"
+        f"    relay.return %x : {rt}\n  }}\n"
+    )
+    return (
+        f"builtin.module attributes {{target.config = {CONFIG}}} {{\n{helper}"
+        f"  relay.func @main({', '.join(params)}) -> {rt} {{\n{body}\n"
+        f"    %out = relay.call @helper({result}) : ({rt}) -> {rt}\n"
+        f"    relay.return %out : {rt}\n  }}\n}}\n"
+    )

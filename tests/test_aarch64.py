@@ -13,9 +13,11 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import hetero
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import f32
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import run
@@ -25,7 +27,6 @@ from hetero.lowering.schedules.cpu import _lane_tiles, tiles
 from hetero.lowering.schedules.isa import VectorIsa, vector_isa
 from hetero.runtime.cpu import CpuTarget
 from hetero.utils.diagnostics import HeteroError
-from xdsl.dialects.builtin import f32
 
 AARCH64 = "aarch64-linux-gnu"
 NEON = TargetAttr("llvm", {"mtriple": AARCH64})

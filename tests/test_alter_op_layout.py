@@ -7,9 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import hetero
 import numpy as np
 import pytest
+from isas import options, runs_here
+from lowered import kernel_buffer_shapes
+from xdsl.context import Context
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
 from hetero.interpreter.relay import packed_weight, run
@@ -22,9 +26,6 @@ from hetero.transforms.lower_te import LowerTEPass
 from hetero.transforms.matmul_to_dense import MatmulToDensePass
 from hetero.transforms.plan_devices import PlanDevicesPass
 from hetero.utils.winograd import transformed_weight
-from isas import options, runs_here
-from lowered import kernel_buffer_shapes
-from xdsl.context import Context
 
 RNG = np.random.default_rng(7)
 
@@ -33,7 +34,9 @@ def _hex(array: np.ndarray) -> str:
     return "0x" + np.ascontiguousarray(array, "<f4").tobytes().hex().upper()
 
 
-def _program(x: tuple[int, ...], w: np.ndarray, b: np.ndarray, out: tuple[int, ...]) -> str:
+def _program(
+    x: tuple[int, ...], w: np.ndarray, b: np.ndarray, out: tuple[int, ...]
+) -> str:
     def t(shape: tuple[int, ...]) -> str:
         return f"tensor<{'x'.join(map(str, shape))}xf32>"
 
@@ -62,7 +65,9 @@ def test_constant_weights_are_packed_and_the_result_is_the_same(
     assert any(len(shape) == 5 for shape in kernel_buffer_shapes(text))
     data = RNG.standard_normal(x).astype(np.float32)
     compiled = hetero.compile(text)
-    np.testing.assert_allclose(compiled(data), run(parse_module(text), data), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        compiled(data), run(parse_module(text), data), rtol=1e-4, atol=1e-4
+    )
     assert background_jobs  # packed on the background thread
 
 
@@ -183,4 +188,6 @@ def test_the_interpreter_reads_a_packed_dense_weight() -> None:
         stage.apply(Context(), module)
     assert "NK32n" in str(module)
     data = RNG.standard_normal((3, 24)).astype(np.float32)
-    np.testing.assert_allclose(run(module, data), run(parse_module(text), data), rtol=1e-6)
+    np.testing.assert_allclose(
+        run(module, data), run(parse_module(text), data), rtol=1e-6
+    )

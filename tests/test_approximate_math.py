@@ -5,9 +5,10 @@ docs/lowering.md states."""
 
 import math
 
-import hetero
 import numpy as np
 import pytest
+
+import hetero
 from hetero.context import parse_module
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cpu import CpuModule

@@ -11,10 +11,11 @@ import sysconfig
 import textwrap
 from pathlib import Path
 
-import hetero
 import llvmlite
 import numpy as np
 import pytest
+
+import hetero
 from hetero.runtime import artifact, framing
 from hetero.runtime.artifact import ArtifactError, check_host, required_features
 
@@ -269,8 +270,9 @@ def test_gpu_programs_are_refused(tmp_path: Path) -> None:
 def test_tools(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """hetero-compile of an ONNX model, then hetero-run of its file."""
     onnx = pytest.importorskip("onnx")
-    from hetero.tools import hetero_compile, hetero_run
     from onnx import TensorProto, helper, numpy_helper
+
+    from hetero.tools import hetero_compile, hetero_run
 
     weight = numpy_helper.from_array(np.full((8, 4), 0.5, np.float32), "w")
     graph = helper.make_graph(

@@ -6,9 +6,11 @@ the compiled results against the reference interpreter."""
 
 from __future__ import annotations
 
-import hetero
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import TensorType, f32
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
 from hetero.driver import lower_to_tir
@@ -16,7 +18,6 @@ from hetero.interpreter.relay import run
 from hetero.lowering import te_templates
 from hetero.lowering.schedules.problems import Gemm
 from hetero.targets.config import module_config
-from xdsl.dialects.builtin import TensorType, f32
 
 HEADS, HEAD = 3, 5
 """Odd sizes: no register tile or vector divides them."""
@@ -159,9 +160,8 @@ def test_bench_block_is_the_exported_attention() -> None:
     (with its Q, K, V projections, whose row reshapes the dense layers read
     in place) and computes what onnxruntime does."""
     onnxruntime = pytest.importorskip("onnxruntime")
-    from hetero.frontends.onnx import from_onnx
-
     from bench import attention
+    from hetero.frontends.onnx import from_onnx
 
     proto = attention.model(4)
     h, mask = attention.inputs(4)

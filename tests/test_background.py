@@ -9,6 +9,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
+
 from hetero.utils.background import SWITCH_INTERVAL, later, settle
 
 
@@ -103,7 +104,9 @@ def test_a_fork_waits_for_the_queue_and_the_child_has_its_own() -> None:
     # for the job.  Without that wait the child would find `done` unset.
     os.register_at_fork(before=gate.set)
     pid = os.fork()
-    if pid == 0:  # the child: the job was done before the fork, and it can queue its own
+    if (
+        pid == 0
+    ):  # the child: the job was done before the fork, and it can queue its own
         code = 1
         try:
             code = 0 if done.is_set() and later(lambda: 7).result(5) == 7 else 1

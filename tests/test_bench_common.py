@@ -69,11 +69,18 @@ def test_bench_onnx_arguments(capsys):
     from bench.onnx import arguments
 
     default = arguments([])
-    assert default.models == [] and default.data_layout == "NCHW" and default.rounds == 7
+    assert (
+        default.models == [] and default.data_layout == "NCHW" and default.rounds == 7
+    )
     chosen = arguments(["resnet50", "--data-layout", "NCHWc", "--rounds", "15"])
     assert chosen.models == ["resnet50"] and chosen.data_layout == "NCHWc"
     assert chosen.rounds == 15
-    for bad in (["--help-me"], ["no_such_net"], ["--data-layout", "NHWC"], ["--rounds", "0"]):
+    for bad in (
+        ["--help-me"],
+        ["no_such_net"],
+        ["--data-layout", "NHWC"],
+        ["--rounds", "0"],
+    ):
         with pytest.raises(SystemExit) as exit:
             arguments(bad)
         assert exit.value.code == 2
@@ -201,9 +208,8 @@ def test_bench_model_is_a_light_model_or_a_file(tmp_path):
     """The compile scripts take a light model's name (random weights,
     logits) or an ONNX file, which they compile as it is."""
     onnx = pytest.importorskip("onnx")
-    from hetero.frontends.onnx_models import light_model_path
-
     from bench.onnx import bench_model
+    from hetero.frontends.onnx_models import light_model_path
 
     light = bench_model("squeezenet")
     assert light.graph.node[-1].op_type != "Softmax"
@@ -218,15 +224,16 @@ def test_hetero_compile_times_two_compiles_of_one_module(monkeypatch):
     each compile's seconds (a fake clock and compile: durations are the
     bench's business, not the test's)."""
     pytest.importorskip("onnx")
-    import hetero
-
     import bench.hetero_compile
+    import hetero
 
     compiled: list[object] = []
     monkeypatch.setattr(hetero, "compile", compiled.append)
     clock = iter([10.0, 11.5, 20.0, 20.25])
     monkeypatch.setattr(
-        bench.hetero_compile, "time", type("Clock", (), {"perf_counter": clock.__next__})
+        bench.hetero_compile,
+        "time",
+        type("Clock", (), {"perf_counter": clock.__next__}),
     )
     seconds = bench.hetero_compile.compile_seconds("squeezenet", 1, "NCHW")
     assert seconds == [1.5, 0.25]
@@ -244,7 +251,9 @@ def test_seconds_printed_reads_a_scripts_figures(monkeypatch):
         return type("Done", (), {"stdout": "1.5000 0.2500\n"})
 
     monkeypatch.setattr(bench.onnx.subprocess, "run", run)
-    printed = bench.onnx._seconds_printed("bench.hetero_compile", "squeezenet", "1", "NCHW")
+    printed = bench.onnx._seconds_printed(
+        "bench.hetero_compile", "squeezenet", "1", "NCHW"
+    )
     assert printed == [1.5, 0.25]
     assert ran[0][1:] == ["-m", "bench.hetero_compile", "squeezenet", "1", "NCHW"]
 
@@ -254,9 +263,8 @@ def test_bench_onnx_cached_compile_line(monkeypatch, capsys):
     compile timed against the first; the cache is off again afterwards (every
     other compile of the bench is from scratch) and the directory gone."""
     pytest.importorskip("onnx")
-    from hetero.lowering.compile_cache import CACHE_VARIABLE
-
     import bench.onnx
+    from hetero.lowering.compile_cache import CACHE_VARIABLE
 
     directories: list[str] = []
     monkeypatch.setattr(
@@ -280,16 +288,19 @@ def test_bench_onnx_kernel_compile_table(monkeypatch, capsys):
     made up from its op count), costliest first, its seconds the sum of its
     xDSL and LLVM stages; then summed per kind (the numbering dropped)."""
     pytest.importorskip("onnx")
+    import bench.onnx
     import hetero.lowering.cpu_codegen
     from hetero.context import parse_module
     from hetero.dialects import tir
 
-    import bench.onnx
-
     def compile_cpu(module, timings, jobs):
-        (defined,) = [f for f in module.ops if isinstance(f, tir.PrimFuncOp) and f.body.blocks]
+        (defined,) = [
+            f for f in module.ops if isinstance(f, tir.PrimFuncOp) and f.body.blocks
+        ]
         ops = sum(1 for _ in defined.walk())
-        timings.update({"convert-tir-to-scf": ops * 0.002, "llvm-optimize": ops * 0.001})
+        timings.update(
+            {"convert-tir-to-scf": ops * 0.002, "llvm-optimize": ops * 0.001}
+        )
 
     monkeypatch.setattr(hetero.lowering.cpu_codegen, "compile_cpu", compile_cpu)
     program = parse_module(
@@ -307,14 +318,29 @@ relay.func @main(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>) -> tensor<4x6xf32> {
     header = next(i for i, line in enumerate(lines) if "kind of function" in line)
     rows = [line.split() for line in lines[2:header]]
     total = sum(int(row[3]) for row in rows) * 0.003
-    assert lines[0] == f"tiny: code generation function by function, {total:.2f} s in all (each compiled alone)"
-    assert lines[1].split() == ["s", "xDSL", "s", "LLVM", "s", "tir", "ops", "function", "(costliest", "12)"]
+    assert (
+        lines[0]
+        == f"tiny: code generation function by function, {total:.2f} s in all (each compiled alone)"
+    )
+    assert lines[1].split() == [
+        "s",
+        "xDSL",
+        "s",
+        "LLVM",
+        "s",
+        "tir",
+        "ops",
+        "function",
+        "(costliest",
+        "12)",
+    ]
     assert {row[-1] for row in rows} >= {"main_host", "fused_nn_softmax_tir"}
     ops = [int(row[3]) for row in rows]
     assert ops == sorted(ops, reverse=True)
     for seconds, xdsl, llvm, count, _ in rows:
         assert (seconds, xdsl, llvm) == tuple(
-            f"{t:.3f}" for t in (int(count) * 0.003, int(count) * 0.002, int(count) * 0.001)
+            f"{t:.3f}"
+            for t in (int(count) * 0.003, int(count) * 0.002, int(count) * 0.001)
         )
     kinds = [line.split() for line in lines[header + 1 :]]
     assert {kind[-1] for kind in kinds} >= {"main_host", "fused_nn_softmax"}

@@ -16,10 +16,13 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-import hetero
 import numpy as np
 import pytest
 from byoc_programs import program, random_inputs
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
 from hetero.interpreter.relay import run
@@ -37,10 +40,10 @@ from hetero.transforms.partition_graph import PartitionGraphPass
 from hetero.transforms.plan_devices import PlanDevicesPass
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.programs import mlp
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
 
-pytest.importorskip("scipy_openblas32", reason="the blas kind needs scipy-openblas32 (hetero[blas])")
+pytest.importorskip(
+    "scipy_openblas32", reason="the blas kind needs scipy-openblas32 (hetero[blas])"
+)
 
 
 def reference(text: str, inputs: Sequence[np.ndarray]) -> np.ndarray:
@@ -82,7 +85,11 @@ MLP = mlp(16, [64, 128, 96, 10])
 
 def test_mlp_partitions_its_dense_layers_to_blas():
     module = partitioned(MLP)
-    functions = [op for op in module.ops if isinstance(op, relay.FuncOp) and op.compiler == "blas"]
+    functions = [
+        op
+        for op in module.ops
+        if isinstance(op, relay.FuncOp) and op.compiler == "blas"
+    ]
     composites = [
         op.composite for f in functions for op in f.walk() if isinstance(op, relay.FnOp)
     ]
@@ -95,7 +102,9 @@ def test_mlp_on_blas_equals_the_reference():
     inputs = random_inputs(MLP)
     compiled = hetero.compile(MLP, targets=["llvm", "blas"])
     assert blas_calls(compiled) == {"scipy_cblas_sgemm"}
-    np.testing.assert_allclose(compiled(*inputs), reference(MLP, inputs), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        compiled(*inputs), reference(MLP, inputs), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_mlp_without_the_blas_kind_runs_on_hetero_loops_with_the_same_result():
@@ -111,26 +120,46 @@ def test_mlp_without_the_blas_kind_runs_on_hetero_loops_with_the_same_result():
 CASES = {
     "odd dense": (
         "%r = relay.nn.dense %a, %b : (tensor<7x13xf32>, tensor<5x13xf32>) -> tensor<7x5xf32>",
-        ["tensor<7x13xf32>", "tensor<5x13xf32>"], "tensor<7x5xf32>", ["scipy_cblas_sgemm"]),
+        ["tensor<7x13xf32>", "tensor<5x13xf32>"],
+        "tensor<7x5xf32>",
+        ["scipy_cblas_sgemm"],
+    ),
     "dense f64": (
         "%r = relay.nn.dense %a, %b : (tensor<3x9xf64>, tensor<11x9xf64>) -> tensor<3x11xf64>",
-        ["tensor<3x9xf64>", "tensor<11x9xf64>"], "tensor<3x11xf64>", ["scipy_cblas_dgemm"]),
+        ["tensor<3x9xf64>", "tensor<11x9xf64>"],
+        "tensor<3x11xf64>",
+        ["scipy_cblas_dgemm"],
+    ),
     "dense bias, bias on axis -1": (
-        ("%d = relay.nn.dense %a, %b : (tensor<1x3xf32>, tensor<17x3xf32>) -> tensor<1x17xf32>\n"
-         "    %r = relay.nn.bias_add %d, %c {axis = -1 : i64} : (tensor<1x17xf32>, tensor<17xf32>) -> tensor<1x17xf32>"),
-        ["tensor<1x3xf32>", "tensor<17x3xf32>", "tensor<17xf32>"], "tensor<1x17xf32>", ["scipy_cblas_sgemm"]),
+        (
+            "%d = relay.nn.dense %a, %b : (tensor<1x3xf32>, tensor<17x3xf32>) -> tensor<1x17xf32>\n"
+            "    %r = relay.nn.bias_add %d, %c {axis = -1 : i64} : (tensor<1x17xf32>, tensor<17xf32>) -> tensor<1x17xf32>"
+        ),
+        ["tensor<1x3xf32>", "tensor<17x3xf32>", "tensor<17xf32>"],
+        "tensor<1x17xf32>",
+        ["scipy_cblas_sgemm"],
+    ),
     "matmul": (
         "%r = relay.matmul %a, %b : (tensor<3x17xf32>, tensor<17x11xf32>) -> tensor<3x11xf32>",
-        ["tensor<3x17xf32>", "tensor<17x11xf32>"], "tensor<3x11xf32>", ["scipy_cblas_sgemm"]),
+        ["tensor<3x17xf32>", "tensor<17x11xf32>"],
+        "tensor<3x11xf32>",
+        ["scipy_cblas_sgemm"],
+    ),
     "batch matmul": (
         "%r = relay.matmul %a, %b : (tensor<3x5x7xf32>, tensor<3x7x4xf32>) -> tensor<3x5x4xf32>",
-        ["tensor<3x5x7xf32>", "tensor<3x7x4xf32>"], "tensor<3x5x4xf32>",
-        ["scipy_cblas_sgemm_batch_strided"]),
+        ["tensor<3x5x7xf32>", "tensor<3x7x4xf32>"],
+        "tensor<3x5x4xf32>",
+        ["scipy_cblas_sgemm_batch_strided"],
+    ),
     "two gemms in one partition": (
-        ("%m = relay.matmul %a, %b : (tensor<4x6xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>\n"
-         "    %r = relay.matmul %m, %c : (tensor<4x5xf32>, tensor<5x3xf32>) -> tensor<4x3xf32>"),
-        ["tensor<4x6xf32>", "tensor<6x5xf32>", "tensor<5x3xf32>"], "tensor<4x3xf32>",
-        ["scipy_cblas_sgemm"]),
+        (
+            "%m = relay.matmul %a, %b : (tensor<4x6xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>\n"
+            "    %r = relay.matmul %m, %c : (tensor<4x5xf32>, tensor<5x3xf32>) -> tensor<4x3xf32>"
+        ),
+        ["tensor<4x6xf32>", "tensor<6x5xf32>", "tensor<5x3xf32>"],
+        "tensor<4x3xf32>",
+        ["scipy_cblas_sgemm"],
+    ),
 }
 
 
@@ -142,19 +171,24 @@ def test_shapes_and_precisions_match_the_reference(name: str):
     compiled = hetero.compile(text, targets=["llvm", "blas"])
     assert blas_calls(compiled) == set(calls)
     tolerance = 1e-12 if "f64" in result else 1e-5
-    np.testing.assert_allclose(compiled(*values), reference(text, values), rtol=tolerance, atol=tolerance)
+    np.testing.assert_allclose(
+        compiled(*values), reference(text, values), rtol=tolerance, atol=tolerance
+    )
 
 
 def test_broadcast_batch_matmul_stays_with_llvm():
     """`[1, M, K] x [B, K, N]` is not one batched GEMM: the pattern leaves it alone."""
     text = program(
         "%r = relay.matmul %a, %b : (tensor<1x2x3xf32>, tensor<4x3x5xf32>) -> tensor<4x2x5xf32>",
-        ["tensor<1x2x3xf32>", "tensor<4x3x5xf32>"], "tensor<4x2x5xf32>",
+        ["tensor<1x2x3xf32>", "tensor<4x3x5xf32>"],
+        "tensor<4x2x5xf32>",
     )
     values = random_inputs(text)
     compiled = hetero.compile(text, targets=["llvm", "blas"])
     assert blas_calls(compiled) == set()
-    np.testing.assert_allclose(compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_other_ops_of_a_partition_run_on_hetero_templates():
@@ -175,7 +209,9 @@ def test_other_ops_of_a_partition_run_on_hetero_templates():
     values = random_inputs(text)
     compiled = hetero.compile(text, targets=["llvm", "blas"])
     assert blas_calls(compiled) == {"scipy_cblas_sgemm"}
-    np.testing.assert_allclose(compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6
+    )
 
 
 @pytest.mark.parametrize("tail", ["", "softmax"])
@@ -205,7 +241,9 @@ def test_two_gemms_meeting_in_an_add_keep_their_own_buffers(tail: str):
     values = random_inputs(text)
     compiled = hetero.compile(text, targets=["llvm", "blas"])
     assert blas_calls(compiled) == {"scipy_cblas_sgemm"}
-    np.testing.assert_allclose(compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6
+    )
 
 
 SHARED = {
@@ -232,16 +270,24 @@ def test_a_gemm_with_two_users_makes_a_partition_of_several_results(name: str):
     partition's results (a tuple): one output memref each, written by its
     producer and read by later GEMMs of the partition."""
     third = "tensor<4xf32>" if "bias" in name else "tensor<4x4xf32>"
-    text = program(SHARED[name], ["tensor<3x4xf32>", "tensor<4x4xf32>", third], "tensor<3x4xf32>")
+    text = program(
+        SHARED[name], ["tensor<3x4xf32>", "tensor<4x4xf32>", third], "tensor<3x4xf32>"
+    )
     module = partitioned(text)
-    (function,) = [op for op in module.ops if isinstance(op, relay.FuncOp) and op.compiler == "blas"]
+    (function,) = [
+        op
+        for op in module.ops
+        if isinstance(op, relay.FuncOp) and op.compiler == "blas"
+    ]
     assert "tuple<" in str(function.result_type)
     (generated,) = external_modules(module)["blas"].ops
     assert len(generated.body.block.args) == len(function.args) + 2
     values = random_inputs(text, seed=5)
     compiled = hetero.compile(text, targets=["llvm", "blas"])
     assert blas_calls(compiled) == {"scipy_cblas_sgemm"}
-    np.testing.assert_allclose(compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        compiled(*values), reference(text, values), rtol=1e-5, atol=1e-6
+    )
 
 
 DEVICE = '{vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}'
@@ -286,18 +332,25 @@ def no_openblas(monkeypatch: pytest.MonkeyPatch):
 
 def test_missing_library_is_not_offered_and_the_program_still_compiles(no_openblas):
     inputs = random_inputs(MLP)
-    with pytest.warns(UserWarning, match=r"'blas' is not offered: .*pip install 'hetero\[blas\]'"):
+    with pytest.warns(
+        UserWarning, match=r"'blas' is not offered: .*pip install 'hetero\[blas\]'"
+    ):
         compiled = hetero.compile(MLP, targets=["llvm", "blas"])
     assert blas_calls(compiled) == set()
-    np.testing.assert_allclose(compiled(*inputs), reference(MLP, inputs), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        compiled(*inputs), reference(MLP, inputs), rtol=1e-5, atol=1e-6
+    )
 
 
 def test_missing_library_is_a_located_error_of_external_codegen(no_openblas):
     text = program(
         "%r = relay.matmul %a, %b : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>",
-        ["tensor<2x3xf32>", "tensor<3x4xf32>"], "tensor<2x4xf32>",
+        ["tensor<2x3xf32>", "tensor<3x4xf32>"],
+        "tensor<2x4xf32>",
     )
-    with pytest.raises(HeteroError, match="'blas' cannot compile here: .*needs scipy-openblas32") as info:
+    with pytest.raises(
+        HeteroError, match="'blas' cannot compile here: .*needs scipy-openblas32"
+    ) as info:
         partitioned(text)
     assert isinstance(info.value.op, relay.FuncOp)
 
@@ -314,7 +367,9 @@ def test_a_hook_sees_all_functions_of_its_kind_at_once():
     register_patterns(ONCE.name, [CompositePattern("exp", is_op("exp", wildcard()))])
     calls: list[list[str]] = []
 
-    def generate(module: ModuleOp, functions: Sequence[relay.FuncOp]) -> list[tir.PrimFuncOp]:
+    def generate(
+        module: ModuleOp, functions: Sequence[relay.FuncOp]
+    ) -> list[tir.PrimFuncOp]:
         calls.append([f.sym_name.data for f in functions])
         return [tir.PrimFuncOp(f.sym_name.data, ([], [])) for f in functions]
 
@@ -322,7 +377,8 @@ def test_a_hook_sees_all_functions_of_its_kind_at_once():
     text = program(
         "%e = relay.exp %a : tensor<4xf32>\n    %t = relay.tanh %e : tensor<4xf32>\n"
         "    %r = relay.exp %t : tensor<4xf32>",
-        ["tensor<4xf32>"], "tensor<4xf32>",
+        ["tensor<4xf32>"],
+        "tensor<4xf32>",
     )
     module = partitioned(text, targets=f"llvm,{ONCE.name}")
     assert calls == [[f"{ONCE.name}_main_0", f"{ONCE.name}_main_1"]]
@@ -337,19 +393,30 @@ def test_a_hook_returning_other_functions_is_a_diagnostic():
     register_target_kind(kind)
     register_patterns(kind.name, [CompositePattern("exp", is_op("exp", wildcard()))])
     register_codegen(ExternalCodegen(kind.name, lambda module, functions: []))
-    text = program("%r = relay.exp %a : tensor<4xf32>", ["tensor<4xf32>"], "tensor<4xf32>")
-    with pytest.raises(HeteroError, match=r"returned \[\] for the functions \['blas_wrong_test_main_0'\]"):
+    text = program(
+        "%r = relay.exp %a : tensor<4xf32>", ["tensor<4xf32>"], "tensor<4xf32>"
+    )
+    with pytest.raises(
+        HeteroError,
+        match=r"returned \[\] for the functions \['blas_wrong_test_main_0'\]",
+    ):
         partitioned(text, targets=f"llvm,{kind.name}")
 
 
 def test_codegens_only_for_external_kinds():
-    with pytest.raises(ValueError, match="'llvm', which is not a registered external-codegen"):
-        CodegenRegistry().register(ExternalCodegen("llvm", lambda module, functions: []))
+    with pytest.raises(
+        ValueError, match="'llvm', which is not a registered external-codegen"
+    ):
+        CodegenRegistry().register(
+            ExternalCodegen("llvm", lambda module, functions: [])
+        )
 
 
 def test_entry_point_codegens(monkeypatch: pytest.MonkeyPatch):
     hook = ExternalCodegen("blas_ep_test", lambda module, functions: [])
-    register_target_kind(TargetKind("blas_ep_test", DeviceType.cpu, is_external_codegen=True))
+    register_target_kind(
+        TargetKind("blas_ep_test", DeviceType.cpu, is_external_codegen=True)
+    )
 
     class EntryPoint:
         def __init__(self, name: str):
@@ -358,9 +425,13 @@ def test_entry_point_codegens(monkeypatch: pytest.MonkeyPatch):
         def load(self) -> object:
             return lambda: hook
 
-    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [EntryPoint("blas_ep_test")])
+    monkeypatch.setattr(
+        "importlib.metadata.entry_points", lambda group: [EntryPoint("blas_ep_test")]
+    )
     assert CodegenRegistry().get("blas_ep_test") is hook
-    monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [EntryPoint("other")])
+    monkeypatch.setattr(
+        "importlib.metadata.entry_points", lambda group: [EntryPoint("other")]
+    )
     with pytest.raises(ValueError, match="the entry's name must be its kind"):
         CodegenRegistry().get("blas_ep_test")
 
@@ -368,7 +439,10 @@ def test_entry_point_codegens(monkeypatch: pytest.MonkeyPatch):
 def test_builtin_hooks_are_registered_by_name():
     assert codegen.codegen_for("blas") is not None
     assert codegen.codegen_for("cudnn") is None
-    assert codegen.unavailable_reason("cudnn") == "no codegen is registered for the external kind 'cudnn'"
+    assert (
+        codegen.unavailable_reason("cudnn")
+        == "no codegen is registered for the external kind 'cudnn'"
+    )
 
 
 def test_dynamic_batch_mlp_specializes_and_runs_on_blas():
@@ -377,9 +451,13 @@ def test_dynamic_batch_mlp_specializes_and_runs_on_blas():
     text = MLP.replace("tensor<16x", "tensor<?x")
     compiled = hetero.compile(text, targets=["llvm", "blas"])
     for batch in (3, 9):
-        inputs = random_inputs(MLP.replace("tensor<16x", f"tensor<{batch}x"), seed=batch)
+        inputs = random_inputs(
+            MLP.replace("tensor<16x", f"tensor<{batch}x"), seed=batch
+        )
         np.testing.assert_allclose(
             compiled(*inputs), reference(text, inputs), rtol=1e-4, atol=1e-5
         )
     assert len(compiled.compiled) == 2
-    assert all(blas_calls(f) == {"scipy_cblas_sgemm"} for f in compiled.compiled.values())
+    assert all(
+        blas_calls(f) == {"scipy_cblas_sgemm"} for f in compiled.compiled.values()
+    )

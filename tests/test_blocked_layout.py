@@ -5,18 +5,18 @@ compared to the relay reference interpreter (which computes in NCHW)."""
 
 from __future__ import annotations
 
-import hetero
 import isas
 import numpy as np
 import pytest
+from lowered import kernel_buffer_shapes
+from xdsl.dialects.builtin import f32
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import blocked_data, nchw_data, run
 from hetero.lowering.convert_tir_to_scf import simd_bits
 from hetero.lowering.schedules.cpu import conv2d_data_block, conv2d_weight_block
-from xdsl.dialects.builtin import f32
-
-from lowered import kernel_buffer_shapes
 
 RNG = np.random.default_rng(3)
 AVX2 = 'mcpu = "haswell", mattr = ["+avx2", "-avx512f"]'
@@ -49,7 +49,9 @@ def _hex(array: np.ndarray) -> str:
 
 def _check(text: str, inputs: list[np.ndarray]) -> None:
     expected = run(parse_module(text), *inputs)
-    np.testing.assert_allclose(hetero.compile(text)(*inputs), expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        hetero.compile(text)(*inputs), expected, rtol=1e-4, atol=1e-4
+    )
 
 
 def _conv(
@@ -66,7 +68,9 @@ def _conv(
     pad = attrs.get("padding", (0, 0, 0, 0))
     strides, dilation = attrs.get("strides", (1, 1)), attrs.get("dilation", (1, 1))
     size = [
-        (x[2 + i] + pad[i] + pad[2 + i] - dilation[i] * (kernel[i] - 1) - 1) // strides[i] + 1
+        (x[2 + i] + pad[i] + pad[2 + i] - dilation[i] * (kernel[i] - 1) - 1)
+        // strides[i]
+        + 1
         for i in range(2)
     ]
     out = _blocked((x[0], o, *size), out_layout)
@@ -103,7 +107,10 @@ CONVS = [
 
 
 @pytest.mark.parametrize("x, o, kernel, attrs", CONVS)
-@pytest.mark.parametrize("data_layout, out_layout", [("NCHW16c", "NCHW16c"), ("NCHW", "NCHW16c"), ("NCHW16c", "NCHW")])
+@pytest.mark.parametrize(
+    "data_layout, out_layout",
+    [("NCHW16c", "NCHW16c"), ("NCHW", "NCHW16c"), ("NCHW16c", "NCHW")],
+)
 def test_conv2d_blocked(
     x: tuple[int, ...],
     o: int,
@@ -120,7 +127,14 @@ def test_conv2d_blocked(
 def test_conv2d_blocked_rgb_input_and_unfilled_output_tiles() -> None:
     """Three input channels (the stem of a CNN) into blocks; blocked data
     into 100 NCHW channels (a last tile of 36)."""
-    _conv((1, 3, 17, 17), 32, (7, 7), {"strides": (2, 2), "padding": (3, 3, 3, 3)}, "NCHW", "NCHW16c")
+    _conv(
+        (1, 3, 17, 17),
+        32,
+        (7, 7),
+        {"strides": (2, 2), "padding": (3, 3, 3, 3)},
+        "NCHW",
+        "NCHW16c",
+    )
     _conv((1, 32, 5, 5), 100, (1, 1), {}, "NCHW16c", "NCHW")
 
 
@@ -133,34 +147,75 @@ def test_conv2d_in_another_block_is_read_through_its_view() -> None:
 @pytest.mark.skipif(simd_bits(None) < 256, reason="needs an AVX2 host")
 def test_conv2d_blocked_avx2() -> None:
     """AVX2: blocks of 8 channels, tiles of 2 vectors."""
-    _conv((1, 16, 9, 9), 24, (3, 3), {"padding": (1, 1, 1, 1)}, "NCHW8c", "NCHW8c", AVX2)
+    _conv(
+        (1, 16, 9, 9), 24, (3, 3), {"padding": (1, 1, 1, 1)}, "NCHW8c", "NCHW8c", AVX2
+    )
 
 
 POOLS = [
-    ('relay.nn.max_pool2d', '{pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}', (9, 9), (5, 5)),
-    ('relay.nn.max_pool2d', '{pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = true, layout = "NCHW16c"}', (7, 7), (4, 4)),
-    ('relay.nn.avg_pool2d', '{pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}', (6, 6), (6, 6)),
-    ('relay.nn.avg_pool2d', '{pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = true, layout = "NCHW16c"}', (6, 6), (6, 6)),
-    ('relay.nn.global_avg_pool2d', '{layout = "NCHW16c"}', (7, 7), (1, 1)),
+    (
+        "relay.nn.max_pool2d",
+        '{pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}',
+        (9, 9),
+        (5, 5),
+    ),
+    (
+        "relay.nn.max_pool2d",
+        '{pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>, ceil_mode = true, layout = "NCHW16c"}',
+        (7, 7),
+        (4, 4),
+    ),
+    (
+        "relay.nn.avg_pool2d",
+        '{pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}',
+        (6, 6),
+        (6, 6),
+    ),
+    (
+        "relay.nn.avg_pool2d",
+        '{pool_size = array<i64: 3, 3>, padding = array<i64: 1, 1, 1, 1>, count_include_pad = true, layout = "NCHW16c"}',
+        (6, 6),
+        (6, 6),
+    ),
+    ("relay.nn.global_avg_pool2d", '{layout = "NCHW16c"}', (7, 7), (1, 1)),
     # dilated taps: the nearest pixel inside is no tap of the window
-    ('relay.nn.max_pool2d', '{pool_size = array<i64: 2, 2>, dilation = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}', (4, 4), (4, 4)),
+    (
+        "relay.nn.max_pool2d",
+        '{pool_size = array<i64: 2, 2>, dilation = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>, layout = "NCHW16c"}',
+        (4, 4),
+        (4, 4),
+    ),
     # the last row and column of windows lie wholly in the padding: -inf
-    ('relay.nn.max_pool2d', '{pool_size = array<i64: 2, 2>, padding = array<i64: 0, 0, 2, 2>, layout = "NCHW16c"}', (4, 4), (5, 5)),
+    (
+        "relay.nn.max_pool2d",
+        '{pool_size = array<i64: 2, 2>, padding = array<i64: 0, 0, 2, 2>, layout = "NCHW16c"}',
+        (4, 4),
+        (5, 5),
+    ),
 ]
 
 
 @pytest.mark.parametrize("name, attrs, size, out", POOLS)
-def test_pooling_of_blocks(name: str, attrs: str, size: tuple[int, int], out: tuple[int, int]) -> None:
+def test_pooling_of_blocks(
+    name: str, attrs: str, size: tuple[int, int], out: tuple[int, int]
+) -> None:
     """A pixel's block of channels pooled as one vector: max, average (with
     and without the padding counted) and global average."""
     data, result = (2, 2, *size, 16), (2, 2, *out, 16)
     body = f"%r = {name} %x {attrs} : ({_t(data)}) -> {_t(result)}"
-    _check(_program(f"%x: {_t(data)}", _t(result), body), [RNG.standard_normal(data).astype(np.float32)])
+    _check(
+        _program(f"%x: {_t(data)}", _t(result), body),
+        [RNG.standard_normal(data).astype(np.float32)],
+    )
 
 
 @pytest.mark.parametrize(
     "src, dst, shape",
-    [("NCHW", "NCHW16c", (2, 32, 3, 5)), ("NCHW16c", "NCHW", (1, 48, 4, 4)), ("NCHW16c", "NCHW8c", (1, 32, 3, 3))],
+    [
+        ("NCHW", "NCHW16c", (2, 32, 3, 5)),
+        ("NCHW16c", "NCHW", (1, 48, 4, 4)),
+        ("NCHW16c", "NCHW8c", (1, 32, 3, 3)),
+    ],
 )
 def test_layout_transform(src: str, dst: str, shape: tuple[int, ...]) -> None:
     data, result = _blocked(shape, src), _blocked(shape, dst)
@@ -213,7 +268,9 @@ def test_alter_data_layout_in_compile(isa: str, block: int) -> None:
     channels per block), and the network computes what the interpreter
     computes in NCHW (where the host runs the ISA's code)."""
     params, body = _residual_network()
-    text = _program(params, _t((1, 32)), body, f'{isas.options(isa)}, data_layout = "NCHWc"')
+    text = _program(
+        params, _t((1, 32)), body, f'{isas.options(isa)}, data_layout = "NCHWc"'
+    )
     shapes = kernel_buffer_shapes(text)
     assert any(len(shape) == 5 and shape[-1] == block for shape in shapes)
     if isas.runs_here(isa):
@@ -242,14 +299,18 @@ def test_conv2d_data_block(
 ) -> None:
     """The CPU schedule wants one vector of channels per block, where the
     target asks for blocked activations."""
-    target = TargetAttr("llvm", {"mcpu": "x86-64", "mattr": mattr, "data_layout": layout})
+    target = TargetAttr(
+        "llvm", {"mcpu": "x86-64", "mattr": mattr, "data_layout": layout}
+    )
     assert conv2d_data_block(weight, groups, f32, target) == block
 
 
 def test_conv2d_data_block_of_nchw_data() -> None:
     """NCHW data gets a blocked result only after a deep enough reduction
     (an RGB 3x3 is 27 deep, a 7x7 147)."""
-    target = TargetAttr("llvm", {"mcpu": "x86-64", "mattr": ["+avx512f"], "data_layout": "NCHWc"})
+    target = TargetAttr(
+        "llvm", {"mcpu": "x86-64", "mattr": ["+avx512f"], "data_layout": "NCHWc"}
+    )
     assert conv2d_data_block((64, 3, 3, 3), 1, f32, target, False) == 0
     assert conv2d_data_block((64, 3, 3, 3), 1, f32, target, True) == 16
     assert conv2d_data_block((64, 3, 7, 7), 1, f32, target, False) == 16
@@ -264,7 +325,9 @@ def test_conv2d_data_block_of_nchw_data() -> None:
         ((100, 32, 1, 1), 64),  # blocked data into unblocked channels
     ],
 )
-def test_conv2d_weight_block_of_blocked_convs(weight: tuple[int, ...], block: int) -> None:
+def test_conv2d_weight_block_of_blocked_convs(
+    weight: tuple[int, ...], block: int
+) -> None:
     """With blocked data or output, the channel-lanes tiles always, as wide as
     divides the output channels where they fill vectors."""
     target = TargetAttr("llvm", {"mcpu": "x86-64", "mattr": ["+avx512f"]})

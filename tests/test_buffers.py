@@ -5,10 +5,11 @@ import ctypes
 import resource
 import threading
 
-import hetero
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
+
+import hetero
 from hetero.context import parse_module
 from hetero.lowering.cpu_codegen import compile_cpu
 from hetero.runtime import buffers

@@ -45,8 +45,12 @@ from hetero.targets.patterns import (
     wildcard,
 )
 from hetero.transforms.annotate_target import AnnotateTargetPass
-from hetero.transforms.inline_compiler_functions_bound_to import InlineCompilerFunctionsBoundToPass
-from hetero.transforms.mark_compiler_functions_as_extern import MarkCompilerFunctionsAsExternPass
+from hetero.transforms.inline_compiler_functions_bound_to import (
+    InlineCompilerFunctionsBoundToPass,
+)
+from hetero.transforms.mark_compiler_functions_as_extern import (
+    MarkCompilerFunctionsAsExternPass,
+)
 from hetero.transforms.merge_compiler_regions import MergeCompilerRegionsPass
 from hetero.transforms.merge_composite import MergeCompositePass
 from hetero.transforms.outline_compiler_functions import OutlineCompilerFunctionsPass
@@ -97,16 +101,23 @@ def _apply(module: ModuleOp, passes: list[ModulePass]) -> ModuleOp:
 
 
 def _inputs(module: ModuleOp, seed: int) -> list[np.ndarray]:
-    main = next(f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data == "main")
+    main = next(
+        f for f in module.ops if isinstance(f, FuncOp) and f.sym_name.data == "main"
+    )
     rng = np.random.default_rng(seed)
     types = main.function_type.inputs.data
-    return [rng.standard_normal(t.get_shape()).astype(np.float32)
-            for t in types if isinstance(t, TensorType)]
+    return [
+        rng.standard_normal(t.get_shape()).astype(np.float32)
+        for t in types
+        if isinstance(t, TensorType)
+    ]
 
 
 def _same(a: object, b: object) -> bool:
     if isinstance(a, tuple):
-        return isinstance(b, tuple) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+        return isinstance(b, tuple) and all(
+            _same(x, y) for x, y in zip(a, b, strict=True)
+        )
     return np.array_equal(a, b)  # type: ignore[arg-type]
 
 
@@ -133,7 +144,8 @@ def test_end_to_end_partitions():
     assert set(functions) == {"main", "cublas_main_0", "cudnn_main_0", "blas_main_0"}
     composites = {
         name: [fn.composite for fn in f.walk() if isinstance(fn, FnOp)]
-        for name, f in functions.items() if name != "main"
+        for name, f in functions.items()
+        if name != "main"
     }
     assert composites == {
         "cublas_main_0": ["cublas.dense_bias"],
@@ -167,7 +179,9 @@ def _random_program(rng: np.random.Generator, size: int) -> str:
         note = ' {relay.compiler = "blas"}' if rng.random() < 0.6 else ""
         if rng.random() < 0.5:
             op = rng.choice(["exp", "tanh", "negative", "relu"])
-            lines.append(f"    %v{i} = relay.{op} {rng.choice(names)}{note} : tensor<3xf32>")
+            lines.append(
+                f"    %v{i} = relay.{op} {rng.choice(names)}{note} : tensor<3xf32>"
+            )
         else:
             op = rng.choice(["add", "multiply", "maximum"])
             a, b = rng.choice(names, 2)
@@ -189,10 +203,15 @@ builtin.module attributes {{target.config = #target.config<[#target.target<"llvm
 @pytest.mark.parametrize("seed", range(40))
 def test_merged_regions_partition_without_cycles(seed: int):
     text = _random_program(np.random.default_rng(seed), 14)
-    module = _apply(parse_module(text), [
-        MergeCompilerRegionsPass(), PartitionGraphPass(),
-        OutlineCompilerFunctionsPass(structural_cache=True), MarkCompilerFunctionsAsExternPass(),
-    ])
+    module = _apply(
+        parse_module(text),
+        [
+            MergeCompilerRegionsPass(),
+            PartitionGraphPass(),
+            OutlineCompilerFunctionsPass(structural_cache=True),
+            MarkCompilerFunctionsAsExternPass(),
+        ],
+    )
     assert "relay.compiler" not in str(module)
     inputs = _inputs(module, seed)
     assert _same(run(parse_module(text), *inputs), run(module, *inputs))
@@ -202,20 +221,37 @@ def test_merged_regions_partition_without_cycles(seed: int):
 # Pattern tables
 # ----------------------------------------------------------------------------
 
-TEST_KIND = TargetKind("byoc_testlib", DeviceType.cpu, keys=("cpu",), is_external_codegen=True)
+TEST_KIND = TargetKind(
+    "byoc_testlib", DeviceType.cpu, keys=("cpu",), is_external_codegen=True
+)
 register_target_kind(TEST_KIND)
 
 
 def test_built_in_tables_put_larger_patterns_first():
-    assert [p.name for p in pattern_table("blas")] == ["dense_bias_relu", "dense_bias", "dense", "batch_matmul", "matmul"]
-    assert [p.name for p in pattern_table("cudnn")] == ["conv2d_bias_relu", "conv2d_bias", "conv2d"]
+    assert [p.name for p in pattern_table("blas")] == [
+        "dense_bias_relu",
+        "dense_bias",
+        "dense",
+        "batch_matmul",
+        "matmul",
+    ]
+    assert [p.name for p in pattern_table("cudnn")] == [
+        "conv2d_bias_relu",
+        "conv2d_bias",
+        "conv2d",
+    ]
     assert pattern_table("llvm") == ()
 
 
 def test_registering_a_table_for_a_new_kind_makes_merge_composite_use_it():
-    register_patterns("byoc_testlib", [
-        CompositePattern("softmax", is_op("nn.softmax").where(attr_in("axis", -1, 1))),
-    ])
+    register_patterns(
+        "byoc_testlib",
+        [
+            CompositePattern(
+                "softmax", is_op("nn.softmax").where(attr_in("axis", -1, 1))
+            ),
+        ],
+    )
     text = """
 builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"byoc_testlib">]>} {
   relay.func @main(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
@@ -227,17 +263,23 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 """
     module = _apply(parse_module(text), [MergeCompositePass()])
     literals = [op for op in module.walk() if isinstance(op, FnOp)]
-    assert [f.composite for f in literals] == ["byoc_testlib.softmax"]  # axis 0 rejected
+    assert [f.composite for f in literals] == [
+        "byoc_testlib.softmax"
+    ]  # axis 0 rejected
     x = np.random.default_rng(1).standard_normal((2, 3)).astype(np.float32)
     assert _same(run(parse_module(text), x), run(module, x))
 
 
 def test_first_puts_a_fusion_before_the_patterns_it_contains():
     register_patterns("byoc_testlib", [CompositePattern("tanh", is_op("tanh"))])
-    register_patterns("byoc_testlib", [CompositePattern("exp_tanh", is_op("tanh", is_op("exp")))],
-                      first=True)
+    register_patterns(
+        "byoc_testlib",
+        [CompositePattern("exp_tanh", is_op("tanh", is_op("exp")))],
+        first=True,
+    )
     assert [p.name for p in pattern_table("byoc_testlib")][:1] == ["exp_tanh"]
-    module = _apply(parse_module("""
+    module = _apply(
+        parse_module("""
 builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"byoc_testlib">]>} {
   relay.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
     %e = relay.exp %x : tensor<2xf32>
@@ -245,7 +287,9 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
     %u = relay.tanh %t : tensor<2xf32>
     relay.return %u : tensor<2xf32>
   }
-}"""), [MergeCompositePass()])
+}"""),
+        [MergeCompositePass()],
+    )
     composites = [op.composite for op in module.walk() if isinstance(op, FnOp)]
     assert composites == ["byoc_testlib.exp_tanh", "byoc_testlib.tanh"]
 
@@ -253,19 +297,47 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 @pytest.mark.parametrize(
     ("kind", "entries", "message"),
     [
-        ("blas", [CompositePattern("bad", is_op("nn.dence"))], "pattern 'blas.bad' names unknown op 'nn.dence'"),
-        ("blas", [CompositePattern("bad", is_op("relay.nn.dense"))],
-         "names unknown op 'relay.nn.dense' (write op names without the 'relay.' prefix)"),
-        ("blas", [CompositePattern("bad", is_op("nn.bias_add", is_op("nn.dens"), wildcard()))],
-         "unknown op 'nn.dens'"),
+        (
+            "blas",
+            [CompositePattern("bad", is_op("nn.dence"))],
+            "pattern 'blas.bad' names unknown op 'nn.dence'",
+        ),
+        (
+            "blas",
+            [CompositePattern("bad", is_op("relay.nn.dense"))],
+            "names unknown op 'relay.nn.dense' (write op names without the 'relay.' prefix)",
+        ),
+        (
+            "blas",
+            [
+                CompositePattern(
+                    "bad", is_op("nn.bias_add", is_op("nn.dens"), wildcard())
+                )
+            ],
+            "unknown op 'nn.dens'",
+        ),
         ("nosuchkind", [], "pattern table for unknown target kind 'nosuchkind'"),
-        ("llvm", [], "pattern table for target kind 'llvm', which is not an external codegen"),
-        ("blas", [CompositePattern("a.b", is_op("relu"))], "pattern name 'a.b' must be an identifier"),
+        (
+            "llvm",
+            [],
+            "pattern table for target kind 'llvm', which is not an external codegen",
+        ),
+        (
+            "blas",
+            [CompositePattern("a.b", is_op("relu"))],
+            "pattern name 'a.b' must be an identifier",
+        ),
         ("blas", ["relu"], "expected CompositePattern(name, is_op(...)), got 'relu'"),
-        ("blas", [CompositePattern("dense", is_op("relu"))], "pattern 'blas.dense' is already registered"),
+        (
+            "blas",
+            [CompositePattern("dense", is_op("relu"))],
+            "pattern 'blas.dense' is already registered",
+        ),
     ],
 )
-def test_bad_tables_are_rejected_at_registration(kind: str, entries: list, message: str):
+def test_bad_tables_are_rejected_at_registration(
+    kind: str, entries: list, message: str
+):
     registry = PatternRegistry(group="hetero.patterns.none")
     registry.table("blas")  # built-ins first
     with pytest.raises(PatternError) as info:
@@ -285,7 +357,9 @@ def test_a_third_party_kind_and_table_through_entry_points(tmp_path: Path):
     )
     info = tmp_path / "vendorlib-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: vendorlib\nVersion: 1.0\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: vendorlib\nVersion: 1.0\n"
+    )
     (info / "entry_points.txt").write_text(
         "[hetero.target_kinds]\nvendorlib = vendorlib:KIND\n\n"
         "[hetero.patterns]\nvendorlib = vendorlib:patterns\n"
@@ -299,35 +373,60 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
   }
 }
 """
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(tmp_path), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
     proc = subprocess.run(
-        [sys.executable, "-m", "hetero.tools.hetero_opt", "-p",
-         "merge-composite,annotate-target,partition-graph,outline-compiler-functions"],
-        input=program, env=env, capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "hetero.tools.hetero_opt",
+            "-p",
+            "merge-composite,annotate-target,partition-graph,outline-compiler-functions",
+        ],
+        input=program,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     assert 'Composite = "vendorlib.gemm_relu"' in proc.stdout
     assert "relay.func @vendorlib_main_0(" in proc.stdout
 
 
-def test_a_bad_table_from_an_entry_point_is_a_pass_diagnostic(monkeypatch: pytest.MonkeyPatch):
+def test_a_bad_table_from_an_entry_point_is_a_pass_diagnostic(
+    monkeypatch: pytest.MonkeyPatch,
+):
     class BadEntryPoint:
         name, value = "blas", "badpkg:PATTERNS"
 
         def load(self) -> list[CompositePattern]:
             return [CompositePattern("oops", is_op("nn.dence"))]
 
-    module = parse_module(f"builtin.module attributes {{target.config = {CONFIG}}} {{}}")
-    monkeypatch.setattr(patterns, "REGISTRY", PatternRegistry(group="test.bad.patterns"))
+    module = parse_module(
+        f"builtin.module attributes {{target.config = {CONFIG}}} {{}}"
+    )
+    monkeypatch.setattr(
+        patterns, "REGISTRY", PatternRegistry(group="test.bad.patterns")
+    )
     real = importlib.metadata.entry_points
     monkeypatch.setattr(
         "importlib.metadata.entry_points",
-        lambda group: [BadEntryPoint()] if group == "test.bad.patterns" else real(group=group),
+        lambda group: (
+            [BadEntryPoint()] if group == "test.bad.patterns" else real(group=group)
+        ),
     )
     with pytest.raises(HeteroError) as info:
         MergeCompositePass().apply(Context(), module)
     assert info.value.op is module
-    assert "entry point 'blas = badpkg:PATTERNS': pattern 'blas.oops' names unknown op 'nn.dence'" in info.value.message
+    assert (
+        "entry point 'blas = badpkg:PATTERNS': pattern 'blas.oops' names unknown op 'nn.dence'"
+        in info.value.message
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -364,28 +463,72 @@ def _dense(t: str) -> Operation:
         ("blas", "dense", lambda: _dense("f16"), False),
         ("blas", "dense", lambda: _dense("i32"), False),
         ("cublas", "dense", lambda: _dense("f16"), True),
-        ("blas", "batch_matmul",
-         lambda: _binary("matmul", "tensor<2x3x4xf32>", "tensor<2x4x5xf32>", "tensor<2x3x5xf32>"), True),
-        ("blas", "batch_matmul",  # broadcasting the batch is not one gemm_batched
-         lambda: _binary("matmul", "tensor<2x3x4xf32>", "tensor<1x4x5xf32>", "tensor<2x3x5xf32>"), False),
-        ("blas", "batch_matmul",
-         lambda: _binary("matmul", "tensor<?x3x4xf32>", "tensor<?x4x5xf32>", "tensor<?x3x5xf32>"), False),
-        ("blas", "matmul",
-         lambda: _binary("matmul", "tensor<2x3x4xf32>", "tensor<2x4x5xf32>", "tensor<2x3x5xf32>"), False),
-        ("tensorrt", "add", lambda: _binary("add", "tensor<?x3xf32>", "tensor<?x3xf32>", "tensor<?x3xf32>"), False),
-        ("tensorrt", "add", lambda: _binary("add", "tensor<2x3xf32>", "tensor<2x3xf32>", "tensor<2x3xf32>"), True),
+        (
+            "blas",
+            "batch_matmul",
+            lambda: _binary(
+                "matmul", "tensor<2x3x4xf32>", "tensor<2x4x5xf32>", "tensor<2x3x5xf32>"
+            ),
+            True,
+        ),
+        (
+            "blas",
+            "batch_matmul",  # broadcasting the batch is not one gemm_batched
+            lambda: _binary(
+                "matmul", "tensor<2x3x4xf32>", "tensor<1x4x5xf32>", "tensor<2x3x5xf32>"
+            ),
+            False,
+        ),
+        (
+            "blas",
+            "batch_matmul",
+            lambda: _binary(
+                "matmul", "tensor<?x3x4xf32>", "tensor<?x4x5xf32>", "tensor<?x3x5xf32>"
+            ),
+            False,
+        ),
+        (
+            "blas",
+            "matmul",
+            lambda: _binary(
+                "matmul", "tensor<2x3x4xf32>", "tensor<2x4x5xf32>", "tensor<2x3x5xf32>"
+            ),
+            False,
+        ),
+        (
+            "tensorrt",
+            "add",
+            lambda: _binary(
+                "add", "tensor<?x3xf32>", "tensor<?x3xf32>", "tensor<?x3xf32>"
+            ),
+            False,
+        ),
+        (
+            "tensorrt",
+            "add",
+            lambda: _binary(
+                "add", "tensor<2x3xf32>", "tensor<2x3xf32>", "tensor<2x3xf32>"
+            ),
+            True,
+        ),
     ],
 )
-def test_predicates_on_shapes_and_dtypes(kind: str, pattern: str, op: Callable[[], Operation], matches: bool):
+def test_predicates_on_shapes_and_dtypes(
+    kind: str, pattern: str, op: Callable[[], Operation], matches: bool
+):
     entry = next(p for p in pattern_table(kind) if p.name == pattern)
     assert (match(entry.pattern, op()) is not None) is matches
 
 
 def test_predicate_helpers():
-    dense = _binary("nn.dense", "tensor<4x?xf32>", "tensor<16x8xf32>", "tensor<4x16xf32>")
+    dense = _binary(
+        "nn.dense", "tensor<4x?xf32>", "tensor<16x8xf32>", "tensor<4x16xf32>"
+    )
     assert dtype_in("f32")(dense) and not dtype_in("f64")(dense)
     assert not static_shapes(dense)
-    bias = _binary("nn.bias_add", "tensor<4x16xf32>", "tensor<16xf32>", "tensor<4x16xf32>")
+    bias = _binary(
+        "nn.bias_add", "tensor<4x16xf32>", "tensor<16xf32>", "tensor<4x16xf32>"
+    )
     assert attr_in("axis", 1)(bias) and not attr_in("axis", 0)(bias)
 
 
@@ -393,7 +536,10 @@ def test_a_failing_predicate_is_a_located_diagnostic():
     def broken(op: object) -> bool:
         raise KeyError("shape")
 
-    register_patterns("byoc_testlib", [CompositePattern("broken_sigmoid", is_op("sigmoid").where(broken))])
+    register_patterns(
+        "byoc_testlib",
+        [CompositePattern("broken_sigmoid", is_op("sigmoid").where(broken))],
+    )
     module = parse_module("""
 builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"byoc_testlib">]>} {
   relay.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
@@ -403,7 +549,10 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 }""")
     with pytest.raises(HeteroError) as info:
         MergeCompositePass().apply(Context(), module)
-    assert "predicate broken of a pattern for 'sigmoid' failed on relay.sigmoid" in info.value.message
+    assert (
+        "predicate broken of a pattern for 'sigmoid' failed on relay.sigmoid"
+        in info.value.message
+    )
     assert info.value.op is not None and info.value.op.name == "relay.sigmoid"
 
 
@@ -424,7 +573,9 @@ builtin.module attributes {{target.config = {CONFIG}}} {{
 
 
 @pytest.mark.parametrize(("structural", "expected"), [(False, 2), (True, 1)])
-def test_structurally_equal_partitions_share_one_global(structural: bool, expected: int):
+def test_structurally_equal_partitions_share_one_global(
+    structural: bool, expected: int
+):
     passes = [*BYOC[:5], OutlineCompilerFunctionsPass(structural_cache=structural)]
     module = _apply(parse_module(TWO_DENSES), passes)
     outlined = [n for n in _globals(module) if n != "main"]

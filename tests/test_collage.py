@@ -21,10 +21,12 @@ import stat
 import warnings
 from pathlib import Path
 
-import hetero
 import numpy as np
 import pytest
 from byoc_programs import random_inputs
+from xdsl.context import Context
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.interpreter.relay import run
@@ -37,7 +39,6 @@ from hetero.transforms.collage_partition import (
     search,
 )
 from hetero.transforms.plan_devices import PlanDevicesPass
-from xdsl.context import Context
 
 # ----------------------------------------------------------------------------
 # The search

@@ -23,7 +23,9 @@ def build(*targets: TargetAttr, fallback: int | None = None) -> CompilationConfi
 def test_rule_a_host_of_first_target_with_a_host():
     host = TargetAttr("llvm", {"mcpu": "znver5"})
     other_host = TargetAttr("llvm", {"mcpu": "skylake"})
-    cfg = build(CUDA, TargetAttr("cublas", host=host), TargetAttr("llvm", host=other_host))
+    cfg = build(
+        CUDA, TargetAttr("cublas", host=host), TargetAttr("llvm", host=other_host)
+    )
     assert cfg.host_target == host
     assert cfg.host_target.host is None
 
@@ -64,7 +66,10 @@ def test_host_is_not_a_primitive_target_unless_listed():
 
 def test_primitive_targets_get_the_host_and_keep_order():
     host = TargetAttr("llvm", {"mcpu": "znver5"})
-    cfg = build(TargetAttr("cuda", host=TargetAttr("llvm")), TargetAttr("llvm", {"mcpu": "znver5"}))
+    cfg = build(
+        TargetAttr("cuda", host=TargetAttr("llvm")),
+        TargetAttr("llvm", {"mcpu": "znver5"}),
+    )
     # rule A picks the plain llvm host of cuda; every primitive gets that host
     assert [t.kind_name.data for t in cfg.primitive_targets] == ["cuda", "llvm"]
     assert all(t.host == LLVM for t in cfg.primitive_targets)
@@ -79,7 +84,11 @@ def test_two_targets_of_one_kind_are_rejected():
 def test_external_codegen_after_the_regular_target_is_allowed():
     cfg = build(LLVM, CUDA, CUBLAS, CUDNN, BLAS)
     assert [t.kind_name.data for t in cfg.primitive_targets] == [
-        "llvm", "cuda", "cublas", "cudnn", "blas"
+        "llvm",
+        "cuda",
+        "cublas",
+        "cudnn",
+        "blas",
     ]
 
 
@@ -92,13 +101,17 @@ def test_two_regular_targets_of_one_device_type_are_rejected():
     from hetero.targets.kind import TargetKind, register_target_kind
 
     register_target_kind(TargetKind("test_cpu2", DeviceType.cpu))
-    with pytest.raises(ConfigError, match="'test_cpu2' is not external codegen for 'llvm'"):
+    with pytest.raises(
+        ConfigError, match="'test_cpu2' is not external codegen for 'llvm'"
+    ):
         build(LLVM, TargetAttr("test_cpu2"))
 
 
 def test_a_lone_external_codegen_target_is_allowed():
     cfg = build(LLVM, CUBLAS)
-    assert cfg.find_primitive_target_for_device(DeviceType.cuda).kind_name.data == "cublas"
+    assert (
+        cfg.find_primitive_target_for_device(DeviceType.cuda).kind_name.data == "cublas"
+    )
 
 
 def test_no_targets_is_an_error():
@@ -120,7 +133,9 @@ def test_rule_d_fallback_must_be_positive():
 
 
 def test_rule_d_fallback_needs_a_target_of_that_type():
-    with pytest.raises(ConfigError, match="no target is given for the default device type 'cuda'"):
+    with pytest.raises(
+        ConfigError, match="no target is given for the default device type 'cuda'"
+    ):
         build(LLVM, fallback=int(DeviceType.cuda))
 
 
@@ -154,9 +169,13 @@ def test_homogeneous_target_only_for_a_single_target():
 
 def test_find_by_device_type_returns_the_regular_target():
     cfg = build(LLVM, CUDA, CUBLAS)
-    assert cfg.find_primitive_target_for_device(DeviceType.cuda).kind_name.data == "cuda"
+    assert (
+        cfg.find_primitive_target_for_device(DeviceType.cuda).kind_name.data == "cuda"
+    )
     assert cfg.find_primitive_target_for_device(DeviceType.metal) is None
-    with pytest.raises(ConfigError, match="no target is specified for device type 'metal'"):
+    with pytest.raises(
+        ConfigError, match="no target is specified for device type 'metal'"
+    ):
         cfg.find_primitive_target_for_device_or_fail(DeviceType.metal)
 
 
@@ -169,7 +188,9 @@ def test_find_by_kind():
 
 def test_canonical_virtual_device_fills_the_target_from_the_device_type():
     cfg = build(LLVM, CUDA)
-    vd = cfg.canonical_virtual_device(VirtualDeviceAttr(DeviceType.cuda, 1, None, "global"))
+    vd = cfg.canonical_virtual_device(
+        VirtualDeviceAttr(DeviceType.cuda, 1, None, "global")
+    )
     assert vd == VirtualDeviceAttr(DeviceType.cuda, 1, CUDA.with_host(LLVM), "global")
 
 

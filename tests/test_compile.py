@@ -3,11 +3,12 @@ host function (`lower-aot-main`) and agree with the relay reference interpreter.
 
 import math
 
-import hetero
 import numpy as np
 import pytest
-from hetero.driver import CompiledFunctionError
+
+import hetero
 from hetero.context import parse_module
+from hetero.driver import CompiledFunctionError
 from hetero.interpreter.relay import run
 from hetero.utils.diagnostics import HeteroError
 
@@ -60,7 +61,9 @@ PROGRAMS = {
 }
 
 
-def _text(body: str, config: str | None = '#target.config<[#target.target<"llvm">]>') -> str:
+def _text(
+    body: str, config: str | None = '#target.config<[#target.target<"llvm">]>'
+) -> str:
     attributes = f" attributes {{target.config = {config}}}" if config else ""
     return f"builtin.module{attributes} {{{body}\n}}\n"
 
@@ -101,17 +104,23 @@ def test_targets_fill_a_missing_config():
     text = _text(CONSTANTS, config=None)
     (x,) = _random_inputs(text)
     expected = run(parse_module(_text(CONSTANTS)), x)
-    np.testing.assert_allclose(hetero.compile(text, targets=("llvm",))(x), expected, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(
+        hetero.compile(text, targets=("llvm",))(x), expected, rtol=2e-5, atol=2e-5
+    )
 
 
-@pytest.mark.parametrize("targets", ["llvm", "llvm -num_threads=2", None, ["llvm -mattr=+sse2,+sse4.1"]])
+@pytest.mark.parametrize(
+    "targets", ["llvm", "llvm -num_threads=2", None, ["llvm -mattr=+sse2,+sse4.1"]]
+)
 def test_targets_is_one_target_string_a_list_or_none(targets):
     """One string is one target (a list option's commas stay inside it); None
     is the default."""
     text = _text(CONSTANTS, config=None)
     (x,) = _random_inputs(text)
     expected = run(parse_module(_text(CONSTANTS)), x)
-    np.testing.assert_allclose(hetero.compile(text, targets=targets)(x), expected, rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(
+        hetero.compile(text, targets=targets)(x), expected, rtol=2e-5, atol=2e-5
+    )
 
 
 @pytest.mark.parametrize(
@@ -133,7 +142,9 @@ def test_wrong_inputs_are_reported():
     x = np.zeros((2, 3), np.float32)
     with pytest.raises(CompiledFunctionError, match="takes 2 input"):
         compiled(x)
-    with pytest.raises(CompiledFunctionError, match=r"input #1 \(%y\) must have shape \(2, 3\)"):
+    with pytest.raises(
+        CompiledFunctionError, match=r"input #1 \(%y\) must have shape \(2, 3\)"
+    ):
         compiled(x, np.zeros((3, 2), np.float32))
     with pytest.raises(CompiledFunctionError, match="dtype float32"):
         compiled(x, np.zeros((2, 3), np.float64))
@@ -204,9 +215,13 @@ def test_dynamic_batch_is_compiled_once_per_input_shape():
     assert sorted(f.compiled) == [((1, 3, 6, 6),), ((4, 3, 6, 6),)]
     x = rng.standard_normal((2, 3, 6, 6)).astype(np.float32)
     profile = f.profile(x)  # the batch-2 specialization, compiled now
-    np.testing.assert_allclose(profile.outputs, run(parse_module(DYNAMIC_BATCH), x), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        profile.outputs, run(parse_module(DYNAMIC_BATCH), x), rtol=1e-5, atol=1e-6
+    )
     assert profile.calls and len(f.compiled) == 3
-    with pytest.raises(CompiledFunctionError, match=r"input #0 \(%x\) must be a tensor<\?x3x6x6xf32>"):
+    with pytest.raises(
+        CompiledFunctionError, match=r"input #0 \(%x\) must be a tensor<\?x3x6x6xf32>"
+    ):
         f(np.zeros((2, 3, 6, 7), np.float32))
     with pytest.raises(CompiledFunctionError, match="takes 1 input"):
         f()
@@ -220,7 +235,9 @@ def test_lower_to_tir_stops_before_code_generation():
 
     module = parse_module(_text(CNN))
     lower_to_tir(module)
-    functions = {op.sym_name.data for op in module.ops if isinstance(op, tir.PrimFuncOp)}
+    functions = {
+        op.sym_name.data for op in module.ops if isinstance(op, tir.PrimFuncOp)
+    }
     assert "main_host" in functions and len(functions) > 1
 
 
@@ -260,7 +277,9 @@ def _integer_program(element: str) -> str:
         for arg in ("x", "subtract")
     )
     results = ["add", "subtract", "multiply", "divide", "maximum", "minimum"] + [
-        f"{op}_of_{arg}" for op in ("negative", "relu", "abs") for arg in ("x", "subtract")
+        f"{op}_of_{arg}"
+        for op in ("negative", "relu", "abs")
+        for arg in ("x", "subtract")
     ]
     values = ", ".join(f"%{r}" for r in results)
     types = ", ".join([t] * len(results))
@@ -271,7 +290,9 @@ def _integer_program(element: str) -> str:
   }}""")
 
 
-@pytest.mark.parametrize("element, dtype", [("i8", np.int8), ("i32", np.int32), ("i64", np.int64)])
+@pytest.mark.parametrize(
+    "element, dtype", [("i8", np.int8), ("i32", np.int32), ("i64", np.int64)]
+)
 def test_integer_arithmetic_matches_the_reference(element: str, dtype: type) -> None:
     """Signless integers take the elementwise ops that have a meaning for
     them, wrapping like NumPy; divide truncates toward zero, and its two
@@ -297,7 +318,9 @@ def test_integer_ops_without_a_meaning_are_located_errors() -> None:
     %r = relay.exp %x : tensor<4xi32>
     relay.return %r : tensor<4xi32>
   }""")
-    with pytest.raises(HeteroError, match=r"relay.exp is lowered for float elements\)") as error:
+    with pytest.raises(
+        HeteroError, match=r"relay.exp is lowered for float elements\)"
+    ) as error:
         hetero.compile(text)
     assert error.value.op is not None
 
@@ -319,7 +342,9 @@ def test_take_matches_the_reference(
     and out of range on both sides (clamped)."""
     extent = data[axis]
     out = (*data[: axis % len(data)], *indices, *data[axis % len(data) + 1 :])
-    t = lambda shape, e="f32": f"tensor<{'x'.join(map(str, shape))}{'x' if shape else ''}{e}>"
+    t = lambda shape, e="f32": (
+        f"tensor<{'x'.join(map(str, shape))}{'x' if shape else ''}{e}>"
+    )
     text = _text(f"""
   relay.func @main(%x: {t(data)}, %i: {t(indices, index_type)}) -> {t(out)} {{
     %0 = relay.take %x, %i {{axis = {axis} : i64}} : ({t(data)}, {t(indices, index_type)}) -> {t(out)}
@@ -328,10 +353,16 @@ def test_take_matches_the_reference(
   }}""")
     x = np.random.default_rng(2).standard_normal(data).astype(np.float32)
     pool = np.array([-1, 0, extent - 1, 1, -extent, extent, -extent - 3, 100])
-    i = np.resize(pool, math.prod(indices)).reshape(indices).astype({"i8": np.int8, "i32": np.int32, "i64": np.int64}[index_type])
+    i = (
+        np.resize(pool, math.prod(indices))
+        .reshape(indices)
+        .astype({"i8": np.int8, "i32": np.int32, "i64": np.int64}[index_type])
+    )
     expected = run(parse_module(text), x, i)
     clamped = np.clip(np.where(i < 0, i.astype(np.int64) + extent, i), 0, extent - 1)
-    np.testing.assert_array_equal(expected, np.maximum(np.take(x, clamped, axis=axis), 0))
+    np.testing.assert_array_equal(
+        expected, np.maximum(np.take(x, clamped, axis=axis), 0)
+    )
     np.testing.assert_array_equal(hetero.compile(text)(x, i), expected)
 
 
@@ -351,8 +382,14 @@ def _scatter_conv2d_transpose(x, w, strides, padding, dilation, output_padding, 
     (sh, sw), (dh, dw), (oph, opw) = strides, dilation, output_padding
     n, c, h, width = x.shape
     _, og, kh, kw = w.shape
-    full = np.zeros((n, og * groups, (h - 1) * sh + dh * (kh - 1) + 1 + oph,
-                     (width - 1) * sw + dw * (kw - 1) + 1 + opw))
+    full = np.zeros(
+        (
+            n,
+            og * groups,
+            (h - 1) * sh + dh * (kh - 1) + 1 + oph,
+            (width - 1) * sw + dw * (kw - 1) + 1 + opw,
+        )
+    )
     cg = c // groups
     for ch in range(c):
         g = ch // cg
@@ -360,21 +397,40 @@ def _scatter_conv2d_transpose(x, w, strides, padding, dilation, output_padding, 
             for ix in range(width):
                 for ky in range(kh):
                     for kx in range(kw):
-                        full[:, g * og:(g + 1) * og, iy * sh + ky * dh, ix * sw + kx * dw] += (
-                            x[:, ch, iy, ix, None] * w[ch, :, ky, kx]
-                        )
+                        full[
+                            :,
+                            g * og : (g + 1) * og,
+                            iy * sh + ky * dh,
+                            ix * sw + kx * dw,
+                        ] += x[:, ch, iy, ix, None] * w[ch, :, ky, kx]
     pt, pl, pb, pr = padding
-    return full[:, :, pt:full.shape[2] - pb, pl:full.shape[3] - pr]
+    return full[:, :, pt : full.shape[2] - pb, pl : full.shape[3] - pr]
 
 
 @pytest.mark.parametrize(
     "x, w, attrs",
     [
         ((1, 3, 4, 5), (3, 2, 3, 3), {}),
-        ((2, 4, 5, 6), (4, 3, 3, 2), {"strides": (2, 2), "padding": (1, 0, 0, 1),
-                                      "output_padding": (1, 0), "groups": 2}),
-        ((1, 2, 4, 4), (2, 2, 2, 3), {"strides": (3, 2), "dilation": (2, 2),
-                                      "padding": (2, 1, 1, 2), "output_padding": (1, 1)}),
+        (
+            (2, 4, 5, 6),
+            (4, 3, 3, 2),
+            {
+                "strides": (2, 2),
+                "padding": (1, 0, 0, 1),
+                "output_padding": (1, 0),
+                "groups": 2,
+            },
+        ),
+        (
+            (1, 2, 4, 4),
+            (2, 2, 2, 3),
+            {
+                "strides": (3, 2),
+                "dilation": (2, 2),
+                "padding": (2, 1, 1, 2),
+                "output_padding": (1, 1),
+            },
+        ),
         # a decoder's 2x upsampling (the CPU conv2d schedule's tiles)
         ((1, 32, 9, 9), (32, 24, 4, 4), {"strides": (2, 2), "padding": (1, 1, 1, 1)}),
         # cropped beyond the window's reach: the gather form
@@ -388,15 +444,25 @@ def test_conv2d_transpose_matches_the_definition(
     fused bias and relu) and interpreted (one GEMM per tap) against the
     scatter definition."""
     rng = np.random.default_rng(3)
-    xs, ws = rng.standard_normal(x).astype(np.float32), rng.standard_normal(w).astype(np.float32)
+    xs, ws = (
+        rng.standard_normal(x).astype(np.float32),
+        rng.standard_normal(w).astype(np.float32),
+    )
     b = rng.standard_normal(w[1] * attrs.get("groups", 1)).astype(np.float32)
     want = _scatter_conv2d_transpose(
-        xs, ws, attrs.get("strides", (1, 1)), attrs.get("padding", (0, 0, 0, 0)),
-        attrs.get("dilation", (1, 1)), attrs.get("output_padding", (0, 0)), attrs.get("groups", 1),
+        xs,
+        ws,
+        attrs.get("strides", (1, 1)),
+        attrs.get("padding", (0, 0, 0, 0)),
+        attrs.get("dilation", (1, 1)),
+        attrs.get("output_padding", (0, 0)),
+        attrs.get("groups", 1),
     )
     want = np.maximum(want + b[None, :, None, None], 0)
     spec = ", ".join(
-        f"{k} = {v} : i64" if isinstance(v, int) else f"{k} = array<i64: {', '.join(map(str, v))}>"
+        f"{k} = {v} : i64"
+        if isinstance(v, int)
+        else f"{k} = array<i64: {', '.join(map(str, v))}>"
         for k, v in attrs.items()
     )
     t = lambda s: f"tensor<{'x'.join(map(str, s))}xf32>"
@@ -408,8 +474,12 @@ def test_conv2d_transpose_matches_the_definition(
     %r = relay.relu %1 : {out}
     relay.return %r : {out}
   }}""")
-    np.testing.assert_allclose(run(parse_module(text), xs, ws, b), want, rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(hetero.compile(text)(xs, ws, b), want, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        run(parse_module(text), xs, ws, b), want, rtol=1e-5, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        hetero.compile(text)(xs, ws, b), want, rtol=1e-5, atol=1e-5
+    )
 
 
 def _naive_avg_pool3d(x, kernel, strides, padding, ceil_mode, count_include_pad):
@@ -429,7 +499,9 @@ def _naive_avg_pool3d(x, kernel, strides, padding, ceil_mode, count_include_pad)
         for tap in np.ndindex(*kernel):
             at = [i * s + t - b for i, s, t, b in zip(index, strides, tap, begins)]
             inside = all(0 <= a < size for a, size in zip(at, sizes))
-            padded = all(-b <= a < size + e for a, size, b, e in zip(at, sizes, begins, ends))
+            padded = all(
+                -b <= a < size + e for a, size, b, e in zip(at, sizes, begins, ends)
+            )
             if inside:
                 total = total + x[(slice(None), slice(None), *at)]
             count += inside or (count_include_pad and padded)
@@ -438,7 +510,9 @@ def _naive_avg_pool3d(x, kernel, strides, padding, ceil_mode, count_include_pad)
 
 
 @pytest.mark.parametrize("ceil_mode, count_include_pad", [(False, False), (True, True)])
-def test_3d_windows_match_the_definition(ceil_mode: bool, count_include_pad: bool) -> None:
+def test_3d_windows_match_the_definition(
+    ceil_mode: bool, count_include_pad: bool
+) -> None:
     """relay.nn.avg_pool3d (padding, ceil_mode, count_include_pad) against
     its definition, and conv3d -> max_pool3d compiled as interpreted."""
     x = np.random.default_rng(4).standard_normal((1, 2, 5, 6, 4)).astype(np.float32)
@@ -461,7 +535,9 @@ def test_3d_windows_match_the_definition(ceil_mode: bool, count_include_pad: boo
     %r = relay.nn.max_pool3d %c {{pool_size = {a((2, 2, 2))}, strides = {a((2, 2, 2))}, padding = {a((1, 1, 1, 0, 0, 0))}}} : (tensor<1x4x5x5x5xf32>) -> tensor<1x4x3x3x3xf32>
     relay.return %r : tensor<1x4x3x3x3xf32>
   }}""")
-    np.testing.assert_allclose(hetero.compile(text)(x, w), run(parse_module(text), x, w), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        hetero.compile(text)(x, w), run(parse_module(text), x, w), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_cast_matches_numpy_astype() -> None:
@@ -487,9 +563,18 @@ def test_cast_matches_numpy_astype() -> None:
     x = (rng.standard_normal((3, 37)) * 100).astype(np.float32)
     i = rng.integers(-300, 300, (3, 37)).astype(np.int64)
     i[0, :3] = 0
-    want = [x.astype(np.int32), x.astype(np.float64), i != 0, (i != 0).astype(np.float32),
-            i.astype(np.int8), i.astype(np.float32), (i != 0).astype(np.int64)]
-    for got, interpreted, expected in zip(hetero.compile(text)(x, i), run(parse_module(text), x, i), want, strict=True):
+    want = [
+        x.astype(np.int32),
+        x.astype(np.float64),
+        i != 0,
+        (i != 0).astype(np.float32),
+        i.astype(np.int8),
+        i.astype(np.float32),
+        (i != 0).astype(np.int64),
+    ]
+    for got, interpreted, expected in zip(
+        hetero.compile(text)(x, i), run(parse_module(text), x, i), want, strict=True
+    ):
         np.testing.assert_array_equal(interpreted, expected)
         np.testing.assert_array_equal(got, expected)
 
@@ -501,16 +586,17 @@ def test_comparisons_logic_and_where_match_numpy(element: str, dtype: type) -> N
     t, row = (lambda e: f"tensor<3x37x{e}>"), f"tensor<37x{element}>"
     names = ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]
     body = "".join(
-        f"\n    %{n} = relay.{n} %x, %y : ({t(element)}, {row}) -> {t('i1')}" for n in names
+        f"\n    %{n} = relay.{n} %x, %y : ({t(element)}, {row}) -> {t('i1')}"
+        for n in names
     )
     text = _text(f"""
-  relay.func @main(%x: {t(element)}, %y: {row}) -> tuple<{t('i1')}, {t(element)}, {t('i1')}> {{{body}
-    %a = relay.logical_and %less, %not_equal : ({t('i1')}, {t('i1')}) -> {t('i1')}
-    %o = relay.logical_or %a, %greater_equal : ({t('i1')}, {t('i1')}) -> {t('i1')}
-    %n = relay.logical_not %o : {t('i1')}
-    %w = relay.where %equal, %x, %y : ({t('i1')}, {t(element)}, {row}) -> {t(element)}
-    %r = relay.tuple(%n, %w, %less_equal) : tuple<{t('i1')}, {t(element)}, {t('i1')}>
-    relay.return %r : tuple<{t('i1')}, {t(element)}, {t('i1')}>
+  relay.func @main(%x: {t(element)}, %y: {row}) -> tuple<{t("i1")}, {t(element)}, {t("i1")}> {{{body}
+    %a = relay.logical_and %less, %not_equal : ({t("i1")}, {t("i1")}) -> {t("i1")}
+    %o = relay.logical_or %a, %greater_equal : ({t("i1")}, {t("i1")}) -> {t("i1")}
+    %n = relay.logical_not %o : {t("i1")}
+    %w = relay.where %equal, %x, %y : ({t("i1")}, {t(element)}, {row}) -> {t(element)}
+    %r = relay.tuple(%n, %w, %less_equal) : tuple<{t("i1")}, {t(element)}, {t("i1")}>
+    relay.return %r : tuple<{t("i1")}, {t(element)}, {t("i1")}>
   }}""")
     rng = np.random.default_rng(7)
     x = rng.integers(-3, 3, (3, 37)).astype(dtype)
@@ -523,7 +609,9 @@ def test_comparisons_logic_and_where_match_numpy(element: str, dtype: type) -> N
             np.where(x == y, x, y),
             x <= y,
         ]
-    for got, interpreted, expected in zip(hetero.compile(text)(x, y), run(parse_module(text), x, y), want, strict=True):
+    for got, interpreted, expected in zip(
+        hetero.compile(text)(x, y), run(parse_module(text), x, y), want, strict=True
+    ):
         np.testing.assert_array_equal(interpreted, expected)
         np.testing.assert_array_equal(got, expected)
 
@@ -545,7 +633,9 @@ def test_floor_ceil_round_and_erf_match_the_definitions() -> None:
     erf = np.array([math.erf(v) for v in x.ravel()], np.float32).reshape(x.shape)
     want = [np.floor(x), np.ceil(x), np.round(x), erf]
     assert want[2][0, :6].tolist() == [0.0, 2.0, 2.0, -0.0, -2.0, -3.0]
-    for got, interpreted, expected in zip(hetero.compile(text)(x), run(parse_module(text), x), want, strict=True):
+    for got, interpreted, expected in zip(
+        hetero.compile(text)(x), run(parse_module(text), x), want, strict=True
+    ):
         np.testing.assert_allclose(interpreted, expected, rtol=1e-6, atol=1e-7)
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-7)
 

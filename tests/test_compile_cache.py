@@ -16,6 +16,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from test_parallel_compile import PROGRAM, N, X
+
+import hetero
 from hetero.context import parse_module
 from hetero.lowering import compile_cache
 from hetero.lowering.compile_cache import (
@@ -29,9 +32,6 @@ from hetero.lowering.compile_cache import (
 )
 from hetero.lowering.cpu_codegen import _lower_and_compile, compile_cpu
 from hetero.runtime.cpu import CpuTarget
-from test_parallel_compile import PROGRAM, X, N
-
-import hetero
 
 RELAY = """
 relay.func @main(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
@@ -202,7 +202,7 @@ def test_an_unwritable_directory_warns_once_and_compiles(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("")
     monkeypatch.setenv(CACHE_VARIABLE, str(blocker / "cache"))
-    with pytest.warns(RuntimeWarning, match="compile cache cannot write to") as caught:
+    with pytest.warns(RuntimeWarning, match="compile cache cannot write to") as caught:  # noqa: PT031
         compiled = hetero.compile(RELAY)
         native = compile_cpu(parse_module(PROGRAM), jobs=2, cached=True)
     assert len(caught) == 1

@@ -3,9 +3,10 @@
 
 from __future__ import annotations
 
-import hetero
 import numpy as np
 import pytest
+
+import hetero
 from hetero import CompiledFunctionError
 
 ADD = """

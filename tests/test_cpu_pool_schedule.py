@@ -6,9 +6,15 @@ no run-time bounds tests or source choices left in the loops."""
 
 from __future__ import annotations
 
-import hetero
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.dialects import memref, scf, vector
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation
+from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.dialects.relay import pool_shape
@@ -19,11 +25,6 @@ from hetero.lowering.schedules.cpu_pool import MAX_TAPS, Axis
 from hetero.transforms.fuse_ops import FuseOpsPass
 from hetero.transforms.lower_te import LowerTEPass
 from hetero.transforms.plan_devices import PlanDevicesPass
-from xdsl.context import Context
-from xdsl.dialects import memref, scf, vector
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Operation
-from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
 RNG = np.random.default_rng(0)
 
@@ -280,14 +281,26 @@ def test_max_pool_propagates_nan(params: dict[str, object]) -> None:
 @pytest.mark.parametrize(
     ("attrs", "size", "out"),
     [
-        ("strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 9, 5),  # clamped taps
-        ("dilation = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>", 4, 4),  # taps skipped
+        (
+            "strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>",
+            9,
+            5,
+        ),  # clamped taps
+        (
+            "dilation = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>",
+            4,
+            4,
+        ),  # taps skipped
     ],
 )
 def test_blocked_max_pool_propagates_nan(attrs: str, size: int, out: int) -> None:
     """The channel-blocked pooling (`NCHW16c`) keeps NaN too."""
     data, result = (1, 2, size, size, 16), (1, 2, out, out, 16)
-    pool = "pool_size = array<i64: 3, 3>" if "strides" in attrs else "pool_size = array<i64: 2, 2>"
+    pool = (
+        "pool_size = array<i64: 3, 3>"
+        if "strides" in attrs
+        else "pool_size = array<i64: 2, 2>"
+    )
     body = (
         f'%r = relay.nn.max_pool2d %x {{{pool}, {attrs}, layout = "NCHW16c"}} '
         f": ({_t(data)}) -> {_t(result)}"
@@ -327,7 +340,9 @@ def test_separable_window_reads_each_input_row_once_per_output_row() -> None:
     params = {"pool_size": (3, 3), "strides": (2, 2)}
     ops = _kernel_ops(_lowered(_pool_program("max_pool2d", (1, 4, 13, 13), params)))
     vector_loops = [
-        op for op in ops if isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.VECTORIZED
+        op
+        for op in ops
+        if isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.VECTORIZED
     ]
     sources = [
         sorted(

@@ -10,19 +10,20 @@ import math
 import re
 from typing import Any
 
-import hetero
 import isas
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lowered import local_buffer_shapes
+from xdsl.dialects.builtin import f32
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import run
 from hetero.lowering.convert_tir_to_scf import simd_bits
 from hetero.lowering.schedules.cpu import conv_vectors, tiles
-from hypothesis import given, settings
-from hypothesis import strategies as st
-from lowered import local_buffer_shapes
-from xdsl.dialects.builtin import f32
 
 RNG = np.random.default_rng(0)
 
@@ -32,7 +33,9 @@ def _program(
 ) -> str:
     """`@main(params) -> result { body }` for an `llvm` target with `num_threads`
     and other `options` (`mcpu = ..., mattr = [...]`)."""
-    settings = ", ".join(filter(None, [f"num_threads = {threads}" if threads else "", options]))
+    settings = ", ".join(
+        filter(None, [f"num_threads = {threads}" if threads else "", options])
+    )
     target = f'#target.target<"llvm"{", {" + settings + "}" if settings else ""}>'
     return (
         f"builtin.module attributes {{target.config = #target.config<[{target}]>}} {{\n"
@@ -53,7 +56,9 @@ def _check(text: str, *shapes: tuple[int, ...]) -> None:
     )
 
 
-def _dense(m: int, n: int, k: int, threads: int | None = None, epilogue: bool = False) -> None:
+def _dense(
+    m: int, n: int, k: int, threads: int | None = None, epilogue: bool = False
+) -> None:
     x, w, out = (m, k), (n, k), (m, n)
     body = f"%r = relay.nn.dense %x, %w : ({_t(x)}, {_t(w)}) -> {_t(out)}"
     params = f"%x: {_t(x)}, %w: {_t(w)}"
@@ -98,11 +103,12 @@ def test_dense_single_row_is_a_gemv(n: int, k: int) -> None:
 def test_gemv_reads_the_weights_in_place() -> None:
     """No packed copy of `b` for a single row: the kernel allocates only
     `local` accumulators."""
+    from xdsl.context import Context
+
     from hetero.dialects import tir
     from hetero.transforms.fuse_ops import FuseOpsPass
     from hetero.transforms.lower_te import LowerTEPass
     from hetero.transforms.plan_devices import PlanDevicesPass
-    from xdsl.context import Context
 
     x, w, out = (1, 64), (40, 64), (1, 40)
     body = f"%r = relay.nn.dense %x, %w : ({_t(x)}, {_t(w)}) -> {_t(out)}"
@@ -161,11 +167,22 @@ def _conv(
     groups: int = 1,
     threads: int | None = None,
 ) -> None:
-    h = [(x[2 + i] + attrs["padding"][i] + attrs["padding"][2 + i]
-          - attrs.get("dilation", (1, 1))[i] * (w[2 + i] - 1) - 1)
-         // attrs.get("strides", (1, 1))[i] + 1 for i in range(2)]
+    h = [
+        (
+            x[2 + i]
+            + attrs["padding"][i]
+            + attrs["padding"][2 + i]
+            - attrs.get("dilation", (1, 1))[i] * (w[2 + i] - 1)
+            - 1
+        )
+        // attrs.get("strides", (1, 1))[i]
+        + 1
+        for i in range(2)
+    ]
     out = (x[0], w[0], *h)
-    spec = ", ".join(f"{k} = array<i64: {', '.join(map(str, v))}>" for k, v in attrs.items())
+    spec = ", ".join(
+        f"{k} = array<i64: {', '.join(map(str, v))}>" for k, v in attrs.items()
+    )
     if groups > 1:
         spec += f", groups = {groups} : i64"
     body = (
@@ -185,7 +202,12 @@ def _conv(
         ((1, 3, 9, 9), (5, 3, 3, 3), {"strides": (2, 2), "padding": (1, 1, 1, 1)}, 1),
         ((1, 2, 8, 7), (3, 2, 2, 3), {"dilation": (2, 1), "padding": (0, 1, 1, 0)}, 1),
         # a column stride: the padded copy is split in 3 phases
-        ((1, 3, 11, 40), (4, 3, 3, 3), {"strides": (2, 3), "dilation": (1, 2), "padding": (1, 2, 0, 1)}, 1),
+        (
+            (1, 3, 11, 40),
+            (4, 3, 3, 3),
+            {"strides": (2, 3), "dilation": (1, 2), "padding": (1, 2, 0, 1)},
+            1,
+        ),
         ((1, 4, 6, 6), (6, 2, 3, 3), {"padding": (1, 1, 1, 1)}, 2),
         ((1, 8, 5, 5), (8, 1, 3, 3), {"padding": (1, 1, 1, 1)}, 8),  # depthwise
         ((1, 16, 14, 14), (24, 16, 1, 1), {"padding": (0, 0, 0, 0)}, 1),
@@ -203,12 +225,20 @@ def _conv(
         ((1, 3, 2, 75), (5, 3, 1, 3), {"strides": (1, 2), "padding": (0, 1, 0, 1)}, 1),
         # small images: the wide domain, with strides, dilation and groups
         ((1, 6, 7, 7), (26, 6, 3, 3), {"padding": (1, 1, 1, 1)}, 1),
-        ((1, 8, 14, 14), (16, 8, 3, 3), {"strides": (2, 2), "padding": (1, 1, 1, 1)}, 1),
+        (
+            (1, 8, 14, 14),
+            (16, 8, 3, 3),
+            {"strides": (2, 2), "padding": (1, 1, 1, 1)},
+            1,
+        ),
         ((2, 6, 8, 9), (24, 3, 3, 2), {"dilation": (2, 2), "padding": (2, 1, 1, 2)}, 2),
     ],
 )
 def test_conv2d_with_epilogue(
-    x: tuple[int, ...], w: tuple[int, ...], attrs: dict[str, tuple[int, ...]], groups: int
+    x: tuple[int, ...],
+    w: tuple[int, ...],
+    attrs: dict[str, tuple[int, ...]],
+    groups: int,
 ) -> None:
     _conv(x, w, attrs, groups)
 
@@ -256,15 +286,27 @@ def _avx512_conv_tiles(
     target = TargetAttr("llvm", {"mattr": ["+avx512f"]})
     out_h = (x[2] + padding[0] + padding[2] - w[2]) // strides[0] + 1
     out_w = (x[3] + padding[1] + padding[3] - w[3]) // strides[1] + 1
-    problem = Conv2D(tensor(x), tensor(w), (1, w[0], out_h, out_w), strides, (1, 1),
-                     padding, 1, lambda e, idx, v: None)
+    problem = Conv2D(
+        tensor(x),
+        tensor(w),
+        (1, w[0], out_h, out_w),
+        strides,
+        (1, 1),
+        padding,
+        1,
+        lambda e, idx, v: None,
+    )
     return _conv_tiles(problem, tiles(target, f32, conv_vectors(target)), target)
 
 
 @pytest.mark.parametrize(
     "x, w, dilation",
     [
-        ((1, 16, 14, 14), (24, 16, 1, 1), (1, 1)),  # 196 pixels: the last panel overlaps
+        (
+            (1, 16, 14, 14),
+            (24, 16, 1, 1),
+            (1, 1),
+        ),  # 196 pixels: the last panel overlaps
         ((1, 8, 4, 8), (16, 8, 1, 1), (1, 1)),  # exactly one panel
         ((2, 5, 9, 11), (13, 5, 1, 1), (1, 1)),  # a batch, a rest tile of channels
         ((1, 6, 12, 9), (10, 6, 3, 1), (2, 1)),  # a column of taps, dilated
@@ -278,11 +320,17 @@ def test_conv2d_in_place_with_residual(
     the input and write the output in place (the epilogue, a residual add,
     addressed across rows), the last panel overlapping the one before."""
     out = (x[0], w[0], x[2] - (w[2] - 1) * dilation[0], x[3])
-    _conv_residual(x, w, out, f"dilation = array<i64: {dilation[0]}, {dilation[1]}>", "relu")
+    _conv_residual(
+        x, w, out, f"dilation = array<i64: {dilation[0]}, {dilation[1]}>", "relu"
+    )
 
 
 def _conv_residual(
-    x: tuple[int, ...], w: tuple[int, ...], out: tuple[int, ...], attrs: str, activation: str
+    x: tuple[int, ...],
+    w: tuple[int, ...],
+    out: tuple[int, ...],
+    attrs: str,
+    activation: str,
 ) -> None:
     """conv2d (with `attrs`) → add of a third input → `activation`, checked."""
     body = (
@@ -351,9 +399,12 @@ def test_micro_kernel_assembly(isa: str) -> None:
     `vbroadcastss`): the register tile fits the ISA's registers."""
     t = tiles(isas.target(isa), f32)
     n = 4 * t.nr
-    text = _program(f"%a: {_t((64, 64))}, %b: {_t((64, n))}", _t((64, n)),
-                    f"%r = relay.matmul %a, %b : ({_t((64, 64))}, {_t((64, n))}) -> {_t((64, n))}",
-                    options=isas.options(isa))
+    text = _program(
+        f"%a: {_t((64, 64))}, %b: {_t((64, n))}",
+        _t((64, n)),
+        f"%r = relay.matmul %a, %b : ({_t((64, 64))}, {_t((64, n))}) -> {_t((64, n))}",
+        options=isas.options(isa),
+    )
     inner = _reduction_step(hetero.compile(text).native.assembly())
     assert inner.count("vfmadd231ps") >= t.mr * t.nr // t.lanes
     assert "vbroadcastss" in inner or "{1to" in inner
@@ -443,7 +494,9 @@ def test_register_tile_is_simplified_in_one_round(isa: str) -> None:
     text = _program(f"%x: {_t(x)}", _t(out), body, options=isas.options(isa))
     compiled = hetero.compile(text)
     ir = compiled.native.llvm_ir()
-    tile_bytes = {4 * n for s in local_buffer_shapes(text) for n in (math.prod(s), s[-1])}
+    tile_bytes = {
+        4 * n for s in local_buffer_shapes(text) for n in (math.prod(s), s[-1])
+    }
     memsets = re.findall(r"call void @llvm\.memset[^\n]*, i64 (\d+), i1", ir)
     assert not tile_bytes & set(map(int, memsets))
     step = _hottest_block(ir)
@@ -459,11 +512,12 @@ def test_epilogue_chain_is_fused_into_the_tile_store() -> None:
     """dense → bias_add → add(residual) → tanh is applied as the tiles are
     stored: no buffer of the dense's shape in its kernel (the transpose after
     it, not elementwise, ends the chain)."""
+    from xdsl.context import Context
+
     from hetero.dialects import tir
     from hetero.transforms.fuse_ops import FuseOpsPass
     from hetero.transforms.lower_te import LowerTEPass
     from hetero.transforms.plan_devices import PlanDevicesPass
-    from xdsl.context import Context
 
     m, n, k = 9, 40, 7
     out, t = _t((m, n)), _t((n, m))
@@ -486,13 +540,17 @@ def test_epilogue_chain_is_fused_into_the_tile_store() -> None:
         if isinstance(op, tir.PrimFuncOp) and "fastmath<contract>" in str(op)
     )
     shapes = [
-        op.buffer.type.get_shape() for op in kernel.walk() if isinstance(op, tir.AllocOp)
+        op.buffer.type.get_shape()
+        for op in kernel.walk()
+        if isinstance(op, tir.AllocOp)
     ]
     assert (m, n) not in shapes
     assert "math.tanh" in str(kernel)  # in the tile store
 
 
-@pytest.mark.parametrize("channels, rows", [(64, 8), (2048, 8), (96, 12), (1000, 10), (48, 12), (7, 12)])
+@pytest.mark.parametrize(
+    "channels, rows", [(64, 8), (2048, 8), (96, 12), (1000, 10), (48, 12), (7, 12)]
+)
 def test_conv_tiles_divide_the_output_channels(channels: int, rows: int) -> None:
     """The conv tile has the most rows (12 down to 8 with AVX-512) dividing
     the output channels, so that no last tile of fewer rows is needed; 12
@@ -518,14 +576,29 @@ def _lanes_conv(
     from hetero.lowering.schedules.cpu import _lane_tiles
 
     block = block or _lane_tiles(None, f32).nr
-    h = [(x[2 + i] + attrs.get("padding", (0,) * 4)[i] + attrs.get("padding", (0,) * 4)[2 + i]
-          - attrs.get("dilation", (1, 1))[i] * (w[2 + i] - 1) - 1)
-         // attrs.get("strides", (1, 1))[i] + 1 for i in range(2)]
+    h = [
+        (
+            x[2 + i]
+            + attrs.get("padding", (0,) * 4)[i]
+            + attrs.get("padding", (0,) * 4)[2 + i]
+            - attrs.get("dilation", (1, 1))[i] * (w[2 + i] - 1)
+            - 1
+        )
+        // attrs.get("strides", (1, 1))[i]
+        + 1
+        for i in range(2)
+    ]
     out = (x[0], w[0], *h)
     weight = RNG.standard_normal(w).astype(np.float32)
     packed = packed_weight(weight, block)
-    spec = ", ".join(f"{k} = array<i64: {', '.join(map(str, v))}>" for k, v in attrs.items())
-    spec = ", ".join(filter(None, [spec, f'kernel_layout = "OIHW{block}o"', f"channels = {w[0]} : i64"]))
+    spec = ", ".join(
+        f"{k} = array<i64: {', '.join(map(str, v))}>" for k, v in attrs.items()
+    )
+    spec = ", ".join(
+        filter(
+            None, [spec, f'kernel_layout = "OIHW{block}o"', f"channels = {w[0]} : i64"]
+        )
+    )
     body = (
         f"%0 = relay.nn.conv2d %x, %w {{{spec}}} : ({_t(x)}, {_t(packed.shape)}) -> {_t(out)}"
         f"\n    %1 = relay.nn.bias_add %0, %b : ({_t(out)}, {_t((w[0],))}) -> {_t(out)}"
@@ -541,7 +614,9 @@ def _lanes_conv(
         RNG.standard_normal(out).astype(np.float32),
     ]
     expected = run(parse_module(text), *inputs)
-    np.testing.assert_allclose(hetero.compile(text)(*inputs), expected, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        hetero.compile(text)(*inputs), expected, rtol=1e-4, atol=1e-4
+    )
 
 
 @pytest.mark.parametrize(
@@ -581,7 +656,9 @@ def test_conv2d_channels_in_lanes_avx2() -> None:
     """AVX2 (16 registers): tiles of pixels x 2 vectors of 8 channels, the
     schedule such hosts take (this one too, told so by the target)."""
     avx2 = 'mcpu = "haswell", mattr = ["+avx2", "-avx512f"]'
-    _lanes_conv((1, 24, 9, 9), (40, 24, 3, 3), {"padding": (1, 1, 1, 1)}, block=16, options=avx2)
+    _lanes_conv(
+        (1, 24, 9, 9), (40, 24, 3, 3), {"padding": (1, 1, 1, 1)}, block=16, options=avx2
+    )
     _lanes_conv((1, 20, 7, 7), (33, 20, 1, 1), {}, block=16, options=avx2)
 
 
@@ -614,7 +691,12 @@ def test_conv2d_weight_in_another_packed_layout_is_read_through() -> None:
         (["+avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 12),  # 48 of 64 lanes
         (["+avx2", "-avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 16),
         (["+avx2", "-avx512f"], (100, 32, 3, 3), (1, 100, 14, 14), 0),  # 100 of 112
-        (["+avx2", "-avx512f"], (64, 64, 1, 1), (1, 64, 56, 56), 4),  # 4 rows of 2 vectors
+        (
+            ["+avx2", "-avx512f"],
+            (64, 64, 1, 1),
+            (1, 64, 56, 56),
+            4,
+        ),  # 4 rows of 2 vectors
     ],
 )
 def test_conv2d_weight_block(
@@ -652,7 +734,9 @@ def test_patch_conv2d_reads_its_input_in_place(isa: str) -> None:
     module = parse_module(text)
     lower_to_tir(module)
     [kernel] = [
-        op for op in module.ops if isinstance(op, tir.PrimFuncOp) and op.sym_name.data != "main_host"
+        op
+        for op in module.ops
+        if isinstance(op, tir.PrimFuncOp) and op.sym_name.data != "main_host"
     ]
     assert sum(1 for _ in kernel.walk()) < 200  # 65; with the 64 planes 950
     if isas.runs_here(isa):

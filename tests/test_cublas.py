@@ -23,10 +23,13 @@ from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 
-import hetero
 import numpy as np
 import pytest
 from cuda import pathfinder
+from test_gpu_codegen import assemble
+from xdsl.context import Context
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.interpreter.relay import element_dtype, run
@@ -43,8 +46,6 @@ from hetero.transforms.partition_graph import PartitionGraphPass
 from hetero.transforms.plan_devices import PlanDevicesPass
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.programs import mlp
-from test_gpu_codegen import assemble
-from xdsl.context import Context
 
 NO_GPU = cuda.unavailable_reason()
 NO_CUBLAS = cublas_runtime.unavailable_reason()
@@ -85,32 +86,39 @@ def on_gpu(body: str, inputs: list[str], result: str) -> str:
 CASES = {
     "dense": on_gpu(
         "%r = relay.nn.dense %a, %b : (tensor<5x3xf32>, tensor<4x3xf32>) -> tensor<5x4xf32>",
-        ["tensor<5x3xf32>", "tensor<4x3xf32>"], "tensor<5x4xf32>",
+        ["tensor<5x3xf32>", "tensor<4x3xf32>"],
+        "tensor<5x4xf32>",
     ),
     "matmul": on_gpu(
         "%r = relay.matmul %a, %b : (tensor<5x3xf32>, tensor<3x7xf32>) -> tensor<5x7xf32>",
-        ["tensor<5x3xf32>", "tensor<3x7xf32>"], "tensor<5x7xf32>",
+        ["tensor<5x3xf32>", "tensor<3x7xf32>"],
+        "tensor<5x7xf32>",
     ),
     "batch matmul": on_gpu(
         "%r = relay.matmul %a, %b : (tensor<2x5x3xf32>, tensor<2x3x7xf32>) -> tensor<2x5x7xf32>",
-        ["tensor<2x5x3xf32>", "tensor<2x3x7xf32>"], "tensor<2x5x7xf32>",
+        ["tensor<2x5x3xf32>", "tensor<2x3x7xf32>"],
+        "tensor<2x5x7xf32>",
     ),
     "dense f16": on_gpu(
         "%r = relay.nn.dense %a, %b : (tensor<5x3xf16>, tensor<4x3xf16>) -> tensor<5x4xf16>",
-        ["tensor<5x3xf16>", "tensor<4x3xf16>"], "tensor<5x4xf16>",
+        ["tensor<5x3xf16>", "tensor<4x3xf16>"],
+        "tensor<5x4xf16>",
     ),
     "batch matmul f16": on_gpu(
         "%r = relay.matmul %a, %b : (tensor<2x5x3xf16>, tensor<2x3x7xf16>) -> tensor<2x5x7xf16>",
-        ["tensor<2x5x3xf16>", "tensor<2x3x7xf16>"], "tensor<2x5x7xf16>",
+        ["tensor<2x5x3xf16>", "tensor<2x3x7xf16>"],
+        "tensor<2x5x7xf16>",
     ),
     "dense f64": on_gpu(
         "%r = relay.nn.dense %a, %b : (tensor<5x3xf64>, tensor<4x3xf64>) -> tensor<5x4xf64>",
-        ["tensor<5x3xf64>", "tensor<4x3xf64>"], "tensor<5x4xf64>",
+        ["tensor<5x3xf64>", "tensor<4x3xf64>"],
+        "tensor<5x4xf64>",
     ),
     "two gemms in one partition": on_gpu(
         "%m = relay.matmul %a, %b : (tensor<4x6xf32>, tensor<6x5xf32>) -> tensor<4x5xf32>\n"
         "    %r = relay.matmul %m, %c : (tensor<4x5xf32>, tensor<5x3xf32>) -> tensor<4x3xf32>",
-        ["tensor<4x6xf32>", "tensor<6x5xf32>", "tensor<5x3xf32>"], "tensor<4x3xf32>",
+        ["tensor<4x6xf32>", "tensor<6x5xf32>", "tensor<5x3xf32>"],
+        "tensor<4x3xf32>",
     ),
     "then read on the CPU": f"""builtin.module attributes {{target.config = {CONFIG}}} {{
   relay.func @main(%a: tensor<4x6xf32>, %b: tensor<6x5xf32>) -> tensor<4x5xf32> {{
@@ -140,6 +148,7 @@ def tolerance(text: str) -> float:
     """f16 results are rounded to 11 bits (cuBLAS accumulates in f32)."""
     return 2e-2 if "f16" in text else 1e-5
 
+
 TARGETS = ["cuda", "llvm", "cublas"]
 
 
@@ -147,7 +156,9 @@ def random_inputs(text: str, seed: int = 0) -> list[np.ndarray]:
     main = next(op for op in parse_module(text).ops if isinstance(op, relay.FuncOp))
     rng = np.random.default_rng(seed)
     return [
-        rng.standard_normal(a.type.get_shape()).astype(element_dtype(a.type.element_type))  # type: ignore[attr-defined]
+        rng.standard_normal(a.type.get_shape()).astype(
+            element_dtype(a.type.element_type)
+        )  # type: ignore[attr-defined]
         for a in main.args
     ]
 
@@ -159,7 +170,9 @@ def cublas_calls(host_ir: str) -> set[str]:
 
 
 def function_ir(host_ir: str, name: str) -> str:
-    return re.search(rf"^define [^@]*@{name}\(.*?^}}", host_ir, re.MULTILINE | re.DOTALL).group(0)  # type: ignore[union-attr]
+    return re.search(
+        rf"^define [^@]*@{name}\(.*?^}}", host_ir, re.MULTILINE | re.DOTALL
+    ).group(0)  # type: ignore[union-attr]
 
 
 # ----------------------------------------------------------------------------
@@ -208,10 +221,18 @@ def test_mlp_partitions_dense_and_bias_and_leaves_relu_to_hetero() -> None:
                   ExternalCodegenPass()):  # fmt: skip
         stage.apply(Context(), module)
     generated = external_modules(module)["cublas"]
-    functions = [op for op in module.ops if isinstance(op, relay.FuncOp) and op.compiler == "cublas"]
-    composites = [op.composite for f in functions for op in f.walk() if isinstance(op, relay.FnOp)]
+    functions = [
+        op
+        for op in module.ops
+        if isinstance(op, relay.FuncOp) and op.compiler == "cublas"
+    ]
+    composites = [
+        op.composite for f in functions for op in f.walk() if isinstance(op, relay.FnOp)
+    ]
     assert composites == ["cublas.dense_bias"] * 3
-    assert [op.sym_name.data for op in generated.ops] == [f.sym_name.data for f in functions]
+    assert [op.sym_name.data for op in generated.ops] == [
+        f.sym_name.data for f in functions
+    ]
 
 
 @pytest.mark.usefixtures("with_cublas")
@@ -229,7 +250,8 @@ def test_f16_dense_bias_is_gemm_ex_and_an_f16_bias_kernel(tmp_path: Path) -> Non
     text = on_gpu(
         "%d = relay.nn.dense %a, %b : (tensor<5x3xf16>, tensor<4x3xf16>) -> tensor<5x4xf16>\n"
         "    %r = relay.nn.bias_add %d, %c : (tensor<5x4xf16>, tensor<4xf16>) -> tensor<5x4xf16>",
-        ["tensor<5x3xf16>", "tensor<4x3xf16>", "tensor<4xf16>"], "tensor<5x4xf16>",
+        ["tensor<5x3xf16>", "tensor<4x3xf16>", "tensor<4xf16>"],
+        "tensor<5x4xf16>",
     )
     program = hetero.compile(text, targets=TARGETS).native
     assert isinstance(program, cuda.GpuProgram)
@@ -253,14 +275,23 @@ def _gemm_type(scalar: type, ex: bool = False, batched: bool = False) -> type:
     alpha = ctypes.POINTER(scalar)
     matrix = [_P, *([_I] if ex else []), _I, *([_L] if batched else [])]
     tail = [*([_I] if batched else []), *([_I, _I] if ex else [])]
-    return ctypes.CFUNCTYPE(_I, _P, _I, _I, _I, _I, _I, alpha, *matrix, *matrix, alpha, *matrix, *tail)
+    return ctypes.CFUNCTYPE(
+        _I, _P, _I, _I, _I, _I, _I, alpha, *matrix, *matrix, alpha, *matrix, *tail
+    )
 
 
 _SYNCHRONIZE = ctypes.CFUNCTYPE(_I)
-_ALLOC = ctypes.CFUNCTYPE(_I, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.c_uint)
+_ALLOC = ctypes.CFUNCTYPE(
+    _I, ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint64, ctypes.c_uint
+)
 _FREE = ctypes.CFUNCTYPE(_I, ctypes.c_uint64)
 _PREFETCH = ctypes.CFUNCTYPE(
-    _I, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint, ctypes.c_void_p
+    _I,
+    ctypes.c_uint64,
+    ctypes.c_uint64,
+    ctypes.c_uint64,
+    ctypes.c_uint,
+    ctypes.c_void_p,
 )
 _PREFETCHED: list[tuple[int, int, int]] = []
 """(address, bytes, location) of each prefetch the host code asked for."""
@@ -282,7 +313,9 @@ def _alloc(slot, size: int, flags: int) -> int:
     return 0
 
 
-def _column_major(address: int, rows: int, cols: int, ld: int, dtype: type) -> np.ndarray:
+def _column_major(
+    address: int, rows: int, cols: int, ld: int, dtype: type
+) -> np.ndarray:
     size = ld * cols * np.dtype(dtype).itemsize
     flat = np.frombuffer((ctypes.c_byte * size).from_address(address), dtype)
     return flat.reshape(cols, ld)[:, :rows].T
@@ -311,7 +344,9 @@ def _gemm(dtype: type):
         scale, keep = alpha[0], beta[0]
 
         def work() -> None:
-            product = (op_a.T if ta else op_a).astype(np.float64) @ (op_b.T if tb else op_b)
+            product = (op_a.T if ta else op_a).astype(np.float64) @ (
+                op_b.T if tb else op_b
+            )
             # As BLAS: with beta 0, C is not read (it may hold anything, NaNs too).
             out[...] = scale * product + (keep * out if keep else 0)
 
@@ -324,21 +359,65 @@ def _gemm(dtype: type):
 def _batched(dtype: type):
     gemm, size = _gemm(dtype), np.dtype(dtype).itemsize
 
-    def batched(handle, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, count) -> int:
+    def batched(
+        handle, ta, tb, m, n, k, alpha, a, lda, sa, b, ldb, sb, beta, c, ldc, sc, count
+    ) -> int:
         for i in range(count):
-            gemm(handle, ta, tb, m, n, k, alpha, a + size * i * sa, lda, b + size * i * sb, ldb,
-                 beta, c + size * i * sc, ldc)
+            gemm(
+                handle,
+                ta,
+                tb,
+                m,
+                n,
+                k,
+                alpha,
+                a + size * i * sa,
+                lda,
+                b + size * i * sb,
+                ldb,
+                beta,
+                c + size * i * sc,
+                ldc,
+            )
         return 0
 
     return batched
 
 
-_EX_TYPES = (CUDA_R_16F, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT)
+_EX_TYPES = (
+    CUDA_R_16F,
+    CUDA_R_16F,
+    CUDA_R_16F,
+    CUBLAS_COMPUTE_32F,
+    CUBLAS_GEMM_DEFAULT,
+)
 
 
-def _gemm_ex(handle, ta, tb, m, n, k, alpha, a, at, lda, b, bt, ldb, beta, c, ct, ldc, compute, algo) -> int:
+def _gemm_ex(
+    handle,
+    ta,
+    tb,
+    m,
+    n,
+    k,
+    alpha,
+    a,
+    at,
+    lda,
+    b,
+    bt,
+    ldb,
+    beta,
+    c,
+    ct,
+    ldc,
+    compute,
+    algo,
+) -> int:
     assert (at, bt, ct, compute, algo) == _EX_TYPES
-    return _gemm(np.float16)(handle, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+    return _gemm(np.float16)(
+        handle, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc
+    )
 
 
 def _batched_ex(handle, ta, tb, m, n, k, alpha, a, at, lda, sa, b, bt, ldb, sb, beta, c, ct, ldc, sc,
@@ -350,15 +429,23 @@ def _batched_ex(handle, ta, tb, m, n, k, alpha, a, at, lda, sa, b, bt, ldb, sb, 
 
 STAND_INS = {
     "hetero.cublas.cublasSgemm_v2": _gemm_type(_F)(_gemm(np.float32)),
-    "hetero.cublas.cublasSgemmStridedBatched": _gemm_type(_F, batched=True)(_batched(np.float32)),
+    "hetero.cublas.cublasSgemmStridedBatched": _gemm_type(_F, batched=True)(
+        _batched(np.float32)
+    ),
     "hetero.cublas.cublasDgemm_v2": _gemm_type(_D)(_gemm(np.float64)),
     "hetero.cublas.cublasGemmEx": _gemm_type(_F, ex=True)(_gemm_ex),
-    "hetero.cublas.cublasGemmStridedBatchedEx": _gemm_type(_F, ex=True, batched=True)(_batched_ex),
+    "hetero.cublas.cublasGemmStridedBatchedEx": _gemm_type(_F, ex=True, batched=True)(
+        _batched_ex
+    ),
     "hetero.cuda.cuCtxSynchronize": _SYNCHRONIZE(_synchronize),
     "hetero.cuda.cuMemAllocManaged": _ALLOC(_alloc),
-    "hetero.cuda.cuMemFree_v2": _FREE(lambda address: 0 if _HOST_MEMORY.pop(address, None) is not None else 1),
+    "hetero.cuda.cuMemFree_v2": _FREE(
+        lambda address: 0 if _HOST_MEMORY.pop(address, None) is not None else 1
+    ),
     "hetero.cuda.cuMemPrefetchAsync_v2": _PREFETCH(
-        lambda address, size, location, flags, stream: _PREFETCHED.append((address, size, location)) or 0
+        lambda address, size, location, flags, stream: (
+            _PREFETCHED.append((address, size, location)) or 0
+        )
     ),
 }
 
@@ -368,8 +455,12 @@ def _stand_in(host: CpuModule) -> None:
     for global_name, function in STAND_INS.items():
         address = host.global_address(global_name)
         if address:
-            ctypes.c_void_p.from_address(address).value = ctypes.cast(function, _P).value
-    ctypes.c_void_p.from_address(host.global_address(cublas_runtime.HANDLE)).value = FAKE_HANDLE
+            ctypes.c_void_p.from_address(address).value = ctypes.cast(
+                function, _P
+            ).value
+    ctypes.c_void_p.from_address(
+        host.global_address(cublas_runtime.HANDLE)
+    ).value = FAKE_HANDLE
 
 
 @pytest.mark.usefixtures("with_cublas")
@@ -396,10 +487,14 @@ def test_host_code_calls_cublas_with_the_column_major_mapping(name: str) -> None
     assert _PREFETCHED == [(address, size, device) for address, size in _ALLOCATED]
     assert ctypes.c_int32.from_address(host.global_address(cuda.STATUS)).value == 0
     assert not _HOST_MEMORY  # what was allocated was freed
-    np.testing.assert_allclose(out, expected, rtol=tolerance(text), atol=tolerance(text))
+    np.testing.assert_allclose(
+        out, expected, rtol=tolerance(text), atol=tolerance(text)
+    )
 
 
-def _called_on_the_cpu(monkeypatch: pytest.MonkeyPatch, program: cuda.GpuProgram) -> list[tuple[int, ...]]:
+def _called_on_the_cpu(
+    monkeypatch: pytest.MonkeyPatch, program: cuda.GpuProgram
+) -> list[tuple[int, ...]]:
     """`program`'s calls run on the CPU: the driver and cuBLAS stood in for,
     host memory for managed memory; the shapes of the managed arrays made."""
     made: list[tuple[int, ...]] = []
@@ -413,13 +508,17 @@ def _called_on_the_cpu(monkeypatch: pytest.MonkeyPatch, program: cuda.GpuProgram
             self.array[...] = array
 
     monkeypatch.setattr(cuda, "ManagedArray", Managed)
-    monkeypatch.setattr(cuda, "device", lambda: SimpleNamespace(synchronize=_synchronize))
+    monkeypatch.setattr(
+        cuda, "device", lambda: SimpleNamespace(synchronize=_synchronize)
+    )
     monkeypatch.setattr(program, "_load", lambda: _stand_in(program.host))
     return made
 
 
 @pytest.mark.usefixtures("with_cublas")
-def test_calls_refill_the_managed_buffers_of_the_last(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_calls_refill_the_managed_buffers_of_the_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A second call with arrays of the same shapes refills the first call's
     managed buffers, and each call computes its own inputs' result."""
     text = CASES["then read on the CPU"]
@@ -438,7 +537,9 @@ def test_a_call_leaves_no_work_pending(monkeypatch: pytest.MonkeyPatch) -> None:
     call synchronises, and then nothing is pending for the next call."""
     compiled = hetero.compile(CASES["dense"], targets=TARGETS)
     _called_on_the_cpu(monkeypatch, compiled.native)
-    pending = ctypes.c_bool.from_address(compiled.native.host.global_address(cuda.PENDING))
+    pending = ctypes.c_bool.from_address(
+        compiled.native.host.global_address(cuda.PENDING)
+    )
     compiled(*random_inputs(CASES["dense"]))
     assert not pending.value and not _QUEUED
 
@@ -448,21 +549,27 @@ def test_a_call_leaves_no_work_pending(monkeypatch: pytest.MonkeyPatch) -> None:
 # ----------------------------------------------------------------------------
 
 
-def test_missing_library_means_the_kind_is_not_offered(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_library_means_the_kind_is_not_offered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """What pathfinder reports for a missing wheel, whether or not it is installed here."""
 
     def not_found(name: str) -> None:
         raise pathfinder.DynamicLibNotFoundError(f"Failure finding lib{name}.so")
 
     monkeypatch.setattr(pathfinder, "load_nvidia_dynamic_lib", not_found)
-    monkeypatch.setattr(cublas_runtime, "load_cublas", cublas_runtime.load_cublas.__wrapped__)
+    monkeypatch.setattr(
+        cublas_runtime, "load_cublas", cublas_runtime.load_cublas.__wrapped__
+    )
     reason = unavailable_reason("cublas")
     assert reason is not None and "pip install 'hetero[cublas]'" in reason
     assert "nvidia-cublas" in reason
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         compiled = hetero.compile(MLP)
-    assert [str(w.message) for w in caught] == [f"hetero.compile: 'cublas' is not offered: {reason}"]
+    assert [str(w.message) for w in caught] == [
+        f"hetero.compile: 'cublas' is not offered: {reason}"
+    ]
     # The program still compiles, on hetero's own GPU kernels.
     assert isinstance(compiled.native, cuda.GpuProgram)
     assert cublas_calls(compiled.native.host.llvm_ir()) == set()
@@ -482,7 +589,9 @@ CUDA = '#target.vdevice<cuda:0, target = #target.target<"cuda", host = #target.t
     ],
     ids=["i32", "dynamic"],
 )  # fmt: skip
-def test_what_cublas_cannot_run_is_a_located_diagnostic(types: tuple[str, ...], message: str) -> None:
+def test_what_cublas_cannot_run_is_a_located_diagnostic(
+    types: tuple[str, ...], message: str
+) -> None:
     """Hand-annotated partitions (the pattern table offers neither)."""
     a, b, r = types
     text = (
@@ -497,7 +606,9 @@ def test_what_cublas_cannot_run_is_a_located_diagnostic(types: tuple[str, ...], 
     assert e.value.op is not None
 
 
-def test_constants_are_uploaded_once_per_compiled_function(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_constants_are_uploaded_once_per_compiled_function(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A GpuProgram's constants are `ResidentArray`s: one upload, then reused."""
     uploads: list[np.ndarray] = []
 
@@ -509,7 +620,8 @@ def test_constants_are_uploaded_once_per_compiled_function(monkeypatch: pytest.M
     text = on_gpu(
         "%w = relay.constant dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>\n"
         "    %r = relay.matmul %a, %w : (tensor<3x2xf32>, tensor<2x2xf32>) -> tensor<3x2xf32>",
-        ["tensor<3x2xf32>"], "tensor<3x2xf32>",
+        ["tensor<3x2xf32>"],
+        "tensor<3x2xf32>",
     )
     compiled = hetero.compile(text, targets=["cuda", "llvm"])
     [constant] = compiled.constants
@@ -533,7 +645,9 @@ def test_mlp_with_cublas_equals_the_reference() -> None:
     assert cublas_calls(compiled.native.host.llvm_ir()) == {"cublasSgemm_v2"}
     expected = run(parse_module(MLP), *inputs)
     np.testing.assert_allclose(compiled(*inputs), expected, rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(compiled(*inputs), expected, rtol=1e-4, atol=1e-5)  # handle reused
+    np.testing.assert_allclose(
+        compiled(*inputs), expected, rtol=1e-4, atol=1e-5
+    )  # handle reused
 
 
 @needs_gpu_and_cublas
@@ -542,8 +656,12 @@ def test_mlp_without_cublas_runs_on_hetero_kernels_with_the_same_result() -> Non
     compiled = hetero.compile(MLP_WITHOUT_CUBLAS)
     assert cublas_calls(compiled.native.host.llvm_ir()) == set()
     result = compiled(*inputs)
-    np.testing.assert_allclose(result, run(parse_module(MLP), *inputs), rtol=1e-4, atol=1e-5)
-    np.testing.assert_allclose(result, hetero.compile(MLP)(*inputs), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        result, run(parse_module(MLP), *inputs), rtol=1e-4, atol=1e-5
+    )
+    np.testing.assert_allclose(
+        result, hetero.compile(MLP)(*inputs), rtol=1e-4, atol=1e-5
+    )
 
 
 @needs_gpu_and_cublas

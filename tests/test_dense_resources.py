@@ -7,6 +7,8 @@ import threading
 
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32, f64
+
 from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.utils.background import later
@@ -18,7 +20,6 @@ from hetero.utils.dense_resources import (
     print_with_resources,
     resource_bytes,
 )
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32, f64
 
 
 def test_a_blob_is_decoded_once_and_again_when_it_changes() -> None:
@@ -30,7 +31,9 @@ def test_a_blob_is_decoded_once_and_again_when_it_changes() -> None:
     key = attr.resource_handle.data
     other = np.full(6, 2.5, np.float32)
     _blobs().parse_resource(key, "0x04000000" + other.tobytes().hex())
-    np.testing.assert_array_equal(np.frombuffer(resource_bytes(attr), np.float32), other)
+    np.testing.assert_array_equal(
+        np.frombuffer(resource_bytes(attr), np.float32), other
+    )
 
 
 def test_a_new_blob_becomes_text_only_when_read_as_text() -> None:
@@ -49,7 +52,7 @@ def test_a_printed_module_carries_the_blobs_of_new_resources() -> None:
     attr = dense_resource(values, TensorType(f32, [7]), "printed_blob")
     module = ModuleOp([relay.ConstantOp(attr)])
     text = print_with_resources(module)
-    assert f"{attr.resource_handle.data}: \"0x04000000{values.tobytes().hex()}\"" in text
+    assert f'{attr.resource_handle.data}: "0x04000000{values.tobytes().hex()}"' in text
 
 
 def test_a_scope_releases_the_blobs_made_in_it() -> None:
@@ -78,8 +81,9 @@ def test_a_scope_releases_only_its_own_threads_blobs() -> None:
     with BlobScope():
         other = threading.Thread(
             target=lambda: made_elsewhere.append(
-                dense_resource(np.ones(2, np.float32), TensorType(f32, [2]), "theirs")
-                .resource_handle.data
+                dense_resource(
+                    np.ones(2, np.float32), TensorType(f32, [2]), "theirs"
+                ).resource_handle.data
             )
         )
         other.start()
@@ -119,7 +123,6 @@ def test_compile_keeps_no_blob_of_its_own() -> None:
     np.testing.assert_allclose(dynamic(x[:1]), x[:1] @ (2 * w).T, rtol=1e-5, atol=1e-5)
 
 
-
 def test_handles_are_unique_and_never_given_again() -> None:
     """The first blob of a hint gets the hint, the others `_N`; a handle
     released with its scope is not given to a later blob."""
@@ -148,7 +151,7 @@ def test_a_blob_made_later_is_read_once_made() -> None:
     assert isinstance(raw, memoryview)  # the made array is the blob's own: no copy
     np.testing.assert_array_equal(np.frombuffer(raw, np.float32), values)
     text = print_with_resources(ModuleOp([relay.ConstantOp(attr)]))
-    assert f"{attr.resource_handle.data}: \"0x04000000{values.tobytes().hex()}\"" in text
+    assert f'{attr.resource_handle.data}: "0x04000000{values.tobytes().hex()}"' in text
 
 
 def test_a_blob_made_later_may_read_one_made_before() -> None:
@@ -160,7 +163,9 @@ def test_a_blob_made_later_may_read_one_made_before() -> None:
         TensorType(f32, [4]),
         "second_made",
     )
-    np.testing.assert_array_equal(np.frombuffer(resource_bytes(second), np.float32), 6.0)
+    np.testing.assert_array_equal(
+        np.frombuffer(resource_bytes(second), np.float32), 6.0
+    )
 
 
 def test_a_blob_that_failed_to_be_made_fails_where_it_is_read() -> None:

@@ -1,5 +1,7 @@
 """The union-find under plan-devices: joins, conflicts with origins, collapse, defaults."""
 
+import itertools
+
 import pytest
 
 from hetero.analysis.device_domains import DeviceConflict, DomainSolver, Origin
@@ -18,7 +20,10 @@ def solver() -> DomainSolver:
 
 
 def test_unify_joins_devices_and_canonicalises(solver):
-    a, b = solver.bound(VirtualDeviceAttr(DeviceType.cuda)), solver.bound(VirtualDeviceAttr(-1, 0))
+    a, b = (
+        solver.bound(VirtualDeviceAttr(DeviceType.cuda)),
+        solver.bound(VirtualDeviceAttr(-1, 0)),
+    )
     solver.unify(a, b)
     assert solver.device(a) == CONFIG.canonical_virtual_device(GPU)
     assert solver.find(a) is solver.find(b)
@@ -51,7 +56,9 @@ def test_collapse_puts_every_part_of_a_function_on_one_device(solver):
     f = solver.function([solver.free(), solver.free()], solver.free())
     container = solver.bound(GPU)
     solver.unify(container, f)
-    assert all(solver.device(leaf).device_type == DeviceType.cuda for leaf in solver._leaves(f))
+    assert all(
+        solver.device(leaf).device_type == DeviceType.cuda for leaf in solver._leaves(f)
+    )
 
 
 def test_can_unify_changes_nothing(solver):
@@ -63,7 +70,9 @@ def test_can_unify_changes_nothing(solver):
 
 def test_result_default_then_params(solver):
     f = solver.function([solver.free(), solver.bound(GPU)], solver.free())
-    solver.set_result_default_then_params(f, CONFIG.default_primitive_virtual_device, None)
+    solver.set_result_default_then_params(
+        f, CONFIG.default_primitive_virtual_device, None
+    )
     params = solver.find(f).params
     assert solver.device(solver.find(f).result).device_type == DeviceType.cpu
     assert solver.device(params[0]).device_type == DeviceType.cpu
@@ -79,7 +88,7 @@ def test_default_fills_only_unconstrained_fields(solver):
 
 def test_deep_chains_do_not_recurse(solver):
     nodes = [solver.free() for _ in range(100_000)]
-    for a, b in zip(nodes, nodes[1:]):
+    for a, b in itertools.pairwise(nodes):
         solver.unify(b, a)  # worst case for a naive union: a long parent chain
     solver.unify(nodes[-1], solver.bound(GPU))
     assert solver.device(nodes[0]).device_type == DeviceType.cuda

@@ -18,10 +18,11 @@ import os
 from dataclasses import dataclass, field
 from itertools import product
 
-import hetero
 import isas
 import numpy as np
 import pytest
+
+import hetero
 from hetero.context import parse_module
 from hetero.interpreter.relay import run
 from hetero.utils.programs import tensor

@@ -15,10 +15,11 @@ import functools
 import json
 import warnings
 
-import hetero
 import numpy as np
 import pytest
 from byoc_programs import program, random_inputs
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.driver import lower_to_tir

@@ -14,12 +14,16 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 BLOCKS = [
     (doc.relative_to(ROOT), i, block)
     for doc in DOCS
-    for i, block in enumerate(re.findall(r"```mlir\n(.*?)```", doc.read_text(), re.S))
+    for i, block in enumerate(
+        re.findall(r"```mlir\n(.*?)```", doc.read_text(), re.DOTALL)
+    )
     if block.lstrip().startswith("builtin.module") and "..." not in block
 ]
 
 
-@pytest.mark.parametrize("doc, index, block", BLOCKS, ids=[f"{d}#{i}" for d, i, _ in BLOCKS])
+@pytest.mark.parametrize(
+    "doc, index, block", BLOCKS, ids=[f"{d}#{i}" for d, i, _ in BLOCKS]
+)
 def test_documented_module_parses(doc, index, block):
     parse_module(block, f"{doc}#{index}")
 
@@ -34,7 +38,9 @@ def test_readme_first_command_succeeds(tmp_path):
     assert install.startswith("pip install")
     run = subprocess.run(
         ["bash", "-c", command.replace("/tmp/", f"{tmp_path}/")],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert run.returncode == 0, run.stdout + run.stderr
     assert "check result 0: ok" in run.stdout

@@ -29,22 +29,47 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("site")
-    source = tmp_path_factory.mktemp("src") / EXAMPLE.name  # builds write next to the sources
-    shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
-    install = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps",
-         "--no-build-isolation", "--target", str(target), str(source)],
-        check=False, capture_output=True, text=True,
+    source = (
+        tmp_path_factory.mktemp("src") / EXAMPLE.name
+    )  # builds write next to the sources
+    shutil.copytree(
+        EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.egg-info")
     )
-    assert install.returncode == 0, install.stderr  # e.g. "No module named 'setuptools'"
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(source),
+        ],
+        check=False,
+        capture_output=True,
+        text=True,
+    )
+    assert install.returncode == 0, (
+        install.stderr
+    )  # e.g. "No module named 'setuptools'"
     return target
 
 
-def _tool(site: Path, tool: str, *args: str, stdin: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+def _tool(
+    site: Path, tool: str, *args: str, stdin: str
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+    }
     exe = shutil.which(tool)
     assert exe is not None, f"{tool} is not installed"
-    return subprocess.run([exe, *args], input=stdin, env=env, capture_output=True, text=True, check=False)
+    return subprocess.run(
+        [exe, *args], input=stdin, env=env, capture_output=True, text=True, check=False
+    )
 
 
 @pytest.mark.parametrize("tool", ["hetero-opt", "xdsl-opt"])
@@ -53,7 +78,7 @@ def test_pass_dialect_and_kind_through_entry_points(site: Path, tool: str):
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert (
-        '%y = npu.scale %x by 2.500000e+00 {vdevice = #target.vdevice<ext_dev:0, '
+        "%y = npu.scale %x by 2.500000e+00 {vdevice = #target.vdevice<ext_dev:0, "
         'target = #target.target<"npu", {cores = 4 : i64}>>} : tensor<8xf32>'
     ) in out
     assert "relay.multiply" not in out
@@ -63,7 +88,10 @@ def test_the_new_kind_schema_is_enforced(site: Path):
     bad = PROGRAM.replace("cores = 4 : i64", "cores = 3 : i64")
     proc = _tool(site, "hetero-opt", stdin=bad)
     assert proc.returncode == 1
-    assert "bad value 3 for option 'cores' of target kind 'npu': expected one of 1, 2, 4, 8" in proc.stderr
+    assert (
+        "bad value 3 for option 'cores' of target kind 'npu': expected one of 1, 2, 4, 8"
+        in proc.stderr
+    )
 
 
 def test_a_bad_pass_option_is_a_diagnostic(site: Path):
@@ -74,6 +102,8 @@ def test_a_bad_pass_option_is_a_diagnostic(site: Path):
 
 
 def test_without_the_extension_the_kind_is_unknown():
-    proc = subprocess.run(["hetero-opt"], input=PROGRAM, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        ["hetero-opt"], input=PROGRAM, capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 1
     assert "unknown target kind 'npu'" in proc.stderr

@@ -7,12 +7,13 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import DenseResourceAttr
+
 from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.interpreter.relay import constant_value
 from hetero.transforms.fold_constant import LATER_LIMIT, FoldConstantPass
-from xdsl.context import Context
-from xdsl.dialects.builtin import DenseResourceAttr
 
 RNG = np.random.default_rng(3)
 
@@ -25,7 +26,9 @@ def _t(shape: tuple[int, ...]) -> str:
     return f"tensor<{'x'.join(map(str, shape))}xf32>"
 
 
-def _folded(body: str, result: tuple[int, ...], blobs: dict[str, np.ndarray]) -> np.ndarray:
+def _folded(
+    body: str, result: tuple[int, ...], blobs: dict[str, np.ndarray]
+) -> np.ndarray:
     """The value `body` (ops on the constants `blobs`, `%r` last) folds to."""
     resources = ", ".join(f'{k}: "{_hex(v)}"' for k, v in blobs.items())
     constants = "".join(
@@ -52,8 +55,12 @@ def test_a_large_weight_is_scaled_in_the_background(background_jobs: list[Any]) 
         f"  %m = relay.multiply %w, %s : ({_t(shape)}, {_t(s.shape)}) -> {_t(shape)}\n"
         f"  %r = relay.add %m, %m : {_t(shape)}\n"
     )
-    np.testing.assert_array_equal(_folded(body, shape, {"w": w, "s": s}), (w * s) + (w * s))
-    assert len(background_jobs) == 2  # both folds: the add reads the multiply's blob there
+    np.testing.assert_array_equal(
+        _folded(body, shape, {"w": w, "s": s}), (w * s) + (w * s)
+    )
+    assert (
+        len(background_jobs) == 2
+    )  # both folds: the add reads the multiply's blob there
 
 
 def test_small_and_other_folds_stay_where_they_are(background_jobs: list[Any]) -> None:

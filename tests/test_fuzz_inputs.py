@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hetero.tools import hetero_import_onnx, hetero_opt, hetero_run, hetero_translate
 
 ROOT = Path(__file__).parent

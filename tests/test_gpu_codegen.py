@@ -19,18 +19,8 @@ from collections.abc import Sequence
 from math import prod as math_prod
 from pathlib import Path
 
-import hetero.interpreter.tir as tir_interpreter
 import numpy as np
 import pytest
-from hetero.context import parse_module
-from hetero.dialects import relay, tir
-from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
-from hetero.interpreter.relay import evaluate_function
-from hetero.lowering import gpu_schedules
-from hetero.lowering.gpu_codegen import PtxModule, compile_gpu
-from hetero.runtime import cuda
-from hetero.transforms.lower_te import LowerTEPass
-from hetero.utils.diagnostics import HeteroError
 from test_lower_te import Build, check_lowering, complete_interpreter, kernel_module
 from xdsl.context import Context
 from xdsl.dialects import gpu, math
@@ -47,6 +37,17 @@ from xdsl.interpreters.shaped_array import ShapedArray
 from xdsl.interpreters.utils.ptr import TypedPtr
 from xdsl.ir import Operation
 from xdsl.utils.scoped_dict import ScopedDict
+
+import hetero.interpreter.tir as tir_interpreter
+from hetero.context import parse_module
+from hetero.dialects import relay, tir
+from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
+from hetero.interpreter.relay import evaluate_function
+from hetero.lowering import gpu_schedules
+from hetero.lowering.gpu_codegen import PtxModule, compile_gpu
+from hetero.runtime import cuda
+from hetero.transforms.lower_te import LowerTEPass
+from hetero.utils.diagnostics import HeteroError
 
 RNG = np.random.default_rng(0)
 PTXAS = shutil.which("ptxas")
@@ -317,7 +318,9 @@ def test_large_matmul_keeps_accumulators_in_registers(tmp_path: Path) -> None:
     the output, and the register tile reads shared memory 128 bits at a time
     (each thread's rows and columns in runs of 4, the tiles 16-byte aligned
     and addressed in the shared address space)."""
-    module = kernel_module([[2048, 64], [64, 1024]], lambda p: relay.MatmulOp(p[0], p[1]), GPU)
+    module = kernel_module(
+        [[2048, 64], [64, 1024]], lambda p: relay.MatmulOp(p[0], p[1]), GPU
+    )
     LowerTEPass().apply(Context(), module)
     [ptx] = ptx_of(module)
     block, per_thread = gpu_schedules.LARGE
@@ -340,7 +343,9 @@ def test_large_matmul_keeps_accumulators_in_registers(tmp_path: Path) -> None:
         ([[4096, 64], [64, 48]], gpu_schedules.SMALL),  # 48 columns: no MEDIUM tile
     ],
 )
-def test_the_tile_makes_enough_blocks(shapes: list[list[int]], tile: tuple[int, int]) -> None:
+def test_the_tile_makes_enough_blocks(
+    shapes: list[list[int]], tile: tuple[int, int]
+) -> None:
     """The largest register tile whose grid still has `MIN_BLOCKS` blocks."""
     module = kernel_module(shapes, lambda p: relay.MatmulOp(p[0], p[1]), GPU)
     LowerTEPass().apply(Context(), module)
@@ -420,7 +425,9 @@ def test_an_error_in_a_compile_worker_is_located_here() -> None:
     """The worker's error is raised again in this process, at the op of the
     module given (line 16: the first kernel's `math.erf`)."""
     text = _kernels(2).replace("math.log", "math.erf", 1)
-    with pytest.raises(HeteroError, match=r"^<string>:16:\d+: .*'math.erf' is a C library"):
+    with pytest.raises(
+        HeteroError, match=r"^<string>:16:\d+: .*'math.erf' is a C library"
+    ):
         compile_gpu(parse_module(text), jobs=2)
 
 
@@ -508,7 +515,12 @@ def test_power_without_libdevice(tmp_path: Path) -> None:
     module = kernel_module([[4, 8], [8]], lambda p: relay.PowerOp(p[0], p[1]), GPU)
     LowerTEPass().apply(Context(), module)
     [ptx] = ptx_of(module)
-    for instruction in ("lg2.approx.f32", "ex2.approx.f32", "copysign.f32", "cvt.rzi.f32.f32"):
+    for instruction in (
+        "lg2.approx.f32",
+        "ex2.approx.f32",
+        "copysign.f32",
+        "cvt.rzi.f32.f32",
+    ):
         assert instruction in ptx.ptx
     assert "pow" not in ptx.ptx
     assemble(ptx, tmp_path)
@@ -530,12 +542,13 @@ def test_gpu_power_follows_c_on_signs_and_special_values() -> None:
     import ctypes
 
     import llvmlite.binding as llvm
-    from hetero.lowering.convert_gpu_to_nvvm import MathIntrinsicLowering
-    from hetero.runtime.cpu import _initialize
-    from hetero.runtime.llvmir import to_llvmlite
     from xdsl.dialects import llvm as llvm_dialect
     from xdsl.dialects.builtin import StringAttr
     from xdsl.pattern_rewriter import PatternRewriteWalker
+
+    from hetero.lowering.convert_gpu_to_nvvm import MathIntrinsicLowering
+    from hetero.runtime.cpu import _initialize
+    from hetero.runtime.llvmir import to_llvmlite
 
     module = parse_module(POW)
     PatternRewriteWalker(MathIntrinsicLowering()).rewrite_module(module)

@@ -15,14 +15,15 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import hetero
 import numpy as np
 import pytest
+from test_relay_to_native import PROGRAMS
+
+import hetero
 from hetero.context import parse_module
 from hetero.interpreter.relay import run
 from hetero.lowering import gpu_codegen, parallel_compile
 from hetero.runtime import cuda
-from test_relay_to_native import PROGRAMS
 
 NO_GPU = cuda.unavailable_reason()
 needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=f"needs a GPU: {NO_GPU}")

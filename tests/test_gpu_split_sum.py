@@ -12,22 +12,23 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-import hetero
-import hetero.interpreter.tir as tir_interpreter
 import numpy as np
 import pytest
-from hetero.context import parse_module
-from hetero.dialects import relay, tir
-from hetero.interpreter.relay import evaluate_function, run
-from hetero.lowering import gpu_schedules
-from hetero.runtime import cuda
-from hetero.transforms.lower_te import LowerTEPass
 from test_gpu_codegen import GPU, NO_GPU, _GpuInterpreterFunctions, _Lockstep, assemble
 from test_lower_te import complete_interpreter
 from xdsl.context import Context
 from xdsl.dialects import gpu
 from xdsl.dialects.builtin import ModuleOp, TensorType, UnitAttr, f32
 from xdsl.ir import Operation, SSAValue
+
+import hetero
+import hetero.interpreter.tir as tir_interpreter
+from hetero.context import parse_module
+from hetero.dialects import relay, tir
+from hetero.interpreter.relay import evaluate_function, run
+from hetero.lowering import gpu_schedules
+from hetero.runtime import cuda
+from hetero.transforms.lower_te import LowerTEPass
 
 RNG = np.random.default_rng(7)
 

@@ -12,10 +12,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from test_tir_target_passes import PIPELINE, device_subroutine, run_pipeline
+
 from hetero.context import parse_module
 from hetero.runtime import cuda
 from hetero.tools.hetero_translate import main as translate
-from test_tir_target_passes import PIPELINE, device_subroutine, run_pipeline
 
 NO_GPU = cuda.unavailable_reason()
 needs_gpu = pytest.mark.skipif(NO_GPU is not None, reason=f"needs a GPU: {NO_GPU}")

@@ -193,10 +193,14 @@ def test_internal_errors_print_no_traceback(good: Path, monkeypatch, capsys):
 def test_console_script_runs_as_a_process(bad: Path):
     proc = subprocess.run(
         [sys.executable, "-m", "hetero.tools.hetero_opt", str(bad)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 1
-    assert "error: unknown device type" in proc.stderr and "Traceback" not in proc.stderr
+    assert (
+        "error: unknown device type" in proc.stderr and "Traceback" not in proc.stderr
+    )
 
 
 def test_unterminated_string_on_a_long_line_is_a_prompt_error(tmp_path: Path, capsys):
@@ -221,31 +225,57 @@ def test_help_lists_passes_grouped_with_descriptions_and_options(capsys):
         main(["--help"])
     assert exit.value.code == 0
     out = capsys.readouterr().out
-    hetero_part, xdsl_part = out.split("\nhetero passes:\n", 1)[1].split("\nxDSL passes:\n")
-    assert re.search(r"^  fuse-ops +Outline groups of fusable tensor ops", hetero_part, re.MULTILINE)
-    assert re.search(r"^  lower-aot-main .*\n      entry: str = main$", hetero_part, re.MULTILINE)
-    assert re.search(r"^  canonicalize +Applies all canonicalization patterns", xdsl_part, re.MULTILINE)
+    hetero_part, xdsl_part = out.split("\nhetero passes:\n", 1)[1].split(
+        "\nxDSL passes:\n"
+    )
+    assert re.search(
+        r"^  fuse-ops +Outline groups of fusable tensor ops", hetero_part, re.MULTILINE
+    )
+    assert re.search(
+        r"^  lower-aot-main .*\n      entry: str = main$", hetero_part, re.MULTILINE
+    )
+    assert re.search(
+        r"^  canonicalize +Applies all canonicalization patterns",
+        xdsl_part,
+        re.MULTILINE,
+    )
     assert "inline,plan-devices" not in out  # no comma-joined list
-    assert "annotations (also warning, note, remark); exit 1 on any mismatch" in " ".join(out.split())
+    assert (
+        "annotations (also warning, note, remark); exit 1 on any mismatch"
+        in " ".join(out.split())
+    )
 
 
 @pytest.mark.parametrize(
     "flags",
-    [["--time-passes", "--print-between-passes"], ["-mlir-timing", "-print-ir-after-all"]],
+    [
+        ["--time-passes", "--print-between-passes"],
+        ["-mlir-timing", "-print-ir-after-all"],
+    ],
 )
 def test_xdsl_and_single_dash_pass_flags_time_and_print(tmp_path: Path, capsys, flags):
     path = tmp_path / "m.mlir"
     path.write_text(RELAY)
     assert main([str(path), "-p", "inline,fuse-ops", *flags]) == 0
     err = capsys.readouterr().err
-    assert "// -----// IR Dump After fuse-ops //----- //" in err and "@fused_nn_softmax" in err
-    assert re.search(r"\(\s*\d+\.\d%\)  fuse-ops", err) and "Execution time report" in err
+    assert (
+        "// -----// IR Dump After fuse-ops //----- //" in err
+        and "@fused_nn_softmax" in err
+    )
+    assert (
+        re.search(r"\(\s*\d+\.\d%\)  fuse-ops", err) and "Execution time report" in err
+    )
 
 
 def test_mlir_pass_pipeline_and_split_input_file_spellings(tmp_path: Path, capsys):
     path = tmp_path / "m.mlir"
     path.write_text(RELAY + "// -----\n" + RELAY)
-    assert main([str(path), "-split-input-file", "-pass-pipeline=builtin.module(fuse-ops)"]) == 0
+    assert (
+        main(
+            [str(path), "-split-input-file", "-pass-pipeline=builtin.module(fuse-ops)"]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.count("relay.func private @fused_nn_softmax") == 2
 
 
@@ -254,7 +284,14 @@ def test_mlir_spellings_leave_short_options_and_values_alone():
 
     longs = {"--split-input-file", "--passes"}
     argv = ["-split-input-file", "-pfuse-ops", "-o", "-", "--", "-passes"]
-    assert mlir_spellings(argv, longs) == ["--split-input-file", "-pfuse-ops", "-o", "-", "--", "-passes"]
+    assert mlir_spellings(argv, longs) == [
+        "--split-input-file",
+        "-pfuse-ops",
+        "-o",
+        "-",
+        "--",
+        "-passes",
+    ]
 
 
 def test_dash_reads_standard_input(monkeypatch, capsys):

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
 from hetero.tools.hetero_run import main
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "multi_target.mlir"
@@ -25,8 +26,21 @@ def test_inputs_from_npz_by_parameter_name(tmp_path: Path):
     a = np.ones((5, 7), np.float32)
     b = np.zeros((5, 7), np.float32)
     np.savez(tmp_path / "in.npz", a=a, b=b)
-    assert main([str(EXAMPLE), "--inputs", str(tmp_path / "in.npz"), "--output", str(tmp_path / "o.npz")]) == 0
-    np.testing.assert_allclose(np.load(tmp_path / "o.npz")["result0"], np.exp(a + b) ** 2, rtol=1e-6)
+    assert (
+        main(
+            [
+                str(EXAMPLE),
+                "--inputs",
+                str(tmp_path / "in.npz"),
+                "--output",
+                str(tmp_path / "o.npz"),
+            ]
+        )
+        == 0
+    )
+    np.testing.assert_allclose(
+        np.load(tmp_path / "o.npz")["result0"], np.exp(a + b) ** 2, rtol=1e-6
+    )
 
 
 def test_missing_inputs_are_named(tmp_path: Path, capsys):
@@ -45,7 +59,11 @@ def test_unknown_entry_and_bad_source(tmp_path: Path, capsys):
 
 
 def test_wrong_input_shape_is_a_clean_error(tmp_path: Path, capsys):
-    np.savez(tmp_path / "in.npz", a=np.ones((5, 6), np.float32), b=np.ones((5, 7), np.float32))
+    np.savez(
+        tmp_path / "in.npz",
+        a=np.ones((5, 6), np.float32),
+        b=np.ones((5, 7), np.float32),
+    )
     assert main([str(EXAMPLE), "--inputs", str(tmp_path / "in.npz")]) == 1
     assert "error" in capsys.readouterr().err
 
@@ -60,7 +78,20 @@ def _chain(tmp_path: Path) -> str:
 
 def test_compile_runs_native_code_and_reports_memory(tmp_path: Path, capsys):
     out = tmp_path / "out.npz"
-    assert main([_chain(tmp_path), "--random", "--compile", "--repeat", "2", "--output", str(out)]) == 0
+    assert (
+        main(
+            [
+                _chain(tmp_path),
+                "--random",
+                "--compile",
+                "--repeat",
+                "2",
+                "--output",
+                str(out),
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "native:" in printed and "median of 2" in printed
     assert "memory cpu:0:" in printed
@@ -95,7 +126,10 @@ def test_check_compares_with_the_reference(tmp_path: Path, capsys):
     assert main([_chain(tmp_path), "--random", "--check"]) == 0
     assert "check result 0: ok" in capsys.readouterr().out
     # With no tolerance at all, summation-order rounding is a mismatch: exit 1.
-    assert main([_chain(tmp_path), "--random", "--check", "--rtol", "0", "--atol", "0"]) == 1
+    assert (
+        main([_chain(tmp_path), "--random", "--check", "--rtol", "0", "--atol", "0"])
+        == 1
+    )
     assert "check result 0: MISMATCH" in capsys.readouterr().out
 
 
@@ -134,7 +168,10 @@ relay.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 
 def test_unwritable_output_is_a_clean_error(tmp_path: Path, capsys):
-    assert main([str(EXAMPLE), "--random", "--output", str(tmp_path / "no" / "o.npz")]) == 1
+    assert (
+        main([str(EXAMPLE), "--random", "--output", str(tmp_path / "no" / "o.npz")])
+        == 1
+    )
     assert "hetero-run: error:" in capsys.readouterr().err
 
 
@@ -142,13 +179,18 @@ def _imported(tmp_path: Path) -> tuple[Path, Path]:
     """An ONNX model (sigmoid of a 4x5 input) and the module that
     hetero-import-onnx makes of it."""
     onnx = pytest.importorskip("onnx")
-    from hetero.tools.hetero_import_onnx import main as import_onnx
     from onnx import TensorProto, helper
+
+    from hetero.tools.hetero_import_onnx import main as import_onnx
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, (4, 5))
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, (4, 5))
-    graph = helper.make_graph([helper.make_node("Sigmoid", ["x"], ["y"])], "g", [x], [y])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+    graph = helper.make_graph(
+        [helper.make_node("Sigmoid", ["x"], ["y"])], "g", [x], [y]
+    )
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8
+    )
     path, module = tmp_path / "model.onnx", tmp_path / "model.mlir"
     onnx.save(model, path)
     assert import_onnx([str(path), "-o", str(module)]) == 0
@@ -164,7 +206,9 @@ def test_check_compares_an_imported_model_with_onnxruntime(tmp_path: Path, capsy
     assert f"({path})" in out and "onnxruntime check result 0: ok" in out
 
 
-def test_onnxruntime_catches_what_the_reference_interpreter_cannot(tmp_path: Path, capsys):
+def test_onnxruntime_catches_what_the_reference_interpreter_cannot(
+    tmp_path: Path, capsys
+):
     """A module that no longer computes what the model does (here edited by
     hand) passes against the interpreter, which runs the same module, and
     fails against onnxruntime, which runs the model."""
@@ -176,21 +220,30 @@ def test_onnxruntime_catches_what_the_reference_interpreter_cannot(tmp_path: Pat
     assert "check result 0: ok" in out and "onnxruntime check result 0: MISMATCH" in out
 
 
-def test_a_model_changed_or_gone_since_the_import_is_not_compared(tmp_path: Path, capsys):
+def test_a_model_changed_or_gone_since_the_import_is_not_compared(
+    tmp_path: Path, capsys
+):
     path, module = _imported(tmp_path)
     path.write_bytes(path.read_bytes() + b"\n")
     assert main([str(module), "--random", "--check"]) == 0
-    assert f"onnxruntime: not compared ({path} changed since it was imported)" in capsys.readouterr().out
+    assert (
+        f"onnxruntime: not compared ({path} changed since it was imported)"
+        in capsys.readouterr().out
+    )
     path.unlink()
     assert main([str(module), "--random", "--check"]) == 0
-    assert "onnxruntime: not compared ([Errno 2] No such file" in capsys.readouterr().out
+    assert (
+        "onnxruntime: not compared ([Errno 2] No such file" in capsys.readouterr().out
+    )
 
 
 def test_without_onnxruntime_the_check_says_so(tmp_path: Path, capsys, monkeypatch):
     _, module = _imported(tmp_path)
     find_spec = importlib.util.find_spec
     monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "onnxruntime" else find_spec(name, *a)
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "onnxruntime" else find_spec(name, *a),
     )
     assert main([str(module), "--random", "--check"]) == 0
     assert "onnxruntime: not compared (not installed)" in capsys.readouterr().out
@@ -199,12 +252,19 @@ def test_without_onnxruntime_the_check_says_so(tmp_path: Path, capsys, monkeypat
 def test_a_malformed_source_record_is_a_clean_error(tmp_path: Path, capsys):
     _, module = _imported(tmp_path)
     text = module.read_text()
-    module.write_text(re.sub(r"onnx\.source = \{[^}]*\}", "onnx.source = 3 : i64", text))
+    module.write_text(
+        re.sub(r"onnx\.source = \{[^}]*\}", "onnx.source = 3 : i64", text)
+    )
     assert main([str(module), "--random", "--check"]) == 1
-    assert 'hetero-run: error: onnx.source should be {path = "...", sha256 = "..."}' in capsys.readouterr().err
+    assert (
+        'hetero-run: error: onnx.source should be {path = "...", sha256 = "..."}'
+        in capsys.readouterr().err
+    )
 
 
-def test_random_inputs_for_a_dynamic_dimension_ask_for_given_inputs(tmp_path: Path, capsys):
+def test_random_inputs_for_a_dynamic_dimension_ask_for_given_inputs(
+    tmp_path: Path, capsys
+):
     path = tmp_path / "dyn.mlir"
     path.write_text(
         """
@@ -222,11 +282,16 @@ relay.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 def test_trace_writes_every_profiled_call(tmp_path: Path, capsys):
     trace = tmp_path / "run.json"
-    assert main([_chain(tmp_path), "--random", "--trace", str(trace), "--repeat", "2"]) == 0
+    assert (
+        main([_chain(tmp_path), "--random", "--trace", str(trace), "--repeat", "2"])
+        == 0
+    )
     assert "profile:" in capsys.readouterr().out  # --trace profiles
     events = json.loads(trace.read_text())["traceEvents"]
     slices = [e for e in events if e["ph"] == "X"]
     assert len(slices) % 2 == 0 and slices
     half = len(slices) // 2  # the two runs, one after the other
     assert [e["name"] for e in slices[:half]] == [e["name"] for e in slices[half:]]
-    assert all(e["name"].endswith("_tir") and e["args"]["device"] == "cpu" for e in slices)
+    assert all(
+        e["name"].endswith("_tir") and e["args"]["device"] == "cpu" for e in slices
+    )

@@ -72,7 +72,9 @@ builtin.module attributes {target.config = #target.config<[#target.target<"cuda"
 def test_gpu_program_kernels_as_ptx_and_host_as_llvm_ir(tmp_path: Path, capsys):
     assert main([_file(tmp_path, GPU), "--emit=ptx"]) == 0
     ptx = capsys.readouterr().out
-    assert ".target sm_90" in ptx and ".visible .entry fused_nn_softmax_tir_kernel(" in ptx
+    assert (
+        ".target sm_90" in ptx and ".visible .entry fused_nn_softmax_tir_kernel(" in ptx
+    )
     assert main([_file(tmp_path, GPU), "--emit=llvm-ir"]) == 0
     assert "define void @main_host(" in capsys.readouterr().out
 

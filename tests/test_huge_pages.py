@@ -4,11 +4,13 @@ weights, and as it was afterwards."""
 import re
 from pathlib import Path
 
-import hetero
-import hetero.driver
 import numpy as np
 import pytest
+
+import hetero
+import hetero.driver
 from hetero.utils.huge_pages import small_pages
+
 try:
     from numpy._core import multiarray
 except ImportError:  # NumPy 1.x

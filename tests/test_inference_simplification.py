@@ -1,11 +1,11 @@
 """simplify-inference, fold-constant and fold-scale-axis keep the program's
 meaning (checked in the reference interpreter and in compiled code)."""
 
-import hetero
 import numpy as np
 import pytest
 from xdsl.context import Context
 
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.interpreter.relay import run
@@ -13,12 +13,22 @@ from hetero.transforms.fold_constant import FoldConstantPass
 from hetero.transforms.fold_scale_axis import FoldScaleAxisPass
 from hetero.transforms.simplify_inference import SimplifyInferencePass
 
-PIPELINE = (SimplifyInferencePass(), FoldConstantPass(), FoldScaleAxisPass(), FoldConstantPass())
+PIPELINE = (
+    SimplifyInferencePass(),
+    FoldConstantPass(),
+    FoldScaleAxisPass(),
+    FoldConstantPass(),
+)
 
 
 def _literal(array: np.ndarray) -> str:
     """A `dense<...>` literal (never a resource: the text stands alone)."""
-    from xdsl.dialects.builtin import BytesAttr, DenseIntOrFPElementsAttr, TensorType, f32
+    from xdsl.dialects.builtin import (
+        BytesAttr,
+        DenseIntOrFPElementsAttr,
+        TensorType,
+        f32,
+    )
 
     data = BytesAttr(array.astype("<f4").tobytes())
     return str(DenseIntOrFPElementsAttr(TensorType(f32, array.shape), data))
@@ -27,7 +37,7 @@ def _literal(array: np.ndarray) -> str:
 def conv_bn_relu(c_in: int, c_out: int, size: int, bias: bool, seed: int) -> str:
     rng = np.random.default_rng(seed)
     w = rng.standard_normal((c_out, c_in, 3, 3)).astype(np.float32)
-    vec = lambda lo=-1.0: rng.uniform(lo, 1.0, c_out).astype(np.float32)  # noqa: E731
+    vec = lambda lo=-1.0: rng.uniform(lo, 1.0, c_out).astype(np.float32)
     x_t = f"tensor<1x{c_in}x{size}x{size}xf32>"
     y_t = f"tensor<1x{c_out}x{size}x{size}xf32>"
     v_t = f"tensor<{c_out}xf32>"
@@ -62,14 +72,20 @@ def _simplified(text: str):
     return module
 
 
-@pytest.mark.parametrize("c_in,c_out,size,bias", [(3, 4, 5, False), (2, 7, 4, True), (8, 1, 3, True)])
+@pytest.mark.parametrize(
+    "c_in,c_out,size,bias", [(3, 4, 5, False), (2, 7, 4, True), (8, 1, 3, True)]
+)
 def test_conv_batch_norm_folds_into_the_weights(c_in, c_out, size, bias):
     text = conv_bn_relu(c_in, c_out, size, bias, seed=c_in * 10 + c_out)
     module = _simplified(text)
     ops = [op.name for op in module.walk() if op.name.startswith("relay.")]
     # No batch_norm and no multiply left: the scale lives in the weights.
     assert "relay.nn.batch_norm" not in ops and "relay.multiply" not in ops
-    x = np.random.default_rng(0).standard_normal((1, c_in, size, size)).astype(np.float32)
+    x = (
+        np.random.default_rng(0)
+        .standard_normal((1, c_in, size, size))
+        .astype(np.float32)
+    )
     expected = run(parse_module(text), x)
     np.testing.assert_allclose(run(module, x), expected, rtol=1e-4, atol=1e-5)
 

@@ -12,9 +12,13 @@ where there is a GPU.
 
 from __future__ import annotations
 
-import hetero
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from relay_programs import programs
+from xdsl.context import Context
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects.relay import CallOp, FuncOp
 from hetero.interpreter.relay import run
@@ -22,9 +26,6 @@ from hetero.runtime.cuda import CudaUnavailable
 from hetero.transforms.inline import InlinePass
 from hetero.transforms.plan_devices import PlanDevicesPass
 from hetero.utils.diagnostics import HeteroError
-from hypothesis import HealthCheck, given, settings
-from relay_programs import programs
-from xdsl.context import Context
 
 
 def _inputs(text: str) -> list[np.ndarray]:

@@ -5,8 +5,9 @@ share their bytes with the result in the planned arena."""
 
 from __future__ import annotations
 
-import hetero
 import numpy as np
+
+import hetero
 from hetero.context import parse_module
 from hetero.interpreter.relay import run
 
@@ -27,7 +28,10 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 
 def test_fire_module_concatenates_in_place() -> None:
     rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal(s).astype(np.float32) for s in [(1, 8, 9, 9), (4, 8, 1, 1), (6, 8, 3, 3)]]
+    inputs = [
+        rng.standard_normal(s).astype(np.float32)
+        for s in [(1, 8, 9, 9), (4, 8, 1, 1), (6, 8, 3, 3)]
+    ]
     compiled = hetero.compile(FIRE)
     expected = run(parse_module(FIRE), *inputs)
     np.testing.assert_allclose(compiled(*inputs), expected, rtol=1e-5, atol=1e-5)

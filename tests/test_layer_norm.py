@@ -8,17 +8,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-import hetero
 import numpy as np
 import pytest
+from test_gpu_codegen import lower_and_check, ptx_of
+from test_lower_te import check_lowering
+from xdsl.dialects.builtin import TensorType, f32
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.dialects.tir import PrimFuncOp
 from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run_text
-from test_gpu_codegen import lower_and_check, ptx_of
-from test_lower_te import check_lowering
-from xdsl.dialects.builtin import TensorType, f32
 
 RNG = np.random.default_rng(7)
 

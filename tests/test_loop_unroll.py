@@ -12,6 +12,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from xdsl.context import Context
+from xdsl.dialects import cf, scf
+from xdsl.dialects.builtin import UnitAttr
+from xdsl.parser import Parser
+
 from hetero.context import parse_module
 from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
 from hetero.lowering.convert_tir_to_scf import MAX_UNROLL, ConvertTirToScfPass
@@ -25,10 +30,6 @@ from hetero.lowering.llvm_attrs import (
 )
 from hetero.runtime.llvmir import to_llvmlite
 from hetero.utils.diagnostics import HeteroError
-from xdsl.context import Context
-from xdsl.dialects import cf, scf
-from xdsl.dialects.builtin import UnitAttr
-from xdsl.parser import Parser
 
 RNG = np.random.default_rng(7)
 

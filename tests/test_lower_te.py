@@ -9,7 +9,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from unittest import mock
 
-import hetero
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -26,6 +25,7 @@ from xdsl.interpreter import (
 )
 from xdsl.ir import Operation, SSAValue
 
+import hetero
 import hetero.interpreter.tir as tir_interpreter
 from hetero.context import parse_module
 from hetero.dialects import relay
@@ -273,8 +273,16 @@ def test_injective(shape: list[int], build: Build) -> None:
 @pytest.mark.parametrize(
     "source, target, groups",
     [
-        ([1, 240, 28, 28], [1, 3, 80, 28, 28], [([0], [0]), ([1], [1, 2]), ([2], [3]), ([3], [4])]),
-        ([1, 3, 80, 28, 28], [1, 240, 28, 28], [([0], [0]), ([1, 2], [1]), ([3], [2]), ([4], [3])]),
+        (
+            [1, 240, 28, 28],
+            [1, 3, 80, 28, 28],
+            [([0], [0]), ([1], [1, 2]), ([2], [3]), ([3], [4])],
+        ),
+        (
+            [1, 3, 80, 28, 28],
+            [1, 240, 28, 28],
+            [([0], [0]), ([1, 2], [1]), ([3], [2]), ([4], [3])],
+        ),
         ([1, 1000, 1, 1], [1, 1000], [([0], [0]), ([1], [1]), ([2], []), ([3], [])]),
         ([1, 1000], [1, 1000, 1, 1], [([0], [0]), ([1], [1]), ([], [2]), ([], [3])]),
         ([2, 3, 4], [4, 3, 2], [([0, 1, 2], [0, 1, 2])]),
@@ -294,7 +302,11 @@ def test_channel_shuffle_reads_whole_rows() -> None:
     and columns keep their indices through both reshapes: was a division and
     a remainder per element, 59 % of ShuffleNet's time), as the reference
     interpreter computes it."""
-    x, split, swapped = "tensor<1x12x6x8xf32>", "tensor<1x3x4x6x8xf32>", "tensor<1x4x3x6x8xf32>"
+    x, split, swapped = (
+        "tensor<1x12x6x8xf32>",
+        "tensor<1x3x4x6x8xf32>",
+        "tensor<1x4x3x6x8xf32>",
+    )
     text = f"""builtin.module attributes {{target.config = #target.config<[#target.target<"llvm">]>}} {{
   relay.func @main(%x: {x}) -> {x} {{
     %0 = relay.reshape %x {{newshape = array<i64: 1, 3, 4, 6, 8>}} : ({x}) -> {split}
@@ -351,7 +363,8 @@ def test_fused_chain_inlines_elementwise() -> None:
     allocs = [
         op
         for op in prim.walk()
-        if op.name == "tir.alloc" and op.buffer.type.get_shape() == conv_type.get_shape()
+        if op.name == "tir.alloc"
+        and op.buffer.type.get_shape() == conv_type.get_shape()
     ]
     assert not allocs
     outer = [op for op in prim.body.block.ops if isinstance(op, ForOp)]

@@ -3,9 +3,10 @@ projections of 3-D and 4-D activations, attention's products of two
 activations, bias, erf and residual adds) compile to dense layers and agree
 with the reference interpreter."""
 
-import hetero
 import numpy as np
 import pytest
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.driver import lower_to_tir

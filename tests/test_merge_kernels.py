@@ -2,9 +2,15 @@
 and interpreted; `hetero.compile` merges a network's same-schedule layers.
 (The pass's rules are in tests/filecheck/transforms/merge-kernels.mlir.)"""
 
-import hetero
 import llvmlite.binding as llvm
 import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import BlockArgument
+from xdsl.traits import SymbolTable
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.driver import lower_to_tir
@@ -12,11 +18,6 @@ from hetero.interpreter.relay import run
 from hetero.interpreter.tir import run_prim_func
 from hetero.lowering.cpu_codegen import compile_cpu
 from hetero.transforms.merge_kernels import MergeKernelsPass
-from xdsl.context import Context
-from xdsl.dialects import memref
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import BlockArgument
-from xdsl.traits import SymbolTable
 
 
 def _scale(name: str, rows: int, columns: int) -> str:
@@ -53,13 +54,20 @@ def _merged_scales():
 
 def test_merged_kernels_share_one_body():
     module = _merged_scales()
-    functions = {op.sym_name.data: op for op in module.ops if isinstance(op, tir.PrimFuncOp)}
+    functions = {
+        op.sym_name.data: op for op in module.ops if isinstance(op, tir.PrimFuncOp)
+    }
     assert set(functions) == {*SHAPES, "scale_shared"}
-    calls = [op for n in SHAPES for op in functions[n].walk() if isinstance(op, tir.CallOp)]
+    calls = [
+        op for n in SHAPES for op in functions[n].walk() if isinstance(op, tir.CallOp)
+    ]
     assert {c.callee.string_value() for c in calls} == {"scale_shared"}
     shared = functions["scale_shared"]
     assert [str(t) for t in shared.function_type.inputs] == [
-        "memref<?x?xf32>", "memref<?x?xf32>", "index", "index"
+        "memref<?x?xf32>",
+        "memref<?x?xf32>",
+        "index",
+        "index",
     ]
 
 
@@ -120,7 +128,9 @@ ROWS = {"rows_1": 21, "rows_2": 7, "rows_3": 40}
 
 def _merged_rows(target: str) -> ModuleOp:
     module = parse_module(
-        "builtin.module {" + "".join(_every_other(n, c, target) for n, c in ROWS.items()) + "\n}"
+        "builtin.module {"
+        + "".join(_every_other(n, c, target) for n, c in ROWS.items())
+        + "\n}"
     )
     MergeKernelsPass().apply(Context(), module)
     module.verify()
@@ -135,13 +145,16 @@ def test_vectorized_loops_of_other_extents_share_a_kernel_with_avx512():
     remainder vectors: no merge."""
     assert not any(
         op.sym_name.data == "rows_shared"
-        for op in _merged_rows(', {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}').ops
+        for op in _merged_rows(
+            ', {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}'
+        ).ops
     )
     module = _merged_rows(", " + AVX512)
     shared = SymbolTable.lookup_symbol(module, "rows_shared")
     assert isinstance(shared, tir.PrimFuncOp)
     loop = next(
-        op for op in shared.walk()
+        op
+        for op in shared.walk()
         if isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.VECTORIZED
     )
     assert isinstance(loop.ub, BlockArgument)
@@ -185,8 +198,11 @@ def test_concatenations_of_other_depths_share_a_kernel():
     other depths share a kernel (Inception v1: 9 of its kernels)."""
     (shared,) = _shared_kernels(_concatenations(13))
     assert [str(t) for t in shared.function_type.inputs.data] == [
-        "memref<1x?x13x13xf32>", "memref<1x?x13x13xf32>", "memref<1x?x13x13xf32>",
-        "index", "index",
+        "memref<1x?x13x13xf32>",
+        "memref<1x?x13x13xf32>",
+        "memref<1x?x13x13xf32>",
+        "index",
+        "index",
     ]
     _check_against_reference(_concatenations(13))
 
@@ -231,7 +247,9 @@ def _conv_pool_conv(channels: int, size: int, addend: str = "") -> str:
     for i in (1, 2):
         params.append(f"%w{i}: tensor<{channels}x{channels}x1x1xf32>")
         if addend:
-            params.append(f"%b{i}: tensor<{addend.format(s=size if i == 1 else half)}xf32>")
+            params.append(
+                f"%b{i}: tensor<{addend.format(s=size if i == 1 else half)}xf32>"
+            )
     big, small = (f"tensor<1x{channels}x{s}x{s}xf32>" for s in (size, half))
     return (
         'builtin.module attributes {target.config = #target.config<[#target.target<"llvm">]>} {\n'
@@ -247,7 +265,8 @@ def _shared_kernels(text: str) -> list[tir.PrimFuncOp]:
     module = parse_module(text)
     lower_to_tir(module)
     return [
-        op for op in module.ops
+        op
+        for op in module.ops
         if isinstance(op, tir.PrimFuncOp) and op.sym_name.data.endswith("_shared")
     ]
 
@@ -266,7 +285,9 @@ def _check_against_reference(text: str) -> None:
     ]
     expected = run(module, *inputs)
     atol = 1e-5 * max(1.0, float(np.abs(expected).max()))
-    np.testing.assert_allclose(hetero.compile(text)(*inputs), expected, rtol=1e-5, atol=atol)
+    np.testing.assert_allclose(
+        hetero.compile(text)(*inputs), expected, rtol=1e-5, atol=atol
+    )
 
 
 def test_layers_of_other_image_sizes_share_a_kernel():
@@ -300,16 +321,27 @@ def test_an_epilogue_of_whole_images_or_channels_stores_flattened():
 def test_a_uniform_emitter_keeps_identities():
     """`Emitter.uniform` (the conv schedules): `x * 1`, `x + 0`, `x % 1`,
     `x // 1` stay ops, so that kernels for other shapes have the same ops."""
-    from hetero.lowering.te_emit import Emitter
     from xdsl.dialects.builtin import IndexType
     from xdsl.ir import Block
+
+    from hetero.lowering.te_emit import Emitter
 
     block = Block(arg_types=[IndexType()])
     x = block.args[0]
     plain = Emitter(block, block, {})
-    assert [plain.mul(x, 1), plain.add(x, 0), plain.div(x, 1), plain.rem(x, 1)] == [x, x, x, 0]
+    assert [plain.mul(x, 1), plain.add(x, 0), plain.div(x, 1), plain.rem(x, 1)] == [
+        x,
+        x,
+        x,
+        0,
+    ]
     uniform = plain.uniformly()
-    results = [uniform.mul(x, 1), uniform.add(x, 0), uniform.div(x, 1), uniform.rem(x, 1)]
+    results = [
+        uniform.mul(x, 1),
+        uniform.add(x, 0),
+        uniform.div(x, 1),
+        uniform.rem(x, 1),
+    ]
     assert all(r is not x and not isinstance(r, int) for r in results)
     assert uniform.at(block).uniform and uniform.mul(3, 1) == 3
 
@@ -319,7 +351,9 @@ AVX512 = '{mcpu = "x86-64", mattr = ["+avx512f"]}'
 the host may lack AVX-512)."""
 
 
-def _conv_pair(window: int, size: int, channels: tuple[int, int, int], target: str = "") -> str:
+def _conv_pair(
+    window: int, size: int, channels: tuple[int, int, int], target: str = ""
+) -> str:
     """Two `window` x `window` convolutions (padded to keep the size) +
     relu at `size` x `size`, from `channels[0]` to `channels[1]` and then
     to `channels[2]` channels, of constant weights (which `alter-op-layout`

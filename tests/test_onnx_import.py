@@ -18,12 +18,13 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
+from onnx import helper, numpy_helper
+
 import hetero
 from hetero.frontends.onnx import from_onnx
 from hetero.frontends.onnx_models import DATA
 from hetero.interpreter.relay import run
 from hetero.utils.diagnostics import HeteroError
-from onnx import helper, numpy_helper
 
 RTOL, ATOL = 1e-4, 1e-5
 
@@ -418,15 +419,23 @@ CASES: dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]] = {
         _model(
             [
                 helper.make_node(
-                    "ConvTranspose", ["x", "w", "b"], ["y"], strides=[2, 3],
-                    pads=[1, 0, 2, 1], output_padding=[1, 2], group=2, dilations=[1, 2],
+                    "ConvTranspose",
+                    ["x", "w", "b"],
+                    ["y"],
+                    strides=[2, 3],
+                    pads=[1, 0, 2, 1],
+                    output_padding=[1, 2],
+                    group=2,
+                    dilations=[1, 2],
                 )
             ],
             {"x": _X.shape},
             "y",
             13,
-            {"w": _RNG.standard_normal((4, 3, 3, 2)).astype(np.float32),
-             "b": _RNG.standard_normal(6).astype(np.float32)},
+            {
+                "w": _RNG.standard_normal((4, 3, 3, 2)).astype(np.float32),
+                "b": _RNG.standard_normal(6).astype(np.float32),
+            },
         ),
         {"x": _X},
     ),
@@ -434,11 +443,18 @@ CASES: dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]] = {
         _model(
             [
                 helper.make_node(
-                    "ConvTranspose", ["x", "w"], ["y"], strides=[2, 2],
-                    auto_pad="SAME_UPPER", kernel_shape=[3, 3],
+                    "ConvTranspose",
+                    ["x", "w"],
+                    ["y"],
+                    strides=[2, 2],
+                    auto_pad="SAME_UPPER",
+                    kernel_shape=[3, 3],
                 ),
                 helper.make_node(
-                    "ConvTranspose", ["x", "w"], ["z"], strides=[2, 2],
+                    "ConvTranspose",
+                    ["x", "w"],
+                    ["z"],
+                    strides=[2, 2],
                     output_shape=[11, 12],
                 ),
                 helper.make_node("Concat", ["y", "z"], ["o"], axis=2),
@@ -452,7 +468,11 @@ CASES: dict[str, tuple[onnx.ModelProto, dict[str, np.ndarray]]] = {
     ),
     "conv_transpose_1d": (
         _model(
-            [helper.make_node("ConvTranspose", ["x", "w"], ["y"], strides=[3], pads=[1, 2])],
+            [
+                helper.make_node(
+                    "ConvTranspose", ["x", "w"], ["y"], strides=[3], pads=[1, 2]
+                )
+            ],
             {"x": (2, 4, 7)},
             "y",
             13,
@@ -655,12 +675,24 @@ def test_unsupported_attribute_is_a_diagnostic() -> None:
 @pytest.mark.parametrize(
     "node, shape, message",
     [
-        (helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[1, 1, 1, 1], name="m"),
-         (1, 1, 2, 2, 2, 2), r"ONNX node 'm' \(MaxPool\): 4-D spatial data is not supported "
-         r"\(relay has 1-D, 2-D, 3-D windows here\)"),
-        (helper.make_node("GlobalAveragePool", ["x"], ["y"], name="g"),
-         (1, 1, 2, 2, 2), r"ONNX node 'g' \(GlobalAveragePool\): 3-D spatial data is not "
-         r"supported \(relay has 1-D, 2-D windows here\)"),
+        (
+            helper.make_node(
+                "MaxPool", ["x"], ["y"], kernel_shape=[1, 1, 1, 1], name="m"
+            ),
+            (1, 1, 2, 2, 2, 2),
+            (
+                r"ONNX node 'm' \(MaxPool\): 4-D spatial data is not supported "
+                r"\(relay has 1-D, 2-D, 3-D windows here\)"
+            ),
+        ),
+        (
+            helper.make_node("GlobalAveragePool", ["x"], ["y"], name="g"),
+            (1, 1, 2, 2, 2),
+            (
+                r"ONNX node 'g' \(GlobalAveragePool\): 3-D spatial data is not "
+                r"supported \(relay has 1-D, 2-D windows here\)"
+            ),
+        ),
     ],
 )
 def test_spatial_rank_without_a_relay_op_is_a_diagnostic(
@@ -695,7 +727,10 @@ def test_cli_writes_a_module_hetero_opt_reads_back(tmp_path: object) -> None:
     with open(out) as f:
         text = f.read()
     assert "dense_resource<" in text and "{-#" in text and len(text) < 20000
-    assert f'attributes {{onnx.source = {{path = "{os.path.abspath(path)}", sha256 = "' in text
+    assert (
+        f'attributes {{onnx.source = {{path = "{os.path.abspath(path)}", sha256 = "'
+        in text
+    )
     again = subprocess.run(
         [sys.executable, "-m", "hetero.tools.hetero_opt", out],
         capture_output=True,

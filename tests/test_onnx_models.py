@@ -20,6 +20,8 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
+from onnx import numpy_helper
+
 import hetero
 from hetero.frontends.onnx import from_onnx
 from hetero.frontends.onnx_models import (
@@ -31,7 +33,6 @@ from hetero.frontends.onnx_models import (
 )
 from hetero.interpreter.relay import run
 from hetero.runtime import cuda
-from onnx import numpy_helper
 
 SLOW = os.environ.get("HETERO_SLOW") == "1"
 slow = pytest.mark.skipif(not SLOW, reason="set HETERO_SLOW=1 to run")
@@ -111,7 +112,9 @@ def test_a_model_runs_on_the_gpu(name: str) -> None:
     assert _relative_error(compiled(x), reference) <= MAX_RELATIVE_ERROR
 
 
-def _check_shipped(name: str, evaluate: Callable[[onnx.ModelProto, np.ndarray], Any]) -> None:
+def _check_shipped(
+    name: str, evaluate: Callable[[onnx.ModelProto, np.ndarray], Any]
+) -> None:
     """The shipped model's expectation, in its well-conditioned form.  Its
     weights are one value repeated, so every logit is the same sum
     (squeezenet's about 6.7e9) and the shipped output is uniform.  A

@@ -14,11 +14,12 @@ import pytest
 
 onnx = pytest.importorskip("onnx")
 onnxruntime = pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper, numpy_helper
+
 import hetero
 from hetero.frontends.onnx import from_onnx
 from hetero.interpreter.relay import run
 from hetero.utils.diagnostics import HeteroError
-from onnx import TensorProto, helper, numpy_helper
 
 RTOL, ATOL = 1e-4, 1e-5
 

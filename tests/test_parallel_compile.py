@@ -12,6 +12,8 @@ import os
 
 import numpy as np
 import pytest
+from test_cpu_runtime import SAXPY
+
 from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.lowering import parallel_compile
@@ -30,7 +32,6 @@ from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cpu import CpuModule, CpuTarget
 from hetero.utils.cpus import available_cpus
 from hetero.utils.diagnostics import HeteroError
-from test_cpu_runtime import SAXPY
 
 N = 37
 
@@ -207,7 +208,10 @@ def test_ops_in_vectorized_loops_cost_more():
     the loop's extent is known only at run time."""
     (rows,) = parse_module(VECTOR_LOOPS).ops
     assert compile_cost(rows) == pytest.approx(
-        FUNCTION_OPS + 13 + 3 * VECTOR_OP_EXTRA + 3 * (VECTOR_OP_EXTRA + DYNAMIC_VECTOR_OP_EXTRA)
+        FUNCTION_OPS
+        + 13
+        + 3 * VECTOR_OP_EXTRA
+        + 3 * (VECTOR_OP_EXTRA + DYNAMIC_VECTOR_OP_EXTRA)
     )
 
 

@@ -13,6 +13,7 @@ import sys
 import textwrap
 
 import pytest
+
 from hetero.runtime.parallel import MACHINES, MAX_THREADS, pool_ir, using_threads
 from hetero.utils.cpus import THREADS_VARIABLE
 from hetero.utils.diagnostics import HeteroError
@@ -231,20 +232,26 @@ WORKER_CPUS = """
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one CPU: nothing to pin")
 @pytest.mark.parametrize("threads", [2, 3])
 def test_each_worker_is_bound_to_a_cpu_not_the_first(threads):
-    isolated(WORKER_CPUS + f"""
+    isolated(
+        WORKER_CPUS
+        + f"""
         from hetero.runtime.parallel import pinned_cpus
         cpus = sorted(os.sched_getaffinity(0))
         assert pinned_cpus() == cpus
         expected = sorted([cpus[(i + 1) % len(cpus)]] for i in range({threads} - 1))
         assert worker_cpus({threads}) == expected
-    """)
+    """
+    )
 
 
 def test_workers_are_left_free_when_pinning_is_off():
-    isolated(WORKER_CPUS + """
+    isolated(
+        WORKER_CPUS
+        + """
         os.environ["HETERO_PIN_THREADS"] = "0"
         assert worker_cpus(2) == [sorted(os.sched_getaffinity(0))]
-    """)
+    """
+    )
 
 
 @pytest.mark.parametrize("machine", sorted(MACHINES))
@@ -263,12 +270,13 @@ def test_a_parallel_body_is_inlined_into_its_task_before_it_is_optimised() -> No
     """`define_launchers` marks each outlined body `always_inline`, so LLVM
     simplifies it once, inside its task (not alone and again once inlined)."""
     import llvmlite.binding as llvm
+    from xdsl.context import Context
+
     from hetero.context import parse_module
     from hetero.lowering.convert_tir_to_scf import PARALLEL_BODY, ConvertTirToScfPass
     from hetero.lowering.parallel_launchers import define_launchers
     from hetero.lowering.pipeline import lower_to_llvm
     from hetero.runtime.llvmir import to_llvmlite
-    from xdsl.context import Context
 
     module = parse_module(ACCUMULATE.replace("OPTIONS", ", {num_threads = 2 : i64}"))
     ConvertTirToScfPass().apply(Context(), module)
@@ -278,7 +286,8 @@ def test_a_parallel_body_is_inlined_into_its_task_before_it_is_optimised() -> No
     assert len(bodies) == 1
     text = str(to_llvmlite(module, triple=llvm.get_process_triple()))
     (header,) = [
-        line for line in text.splitlines()
+        line
+        for line in text.splitlines()
         if line.startswith("define") and f'@"{bodies[0].sym_name.data}"(' in line
     ]
     assert header.endswith("alwaysinline")
@@ -298,19 +307,23 @@ def test_the_default_count_is_the_cpus_this_process_may_use():
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_the_environment_sets_the_default_count(threads):
-    isolated(f"""
+    isolated(
+        f"""
         f = accumulate()
         assert pool_threads() == {threads}
         check(f, 1001, launches=3)
         assert pool_workers() == {threads} - 1
-    """, threads=str(threads))
+    """,
+        threads=str(threads),
+    )
 
 
 def test_a_call_beats_its_target_which_beats_the_environment():
     """`using_threads` over the target's `num_threads` over
     `HETERO_NUM_THREADS` (3 here); a target pinned to one thread was compiled
     serial, and stays so."""
-    isolated("""
+    isolated(
+        """
         one, two = accumulate(1), accumulate(2)
         with using_threads(3):
             check(one, 1001)
@@ -320,7 +333,9 @@ def test_a_call_beats_its_target_which_beats_the_environment():
         with using_threads(3):
             check(two, 1001)
         assert pool_workers() == 2
-    """, threads="3")
+    """,
+        threads="3",
+    )
 
 
 def test_a_thread_count_is_the_calling_threads_own():
@@ -346,22 +361,24 @@ def test_a_bad_thread_count_is_a_clear_error(count):
         using_threads(count).__enter__()
 
 
-
-
 @pytest.mark.parametrize("threads", [1, 3])
 def test_a_compiled_function_takes_the_environments_count(threads):
-    isolated(f"""
+    isolated(
+        f"""
         f, run = dense()
         run()
         assert pool_workers() == {threads} - 1
-    """, threads=str(threads))
+    """,
+        threads=str(threads),
+    )
 
 
 def test_a_compiled_function_takes_a_count_per_call_and_per_function():
     """One compile, run with 1, 2 (profiled) and 3 threads: the same
     results, bit for bit (the tasks are cut at compile time, whichever
     thread runs them)."""
-    isolated("""
+    isolated(
+        """
         f, run = dense()
         results = []
         for threads in (1, 2, 3):
@@ -372,7 +389,9 @@ def test_a_compiled_function_takes_a_count_per_call_and_per_function():
         assert pool_workers() == 3
         for y in results[1:]:
             np.testing.assert_array_equal(y, results[0])
-    """, threads="1")
+    """,
+        threads="1",
+    )
 
 
 def test_no_thread_has_a_count_of_its_own_before_the_pool_is_initialised():
@@ -382,6 +401,7 @@ def test_no_thread_has_a_count_of_its_own_before_the_pool_is_initialised():
     import ctypes
 
     import llvmlite.binding as llvm
+
     from hetero.runtime.cpu import _initialize
 
     _initialize()

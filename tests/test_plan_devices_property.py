@@ -35,9 +35,15 @@ def _text(module: ModuleOp) -> str:
 
 
 def _inputs(module: ModuleOp) -> list[np.ndarray]:
-    main = next(op for op in module.ops if isinstance(op, FuncOp) and op.sym_name.data == "main")
+    main = next(
+        op for op in module.ops if isinstance(op, FuncOp) and op.sym_name.data == "main"
+    )
     rng = np.random.default_rng(0)
-    shapes = [tuple(t.get_shape()) for t in main.function_type.inputs.data if isinstance(t, TensorType)]
+    shapes = [
+        tuple(t.get_shape())
+        for t in main.function_type.inputs.data
+        if isinstance(t, TensorType)
+    ]
     return [rng.standard_normal(s).astype(np.float32) for s in shapes]
 
 

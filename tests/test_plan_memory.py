@@ -1,11 +1,11 @@
 """`plan-memory`: offsets never overlap for live-together buffers, and planned
 programs compute what the reference interpreter computes."""
 
-import hetero
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import hetero
 from hetero.context import parse_module
 from hetero.interpreter.relay import run
 from hetero.transforms.plan_memory import ALIGNMENT, Buffer, assign_offsets

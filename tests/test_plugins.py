@@ -6,6 +6,7 @@ the entry point — instead of a traceback from importlib."""
 from __future__ import annotations
 
 import pytest
+
 from hetero.targets.codegen import CodegenRegistry
 from hetero.targets.kind import TargetKindRegistry
 from hetero.targets.patterns import PatternError, PatternRegistry
@@ -35,14 +36,18 @@ def test_a_broken_plugin_is_one_error_naming_it(
 ) -> None:
     monkeypatch.setattr(
         "importlib.metadata.entry_points",
-        lambda group=None, _broken=group: [_BrokenEntryPoint()] if group == _broken else [],
+        lambda group=None, _broken=group: (
+            [_BrokenEntryPoint()] if group == _broken else []
+        ),
     )
     with pytest.raises(error) as info:
         lookup()
     assert str(info.value) == MESSAGE
 
 
-def test_registration_errors_name_the_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_registration_errors_name_the_entry_point(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     class EntryPoint:
         name, value = "x", "pkg:X"
 
@@ -53,5 +58,7 @@ def test_registration_errors_name_the_entry_point(monkeypatch: pytest.MonkeyPatc
         raise TypeError(f"{loaded!r} is not a plugin")
 
     monkeypatch.setattr("importlib.metadata.entry_points", lambda group: [EntryPoint()])
-    with pytest.raises(ValueError, match=r"^entry point 'x = pkg:X': 42 is not a plugin$"):
+    with pytest.raises(
+        ValueError, match=r"^entry point 'x = pkg:X': 42 is not a plugin$"
+    ):
         load_entry_points("group", register)

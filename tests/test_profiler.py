@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import json
 
-import hetero
 import numpy as np
 import pytest
+from xdsl.traits import SymbolTable
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.driver import lower_to_tir
@@ -22,7 +24,6 @@ from hetero.runtime.profiler import (
     summarize,
 )
 from hetero.utils.diagnostics import HeteroError
-from xdsl.traits import SymbolTable
 
 # conv → pool → conv → dense: four kernels whose intermediates share the
 # arena (plan-memory puts the second conv's output where the first one's was).
@@ -54,7 +55,9 @@ def _host_calls() -> list[str]:
     lower_to_tir(module)
     host = SymbolTable.lookup_symbol(module, "main_host")
     assert isinstance(host, tir.PrimFuncOp)
-    return [op.callee.string_value() for op in host.walk() if isinstance(op, tir.CallOp)]
+    return [
+        op.callee.string_value() for op in host.walk() if isinstance(op, tir.CallOp)
+    ]
 
 
 def test_profile_replays_the_call_kernel_by_kernel() -> None:

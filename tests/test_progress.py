@@ -3,14 +3,15 @@
 import io
 import re
 
-import hetero
 import pytest
+from test_parallel_compile import PROGRAM
+
+import hetero
 from hetero.context import parse_module
 from hetero.lowering.cpu_codegen import compile_cpu
 from hetero.lowering.parallel_compile import run_forked
 from hetero.tools import hetero_compile, hetero_run
 from hetero.utils import progress
-from test_parallel_compile import PROGRAM
 
 # Three kernels (two softmaxes and an add that fusion keeps apart) and the host.
 SOURCE = """

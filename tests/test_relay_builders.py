@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DictionaryAttr,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FunctionType,
     ModuleOp,
     StringAttr,

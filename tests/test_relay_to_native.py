@@ -24,36 +24,52 @@ CONFIG = '#target.config<[#target.target<"llvm">]>'
 
 PROGRAMS = {
     "conv2d+bias+relu": (
-        "%x: tensor<1x3x9x9xf32>, %w: tensor<5x3x3x3xf32>, %b: tensor<5xf32>", "tensor<1x5x5x5xf32>",
+        "%x: tensor<1x3x9x9xf32>, %w: tensor<5x3x3x3xf32>, %b: tensor<5xf32>",
+        "tensor<1x5x5x5xf32>",
         """%0 = relay.nn.conv2d %x, %w {strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x3x9x9xf32>, tensor<5x3x3x3xf32>) -> tensor<1x5x5x5xf32>
     %1 = relay.nn.bias_add %0, %b : (tensor<1x5x5x5xf32>, tensor<5xf32>) -> tensor<1x5x5x5xf32>
-    %r = relay.relu %1 : tensor<1x5x5x5xf32>"""),
+    %r = relay.relu %1 : tensor<1x5x5x5xf32>""",
+    ),
     "dense+bias+relu": (
-        "%x: tensor<3x17xf32>, %w: tensor<7x17xf32>, %b: tensor<7xf32>", "tensor<3x7xf32>",
+        "%x: tensor<3x17xf32>, %w: tensor<7x17xf32>, %b: tensor<7xf32>",
+        "tensor<3x7xf32>",
         """%0 = relay.nn.dense %x, %w : (tensor<3x17xf32>, tensor<7x17xf32>) -> tensor<3x7xf32>
     %1 = relay.nn.bias_add %0, %b : (tensor<3x7xf32>, tensor<7xf32>) -> tensor<3x7xf32>
-    %r = relay.relu %1 : tensor<3x7xf32>"""),
+    %r = relay.relu %1 : tensor<3x7xf32>""",
+    ),
     "batched matmul": (
-        "%a: tensor<2x3x5xf32>, %b: tensor<2x5x4xf32>", "tensor<2x3x4xf32>",
-        "%r = relay.matmul %a, %b : (tensor<2x3x5xf32>, tensor<2x5x4xf32>) -> tensor<2x3x4xf32>"),
+        "%a: tensor<2x3x5xf32>, %b: tensor<2x5x4xf32>",
+        "tensor<2x3x4xf32>",
+        "%r = relay.matmul %a, %b : (tensor<2x3x5xf32>, tensor<2x5x4xf32>) -> tensor<2x3x4xf32>",
+    ),
     "max_pool2d": (
-        "%x: tensor<1x2x7x7xf32>", "tensor<1x2x4x4xf32>",
-        "%r = relay.nn.max_pool2d %x {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32>"),
+        "%x: tensor<1x2x7x7xf32>",
+        "tensor<1x2x4x4xf32>",
+        "%r = relay.nn.max_pool2d %x {pool_size = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1, 1, 1>} : (tensor<1x2x7x7xf32>) -> tensor<1x2x4x4xf32>",
+    ),
     "avg_pool2d": (
-        "%x: tensor<1x2x6x6xf32>", "tensor<1x2x3x3xf32>",
-        "%r = relay.nn.avg_pool2d %x {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>"),
+        "%x: tensor<1x2x6x6xf32>",
+        "tensor<1x2x3x3xf32>",
+        "%r = relay.nn.avg_pool2d %x {pool_size = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x2x6x6xf32>) -> tensor<1x2x3x3xf32>",
+    ),
     "softmax": (
-        "%x: tensor<4x10xf32>", "tensor<4x10xf32>",
-        "%r = relay.nn.softmax %x : tensor<4x10xf32>"),
+        "%x: tensor<4x10xf32>",
+        "tensor<4x10xf32>",
+        "%r = relay.nn.softmax %x : tensor<4x10xf32>",
+    ),
     "broadcast arithmetic": (
-        "%a: tensor<2x1x3xf32>, %b: tensor<4x1xf32>", "tensor<2x4x3xf32>",
+        "%a: tensor<2x1x3xf32>, %b: tensor<4x1xf32>",
+        "tensor<2x4x3xf32>",
         """%0 = relay.multiply %a, %b : (tensor<2x1x3xf32>, tensor<4x1xf32>) -> tensor<2x4x3xf32>
     %1 = relay.exp %0 : tensor<2x4x3xf32>
-    %r = relay.tanh %1 : tensor<2x4x3xf32>"""),
+    %r = relay.tanh %1 : tensor<2x4x3xf32>""",
+    ),
     "transpose+reshape": (
-        "%x: tensor<2x3x4xf32>", "tensor<4x6xf32>",
+        "%x: tensor<2x3x4xf32>",
+        "tensor<4x6xf32>",
         """%0 = relay.transpose %x {axes = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
-    %r = relay.reshape %0 {newshape = array<i64: 4, -1>} : (tensor<4x2x3xf32>) -> tensor<4x6xf32>"""),
+    %r = relay.reshape %0 {newshape = array<i64: 4, -1>} : (tensor<4x2x3xf32>) -> tensor<4x6xf32>""",
+    ),
 }
 
 
@@ -70,7 +86,10 @@ def test_fused_kernel_runs_natively_like_the_reference(name: str):
     module = _module(*PROGRAMS[name])
     main = next(op for op in module.ops if isinstance(op, FuncOp))
     rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal(t.get_shape()).astype(np.float32) for t in main.function_type.inputs.data]
+    inputs = [
+        rng.standard_normal(t.get_shape()).astype(np.float32)
+        for t in main.function_type.inputs.data
+    ]
     expected = run(module, *inputs)
     for p in (PlanDevicesPass(), FuseOpsPass(), LowerTEPass()):
         p.apply(Context(), module)

@@ -1,14 +1,15 @@
 """SiLU and HardSwish as one op each: right, and fused into the convolution
 before them (`simplify-activations`, the ONNX importer's HardSwish)."""
 
-import hetero
 import numpy as np
 import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import hetero
 from hetero.dialects import tir
 from hetero.driver import lower_to_tir
 from hetero.frontends.onnx import from_onnx
 from hetero.targets.config import module_config
-from onnx import TensorProto, helper, numpy_helper
 
 RNG = np.random.default_rng(0)
 

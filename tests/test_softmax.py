@@ -10,17 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-import hetero
 import isas
 import numpy as np
 import pytest
+from test_gpu_codegen import lower_and_check
+from test_lower_te import check_lowering
+from xdsl.dialects import memref
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
 from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run_text
-from test_gpu_codegen import lower_and_check
-from test_lower_te import check_lowering
-from xdsl.dialects import memref
 
 OPS = ("softmax", "log_softmax")
 

@@ -47,14 +47,23 @@ def test_with_and_without_host():
 
 
 def test_targets_compare_structurally():
-    assert TargetAttr("cuda", {"arch": "sm_80"}) == TargetAttr("cuda", {"arch": "sm_80"})
+    assert TargetAttr("cuda", {"arch": "sm_80"}) == TargetAttr(
+        "cuda", {"arch": "sm_80"}
+    )
     assert TargetAttr("cuda", {"arch": "sm_80"}) != CUDA
 
 
 @pytest.mark.parametrize(
     "kind, external",
-    [("llvm", False), ("cuda", False), ("cublas", True), ("cudnn", True),
-     ("cutlass", True), ("tensorrt", True), ("blas", True)],
+    [
+        ("llvm", False),
+        ("cuda", False),
+        ("cublas", True),
+        ("cudnn", True),
+        ("cutlass", True),
+        ("tensorrt", True),
+        ("blas", True),
+    ],
 )
 def test_builtin_external_codegen_kinds(kind, external):
     assert TargetAttr(kind).is_external_codegen() is external
@@ -106,7 +115,9 @@ def test_fully_unconstrained_and_fully_constrained():
 
 
 def test_for_target():
-    assert VirtualDeviceAttr.for_target(CUDA) == VirtualDeviceAttr(DeviceType.cuda, 0, CUDA)
+    assert VirtualDeviceAttr.for_target(CUDA) == VirtualDeviceAttr(
+        DeviceType.cuda, 0, CUDA
+    )
 
 
 def test_join_takes_the_constrained_field_of_each():
@@ -121,11 +132,17 @@ def test_join_of_conflicting_fields_is_none():
     cuda0 = VirtualDeviceAttr(DeviceType.cuda, 0)
     assert cuda0.join(VirtualDeviceAttr(DeviceType.cuda, 1)) is None
     assert cuda0.join(VirtualDeviceAttr(DeviceType.cpu, 0)) is None
-    assert VirtualDeviceAttr(memory_scope="a").join(VirtualDeviceAttr(memory_scope="b")) is None
+    assert (
+        VirtualDeviceAttr(memory_scope="a").join(VirtualDeviceAttr(memory_scope="b"))
+        is None
+    )
     # a CPU device and a CUDA target cannot be joined into a valid device
-    assert VirtualDeviceAttr(DeviceType.cpu).join(
-        VirtualDeviceAttr(DeviceType.cuda, -1, CUDA)
-    ) is None
+    assert (
+        VirtualDeviceAttr(DeviceType.cpu).join(
+            VirtualDeviceAttr(DeviceType.cuda, -1, CUDA)
+        )
+        is None
+    )
 
 
 def test_join_compares_targets_structurally():

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from hetero.lowering.te_emit import Emitter
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block
+
+from hetero.lowering.te_emit import Emitter
 
 
 def _emitter(uniform: bool = False) -> tuple[Emitter, Block]:

@@ -13,10 +13,14 @@ import sys
 import threading
 from pathlib import Path
 
-import hetero
 import numpy as np
 import pytest
 import xdsl.builder
+from test_dense_resources import WEIGHTED
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+
+import hetero
 from hetero.dialects import tir
 from hetero.dialects.target import TargetAttr
 from hetero.lowering.convert_tir_to_scf import num_threads, outlines_parallel_loops
@@ -27,9 +31,6 @@ from hetero.utils.cpus import (
     cgroup_cpu_limit,
     default_threads,
 )
-from test_dense_resources import WEIGHTED
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import IndexType, IntegerAttr
 
 
 def test_compiles_in_threads_keep_their_own_weights() -> None:
@@ -73,7 +74,11 @@ def test_tir_ops_are_built_without_an_implicit_builder(monkeypatch) -> None:
     loop = tir.ForOp(bound, bound, bound)
     function = tir.PrimFuncOp("f", ([], []))
     region = tir.TargetRegionOp(TargetAttr("llvm"))
-    for op, terminator in ((loop, tir.YieldOp), (function, tir.ReturnOp), (region, tir.YieldOp)):
+    for op, terminator in (
+        (loop, tir.YieldOp),
+        (function, tir.ReturnOp),
+        (region, tir.YieldOp),
+    ):
         assert isinstance(op.regions[0].block.last_op, terminator)
 
 
@@ -88,7 +93,9 @@ def fake_proc(tmp_path: Path, groups: str, mounts: dict[str, tuple[str, str]]) -
         f"{30 + i} 23 0:{40 + i} / {tmp_path / name} rw,relatime - {kind} {kind} {options}"
         for i, (name, (kind, options)) in enumerate(mounts.items())
     ]
-    (proc / "mountinfo").write_text("\n".join(["22 1 8:1 / / rw - ext4 /dev/sda1 rw", *lines]))
+    (proc / "mountinfo").write_text(
+        "\n".join(["22 1 8:1 / / rw - ext4 /dev/sda1 rw", *lines])
+    )
     return proc
 
 
@@ -115,9 +122,15 @@ def test_a_v1_quota_is_read_where_the_cpu_controller_is_mounted(tmp_path) -> Non
     proc = fake_proc(
         tmp_path,
         groups,
-        {"memory": ("cgroup", "rw,memory"), "cpu": ("cgroup", "rw,cpu,cpuacct"), "unified": ("cgroup2", "rw")},
+        {
+            "memory": ("cgroup", "rw,memory"),
+            "cpu": ("cgroup", "rw,cpu,cpuacct"),
+            "unified": ("cgroup2", "rw"),
+        },
     )
-    write(tmp_path / "memory/m", cpu__cfs_quota_us="100000", cpu__cfs_period_us="100000")
+    write(
+        tmp_path / "memory/m", cpu__cfs_quota_us="100000", cpu__cfs_period_us="100000"
+    )
     write(tmp_path / "cpu", cpu__cfs_quota_us="-1", cpu__cfs_period_us="100000")
     write(tmp_path / "cpu/c", cpu__cfs_quota_us="400000", cpu__cfs_period_us="100000")
     write(tmp_path / "unified")  # no cpu.max: the cpu controller is v1's
@@ -137,7 +150,9 @@ def test_a_cgroup_outside_the_mounts_root_is_read_at_the_mount_point(tmp_path) -
 
 
 @pytest.mark.parametrize(
-    "cpu_max", ["max 100000", "garbled", "", None], ids=["max", "garbled", "empty", "missing"]
+    "cpu_max",
+    ["max 100000", "garbled", "", None],
+    ids=["max", "garbled", "empty", "missing"],
 )
 def test_no_quota_or_none_readable_is_no_limit(tmp_path, cpu_max) -> None:
     proc = fake_proc(tmp_path, "0::/\n", {"v2": ("cgroup2", "rw")})
@@ -171,7 +186,11 @@ def test_the_available_cpus_follow_the_affinity_mask() -> None:
         "print(before, available_cpus())\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     assert done.stdout.split() == [str(available_cpus()), "1"]
 
@@ -183,7 +202,9 @@ def test_the_environment_sets_the_default_thread_count(monkeypatch) -> None:
     assert default_threads() == 7
     for bad in ("0", "-2", "many", ""):
         monkeypatch.setenv(THREADS_VARIABLE, bad)
-        with pytest.raises(ValueError, match=f"{THREADS_VARIABLE} must be a positive integer"):
+        with pytest.raises(
+            ValueError, match=f"{THREADS_VARIABLE} must be a positive integer"
+        ):
             default_threads()
 
 

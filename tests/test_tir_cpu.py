@@ -12,6 +12,7 @@ import isas
 import llvmlite.binding as llvm
 import numpy as np
 import pytest
+
 from hetero.context import parse_module
 from hetero.interpreter.tir import run_prim_func
 from hetero.lowering.cpu_codegen import compile_cpu
@@ -225,7 +226,9 @@ def test_private_subroutines_and_heap_buffers():
 
 def _targeted(text: str, options: str) -> str:
     """`text`'s first function with a target of these `llvm` `options`."""
-    targeted = text.replace(") {\n", f') target #target.target<"llvm", {{{options}}}> {{\n', 1)
+    targeted = text.replace(
+        ") {\n", f') target #target.target<"llvm", {{{options}}}> {{\n', 1
+    )
     assert targeted != text
     return targeted
 
@@ -273,7 +276,9 @@ def test_vector_remainder_touches_only_its_lanes(n):
     narrower one else) writes exactly its elements; the stride-2 loads take
     every other element."""
     text = EVERY_OTHER.format(n=n)
-    check_copied(text, "halve", 0.5, copied=slice(n), taken=slice(0, 2 * n, 2), scale=0.5)
+    check_copied(
+        text, "halve", 0.5, copied=slice(n), taken=slice(0, 2 * n, 2), scale=0.5
+    )
 
 
 EVERY_OTHER_DYNAMIC = EVERY_OTHER.replace(
@@ -287,7 +292,9 @@ def test_dynamic_extent_touches_only_its_lanes(n):
     end (AVX-512), or whole vectors and a scalar loop."""
     assert "%n: index" in EVERY_OTHER_DYNAMIC
     text = EVERY_OTHER_DYNAMIC.format()
-    check_copied(text, "halve", 0.5, n, copied=slice(n), taken=slice(0, 2 * n, 2), scale=0.5)
+    check_copied(
+        text, "halve", 0.5, n, copied=slice(n), taken=slice(0, 2 * n, 2), scale=0.5
+    )
 
 
 PADDED_COLUMNS = """
@@ -309,14 +316,23 @@ tir.prim_func @columns(%a: memref<64xf32>, %b: memref<32xf32>, %k: index, %n: in
 def test_indices_minus_an_offset(n):
     """`b[x - 1] = a[2x - 1]` for x in [1, n): indices minus a uniform
     offset (a strided convolution's padded columns) vectorize."""
-    check_copied(PADDED_COLUMNS, "columns", 1, n, copied=slice(n - 1), taken=slice(1, 2 * n - 1, 2))
+    check_copied(
+        PADDED_COLUMNS,
+        "columns",
+        1,
+        n,
+        copied=slice(n - 1),
+        taken=slice(1, 2 * n - 1, 2),
+    )
 
 
 def test_masked_remainder_on_avx512():
     """With AVX-512 a 13-lane remainder is one masked 16-lane access, and so
     is a remainder of run-time extent."""
     for text in (EVERY_OTHER.format(n=29), EVERY_OTHER_DYNAMIC.format()):
-        assembly = compile_cpu(parse_module(_targeted(text, isas.options("avx512")))).assembly()
+        assembly = compile_cpu(
+            parse_module(_targeted(text, isas.options("avx512")))
+        ).assembly()
         assert re.search(r"vmovups\s+%zmm\d+, .*\{%k\d\}", assembly)
 
 
@@ -366,7 +382,9 @@ tir.prim_func @a(%x: memref<4xf32>) target #target.target<"llvm", {mcpu = "x86-6
 }
 tir.prim_func @b(%x: memref<4xf32>) target #target.target<"llvm", {mcpu = "znver4"}> {
 }"""
-    with pytest.raises(HeteroError, match=r"@b wants mcpu = 'znver4', another function 'x86-64'"):
+    with pytest.raises(
+        HeteroError, match=r"@b wants mcpu = 'znver4', another function 'x86-64'"
+    ):
         compile_cpu(parse_module(text))
 
 
@@ -394,10 +412,11 @@ def test_a_no_inline_kernel_stays_a_call(no_inline):
     """`no_inline` on a `tir.prim_func` (what `lower-aot-main` puts on the
     kernels the host calls) reaches LLVM: the optimised host still calls the
     kernel, where without it LLVM copies the kernel's loop into the host."""
+    from xdsl.context import Context
+
     from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
     from hetero.lowering.pipeline import lower_to_llvm
     from hetero.runtime.cpu import CpuTarget
-    from xdsl.context import Context
 
     text = CALLED.replace("ATTRS", "attributes {no_inline}" if no_inline else "")
     module = parse_module(text)

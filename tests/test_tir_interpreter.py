@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 from xdsl.context import Context
-from xdsl.dialects import arith, builtin, math as xmath, memref, scf
+from xdsl.dialects import arith, builtin, memref, scf
+from xdsl.dialects import math as xmath
 from xdsl.dialects.builtin import IndexType, ModuleOp, i32
 from xdsl.ir import Block, Operation
 from xdsl.parser import Parser

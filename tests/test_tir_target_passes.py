@@ -138,10 +138,14 @@ def test_host_main_calls_a_device_subroutine(public: bool):
     module = run_pipeline(parse_module(device_subroutine(public)), PIPELINE)
     main = next(op for op in module.ops if op.sym_name.data == "main")
     if public:
-        assert "tir.call @subroutine" in str(main) and "tir.target_region" not in str(main)
+        assert "tir.call @subroutine" in str(main) and "tir.target_region" not in str(
+            main
+        )
         assert "tir.launch @subroutine_kernel" in str(module)
     else:
-        assert "tir.launch @main_kernel" in str(main) and "@subroutine" not in str(module)
+        assert "tir.launch @main_kernel" in str(main) and "@subroutine" not in str(
+            module
+        )
     a = np.zeros(1, np.float32)
     run_prim_func(module, "main", a)
     assert a[0] == 84.0
@@ -174,7 +178,9 @@ def test_bind_target_bool_options_are_spelled_out():
     for text, value in (("true", True), ("1", True), ("false", False), ("0", False)):
         target = parse_target_string(f"test_bool_kind -fast={text}")
         assert target.options["fast"] is value  # type: ignore[index]
-    with pytest.raises(ValueError, match="option 'fast' takes true, false, 1 or 0, not 'yes'"):
+    with pytest.raises(
+        ValueError, match="option 'fast' takes true, false, 1 or 0, not 'yes'"
+    ):
         parse_target_string("test_bool_kind -fast=yes")
 
 
@@ -185,7 +191,10 @@ def test_bind_target_bool_options_are_spelled_out():
         # a comma after a list option's value continues the list
         (
             "llvm -mattr=+avx2,+fma -num_threads=2,cuda -arch=sm_80",
-            [("llvm", {"mattr": ["+avx2", "+fma"], "num_threads": 2}), ("cuda", {"arch": "sm_80"})],
+            [
+                ("llvm", {"mattr": ["+avx2", "+fma"], "num_threads": 2}),
+                ("cuda", {"arch": "sm_80"}),
+            ],
         ),
     ],
 )
@@ -201,8 +210,9 @@ def test_target_lists_use_the_target_string_syntax(
 
 def test_compile_targets_take_options() -> None:
     """`hetero.compile(targets=[...])` fills the configuration with options."""
-    import hetero
     import numpy as np
+
+    import hetero
     from hetero.utils.diagnostics import HeteroError
 
     text = (
@@ -211,6 +221,10 @@ def test_compile_targets_take_options() -> None:
         "    relay.return %r : tensor<4xf32>\n  }\n}\n"
     )
     compiled = hetero.compile(text, targets=["llvm -num_threads=2 -opt_level=2"])
-    np.testing.assert_array_equal(compiled(np.ones(4, np.float32)), np.full(4, 2, np.float32))
-    with pytest.raises(HeteroError, match="unknown option 'threads' for target kind 'llvm'"):
+    np.testing.assert_array_equal(
+        compiled(np.ones(4, np.float32)), np.full(4, 2, np.float32)
+    )
+    with pytest.raises(
+        HeteroError, match="unknown option 'threads' for target kind 'llvm'"
+    ):
         hetero.compile(text, targets=["llvm -threads=2"])

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import hetero
 import numpy as np
 import pytest
+from test_fuzz_inputs import NPZ_PROGRAM, _declaring, _npy, _npz
+
+import hetero
 from hetero.context import parse_module
 from hetero.tools import hetero_import_onnx, hetero_opt, hetero_run, hetero_translate
 from hetero.utils.diagnostics import HeteroError, run_tool
-from test_fuzz_inputs import NPZ_PROGRAM, _declaring, _npy, _npz
 
 USE_BEFORE_DEFINITION = """\
 relay.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
@@ -303,9 +304,10 @@ def test_import_writes_nothing_that_does_not_parse_back(
     """The importer re-reads what it prints: a type that prints but does
     not parse (a negative dimension, written `tensor<-5xf32>`) is an error."""
     pytest.importorskip("onnx")
+    from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
+
     from hetero.dialects import relay
     from hetero.frontends import onnx as frontend
-    from xdsl.dialects.builtin import Float32Type, ModuleOp, TensorType
 
     def unparsable(*_args, **_kwargs) -> ModuleOp:
         t = TensorType(Float32Type(), [-5])

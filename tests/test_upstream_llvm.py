@@ -17,6 +17,13 @@ import subprocess
 from io import StringIO
 
 import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from isas import ISAS, options
+from relay_programs import programs
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.printer import Printer
+
 from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.driver import lower_to_tir
@@ -26,12 +33,6 @@ from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cuda import has_gpu_functions
 from hetero.runtime.llvmir import ALIGN_ATTRIBUTE, to_llvmlite
 from hetero.utils.diagnostics import HeteroError
-from hypothesis import HealthCheck, assume, given, settings
-from isas import ISAS, options
-from relay_programs import programs
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.printer import Printer
 
 MLIR_TRANSLATE = shutil.which("mlir-translate-22")
 

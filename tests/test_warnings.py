@@ -2,12 +2,13 @@
 
 import warnings
 
-import hetero
 import pytest
 from cuda import pathfinder
+from test_cublas import MLP
+
+import hetero
 from hetero.runtime import cublas as cublas_runtime
 from hetero.utils.diagnostics import HeteroWarning, warn
-from test_cublas import MLP
 
 
 def shown(caught: list[warnings.WarningMessage]) -> str:

@@ -10,12 +10,13 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from onnx import helper, numpy_helper
+
 from hetero.context import parse_module
 from hetero.interpreter.relay import run
 from hetero.tools.hetero_import_onnx import main as import_onnx
 from hetero.tools.hetero_opt import main as hetero_opt
 from hetero.utils.diagnostics import HeteroError
-from onnx import helper, numpy_helper
 
 
 def _model(path: Path) -> Path:

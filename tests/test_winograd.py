@@ -5,9 +5,13 @@ back as OIHW and convolves directly)."""
 
 from __future__ import annotations
 
-import hetero
+import isas
 import numpy as np
 import pytest
+from lowered import kernel_buffer_shapes
+from xdsl.dialects.builtin import f32, f64
+
+import hetero
 from hetero.context import parse_module
 from hetero.dialects.target import VirtualDeviceAttr
 from hetero.dialects.tir import AllocOp
@@ -15,11 +19,12 @@ from hetero.interpreter.relay import oihw_weight, run
 from hetero.lowering.schedules import cpu_winograd
 from hetero.lowering.schedules.cpu_winograd import conv2d_winograd_tile
 from hetero.targets.target_string import parse_target_string
-from hetero.utils.winograd import TRANSFORMS, program, spatial_weight, transformed_weight
-from xdsl.dialects.builtin import f32, f64
-
-import isas
-from lowered import kernel_buffer_shapes
+from hetero.utils.winograd import (
+    TRANSFORMS,
+    program,
+    spatial_weight,
+    transformed_weight,
+)
 
 RNG = np.random.default_rng(11)
 AVX512 = parse_target_string("llvm -mcpu=x86-64 -mattr=+avx512f")
@@ -33,7 +38,9 @@ def test_transforms_compute_a_correlation(m: int) -> None:
     np.testing.assert_allclose(left @ g, np.eye(3), atol=1e-15)
     d, w = RNG.standard_normal(t.alpha), RNG.standard_normal(3)
     expected = [d[i : i + 3] @ w for i in range(m)]
-    np.testing.assert_allclose(at @ ((g @ w) * (bt @ d)), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        at @ ((g @ w) * (bt @ d)), expected, rtol=1e-12, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("m", sorted(TRANSFORMS))
@@ -44,7 +51,9 @@ def test_transformed_weight_layout_and_its_inverse(m: int) -> None:
     assert u.shape == (alpha * alpha, 2, 5, 64) and u.dtype == np.float32
     g = np.asarray(TRANSFORMS[m].g)
     # Element [u * a + v, o // b, i, o % b] is (G w[o, i] G^T)[u, v] ...
-    np.testing.assert_allclose(u[1 * alpha + 2, 1, 3, 69 - 64], (g @ w[69, 3] @ g.T)[1, 2], rtol=1e-6)
+    np.testing.assert_allclose(
+        u[1 * alpha + 2, 1, 3, 69 - 64], (g @ w[69, 3] @ g.T)[1, 2], rtol=1e-6
+    )
     assert not u[:, 1, :, 70 - 64 :].any()  # ... and zero past channel 70
     np.testing.assert_allclose(spatial_weight(u, m, 70), w, rtol=1e-5, atol=1e-6)
     layout = f"winograd{m}_OI64o"
@@ -71,8 +80,21 @@ def test_transformed_weight_layout_and_its_inverse(m: int) -> None:
         ((64, 64, 3, 3), (1, 64, 6, 6), (1, 1), (1, 1), 1, f32, False, (0, 0)),
     ],
     ids=[
-        "resnet", "shallow", "short", "14x14", "7x7", "stride", "dilation", "groups", "1x1", "f64",
-        "blocked", "48-channels", "few-inputs", "ragged-channels", "small-image",
+        "resnet",
+        "shallow",
+        "short",
+        "14x14",
+        "7x7",
+        "stride",
+        "dilation",
+        "groups",
+        "1x1",
+        "f64",
+        "blocked",
+        "48-channels",
+        "few-inputs",
+        "ragged-channels",
+        "small-image",
     ],
 )
 def test_when_the_cpu_schedule_asks_for_winograd(
@@ -85,7 +107,9 @@ def test_when_the_cpu_schedule_asks_for_winograd(
     blocked: bool,
     wanted: tuple[int, int],
 ) -> None:
-    got = conv2d_winograd_tile(weight, out, strides, dilation, groups, element, AVX512, blocked)
+    got = conv2d_winograd_tile(
+        weight, out, strides, dilation, groups, element, AVX512, blocked
+    )
     assert got == wanted
 
 
@@ -157,11 +181,26 @@ def _winograd_weights(text: str) -> list[tuple[int, ...]]:
     ("x", "o", "pad", "residual"),
     [
         ((1, 64, 14, 14), 64, 1, False),  # ResNet's kind: even, padded
-        ((2, 32, 13, 11), 48, 1, True),  # odd sizes (the last tile row and column clipped), batch 2
+        (
+            (2, 32, 13, 11),
+            48,
+            1,
+            True,
+        ),  # odd sizes (the last tile row and column clipped), batch 2
         ((1, 16, 9, 20), 80, 0, False),  # unpadded, a channel tile of 16 past 64
         ((1, 24, 7, 7), 32, 1, True),  # a row of 4 tiles: one block of 4
-        ((1, 16, 27, 30), 64, 1, True),  # F(4x4): clipped, blocks of 5 of 8 tiles overlap
-        ((1, 16, 9, 70), 32, 1, False),  # F(2x2), 35 tiles a row: vectors of tiles overlap
+        (
+            (1, 16, 27, 30),
+            64,
+            1,
+            True,
+        ),  # F(4x4): clipped, blocks of 5 of 8 tiles overlap
+        (
+            (1, 16, 9, 70),
+            32,
+            1,
+            False,
+        ),  # F(2x2), 35 tiles a row: vectors of tiles overlap
         ((1, 16, 24, 72), 32, 1, False),  # F(4x4), 18 tiles a row
     ],
 )
@@ -188,7 +227,11 @@ def test_bands_of_rows_of_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
     text = _conv(x, w, 1, residual=True)
     assert [s[0] for s in _winograd_weights(text)] == [16]
     out = (2, 32, 10, 12)
-    _check(text, RNG.standard_normal(x).astype(np.float32), RNG.standard_normal(out).astype(np.float32))
+    _check(
+        text,
+        RNG.standard_normal(x).astype(np.float32),
+        RNG.standard_normal(out).astype(np.float32),
+    )
 
 
 def test_f2_tiles_compile_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -209,7 +252,11 @@ def test_f4_tiles_compile_and_match(monkeypatch: pytest.MonkeyPatch) -> None:
     text = _conv(x, w, 1, residual=True)
     assert [s[0] for s in _winograd_weights(text)] == [36]
     out = (1, 64, 15, 18)
-    _check(text, RNG.standard_normal(x).astype(np.float32), RNG.standard_normal(out).astype(np.float32))
+    _check(
+        text,
+        RNG.standard_normal(x).astype(np.float32),
+        RNG.standard_normal(out).astype(np.float32),
+    )
 
 
 @pytest.mark.parametrize(
@@ -225,7 +272,9 @@ def test_a_winograd_weight_the_schedule_cannot_use_is_read_as_oihw(
     x = (1, 8, 11, 11)
     w = RNG.standard_normal((20, 8, 3, 3)).astype(np.float32)
     u = transformed_weight(w, m, block)
-    text = _conv(x, u, 1, layout=f"winograd{m}_OI{block}o", channels=20, strides=strides)
+    text = _conv(
+        x, u, 1, layout=f"winograd{m}_OI{block}o", channels=20, strides=strides
+    )
     _check(text, RNG.standard_normal(x).astype(np.float32))
 
 
@@ -258,7 +307,8 @@ def test_transform_programs(m: int, name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("isa", "m", "block"), [("avx512", 2, 16), ("avx512", 4, 32), ("avx2", 2, 16), ("avx2", 4, 16)]
+    ("isa", "m", "block"),
+    [("avx512", 2, 16), ("avx512", 4, 32), ("avx2", 2, 16), ("avx2", 4, 16)],
 )
 def test_lowered_winograd_kernel_interpreted(isa: str, m: int, block: int) -> None:
     """The schedule's TIR itself for `isa` (32-channel blocks are AVX-512's
@@ -267,19 +317,24 @@ def test_lowered_winograd_kernel_interpreted(isa: str, m: int, block: int) -> No
     weight given as a parameter in layout winograd<m>_OI<b>o, 20 channels (a
     partial channel tile with 16), a clipped last row and column of tiles."""
     from test_lower_te import complete_interpreter, kernel_module
+    from xdsl.context import Context
 
     import hetero.interpreter.tir as tir_interpreter
     from hetero.dialects import relay
     from hetero.interpreter.relay import evaluate_function
     from hetero.transforms.lower_te import LowerTEPass
-    from xdsl.context import Context
 
     layout = f"winograd{m}_OI{block}o"
     w = RNG.standard_normal((20, 4, 3, 3)).astype(np.float32)
-    inputs = [RNG.standard_normal((1, 4, 5, 7)).astype(np.float32), transformed_weight(w, m, block)]
+    inputs = [
+        RNG.standard_normal((1, 4, 5, 7)).astype(np.float32),
+        transformed_weight(w, m, block),
+    ]
     module = kernel_module(
         [a.shape for a in inputs],
-        lambda p: relay.Conv2DOp(*p, padding=(1, 1, 1, 1), kernel_layout=layout, channels=20),
+        lambda p: relay.Conv2DOp(
+            *p, padding=(1, 1, 1, 1), kernel_layout=layout, channels=20
+        ),
         VirtualDeviceAttr.for_target(isas.target(isa)),
     )
     expected = evaluate_function(module, "k", inputs)

@@ -24,10 +24,11 @@ import os
 import sys
 from collections.abc import Sequence
 
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+
 from hetero.utils.dense_resources import print_with_resources, print_with_weights
 from hetero.utils.diagnostics import HeteroError, run_tool
 from hetero.utils.files import write_output
-from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 
 SOURCE = "onnx.source"
 """Module attribute `{path = ..., sha256 = ...}`: the model imported."""
@@ -53,7 +54,7 @@ def imported_model(module: ModuleOp) -> str | None:
         return None
     fields = source.data if isinstance(source, DictionaryAttr) else {}
     if not all(isinstance(fields.get(k), StringAttr) for k in ("path", "sha256")):
-        raise ValueError(f"{SOURCE} should be {{path = \"...\", sha256 = \"...\"}}")
+        raise ValueError(f'{SOURCE} should be {{path = "...", sha256 = "..."}}')
     path = fields["path"].data  # type: ignore[union-attr]
     if _sha256(path) != fields["sha256"].data:  # type: ignore[union-attr]
         raise OSError(f"{path} changed since it was imported")
@@ -95,7 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _import(args: argparse.Namespace) -> int:
     from hetero.frontends.onnx import RESOURCE_THRESHOLD, from_onnx
 
-    threshold = RESOURCE_THRESHOLD if args.resource_threshold is None else args.resource_threshold
+    threshold = (
+        RESOURCE_THRESHOLD
+        if args.resource_threshold is None
+        else args.resource_threshold
+    )
     batch = "dynamic" if args.dynamic_batch else None
     module = from_onnx(args.model, batch=batch, resource_threshold=threshold)
     record_source(module, args.model)
@@ -108,7 +113,9 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
-def _write_with_weights(module: ModuleOp, output: str, weights: str, model: str) -> None:
+def _write_with_weights(
+    module: ModuleOp, output: str, weights: str, model: str
+) -> None:
     """`output` and its weights file (`print_with_weights`), the text parsed
     back with its weights before it is written."""
     weights = weights or os.path.splitext(output)[0] + ".weights"

@@ -30,6 +30,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import (
+    ArgSpecParseError,
+    DiagnosticException,
+    ParseError,
+)
+from xdsl.xdsl_opt_main import xDSLOptMain
+
 from hetero.context import load_upstream_extras
 from hetero.universe import REPLACED_PASSES, lazy
 from hetero.utils.diagnostics import (
@@ -42,15 +52,6 @@ from hetero.utils.diagnostics import (
     verify_module,
 )
 from hetero.utils.files import write_output
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.passes import ModulePass, PassPipeline, get_pass_option_infos
-from xdsl.printer import Printer
-from xdsl.utils.exceptions import (
-    ArgSpecParseError,
-    DiagnosticException,
-    ParseError,
-)
-from xdsl.xdsl_opt_main import xDSLOptMain
 
 SPLIT_MARKER = "// -----"
 
@@ -102,11 +103,16 @@ class HeteroOptMain(xDSLOptMain):
         # options go to the parser's group, which keeps its own handler.
         arg_parser._optionals.conflict_handler = "resolve"
         arg_parser.add_argument(
-            "-h", "--help", action=PassHelpAction, passes=self.available_passes,
+            "-h",
+            "--help",
+            action=PassHelpAction,
+            passes=self.available_passes,
             help="show this help and the passes, then exit",
         )
         arg_parser.add_argument(
-            "-p", "--passes", default="",
+            "-p",
+            "--passes",
+            default="",
             help="the pass pipeline, 'a,b{option=value}' (the passes: --help)",
         )
         arg_parser.add_argument(
@@ -114,31 +120,45 @@ class HeteroOptMain(xDSLOptMain):
             help="MLIR's spelling of the pipeline: 'builtin.module(a,b{option=value})'",
         )
         arg_parser.add_argument(
-            "--verify-diagnostics", action="store_true",
+            "--verify-diagnostics",
+            action="store_true",
             help="check the diagnostics against the input's '// expected-error {{...}}' "
             "annotations (also warning, note, remark); exit 1 on any mismatch",
         )
         arg_parser.add_argument(
-            "--print-ir-after-all", "--mlir-print-ir-after-all", "--print-between-passes",
+            "--print-ir-after-all",
+            "--mlir-print-ir-after-all",
+            "--print-between-passes",
             action="store_true",
             help="print the IR to stderr after every pass",
         )
         arg_parser.add_argument(
-            "--timing", "--mlir-timing", "--time-passes", action="store_true",
+            "--timing",
+            "--mlir-timing",
+            "--time-passes",
+            action="store_true",
             help="print a per-pass wall-time table to stderr",
         )
         arg_parser.add_argument(
-            "--mlir-print-op-generic", dest="print_op_generic", action="store_true",
+            "--mlir-print-op-generic",
+            dest="print_op_generic",
+            action="store_true",
             help="alias of --print-op-generic",
         )
 
     def _long_options(self) -> set[str]:
         """The `--` options, from a parser of our arguments (before xDSL's
         `__init__` parses them, with the passes and targets not yet known)."""
-        self.available_passes, self.available_targets, self.available_frontends = {}, {}, {}
+        self.available_passes, self.available_targets, self.available_frontends = (
+            {},
+            {},
+            {},
+        )
         parser = argparse.ArgumentParser(add_help=False)
         self.register_all_arguments(parser)
-        return {o for a in parser._actions for o in a.option_strings if o.startswith("--")}
+        return {
+            o for a in parser._actions for o in a.option_strings if o.startswith("--")
+        }
 
     def setup_pipeline(self):
         if self.args.pass_pipeline is not None:
@@ -158,7 +178,10 @@ class HeteroOptMain(xDSLOptMain):
         if previous is not None:
             self._add_time(previous.name, now - self._pass_start)
             if self.args.print_ir_after_all:
-                print(f"// -----// IR Dump After {previous.name} //----- //", file=sys.stderr)
+                print(
+                    f"// -----// IR Dump After {previous.name} //----- //",
+                    file=sys.stderr,
+                )
                 Printer(stream=sys.stderr).print_op(module)
                 print(file=sys.stderr)
         if not self.args.disable_verify:
@@ -205,7 +228,9 @@ class HeteroOptMain(xDSLOptMain):
         except (OSError, UnicodeDecodeError) as e:
             raise ToolError(f"cannot read input file '{path}': {e}") from e
 
-    def _process_chunk(self, chunk: str, name: str, offset: int) -> tuple[list[Diag], str | None]:
+    def _process_chunk(
+        self, chunk: str, name: str, offset: int
+    ) -> tuple[list[Diag], str | None]:
         start = time.perf_counter()
         try:
             module = self._parse(chunk, name, offset)
@@ -279,7 +304,9 @@ UNLOWERED = {
 def _untranslatable(target: str, e: NotImplementedError) -> str:
     """Why `-t target` cannot print the module, and what to run first."""
     op = str(e).rsplit(": ", 1)[-1]
-    advice = UNLOWERED.get(op.split(".", 1)[0], "lower the module to the llvm dialect first")
+    advice = UNLOWERED.get(
+        op.split(".", 1)[0], "lower the module to the llvm dialect first"
+    )
     return f"-t {target} cannot translate '{op}' ({e}): {advice}"
 
 
@@ -355,16 +382,23 @@ def parse_expected(chunk: str, offset: int) -> list[Expected]:
     return expected
 
 
-def check_expected(chunk: str, offset: int, name: str, diags: Sequence[Diag]) -> list[str]:
+def check_expected(
+    chunk: str, offset: int, name: str, diags: Sequence[Diag]
+) -> list[str]:
     """Match diagnostics with annotations; return one message per mismatch."""
     expected = parse_expected(chunk, offset)
     problems: list[str] = []
     for d in diags:
         line = d.location.line if d.location is not None else None
         match = next(
-            (e for e in expected
-             if not e.seen and e.severity == d.severity and e.line == line
-             and e.message in d.message),
+            (
+                e
+                for e in expected
+                if not e.seen
+                and e.severity == d.severity
+                and e.line == line
+                and e.message in d.message
+            ),
             None,
         )
         if match is None:
@@ -375,7 +409,7 @@ def check_expected(chunk: str, offset: int, name: str, diags: Sequence[Diag]) ->
     for e in expected:
         if not e.seen:
             problems.append(
-                f"{name}:{e.source_line}: error: expected {e.severity} \"{e.message}\" "
+                f'{name}:{e.source_line}: error: expected {e.severity} "{e.message}" '
                 "was not produced"
             )
     return problems
@@ -405,9 +439,13 @@ def pass_listing(passes: dict[str, object]) -> str:
     classes = {name: factory() for name, factory in passes.items()}  # type: ignore[operator]
     groups = {"hetero passes": [], "xDSL passes": []}
     for name, cls in sorted(classes.items()):
-        group = "hetero passes" if cls.__module__.startswith("hetero.") else "xDSL passes"
+        group = (
+            "hetero passes" if cls.__module__.startswith("hetero.") else "xDSL passes"
+        )
         groups[group].append(_pass_entry(name, cls))
-    return "\n\n".join(f"{title}:\n" + "\n".join(lines) for title, lines in groups.items())
+    return "\n\n".join(
+        f"{title}:\n" + "\n".join(lines) for title, lines in groups.items()
+    )
 
 
 def _pass_entry(name: str, cls: type[ModulePass]) -> str:
@@ -444,7 +482,9 @@ def print_timing_table(timings: dict[str, float], stream: IO[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run_tool("hetero-opt", "hetero-opt", lambda: HeteroOptMain(argv).run(), (ToolError,))
+    return run_tool(
+        "hetero-opt", "hetero-opt", lambda: HeteroOptMain(argv).run(), (ToolError,)
+    )
 
 
 if __name__ == "__main__":

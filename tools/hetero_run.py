@@ -39,14 +39,15 @@ import zlib
 from collections.abc import Sequence
 
 import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType
+from xdsl.ir import Attribute
+
 from hetero.context import parse_module
 from hetero.dialects.relay import DYNAMIC, FuncOp
 from hetero.interpreter.relay import InterpreterError, element_dtype, run
 from hetero.utils import progress
 from hetero.utils.diagnostics import HeteroError, run_tool
 from hetero.utils.files import write_output
-from xdsl.dialects.builtin import ModuleOp, TensorType, TupleType
-from xdsl.ir import Attribute
 
 
 class RunError(Exception):
@@ -90,8 +91,12 @@ def random_inputs(func: FuncOp, seed: int) -> list[np.ndarray]:
     return inputs
 
 
-def _random_array(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    data = rng.integers(0, 2, shape) if dtype == np.bool_ else rng.standard_normal(shape)
+def _random_array(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype
+) -> np.ndarray:
+    data = (
+        rng.integers(0, 2, shape) if dtype == np.bool_ else rng.standard_normal(shape)
+    )
     return np.asarray(data).astype(dtype)
 
 
@@ -126,10 +131,14 @@ def load_inputs(path: str, func: FuncOp) -> list[np.ndarray]:
                 for k, n, arg in zip(keys, names, func.args)
             ]
     except UNREADABLE as e:
-        raise RunError(f"{path} is not a readable .npz file ({type(e).__name__}: {e})") from e
+        raise RunError(
+            f"{path} is not a readable .npz file ({type(e).__name__}: {e})"
+        ) from e
 
 
-def _read_input(archive: zipfile.ZipFile, member: str, name: str, type_: Attribute) -> np.ndarray:
+def _read_input(
+    archive: zipfile.ZipFile, member: str, name: str, type_: Attribute
+) -> np.ndarray:
     """The array `member` of `archive` for parameter `name` of type `type_`."""
     with archive.open(member) as f:
         version = np.lib.format.read_magic(f)
@@ -147,12 +156,18 @@ def _read_input(archive: zipfile.ZipFile, member: str, name: str, type_: Attribu
                 f"{archive.filename}: {member} holds {len(data)} bytes of data, "
                 f"its header declares {size}"
             )
-    array = np.frombuffer(data, dtype).reshape(shape, order="F" if fortran_order else "C")
+    array = np.frombuffer(data, dtype).reshape(
+        shape, order="F" if fortran_order else "C"
+    )
     return array.astype(dtype.newbyteorder("="))
 
 
 def _check_input(
-    path: str | None, name: str, shape: tuple[int, ...], dtype: np.dtype, type_: Attribute
+    path: str | None,
+    name: str,
+    shape: tuple[int, ...],
+    dtype: np.dtype,
+    type_: Attribute,
 ) -> None:
     """A `RunError` unless an array of `shape` and `dtype` fits parameter `name`."""
     given = f"{dtype}{list(shape)}"
@@ -173,7 +188,9 @@ def _flatten(result: object) -> list[np.ndarray]:
 
 
 def _arguments() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hetero-run", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="hetero-run", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("file")
     parser.add_argument("--entry", default="main")
     source = parser.add_mutually_exclusive_group(required=True)
@@ -181,41 +198,63 @@ def _arguments() -> argparse.ArgumentParser:
     source.add_argument("--inputs", help=".npz with one array per parameter")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="write the results to this .npz")
-    parser.add_argument("--compile", action="store_true", help="run natively compiled code")
     parser.add_argument(
-        "--check", action="store_true", help="compile, run, compare with the reference interpreter"
+        "--compile", action="store_true", help="run natively compiled code"
     )
     parser.add_argument(
-        "--profile", action="store_true", help="compile, time each kernel call in the network"
+        "--check",
+        action="store_true",
+        help="compile, run, compare with the reference interpreter",
     )
     parser.add_argument(
-        "--trace", metavar="FILE", help="with --profile: write the kernel calls as a Chrome trace"
-    )
-    parser.add_argument("--targets", default="llvm", help="targets of a module without target.config")
-    parser.add_argument("--repeat", type=int, default=1, help="native runs to time (median)")
-    parser.add_argument(
-        "--timing", action="store_true", help="print the seconds of each compilation stage"
+        "--profile",
+        action="store_true",
+        help="compile, time each kernel call in the network",
     )
     parser.add_argument(
-        "--progress", action="store_true", help="report a long compile's progress on stderr"
+        "--trace",
+        metavar="FILE",
+        help="with --profile: write the kernel calls as a Chrome trace",
+    )
+    parser.add_argument(
+        "--targets", default="llvm", help="targets of a module without target.config"
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="native runs to time (median)"
+    )
+    parser.add_argument(
+        "--timing",
+        action="store_true",
+        help="print the seconds of each compilation stage",
+    )
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="report a long compile's progress on stderr",
     )
     parser.add_argument("--rtol", type=float, default=1e-4)
     parser.add_argument("--atol", type=float, default=1e-5)
     return parser
 
 
-def _native(module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace) -> list[np.ndarray]:
+def _native(
+    module: ModuleOp, inputs: list[np.ndarray], args: argparse.Namespace
+) -> list[np.ndarray]:
     """Compile and run `inputs` through the native code, printing the times."""
     import hetero
 
     start = time.perf_counter()
     with progress.reporting(args.progress or None):
-        compiled = hetero.compile(module, targets=args.targets.split(","), entry=args.entry)
+        compiled = hetero.compile(
+            module, targets=args.targets.split(","), entry=args.entry
+        )
         if not isinstance(compiled, hetero.CompiledFunction):
             # Dynamic input shapes: compiled for these inputs.
             compiled = compiled.specialized(inputs)
     compile_seconds = time.perf_counter() - start
-    return _run_native(compiled, inputs, args, f"compile: {compile_seconds * 1e3:.1f} ms")
+    return _run_native(
+        compiled, inputs, args, f"compile: {compile_seconds * 1e3:.1f} ms"
+    )
 
 
 def _run_native(
@@ -279,7 +318,9 @@ def _npz_inputs(path: str, names: list[str | None]) -> list[np.ndarray]:
                 raise RunError(f"{path} lacks the inputs {', '.join(missing)}")
             return [archive[k] for k in keys]
     except UNREADABLE as e:
-        raise RunError(f"{path} is not a readable .npz file ({type(e).__name__}: {e})") from e
+        raise RunError(
+            f"{path} is not a readable .npz file ({type(e).__name__}: {e})"
+        ) from e
 
 
 def _print_profile(
@@ -294,10 +335,14 @@ def _print_profile(
         save_trace([call for run in runs for call in run], trace)
     rows = summarize(runs)
     total = sum(r.seconds for r in rows)
-    print(f"profile: {len(rows)} kernels, {sum(r.calls for r in rows)} calls, {total * 1e3:.3f} ms")
+    print(
+        f"profile: {len(rows)} kernels, {sum(r.calls for r in rows)} calls, {total * 1e3:.3f} ms"
+    )
     for row in rows:
         share = 100 * row.seconds / total if total else 0.0
-        print(f"{row.seconds * 1e3:10.3f} ms {share:5.1f}% {row.calls:4d}x  {row.kernel}")
+        print(
+            f"{row.seconds * 1e3:10.3f} ms {share:5.1f}% {row.calls:4d}x  {row.kernel}"
+        )
 
 
 def _compare(
@@ -309,19 +354,25 @@ def _compare(
     """Print the largest errors (lines starting with `check`); True where
     every result is within tolerance."""
     if len(native) != len(reference):
-        print(f"{check}: MISMATCH ({len(native)} results, the reference has {len(reference)})")
+        print(
+            f"{check}: MISMATCH ({len(native)} results, the reference has {len(reference)})"
+        )
         return False
     ok = True
     for i, (got, want) in enumerate(zip(native, reference)):
         if got.shape != want.shape:
-            print(f"{check} result {i}: MISMATCH (shape {got.shape}, the reference's {want.shape})")
+            print(
+                f"{check} result {i}: MISMATCH (shape {got.shape}, the reference's {want.shape})"
+            )
             ok = False
             continue
         close = np.allclose(got, want, rtol=args.rtol, atol=args.atol)
         error = np.abs(got.astype(np.float64) - want.astype(np.float64))
         worst = float(error.max()) if error.size else 0.0
         ok &= close
-        print(f"{check} result {i}: {'ok' if close else 'MISMATCH'} (max abs error {worst:.3g})")
+        print(
+            f"{check} result {i}: {'ok' if close else 'MISMATCH'} (max abs error {worst:.3g})"
+        )
     return ok
 
 
@@ -336,7 +387,10 @@ def _onnxruntime(path: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def _check_onnxruntime(
-    module: ModuleOp, inputs: list[np.ndarray], native: list[np.ndarray], args: argparse.Namespace
+    module: ModuleOp,
+    inputs: list[np.ndarray],
+    native: list[np.ndarray],
+    args: argparse.Namespace,
 ) -> bool:
     """Compare `native` with onnxruntime's results for the ONNX model that
     `module` was imported from, if any: an oracle written by others.  True
@@ -370,7 +424,11 @@ def _execute(args: argparse.Namespace) -> bool:
     with open(args.file, encoding="utf-8") as f:
         module = parse_module(f.read(), args.file)
     func = entry_function(module, args.entry)
-    inputs = random_inputs(func, args.seed) if args.random else load_inputs(args.inputs, func)
+    inputs = (
+        random_inputs(func, args.seed)
+        if args.random
+        else load_inputs(args.inputs, func)
+    )
     results = reference = None
     if args.compile or args.check or args.profile:
         results = _native(module, inputs, args)
@@ -387,7 +445,9 @@ def _execute(args: argparse.Namespace) -> bool:
 
 def _print_results(results: list[np.ndarray], args: argparse.Namespace) -> None:
     for i, value in enumerate(results):
-        print(f"result {i}: {value.dtype}{list(value.shape)} sum={float(np.sum(value)):.6g}")
+        print(
+            f"result {i}: {value.dtype}{list(value.shape)} sum={float(np.sum(value)):.6g}"
+        )
     if args.output:
         buffer = io.BytesIO()
         np.savez(buffer, **{f"result{i}": v for i, v in enumerate(results)})

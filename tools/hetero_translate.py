@@ -29,14 +29,15 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
+from xdsl.dialects.builtin import ModuleOp
+from xdsl.traits import SymbolTable
+
 from hetero.context import parse_module
 from hetero.dialects.relay import FuncOp
 from hetero.runtime.cpu import CpuModule
 from hetero.runtime.cuda import GpuProgram
 from hetero.utils.diagnostics import run_tool
 from hetero.utils.files import write_output
-from xdsl.dialects.builtin import ModuleOp
-from xdsl.traits import SymbolTable
 
 Native = CpuModule | GpuProgram
 
@@ -105,17 +106,26 @@ def _bind_missing_targets(module: ModuleOp, targets: Sequence[str]) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="hetero-translate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="hetero-translate", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("file")
     parser.add_argument("--emit", choices=tuple(EMITTERS), required=True)
     parser.add_argument("-o", "--output", help="output file (default: stdout)")
     parser.add_argument("--entry", default="main")
-    parser.add_argument("--targets", default="llvm", help="targets of a module without target.config")
+    parser.add_argument(
+        "--targets", default="llvm", help="targets of a module without target.config"
+    )
     args = parser.parse_args(argv)
     if args.emit.endswith("obj") and args.output in (None, "-") and sys.stdout.isatty():
-        print(f"hetero-translate: error: --emit={args.emit} writes binary; give -o FILE", file=sys.stderr)
+        print(
+            f"hetero-translate: error: --emit={args.emit} writes binary; give -o FILE",
+            file=sys.stderr,
+        )
         return 1
-    return run_tool("hetero-translate", args.file, lambda: _translate(args), USER_ERRORS)
+    return run_tool(
+        "hetero-translate", args.file, lambda: _translate(args), USER_ERRORS
+    )
 
 
 def _translate(args: argparse.Namespace) -> int:

@@ -49,18 +49,25 @@ def annotation(op: Operation) -> str | None:
     if not isinstance(attr, StringAttr):
         raise HeteroError(f"'{COMPILER_ATTR}' must be a string naming a compiler", op)
     if len(op.results) != 1 or isinstance(op, FnOp):
-        raise HeteroError(f"{op.name} cannot go to an external codegen: only a computation "
-                          "producing one value can", op)
+        raise HeteroError(
+            f"{op.name} cannot go to an external codegen: only a computation "
+            "producing one value can",
+            op,
+        )
     kind = check_compiler(attr.data, op)
     if (callee := composite_callee(op)) is not None and composite_kind(callee) != kind:
-        raise HeteroError(f"a call of composite '{callee.composite}' cannot go to '{kind}'", op)
+        raise HeteroError(
+            f"a call of composite '{callee.composite}' cannot go to '{kind}'", op
+        )
     return kind
 
 
 def composite_kind(fn: FnOp) -> str:
     """The kind a `Composite` name `<kind>.<pattern>` belongs to."""
     assert fn.composite is not None
-    return check_compiler(fn.composite.partition(".")[0], fn, "compiler in composite name")
+    return check_compiler(
+        fn.composite.partition(".")[0], fn, "compiler in composite name"
+    )
 
 
 def _annotate(op: Operation, externals: ExternalTargets) -> None:

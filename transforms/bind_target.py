@@ -33,14 +33,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetero.dialects.target import TargetAttr
-from hetero.dialects.tir import PrimFuncOp, prim_funcs
-from hetero.targets.target_string import parse_target_string
-from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp
 from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
+
+from hetero.dialects.target import TargetAttr
+from hetero.dialects.tir import PrimFuncOp, prim_funcs
+from hetero.targets.target_string import parse_target_string
+from hetero.utils.diagnostics import HeteroError
 
 IS_HOST_FUNC = "tir.is_host_func"
 IS_GLOBAL_FUNC = "tir.is_global_func"

@@ -81,12 +81,18 @@ class ExternalTargets:
     automatic choices; each must be in the configuration.
     """
 
-    def __init__(self, config: CompilationConfig, module: ModuleOp, only: Sequence[str]) -> None:
+    def __init__(
+        self, config: CompilationConfig, module: ModuleOp, only: Sequence[str]
+    ) -> None:
         self.config = config
-        self.configured = [t for t in config.primitive_targets if t.is_external_codegen()]
+        self.configured = [
+            t for t in config.primitive_targets if t.is_external_codegen()
+        ]
         for name in only:
             self._require_configured(name, module)
-        self.targets = [t for t in self.configured if not only or t.kind_name.data in only]
+        self.targets = [
+            t for t in self.configured if not only or t.kind_name.data in only
+        ]
         self._devices: dict[VirtualDeviceAttr | None, VirtualDeviceAttr] = {}
         self._takers: dict[VirtualDeviceAttr, list[TargetAttr]] = {}
 
@@ -140,7 +146,10 @@ def _takes(external: TargetAttr, device: VirtualDeviceAttr) -> bool:
 def serves(external: TargetAttr, target: TargetAttr) -> bool:
     """`external` may take what plan-devices placed on `target` (spec §5.4, as
     Collage's rule: the same target, or external codegen for it)."""
-    return external.without_host() == target.without_host() or external.is_external_codegen_for(target)
+    return (
+        external.without_host() == target.without_host()
+        or external.is_external_codegen_for(target)
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -152,7 +161,10 @@ def is_opaque(op: Operation) -> bool:
     """Function literals whose bodies belong to someone else: a library
     (`Compiler`, `Extern`), a pattern (`Composite`) or a fused kernel (`Primitive`)."""
     return isinstance(op, FnOp) and (
-        op.compiler is not None or op.composite is not None or op.is_primitive or op.is_extern
+        op.compiler is not None
+        or op.composite is not None
+        or op.is_primitive
+        or op.is_extern
     )
 
 
@@ -169,9 +181,12 @@ def open_blocks(root: Block) -> list[Block]:
 
 def program_blocks(module: ModuleOp) -> list[Block]:
     """The blocks of ordinary program code: those of optimizable functions."""
-    return [block for f in module.ops
-            if isinstance(f, FuncOp) and is_optimizable(f) and not f.is_primitive
-            for block in open_blocks(f.body.block)]
+    return [
+        block
+        for f in module.ops
+        if isinstance(f, FuncOp) and is_optimizable(f) and not f.is_primitive
+        for block in open_blocks(f.body.block)
+    ]
 
 
 def enclosing_function(op: Operation) -> FuncOp:
@@ -209,7 +224,9 @@ def bind_parameters(function: FnOp, inputs: Sequence[SSAValue]) -> None:
     replace_within(function.walk(), mapping)
 
 
-def inline_body(function: FunctionOpBase, call: Operation, args: Sequence[SSAValue]) -> list[Operation]:
+def inline_body(
+    function: FunctionOpBase, call: Operation, args: Sequence[SSAValue]
+) -> list[Operation]:
     """Replace `call` by a copy of `function`'s body, its parameters bound to
     `args`; returns the copied ops."""
     mapping: dict[SSAValue, SSAValue] = dict(zip(function.args, args))
@@ -217,7 +234,9 @@ def inline_body(function: FunctionOpBase, call: Operation, args: Sequence[SSAVal
     block = function.body.block
     for op in block.ops:
         if op is block.last_op:  # relay.return
-            call.results[0].replace_all_uses_with(mapping.get(op.operands[0], op.operands[0]))
+            call.results[0].replace_all_uses_with(
+                mapping.get(op.operands[0], op.operands[0])
+            )
             break
         new = op.clone(mapping)
         Rewriter.insert_op(new, InsertPoint.before(call))

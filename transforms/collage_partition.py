@@ -54,6 +54,11 @@ from itertools import count
 from pathlib import Path
 
 import numpy as np
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.ir import Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
 from hetero.dialects import relay
 from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr, TargetAttr
 from hetero.targets.config import module_config
@@ -68,10 +73,6 @@ from hetero.transforms.merge_compiler_regions import MergeCompilerRegionsPass
 from hetero.transforms.merge_composite import _one_device, _wrap
 from hetero.transforms.partition_graph import PartitionGraphPass
 from hetero.utils.diagnostics import HeteroError, HeteroRuntimeWarning, warn
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
-from xdsl.ir import Block, Operation, SSAValue
-from xdsl.passes import ModulePass
 
 PLAN_ATTR = "hetero.collage_plan"
 """Module attribute: the chosen plan as text (`Plan.describe`)."""
@@ -234,6 +235,7 @@ def _frontier(
 def device_name() -> str:
     """This host as measurements depend on it: the CPU and its features."""
     import llvmlite.binding as llvm
+
     from hetero.runtime.cpu import _initialize
 
     _initialize()

@@ -30,15 +30,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
+
 from hetero.dialects import relay, tir
 from hetero.dialects.target import TargetAttr
 from hetero.targets.codegen import codegen_for
 from hetero.transforms.byoc import check_compiler, serves
 from hetero.utils.diagnostics import HeteroError
-from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.passes import ModulePass
-from xdsl.traits import SymbolTable
 
 EXTERNAL_CODEGEN = "hetero.external_codegen"
 """Attribute of a nested module: the external kind whose generated code it holds."""
@@ -68,7 +69,11 @@ def _check_devices(kind: str, functions: list[relay.FuncOp]) -> None:
     external = TargetAttr(kind)
     for func in functions:
         for device in (func.result_vdevice, *func.param_vdevices):
-            if device is not None and device.target is not None and not serves(external, device.target):
+            if (
+                device is not None
+                and device.target is not None
+                and not serves(external, device.target)
+            ):
                 raise HeteroError(
                     f"external-codegen: '{kind}' cannot compile @{func.sym_name.data}: it "
                     f"runs on {device}, and '{kind}' is not external codegen for that "
@@ -99,15 +104,21 @@ def _generate(module: ModuleOp, kind: str, functions: list[relay.FuncOp]) -> Non
             f"external-codegen: no codegen is registered for '{kind}'", functions[0]
         )
     if (why := codegen.available()) is not None:
-        raise HeteroError(f"external-codegen: '{kind}' cannot compile here: {why}", functions[0])
+        raise HeteroError(
+            f"external-codegen: '{kind}' cannot compile here: {why}", functions[0]
+        )
     _check_devices(kind, functions)
     target = _kind_module(module, kind)
-    todo = [f for f in functions if SymbolTable.lookup_symbol(target, f.sym_name) is None]
+    todo = [
+        f for f in functions if SymbolTable.lookup_symbol(target, f.sym_name) is None
+    ]
     if not todo:
         return
     generated = list(codegen.generate(module, todo))
     expected = [f.sym_name.data for f in todo]
-    names = [p.sym_name.data if isinstance(p, tir.PrimFuncOp) else repr(p) for p in generated]
+    names = [
+        p.sym_name.data if isinstance(p, tir.PrimFuncOp) else repr(p) for p in generated
+    ]
     if names != expected:
         raise HeteroError(
             f"external-codegen: the '{kind}' codegen returned {names} for the functions "

@@ -92,7 +92,9 @@ def constant_later(
 
 
 def _elements(array: np.ndarray, type: TensorType[Attribute]) -> np.ndarray:
-    return np.ascontiguousarray(array, element_dtype(type.element_type).newbyteorder("<"))
+    return np.ascontiguousarray(
+        array, element_dtype(type.element_type).newbyteorder("<")
+    )
 
 
 def _foldable(op: Operation) -> bool:

@@ -106,7 +106,9 @@ def computes_on_integers(func: PrimFuncOp) -> bool:
 
 
 def _blocks(func: PrimFuncOp) -> Iterator[Block]:
-    return (block for op in func.walk() for region in op.regions for block in region.blocks)
+    return (
+        block for op in func.walk() for region in op.regions for block in region.blocks
+    )
 
 
 def evaluate(module: ModuleOp, callee: PrimFuncOp, args: list[Any]) -> list[Any] | None:

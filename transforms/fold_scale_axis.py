@@ -29,7 +29,6 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Operation, SSAValue
-from xdsl.rewriter import InsertPoint
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     GreedyRewritePatternApplier,
@@ -38,6 +37,7 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+from xdsl.rewriter import InsertPoint
 
 from hetero.dialects import relay
 
@@ -46,7 +46,9 @@ ANCHORS: dict[type[Operation], int] = {relay.Conv2DOp: 1, relay.DenseOp: -1}
 axis 0 is the output channel."""
 
 
-def _single_use_result(value: SSAValue, kind: type[Operation] | tuple[type[Operation], ...]):
+def _single_use_result(
+    value: SSAValue, kind: type[Operation] | tuple[type[Operation], ...]
+):
     owner = value.owner
     return owner if isinstance(owner, kind) and value.has_one_use() else None
 
@@ -124,7 +126,9 @@ class FoldScaleIntoAnchor(RewritePattern):
         assert isinstance(weight.type, TensorType)
         laid = _laid_along(scale, channels, weight.type.get_num_dims())
         scaled = relay.MultiplyOp(weight, laid)
-        rewriter.insert(_placed_like(anchor, [laid, scaled]), InsertPoint.before(anchor))
+        rewriter.insert(
+            _placed_like(anchor, [laid, scaled]), InsertPoint.before(anchor)
+        )
         anchor.operands[1] = scaled.results[0]
         rewriter.notify_op_modified(anchor)
         rewriter.replace_all_uses_with(op.results[0], value)
@@ -187,6 +191,10 @@ class FoldScaleAxisPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         PatternRewriteWalker(
             GreedyRewritePatternApplier(
-                [FoldScaleThroughBiasAdd(), FoldScaleIntoAnchor(), FoldShiftIntoBiasAdd()]
+                [
+                    FoldScaleThroughBiasAdd(),
+                    FoldScaleIntoAnchor(),
+                    FoldShiftIntoBiasAdd(),
+                ]
             )
         ).rewrite_module(op)

@@ -145,7 +145,9 @@ def _function_name(taken: set[str], group: _Group) -> str:
     a few stems (ResNet-50 has 33 `fused_nn_conv2d_nn_bias_add_relu`s)."""
     name = fresh_name(
         "fused_"
-        + "_".join(op.name.removeprefix("relay.").replace(".", "_") for op in group.ops),
+        + "_".join(
+            op.name.removeprefix("relay.").replace(".", "_") for op in group.ops
+        ),
         taken,
     )
     taken.add(name)

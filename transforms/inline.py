@@ -29,14 +29,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hetero.dialects.relay import CallIndirectOp, CallOp, FnOp, FuncOp
-from hetero.transforms.byoc import inline_body, inline_literal_call
-from hetero.transforms.plan_devices import is_optimizable
-from hetero.utils.diagnostics import HeteroError
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+
+from hetero.dialects.relay import CallIndirectOp, CallOp, FnOp, FuncOp
+from hetero.transforms.byoc import inline_body, inline_literal_call
+from hetero.transforms.plan_devices import is_optimizable
+from hetero.utils.diagnostics import HeteroError
 
 PASS = "inline"
 

@@ -61,7 +61,9 @@ class InlineCompilerFunctionsBoundToPass(ModulePass):
         functions = {f.sym_name.data: f for f in op.ops if isinstance(f, FuncOp)}
         for name in names:
             if name not in functions:
-                raise HeteroError(f"{self.name}: no relay.func @{name} in the module", op)
+                raise HeteroError(
+                    f"{self.name}: no relay.func @{name} in the module", op
+                )
         chosen = {name: functions[name] for name in names}
         for func in functions.values():
             if func.sym_name.data in chosen or not is_optimizable(func):

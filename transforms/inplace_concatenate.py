@@ -60,7 +60,9 @@ def _buffers(call: tir.CallOp) -> list[tir.AllocOp] | None:
     inputs')."""
     block = call.parent_block()
     allocs = [a.owner for a in call.args]
-    if not all(isinstance(a, tir.AllocOp) and a.parent_block() is block for a in allocs):
+    if not all(
+        isinstance(a, tir.AllocOp) and a.parent_block() is block for a in allocs
+    ):
         return None
     if len(set(allocs)) != len(allocs):
         return None
@@ -105,7 +107,9 @@ def inplace_concatenations(function: tir.PrimFuncOp, kernels: set[str]) -> None:
     calls = [
         op
         for op in function.body.block.ops
-        if isinstance(op, tir.CallOp) and not op.res and op.callee.string_value() in kernels
+        if isinstance(op, tir.CallOp)
+        and not op.res
+        and op.callee.string_value() in kernels
     ]
     for call in calls:
         if (allocs := _buffers(call)) is not None:

@@ -30,16 +30,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from hetero.analysis.devices import device_of
-from hetero.dialects import relay, tir
-from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
-from hetero.lowering.te_emit import Emitter, Tensor, store_all
-from hetero.targets.config import module_config
-from hetero.targets.kind import DeviceType
-from hetero.transforms.lower_te import LOWERED
-from hetero.transforms.plan_memory import VDEVICE
-from hetero.utils.diagnostics import HeteroError
-from hetero.utils.symbols import symbols_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -55,6 +45,17 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
+
+from hetero.analysis.devices import device_of
+from hetero.dialects import relay, tir
+from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
+from hetero.lowering.te_emit import Emitter, Tensor, store_all
+from hetero.targets.config import module_config
+from hetero.targets.kind import DeviceType
+from hetero.transforms.lower_te import LOWERED
+from hetero.transforms.plan_memory import VDEVICE
+from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import symbols_of
 
 CONSTANTS = "hetero.constants"
 """Host-function attribute: the constants' values, in parameter order."""
@@ -132,7 +133,9 @@ class _HostBuilder:
     returned: dict[SSAValue, SSAValue] = field(default_factory=dict)
     """Values that their producer writes straight into an output memref."""
 
-    def lower(self, params: tuple[SSAValue, ...], constants: tuple[SSAValue, ...]) -> None:
+    def lower(
+        self, params: tuple[SSAValue, ...], constants: tuple[SSAValue, ...]
+    ) -> None:
         """Map parameters and constants to host parameters, then emit each op."""
         self.buffers.update(zip(self.main.args, params))
         ops = list(self.main.body.block.ops)
@@ -151,7 +154,9 @@ class _HostBuilder:
                 pass  # a host parameter already
             case relay.OnDeviceOp():
                 self.buffers[op.results[0]] = self.buffers[op.operands[0]]
-            case relay.CallOp() if isinstance(op.attributes.get(LOWERED), SymbolRefAttr):
+            case relay.CallOp() if isinstance(
+                op.attributes.get(LOWERED), SymbolRefAttr
+            ):
                 self._call(op)
             case relay.CallOp():
                 raise HeteroError(
@@ -164,11 +169,15 @@ class _HostBuilder:
                 _check_cpu(op.dst, op)
                 self._copy(self.buffers[op.body], self._destination(op))
             case relay.TupleOp():
-                self.buffers[op.results[0]] = tuple(self.buffers[v] for v in op.operands)
+                self.buffers[op.results[0]] = tuple(
+                    self.buffers[v] for v in op.operands
+                )
             case relay.GetItemOp():
                 self.buffers[op.results[0]] = self.buffers[op.operands[0]][op.index]  # type: ignore[index]
             case relay.ReturnOp():
-                for value, out in zip(_flatten(self.buffers[op.operands[0]]), self.outputs):
+                for value, out in zip(
+                    _flatten(self.buffers[op.operands[0]]), self.outputs
+                ):
                     if value is not out:
                         self._copy(value, out)
             case _:
@@ -237,7 +246,9 @@ def build_host_function(
         _buffer_type(t, f"result #{i}", main)
         for i, t in enumerate(output_types(main.result_type, main))
     ]
-    host = tir.PrimFuncOp(name, ([*inputs, *constant_types, *outputs], []), target=target)
+    host = tir.PrimFuncOp(
+        name, ([*inputs, *constant_types, *outputs], []), target=target
+    )
     host.attributes["tir.is_entry_func"] = IntegerAttr(1, i1)
     host.attributes[CONSTANTS] = ArrayAttr([c.value for c in constants])
     entry = host.body.block

@@ -35,6 +35,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 
+from xdsl.context import Context
+from xdsl.dialects.builtin import (
+    DenseIntOrFPElementsAttr,
+    IntegerAttr,
+    MemRefType,
+    ModuleOp,
+    SymbolRefAttr,
+    TensorType,
+    i1,
+)
+from xdsl.ir import Attribute, Operation, OpResult, SSAValue
+from xdsl.passes import ModulePass
+
 from hetero.dialects import relay
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import PrimFuncOp
@@ -53,18 +66,6 @@ from hetero.lowering.te_templates import (
 from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import fresh_name, symbol_names
-from xdsl.context import Context
-from xdsl.dialects.builtin import (
-    DenseIntOrFPElementsAttr,
-    IntegerAttr,
-    MemRefType,
-    ModuleOp,
-    SymbolRefAttr,
-    TensorType,
-    i1,
-)
-from xdsl.ir import Attribute, Operation, OpResult, SSAValue
-from xdsl.passes import ModulePass
 
 EMITTERS: dict[DeviceType, type[Emitter]] = {DeviceType.cuda: GpuEmitter}
 """Device type → the emitter laying out its parallel nests (default: CPU loops)."""
@@ -332,7 +333,9 @@ class KernelCache:
     with repeated blocks compiles each distinct kernel once."""
 
     def __init__(self) -> None:
-        self.buckets: dict[tuple[Attribute, Attribute, tuple[str, ...]], list[tuple[relay.FuncOp, str]]] = {}
+        self.buckets: dict[
+            tuple[Attribute, Attribute, tuple[str, ...]], list[tuple[relay.FuncOp, str]]
+        ] = {}
 
     @staticmethod
     def _key(func: relay.FuncOp) -> tuple[Attribute, Attribute, tuple[str, ...]]:

@@ -34,9 +34,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import prod
 
-from hetero.dialects import relay
-from hetero.transforms.fold_constant import FoldTensorOp
-from hetero.transforms.op_patterns import OpPattern, pattern_of
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -48,6 +45,10 @@ from xdsl.pattern_rewriter import (
     RewritePattern,
     op_type_rewrite_pattern,
 )
+
+from hetero.dialects import relay
+from hetero.transforms.fold_constant import FoldTensorOp
+from hetero.transforms.op_patterns import OpPattern, pattern_of
 
 AXIS_PROPERTIES = ("axis",)
 """Properties that name a dimension of the operands (`bias_add`'s axis):

@@ -37,7 +37,9 @@ def op_inputs(op: Operation) -> list[SSAValue]:
     """Operands of `op` and values its nested regions use from outside it."""
     if not op.regions:
         return list(op.operands)
-    return [v for inner in op.walk() for v in inner.operands if not op.is_ancestor(v.owner)]
+    return [
+        v for inner in op.walk() for v in inner.operands if not op.is_ancestor(v.owner)
+    ]
 
 
 class _Regions:
@@ -121,7 +123,11 @@ class _BlockMerger:
         candidates: list[int] = []
         for v in inputs:
             producer = self._producer(v)
-            if producer is not None and producer.key == key and find(producer.region) not in candidates:
+            if (
+                producer is not None
+                and producer.key == key
+                and find(producer.region) not in candidates
+            ):
                 candidates.append(find(producer.region))
         chosen: set[int] = set()
         for candidate in candidates:

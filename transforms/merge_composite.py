@@ -36,8 +36,19 @@ from xdsl.rewriter import InsertPoint, Rewriter
 from hetero.dialects.relay import CallIndirectOp, FnOp, ReturnOp
 from hetero.dialects.target import TargetAttr
 from hetero.targets.config import module_config
-from hetero.targets.patterns import CompositePattern, Match, PatternError, match, pattern_table
-from hetero.transforms.byoc import ExternalTargets, compiler_names, program_blocks, bind_parameters
+from hetero.targets.patterns import (
+    CompositePattern,
+    Match,
+    PatternError,
+    match,
+    pattern_table,
+)
+from hetero.transforms.byoc import (
+    ExternalTargets,
+    bind_parameters,
+    compiler_names,
+    program_blocks,
+)
 from hetero.utils.diagnostics import HeteroError
 
 
@@ -63,7 +74,9 @@ def _wrap(found: Match, name: str) -> None:
         op.detach()
         body.add_op(op)
     body.add_op(ReturnOp(root.results[0]))
-    root.results[0].replace_uses_with_if(call.result, lambda use: not fn.is_ancestor(use.operation))
+    root.results[0].replace_uses_with_if(
+        call.result, lambda use: not fn.is_ancestor(use.operation)
+    )
     bind_parameters(fn, inputs)
 
 

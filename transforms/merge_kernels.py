@@ -65,11 +65,6 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 
-from hetero.dialects import tir
-from hetero.lowering.conversion import nested_ops
-from hetero.lowering.convert_tir_to_scf import extent_may_vary, is_cpu, on_stack
-from hetero.transforms.plan_memory import MEMORY, memory_report, report_attribute
-from hetero.utils.symbols import fresh_name, symbol_names
 from xdsl.context import Context
 from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
@@ -85,6 +80,12 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import Rewriter
+
+from hetero.dialects import tir
+from hetero.lowering.conversion import nested_ops
+from hetero.lowering.convert_tir_to_scf import extent_may_vary, is_cpu, on_stack
+from hetero.transforms.plan_memory import MEMORY, memory_report, report_attribute
+from hetero.utils.symbols import fresh_name, symbol_names
 
 DIVISIONS = (arith.DivSIOp, arith.RemSIOp)
 """Ops whose divisor stays a constant in an `unrolled` loop (a register
@@ -177,7 +178,9 @@ def _structural(
 def _is_extent(slot: Slot) -> bool:
     """A bound of a `vectorized` loop."""
     op, i = slot
-    return isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.VECTORIZED and i < 2
+    return (
+        isinstance(op, tir.ForOp) and op.kind.data == tir.ForKind.VECTORIZED and i < 2
+    )
 
 
 def _flat_access(op: Operation) -> bool:
@@ -186,7 +189,9 @@ def _flat_access(op: Operation) -> bool:
     return (
         isinstance(op, memref.LoadOp | memref.StoreOp)
         and len(op.indices) >= 2
-        and all(isinstance(i.owner, arith.DivSIOp | arith.RemSIOp) for i in op.indices[-2:])
+        and all(
+            isinstance(i.owner, arith.DivSIOp | arith.RemSIOp) for i in op.indices[-2:]
+        )
     )
 
 
@@ -229,7 +234,9 @@ def _unrolled_strides(
             if isinstance(inner, memref.LoadOp) and inner not in vectorized:
                 dims = [d for d, i in enumerate(inner.indices) if i in varying]
                 rank = len(inner.indices)
-                static.update((inner.memref, d) for d in range(min(dims, default=rank) + 1, rank))
+                static.update(
+                    (inner.memref, d) for d in range(min(dims, default=rank) + 1, rank)
+                )
     return static
 
 
@@ -325,7 +332,9 @@ def skeleton(function: tir.PrimFuncOp, body: Body | None = None) -> Skeleton:
                 ),
             )
         )
-    shapes = [a.type.get_shape() if isinstance(a.type, MemRefType) else None for a in args]
+    shapes = [
+        a.type.get_shape() if isinstance(a.type, MemRefType) else None for a in args
+    ]
     key.append(
         tuple((a.index, d, shapes[a.index][d]) for a in args for d in sorted(static[a]))  # type: ignore[index]
     )
@@ -434,7 +443,9 @@ def _merge(
 
 
 def _resize(
-    op: Operation, shapes: Sequence[tuple[int, ...]], parameter: Callable[[Column], SSAValue]
+    op: Operation,
+    shapes: Sequence[tuple[int, ...]],
+    parameter: Callable[[Column], SSAValue],
 ) -> None:
     """`op`'s buffer (a `BUFFERS` op's) with the sizes its members disagree
     on dynamic, each a size operand: the `parameter` of its sizes."""
@@ -479,7 +490,9 @@ def _arguments_of(block: Block) -> Block:
     return new
 
 
-def _call_shared(member: tir.PrimFuncOp, shared: tir.PrimFuncOp, values: list[int]) -> None:
+def _call_shared(
+    member: tir.PrimFuncOp, shared: tir.PrimFuncOp, values: list[int]
+) -> None:
     """`member`'s body becomes a call of `shared` with its buffers and `values`."""
     old = member.body.block
     block = _arguments_of(old)
@@ -495,7 +508,9 @@ def _call_shared(member: tir.PrimFuncOp, shared: tir.PrimFuncOp, values: list[in
             block.add_op(cast := memref.CastOp.get(arg, t))
             operands.append(cast.dest)
     for value in values:
-        block.add_op(constant := arith.ConstantOp(IntegerAttr.from_index_int_value(value)))
+        block.add_op(
+            constant := arith.ConstantOp(IntegerAttr.from_index_int_value(value))
+        )
         operands.append(constant.result)
     block.add_ops([tir.CallOp(shared.sym_name.data, operands), tir.ReturnOp()])
 
@@ -516,7 +531,9 @@ class MergeKernelsPass(ModulePass):
                 assert isinstance(function, tir.PrimFuncOp)
                 ops, constants = body = _body(function)
                 sized[len(ops) - len(constants)].append((function, body))
-        groups: dict[Hashable, list[tuple[tir.PrimFuncOp, Skeleton]]] = defaultdict(list)
+        groups: dict[Hashable, list[tuple[tir.PrimFuncOp, Skeleton]]] = defaultdict(
+            list
+        )
         for same in sized.values():
             for function, body in same if len(same) > 1 else ():
                 s = skeleton(function, body)

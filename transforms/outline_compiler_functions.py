@@ -45,13 +45,20 @@ GLOBAL_SYMBOL = "global_symbol"
 def compiler_literals(func: FuncOp) -> list[FnOp]:
     """`Compiler` literals in `func`'s body, in program order, not looking
     inside opaque functions (so not at composites inside a partition)."""
-    return [op for block in open_blocks(func.body.block) for op in block.ops
-            if isinstance(op, FnOp) and op.compiler is not None]
+    return [
+        op
+        for block in open_blocks(func.body.block)
+        for op in block.ops
+        if isinstance(op, FnOp) and op.compiler is not None
+    ]
 
 
 def _calls(fn: FnOp) -> list[CallIndirectOp]:
-    return [use.operation for use in fn.result.uses
-            if isinstance(use.operation, CallIndirectOp) and use.index == 0]
+    return [
+        use.operation
+        for use in fn.result.uses
+        if isinstance(use.operation, CallIndirectOp) and use.index == 0
+    ]
 
 
 def _attributes_without_symbol(fn: FnOp) -> dict[str, object]:
@@ -162,7 +169,11 @@ class _Outliner:
 def _describe(value: SSAValue) -> str:
     if value.name_hint:
         return f"%{value.name_hint}"
-    return f"a value of {value.op.name}" if isinstance(value, OpResult) else "a block argument"
+    return (
+        f"a value of {value.op.name}"
+        if isinstance(value, OpResult)
+        else "a block argument"
+    )
 
 
 @dataclass(frozen=True)
@@ -177,7 +188,9 @@ class OutlineCompilerFunctionsPass(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         only = compiler_names([self.compiler] if self.compiler else [], op)
         taken = {f.sym_name.data for f in op.ops if isinstance(f, FuncOp)} | {
-            f.global_symbol for f in op.walk() if isinstance(f, FnOp | FuncOp) and f.global_symbol
+            f.global_symbol
+            for f in op.walk()
+            if isinstance(f, FnOp | FuncOp) and f.global_symbol
         }
         outliner = _Outliner(op, GlobalSymbolCache(taken, self.structural_cache))
         for func in [f for f in op.ops if isinstance(f, FuncOp) and is_optimizable(f)]:

@@ -48,20 +48,20 @@ from hetero.dialects.relay import (
     TupleOp,
 )
 from hetero.dialects.target import VirtualDeviceAttr
-from hetero.utils.symbols import fresh_name
 from hetero.targets.config import module_config
 from hetero.transforms.annotate_target import annotation
 from hetero.transforms.byoc import (
     COMPILER_ATTR,
     REGION_ATTR,
     ExternalTargets,
+    bind_parameters,
     composite_callee,
     enclosing_function,
     program_blocks,
-    bind_parameters,
 )
 from hetero.transforms.merge_compiler_regions import op_inputs
 from hetero.utils.diagnostics import HeteroError
+from hetero.utils.symbols import fresh_name
 
 
 @dataclass
@@ -114,7 +114,10 @@ class _Namer:
             name
             for op in module.walk()
             if isinstance(op, FunctionOpBase)
-            for name in (op.global_symbol, op.sym_name.data if isinstance(op, FuncOp) else None)
+            for name in (
+                op.global_symbol,
+                op.sym_name.data if isinstance(op, FuncOp) else None,
+            )
             if name is not None
         }
 
@@ -162,7 +165,9 @@ def _span(block: Block, ops: list[Operation]) -> list[Operation]:
     raise AssertionError("a region's ops are in its block")
 
 
-def _dependents_to_move(span: list[Operation], members: set[Operation], number: object) -> list[Operation]:
+def _dependents_to_move(
+    span: list[Operation], members: set[Operation], number: object
+) -> list[Operation]:
     """Non-members of the span that use the region's results.
 
     They must follow the call; one that a later member uses closes a cycle.
@@ -173,7 +178,9 @@ def _dependents_to_move(span: list[Operation], members: set[Operation], number: 
     for op in span:
         inputs = op_inputs(op)
         if op in members:
-            if (bad := next((moved_values[v] for v in inputs if v in moved_values), None)):
+            if bad := next(
+                (moved_values[v] for v in inputs if v in moved_values), None
+            ):
                 raise HeteroError(
                     f"compiler region {number} is not convex: {op.name} uses a value of "
                     f"{bad.name} that itself depends on the region",
@@ -191,21 +198,34 @@ def partition(region: _Region, block: Block, name: str) -> None:
     members = set(region.ops)
     ops = [op for op in span if op in members]
     later = _dependents_to_move(span, members, _region_number(ops[0]))
-    callees = list(dict.fromkeys(
-        c for op in ops if (c := composite_callee(op)) is not None and c not in members
-    ))
-    inputs = list(dict.fromkeys(
-        v for op in ops for v in op_inputs(op)
-        if not _defined_inside(v, members, block) and v.owner not in callees
-    ))
+    callees = list(
+        dict.fromkeys(
+            c
+            for op in ops
+            if (c := composite_callee(op)) is not None and c not in members
+        )
+    )
+    inputs = list(
+        dict.fromkeys(
+            v
+            for op in ops
+            for v in op_inputs(op)
+            if not _defined_inside(v, members, block) and v.owner not in callees
+        )
+    )
     outputs: list[SSAValue] = [
-        r for op in ops for r in op.results
+        r
+        for op in ops
+        for r in op.results
         if any(not _member(u.operation, members, block) for u in r.uses)
     ] or [ops[-1].results[0]]
     fn = _compiler_literal(region, name, inputs, outputs)
     call = CallIndirectOp(fn.result, inputs, vdevice=region.device)
-    items = [GetItemOp(call.result, i, vdevice=region.device) for i in range(len(outputs))
-             ] if len(outputs) > 1 else []
+    items = (
+        [GetItemOp(call.result, i, vdevice=region.device) for i in range(len(outputs))]
+        if len(outputs) > 1
+        else []
+    )
     fn.location = call.location = ops[-1].location
     for op in later:
         op.detach()
@@ -213,27 +233,41 @@ def partition(region: _Region, block: Block, name: str) -> None:
     _fill_body(fn, ops, callees, inputs, outputs, region.device)
     for output, result in zip(outputs, [i.result for i in items] or [call.result]):
         result.name_hint = output.name_hint
-        output.replace_uses_with_if(result, lambda use: not fn.is_ancestor(use.operation))
+        output.replace_uses_with_if(
+            result, lambda use: not fn.is_ancestor(use.operation)
+        )
 
 
-def _compiler_literal(region: _Region, name: str, inputs: Sequence[SSAValue],
-                      outputs: Sequence[SSAValue]) -> FnOp:
+def _compiler_literal(
+    region: _Region, name: str, inputs: Sequence[SSAValue], outputs: Sequence[SSAValue]
+) -> FnOp:
     """An empty `Compiler` literal from `inputs` to `outputs` (a tuple if several)."""
     types = [o.type for o in outputs]
     device = region.device
     return FnOp(
         [v.type for v in inputs],
-        types[0] if len(types) == 1 else TupleType(cast(tuple[TypeAttribute, ...], tuple(types))),
+        types[0]
+        if len(types) == 1
+        else TupleType(cast(tuple[TypeAttribute, ...], tuple(types))),
         param_vdevices=[device] * len(inputs) if device else (),
         result_vdevice=device,
-        attributes={"Compiler": StringAttr(region.kind), "Primitive": UnitAttr(),
-                    "global_symbol": StringAttr(name)},
+        attributes={
+            "Compiler": StringAttr(region.kind),
+            "Primitive": UnitAttr(),
+            "global_symbol": StringAttr(name),
+        },
         vdevice=device,
     )
 
 
-def _fill_body(fn: FnOp, ops: list[Operation], callees: list[FnOp], inputs: Sequence[SSAValue],
-               outputs: Sequence[SSAValue], device: VirtualDeviceAttr | None) -> None:
+def _fill_body(
+    fn: FnOp,
+    ops: list[Operation],
+    callees: list[FnOp],
+    inputs: Sequence[SSAValue],
+    outputs: Sequence[SSAValue],
+    device: VirtualDeviceAttr | None,
+) -> None:
     """The region's ops (annotations dropped) after copies of the composite
     literals they call; the outputs returned."""
     body = fn.body.block
@@ -245,7 +279,9 @@ def _fill_body(fn: FnOp, ops: list[Operation], callees: list[FnOp], inputs: Sequ
         op.attributes.pop(REGION_ATTR, None)
         body.add_op(op)
     for callee, copy in zip(callees, copies):
-        callee.result.replace_uses_with_if(copy.result, lambda use: fn.is_ancestor(use.operation))
+        callee.result.replace_uses_with_if(
+            copy.result, lambda use: fn.is_ancestor(use.operation)
+        )
         if not callee.result.uses:
             Rewriter.erase_op(callee)
     bind_parameters(fn, inputs)
@@ -270,7 +306,9 @@ class PartitionGraphPass(ModulePass):
         config = module_config(op, self.targets, self.name)
         externals = ExternalTargets(config, op, [])
         namer = _Namer(op)
-        work = [(block, collect_regions(block, externals)) for block in program_blocks(op)]
+        work = [
+            (block, collect_regions(block, externals)) for block in program_blocks(op)
+        ]
         for block, regions in work:
             for region in regions:
                 function = enclosing_function(region.ops[0]).sym_name.data

@@ -47,9 +47,13 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
-from xdsl.traits import SymbolTable
 
-from hetero.analysis.device_domains import FREE, DeviceConflict, Domain, DomainSolver, Origin
+from hetero.analysis.device_domains import (
+    DeviceConflict,
+    Domain,
+    DomainSolver,
+    Origin,
+)
 from hetero.dialects.relay import (
     CallIndirectOp,
     CallOp,
@@ -229,10 +233,18 @@ class DevicePlanner:
             self.solver.unify(a, b)
         except DeviceConflict as e:
             text = what if isinstance(what, str) else what()
-            raise HeteroError(f"conflicting devices for {text}: {e.describe()}", op) from e
+            raise HeteroError(
+                f"conflicting devices for {text}: {e.describe()}", op
+            ) from e
 
-    def bind(self, domain: Domain, device: VirtualDeviceAttr | None, op: Operation,
-             origin: str, what: str) -> None:
+    def bind(
+        self,
+        domain: Domain,
+        device: VirtualDeviceAttr | None,
+        op: Operation,
+        origin: str,
+        what: str,
+    ) -> None:
         """Bind `domain` to `device`: for a function value, its result only.
 
         A function value lives where its result does (its `vdevice`, a
@@ -241,11 +253,16 @@ class DevicePlanner:
         closure with a parameter on another device unplannable.
         """
         if device is not None:
-            self.unify(self.solver.result_domain(domain), self.bound(device, op, origin), op,
-                       what)
+            self.unify(
+                self.solver.result_domain(domain),
+                self.bound(device, op, origin),
+                op,
+                what,
+            )
 
-    def bound_value(self, type: Attribute, device: VirtualDeviceAttr, op: Operation,
-                    origin: str) -> Domain:
+    def bound_value(
+        self, type: Attribute, device: VirtualDeviceAttr, op: Operation, origin: str
+    ) -> Domain:
         """A domain for a value of `type` held on `device` (see `bind`)."""
         domain = self.domain_for_type(type)
         self.bind(domain, device, op, origin, "the annotated value")
@@ -266,20 +283,39 @@ class DevicePlanner:
         """`fn(params): result`, bound by the function's parameter/result attributes."""
         params = [self.dom(arg) for arg in func.args]
         for arg, device in zip(func.args, func.param_vdevices):
-            self.bind(self.dom(arg), device, func,
-                      f"parameter {_name(arg)}, {_where(func)}", f"parameter {_name(arg)}")
+            self.bind(
+                self.dom(arg),
+                device,
+                func,
+                f"parameter {_name(arg)}, {_where(func)}",
+                f"parameter {_name(arg)}",
+            )
         result = self.domain_for_type(func.result_type)
         name = func.sym_name.data if isinstance(func, FuncOp) else "function literal"
-        self.bind(result, func.result_vdevice, func, f"result of {name}, {_where(func)}",
-                  f"the result of {name}")
+        self.bind(
+            result,
+            func.result_vdevice,
+            func,
+            f"result of {name}, {_where(func)}",
+            f"the result of {name}",
+        )
         return self.solver.function(params, result)
 
     def _constrain(self, op: Operation) -> None:
         handler = self.handlers.get(type(op), self._primitive)
         handler(op)
-        if isinstance(op, ValueOp) and op.vdevice is not None and not isinstance(op, OnDeviceOp):
-            self.bind(self.dom(op.result), op.vdevice, op, f"placed at {_where(op)}",
-                      f"the result of {op.name}")
+        if (
+            isinstance(op, ValueOp)
+            and op.vdevice is not None
+            and not isinstance(op, OnDeviceOp)
+        ):
+            self.bind(
+                self.dom(op.result),
+                op.vdevice,
+                op,
+                f"placed at {_where(op)}",
+                f"the result of {op.name}",
+            )
 
     def use(self, op: Operation, index: int, expected: Domain, what: Describe) -> None:
         """Operand `index` of `op` is expected in domain `expected`.
@@ -289,7 +325,10 @@ class DevicePlanner:
         value with a single consumer must agree with it.
         """
         value = op.operands[index]
-        if isinstance(value.type, FunctionType) or len({u.operation for u in value.uses}) < 2:
+        if (
+            isinstance(value.type, FunctionType)
+            or len({u.operation for u in value.uses}) < 2
+        ):
             self.unify(self.dom(value), expected, op, what)
         else:
             self.deferred.append((op, index, expected))
@@ -300,11 +339,18 @@ class DevicePlanner:
             return
         shared = self.dom(op.results[0])
         for index, operand in enumerate(op.operands):
-            self.use(op, index, shared, lambda o=operand: f"{_name(o)}, an operand of {op.name}")
+            self.use(
+                op,
+                index,
+                shared,
+                lambda o=operand: f"{_name(o)}, an operand of {op.name}",
+            )
 
     def _fn(self, op: Operation) -> None:
         assert isinstance(op, FnOp)
-        self.unify(self.dom(op.result), self._signature_domain(op), op, "the function literal")
+        self.unify(
+            self.dom(op.result), self._signature_domain(op), op, "the function literal"
+        )
 
     def _function_result(self, op: Operation) -> Domain:
         """The result domain of the function whose body holds `op`."""
@@ -312,8 +358,11 @@ class DevicePlanner:
         while not isinstance(parent, FunctionOpBase):
             assert parent is not None, "relay ops live in relay functions"
             parent = parent.parent_op()
-        domain = self.globals[parent.sym_name.data] if isinstance(parent, FuncOp) else (
-            self.dom(parent.result) if isinstance(parent, FnOp) else None)
+        domain = (
+            self.globals[parent.sym_name.data]
+            if isinstance(parent, FuncOp)
+            else (self.dom(parent.result) if isinstance(parent, FnOp) else None)
+        )
         assert domain is not None
         return self._function_parts(domain)[1]
 
@@ -335,21 +384,35 @@ class DevicePlanner:
         assert isinstance(op, CallIndirectOp)
         self._apply(op, self.dom(op.callee), op.args, _name(op.callee))
 
-    def _apply(self, op: Operation, callee: Domain, args: Sequence[SSAValue], name: str) -> None:
+    def _apply(
+        self, op: Operation, callee: Domain, args: Sequence[SSAValue], name: str
+    ) -> None:
         """A call: arguments to the parameters, the result to the call's value."""
         params, result = self._function_parts(callee)
         first = len(op.operands) - len(args)
         for i, (arg, param) in enumerate(zip(args, params)):
-            self.use(op, first + i, param, lambda a=arg: f"argument {_name(a)} of {name}")
+            self.use(
+                op, first + i, param, lambda a=arg: f"argument {_name(a)} of {name}"
+            )
         self.unify(self.dom(op.results[0]), result, op, f"the result of {name}")
 
     def _tuple(self, op: Operation) -> None:
         assert isinstance(op, TupleOp)
         for index, field in enumerate(op.operands):
-            self.use(op, index, self.dom(op.result), lambda f=field: f"tuple field {_name(f)}")
+            self.use(
+                op,
+                index,
+                self.dom(op.result),
+                lambda f=field: f"tuple field {_name(f)}",
+            )
 
     def _collapse_into_result(self, op: Operation) -> None:
-        self.use(op, 0, self.dom(op.results[0]), lambda: f"{_name(op.operands[0])}, projected")
+        self.use(
+            op,
+            0,
+            self.dom(op.results[0]),
+            lambda: f"{_name(op.operands[0])}, projected",
+        )
 
     def _if(self, op: Operation) -> None:
         assert isinstance(op, IfOp)
@@ -364,21 +427,37 @@ class DevicePlanner:
         assert isinstance(op, OnDeviceOp)
         origin = f"annotated at {_where(op)}"
         if op.constrain_body and op.device is not None:
-            self.use(op, 0, self.bound_value(op.body.type, op.device, op, origin), _name(op.body))
+            self.use(
+                op,
+                0,
+                self.bound_value(op.body.type, op.device, op, origin),
+                _name(op.body),
+            )
         if op.constrain_result:
             self.bind(self.dom(op.result), op.device, op, origin, "the annotated value")
 
     def _device_copy(self, op: Operation) -> None:
         assert isinstance(op, DeviceCopyOp)
-        self.use(op, 0, self.bound_value(op.body.type, op.src, op, f"copied from at {_where(op)}"),
-                 f"the copied value {_name(op.body)}")
-        self.bind(self.dom(op.result), op.dst, op, f"copied to at {_where(op)}", "the copy")
+        self.use(
+            op,
+            0,
+            self.bound_value(op.body.type, op.src, op, f"copied from at {_where(op)}"),
+            f"the copied value {_name(op.body)}",
+        )
+        self.bind(
+            self.dom(op.result), op.dst, op, f"copied to at {_where(op)}", "the copy"
+        )
 
     def _shape_of(self, op: Operation) -> None:
         """Shapes are host data; the measured tensor stays wherever it is."""
         assert isinstance(op, ShapeOfOp)
-        self.bind(self.dom(op.result), self.config.host_virtual_device, op,
-                  f"host data (a shape) at {_where(op)}", "the shape")
+        self.bind(
+            self.dom(op.result),
+            self.config.host_virtual_device,
+            op,
+            f"host data (a shape) at {_where(op)}",
+            "the shape",
+        )
 
     # -- phase 2: a value needed on two devices is copied ----------------------
 
@@ -392,8 +471,11 @@ class DevicePlanner:
                 continue
             key = (value, id(self.solver.find(expected)))
             if key not in copies:
-                copy = DeviceCopyOp(value, self.solver.device(self.dom(value)),
-                                    self.solver.device(expected))
+                copy = DeviceCopyOp(
+                    value,
+                    self.solver.device(self.dom(value)),
+                    self.solver.device(expected),
+                )
                 copy.location = op.location
                 Rewriter.insert_op(copy, _after_definition(value))
                 self.domains[copy.result] = expected
@@ -413,8 +495,9 @@ class DevicePlanner:
         default = self.config.default_primitive_virtual_device
         origin = Origin("the default device")
         for func in funcs:
-            self.solver.set_result_default_then_params(self.globals[func.sym_name.data],
-                                                       default, origin)
+            self.solver.set_result_default_then_params(
+                self.globals[func.sym_name.data], default, origin
+            )
         for func in funcs:
             self._default_values(func)
 
@@ -453,7 +536,9 @@ class DevicePlanner:
                 return self.dom(user.result)
             if isinstance(user, ReturnOp):
                 return self._function_result(user)
-            if isinstance(user, YieldOp) and isinstance(parent := user.parent_op(), IfOp):
+            if isinstance(user, YieldOp) and isinstance(
+                parent := user.parent_op(), IfOp
+            ):
                 return self.dom(parent.result)
             if user.results:
                 return self.dom(user.results[0])
@@ -479,7 +564,9 @@ class DevicePlanner:
     def _capture_signature(self, func: FunctionOpBase, domain: Domain) -> None:
         root = self.solver.find(domain)
         assert root.params is not None and root.result is not None
-        func.set_param_vdevices([self._finished(self.solver.device(p)) for p in root.params])
+        func.set_param_vdevices(
+            [self._finished(self.solver.device(p)) for p in root.params]
+        )
         func.set_result_vdevice(self._finished(self.solver.device(root.result)))
 
     def _capture_op(self, op: Operation) -> None:
@@ -493,7 +580,9 @@ class DevicePlanner:
             if _has_vdevice(op):
                 op.properties["vdevice"] = self.device(op.results[0])
 
-    def _endpoints(self, op: OnDeviceOp | DeviceCopyOp) -> tuple[VirtualDeviceAttr, VirtualDeviceAttr] | None:
+    def _endpoints(
+        self, op: OnDeviceOp | DeviceCopyOp
+    ) -> tuple[VirtualDeviceAttr, VirtualDeviceAttr] | None:
         """Solved (source, destination) of a device op; None (and the op gone)
         when they agree, since nothing then moves."""
         src, dst = self.device(op.body), self.device(op.result)
@@ -516,7 +605,9 @@ class DevicePlanner:
 
 
 def _has_vdevice(op: Operation) -> bool:
-    return len(op.results) == 1 and "vdevice" in type(op).get_irdl_definition().properties  # type: ignore[attr-defined]
+    return (
+        len(op.results) == 1 and "vdevice" in type(op).get_irdl_definition().properties
+    )  # type: ignore[attr-defined]
 
 
 @dataclass(frozen=True)
@@ -532,8 +623,11 @@ class PlanDevicesPass(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         config = module_config(op, self.targets, self.name)
-        optimizable = [f for f in op.ops if isinstance(f, FuncOp) and is_optimizable(f)
-                       and not f.is_primitive]
+        optimizable = [
+            f
+            for f in op.ops
+            if isinstance(f, FuncOp) and is_optimizable(f) and not f.is_primitive
+        ]
         for func in optimizable:
             normalize(func)
         planner = DevicePlanner(config)

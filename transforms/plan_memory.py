@@ -131,7 +131,9 @@ def live_buffers(block: Block) -> list[Buffer]:
             assert isinstance(t, MemRefType)
             # Contents before the first use are undefined: live from there on.
             start = min(users, default=position[op])
-            buffers.append(Buffer(op, _round_up(byte_size(t)), start, max(users, default=start)))
+            buffers.append(
+                Buffer(op, _round_up(byte_size(t)), start, max(users, default=start))
+            )
     return buffers
 
 

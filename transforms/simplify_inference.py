@@ -49,10 +49,14 @@ class DecomposeBatchNorm(RewritePattern):
             new.append(o)
             return o.results[0]
 
-        epsilon = emit(constant_of(np.array(op.epsilon), TensorType(vector_type.element_type, [])))
+        epsilon = emit(
+            constant_of(np.array(op.epsilon), TensorType(vector_type.element_type, []))
+        )
         root = emit(relay.SqrtOp(emit(relay.AddOp(op.moving_var, epsilon))))
         scale = emit(relay.DivideOp(op.gamma, root))
-        shift = emit(relay.SubtractOp(op.beta, emit(relay.MultiplyOp(op.moving_mean, scale))))
+        shift = emit(
+            relay.SubtractOp(op.beta, emit(relay.MultiplyOp(op.moving_mean, scale)))
+        )
         if rank - 1 - axis:
             scale = emit(relay.ExpandDimsOp(scale, axis=1, num_newaxis=rank - 1 - axis))
         scaled = emit(relay.MultiplyOp(op.x, scale))

@@ -48,12 +48,18 @@ Shape = tuple[int, ...]
 def parse_shapes(text: str) -> list[Shape]:
     """`4x3,3` → [(4, 3), (3,)]."""
     try:
-        return [tuple(int(d) for d in s.split("x")) if s else () for s in text.split(",")]
+        return [
+            tuple(int(d) for d in s.split("x")) if s else () for s in text.split(",")
+        ]
     except ValueError as e:
-        raise HeteroError(f"{PASS}: malformed shapes '{text}' (expected e.g. 4x3,3)") from e
+        raise HeteroError(
+            f"{PASS}: malformed shapes '{text}' (expected e.g. 4x3,3)"
+        ) from e
 
 
-def _fitted(type: Attribute, shape: Shape, what: str, op: Operation) -> TensorType[Attribute]:
+def _fitted(
+    type: Attribute, shape: Shape, what: str, op: Operation
+) -> TensorType[Attribute]:
     """`type` with `shape`, if the shape fits its rank and static dimensions."""
     if not isinstance(type, TensorType):
         raise HeteroError(f"{PASS}: {what} has type {type}, not a tensor", op)
@@ -135,7 +141,10 @@ def specialize(function: relay.FuncOp, shapes: Sequence[Shape]) -> None:
 def _captures(op: Operation, changed: set[SSAValue]) -> bool:
     """Whether an op nested in `op`'s regions uses a re-typed value."""
     return any(
-        v in changed for region in op.regions for inner in region.walk() for v in inner.operands
+        v in changed
+        for region in op.regions
+        for inner in region.walk()
+        for v in inner.operands
     )
 
 

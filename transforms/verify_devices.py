@@ -23,7 +23,9 @@ from hetero.utils.diagnostics import HeteroError
 
 def _check_signature(func: FunctionOpBase) -> None:
     if any(d is None for d in func.param_vdevices) or func.result_vdevice is None:
-        raise HeteroError("function parameters and result must all have a vdevice", func)
+        raise HeteroError(
+            "function parameters and result must all have a vdevice", func
+        )
 
 
 def _check_op(op: Operation) -> None:

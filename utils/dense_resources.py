@@ -24,10 +24,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from contextvars import ContextVar
 from io import StringIO
+from typing import Self
 
 import numpy as np
-from hetero.utils.background import later
-from hetero.utils.diagnostics import HeteroError
 from xdsl.dialect_interfaces.op_asm import OpAsmDialectInterface
 from xdsl.dialects.builtin import (
     Builtin,
@@ -39,6 +38,9 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Operation
 from xdsl.printer import Printer
+
+from hetero.utils.background import later
+from hetero.utils.diagnostics import HeteroError
 
 
 def _blobs() -> OpAsmDialectInterface:
@@ -111,6 +113,7 @@ _PENDING = "0x"
 """What the table holds for a blob still kept as bytes, or being made
 (never read as such)."""
 
+
 def _table() -> _LazyBlobs:
     """The builtin dialect's blob table, made a `_LazyBlobs` on first use."""
     interface = _blobs()
@@ -158,7 +161,9 @@ def _held(array: np.ndarray) -> Held:
     return raw, data.dtype.alignment
 
 
-def _declare(hint: str, type: TensorType, held: Held | Future[Held]) -> DenseResourceAttr:
+def _declare(
+    hint: str, type: TensorType, held: Held | Future[Held]
+) -> DenseResourceAttr:
     key = _blobs().declare_resource(_free_handle(handle_name(hint)))
     record_blob(key)
     _table().hold(key, held)
@@ -186,7 +191,9 @@ def _free_handle(stem: str) -> str:
     return f"{stem}_{n}"
 
 
-_SCOPES: ContextVar[tuple[list[str], ...]] = ContextVar("hetero_blob_scopes", default=())
+_SCOPES: ContextVar[tuple[list[str], ...]] = ContextVar(
+    "hetero_blob_scopes", default=()
+)
 """The keys made in each `BlobScope` open in this thread, innermost last."""
 
 
@@ -210,7 +217,7 @@ class BlobScope:
         self._made: list[str] = []
         self._kept = False
 
-    def __enter__(self) -> BlobScope:
+    def __enter__(self) -> Self:
         self._token = _SCOPES.set((*_SCOPES.get(), self._made))
         return self
 
@@ -294,7 +301,10 @@ def print_with_weights(module: ModuleOp, weights: str) -> tuple[str, bytes]:
     for key, raw, _ in blobs:
         start = len(header) + index[key][0]
         data[start : start + len(raw)] = raw
-    fields = {"file": StringAttr(weights), "sha256": StringAttr(hashlib.sha256(data).hexdigest())}
+    fields = {
+        "file": StringAttr(weights),
+        "sha256": StringAttr(hashlib.sha256(data).hexdigest()),
+    }
     module.attributes[WEIGHTS] = DictionaryAttr(fields)
     try:
         text = StringIO()
@@ -320,7 +330,9 @@ def _element_bytes(key: str) -> tuple[Blob, int]:
     return bytes.fromhex(blob[10:]), int.from_bytes(bytes.fromhex(blob[2:10]), "little")
 
 
-def load_weights(module: ModuleOp, filename: str, keys: dict[tuple[str, str], str]) -> None:
+def load_weights(
+    module: ModuleOp, filename: str, keys: dict[tuple[str, str], str]
+) -> None:
     """Gives the blobs of a parsed `module` whose `hetero.weights` names a
     weights file (`print_with_weights`) their bytes from that file, mapped,
     not copied; `keys` maps each (dialect, key) of the text to its key in
@@ -334,12 +346,17 @@ def load_weights(module: ModuleOp, filename: str, keys: dict[tuple[str, str], st
     fields = attr.data if isinstance(attr, DictionaryAttr) else {}
     file, digest = fields.get("file"), fields.get("sha256")
     if not isinstance(file, StringAttr) or not isinstance(digest, StringAttr):
-        raise HeteroError(f'{WEIGHTS} should be {{file = "...", sha256 = "..."}}', module)
+        raise HeteroError(
+            f'{WEIGHTS} should be {{file = "...", sha256 = "..."}}', module
+        )
     folder = "" if filename.startswith("<") else os.path.dirname(filename)  # <stdin>
     path = os.path.join(folder, file.data)
     data = _mapped(path, module)
     if hashlib.sha256(data).hexdigest() != digest.data:
-        raise HeteroError(f"weights file '{path}' does not match its sha256: changed since written", module)
+        raise HeteroError(
+            f"weights file '{path}' does not match its sha256: changed since written",
+            module,
+        )
     index = _index(data, path, module)
     table = _table()
     for (dialect, key), declared in keys.items():
@@ -347,7 +364,9 @@ def load_weights(module: ModuleOp, filename: str, keys: dict[tuple[str, str], st
             continue  # a blob given in the text itself
         entry = index.get(key)
         if entry is None:
-            raise HeteroError(f"weights file '{path}' lacks dense_resource<{key}>", module)
+            raise HeteroError(
+                f"weights file '{path}' lacks dense_resource<{key}>", module
+            )
         start, size, alignment = entry
         table.hold(declared, (data[start : start + size], alignment))
     del module.attributes[WEIGHTS]
@@ -361,13 +380,19 @@ def _mapped(path: str, module: ModuleOp) -> memoryview:
                 return memoryview(b"")
             return memoryview(mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ))
     except OSError as e:
-        raise HeteroError(f"cannot read weights file '{path}': {e.strerror or e}", module) from e
+        raise HeteroError(
+            f"cannot read weights file '{path}': {e.strerror or e}", module
+        ) from e
 
 
-def _index(data: memoryview, path: str, module: ModuleOp) -> dict[str, tuple[int, int, int]]:
+def _index(
+    data: memoryview, path: str, module: ModuleOp
+) -> dict[str, tuple[int, int, int]]:
     """Each key's (start, bytes, alignment) in `data`; an error where the
     header is not a weights file's or an entry lies outside it."""
-    bad = HeteroError(f"'{path}' is not a hetero weights file (corrupted header)", module)
+    bad = HeteroError(
+        f"'{path}' is not a hetero weights file (corrupted header)", module
+    )
     if bytes(data[: len(_MAGIC)]) != _MAGIC or len(data) < len(_MAGIC) + 8:
         raise bad
     end = int.from_bytes(data[len(_MAGIC) : len(_MAGIC) + 8], "little")

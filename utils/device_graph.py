@@ -20,12 +20,13 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
 from hetero.analysis.devices import device_of
 from hetero.dialects.relay import DeviceCopyOp, FnOp, FunctionOpBase, ReturnOp
 from hetero.dialects.target import VirtualDeviceAttr
 from hetero.utils.diagnostics import HeteroError
-from xdsl.dialects.builtin import ModuleOp, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
 
 DEVICE_COLORS = {
     "cpu": "#9ecae1",

@@ -20,7 +20,7 @@ from io import StringIO
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import FileLineColLoc, IntAttr, ModuleOp, StringAttr
-from xdsl.ir import Block, BlockArgument, OpResult, Operation, Region, SSAValue
+from xdsl.ir import Block, BlockArgument, Operation, OpResult, Region, SSAValue
 from xdsl.irdl.dominance import DominanceInfo
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -86,11 +86,15 @@ class HeteroError(DiagnosticException):
         if self.op is not None:
             out.append(_indent(_print_op(self.op)))
         for note in self.notes:
-            out.append(_header(location_of(note.op), fallback_file, "note", note.message))
+            out.append(
+                _header(location_of(note.op), fallback_file, "note", note.message)
+            )
         return "\n".join(out)
 
 
-def _header(loc: Location | None, fallback_file: str, severity: str, message: str) -> str:
+def _header(
+    loc: Location | None, fallback_file: str, severity: str, message: str
+) -> str:
     where = str(loc) if loc is not None else fallback_file
     return f"{where}: {severity}: {message}"
 
@@ -192,7 +196,9 @@ class Dominance:
 
 
 def _defining_block(value: SSAValue) -> Block | None:
-    return value.owner if isinstance(value, BlockArgument) else value.owner.parent_block()  # type: ignore[union-attr]
+    return (
+        value.owner if isinstance(value, BlockArgument) else value.owner.parent_block()
+    )  # type: ignore[union-attr]
 
 
 def _defining_op(value: SSAValue) -> Operation | None:
@@ -219,7 +225,7 @@ class LocatedParser(Parser):
             raise
         except VerifyException as e:
             self.raise_error(str(e))
-        except Exception as e:  # xDSL raises a few plain exceptions on odd input
+        except Exception as e:  # noqa: BLE001  (xDSL raises plain exceptions on odd input)
             self.raise_error(f"malformed input: {e}")
         # Imported here: hetero.utils.dense_resources imports this module.
         from hetero.utils.dense_resources import load_weights
@@ -233,7 +239,9 @@ class LocatedParser(Parser):
         op = super().parse_operation()
         if not isinstance(op.location, FileLineColLoc):
             op.location = FileLineColLoc(
-                StringAttr(start.file), IntAttr(start.line + self.line_offset), IntAttr(start.col)
+                StringAttr(start.file),
+                IntAttr(start.line + self.line_offset),
+                IntAttr(start.col),
             )
         return op
 
@@ -286,7 +294,10 @@ def run_tool(
     except HeteroError as e:
         print(e.render(file), file=sys.stderr)
     except MemoryError as e:
-        print(f"{prog}: error: out of memory ({str(e) or 'an allocation failed'})", file=sys.stderr)
+        print(
+            f"{prog}: error: out of memory ({str(e) or 'an allocation failed'})",
+            file=sys.stderr,
+        )
     except user_errors as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
     except Exception as e:

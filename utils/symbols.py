@@ -17,7 +17,9 @@ from xdsl.traits import SymbolOpInterface, SymbolTable
 OpT = TypeVar("OpT", bound=Operation)
 
 
-def candidate_names(stem: str, *, bare: bool = True, separator: str = "_") -> Iterator[str]:
+def candidate_names(
+    stem: str, *, bare: bool = True, separator: str = "_"
+) -> Iterator[str]:
     """`stem`, `stem_1`, `stem_2`, ... (`bare`), else `stem_0`, `stem_1`, ...;
     `separator=""` gives `stem0`, `stem1`, ..."""
     if bare:

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from xdsl.ir import Attribute
+
 from hetero.dialects.target import TargetAttr
 from hetero.lowering import gpu_schedules
 from hetero.lowering.schedules import cpu, cpu_pool, cpu_winograd, gpu_conv
 from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D
 from hetero.lowering.te_emit import Emitter
 from hetero.targets.kind import DeviceType
-from xdsl.ir import Attribute
 
 Problem = Gemm | Conv2D | Pool2D
 Schedule = Callable[[Emitter, Problem, TargetAttr | None], None]

@@ -43,18 +43,20 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import AnyFloat
+from xdsl.ir import Attribute, SSAValue
+
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
 from hetero.lowering.convert_tir_to_scf import num_threads, parallel_chunk
 from hetero.lowering.schedules.isa import vector_isa
 from hetero.lowering.schedules.problems import Conv2D, Gemm
 from hetero.lowering.te_emit import Emitter, Index, Tensor
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat
-from xdsl.ir import Attribute, SSAValue
 
 VECTORS = 2
 """SIMD registers per GEMM tile row: the tile is `VECTORS * lanes` columns wide."""
+
 
 def conv_vectors(target: TargetAttr | None) -> int:
     """SIMD registers per row of a conv2d pixel tile.  Where a multiply-add
@@ -135,7 +137,13 @@ def _accumulate_tile(
 
 
 def _register_tile(
-    e: Emitter, t: Tiles, rows: int, loops: Loops, a: Reader, b: Reader, element: Attribute
+    e: Emitter,
+    t: Tiles,
+    rows: int,
+    loops: Loops,
+    a: Reader,
+    b: Reader,
+    element: Attribute,
 ) -> SSAValue:
     """A zeroed `local` tile, accumulated over `loops`."""
     acc = e.alloc([rows, t.nr], element, "local")
@@ -242,7 +250,13 @@ def dense_weight_block(
 
 
 def _pack_rows(
-    e: Emitter, g: Gemm, t: Tiles, packed: SSAValue, batch: Index, m0: Index, tile: Index
+    e: Emitter,
+    g: Gemm,
+    t: Tiles,
+    packed: SSAValue,
+    batch: Index,
+    m0: Index,
+    tile: Index,
 ) -> None:
     """`packed[tile, k, i] = a(batch, m0 + i, k)`, zero for rows past `m`."""
     row, i = e.loop(t.mr)
@@ -297,7 +311,9 @@ def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     within = task.rem(flat, row_blocks * blocks)
     rb, pb = task.div(within, blocks), task.rem(within, blocks)
     first_tile = task.mul(rb, tiles_per_block)
-    count = task.sub(task.min(task.add(first_tile, tiles_per_block), row_tiles), first_tile)
+    count = task.sub(
+        task.min(task.add(first_tile, tiles_per_block), row_tiles), first_tile
+    )
     p_lo = task.mul(pb, per_block)
     p_hi = task.min(task.add(p_lo, per_block), panels)
     packed_a = task.alloc([tiles_per_block, g.k, t.mr], g.element_type)
@@ -359,7 +375,9 @@ def gemv(e: Emitter, g: Gemm, t: Tiles, target: TargetAttr | None) -> None:
         per_task, _ = _split(g.batch * panels, tasks)
         task, flat = e.loop(math.ceil(g.batch * panels / per_task), ForKind.PARALLEL)
         first = task.mul(flat, per_task)
-        body, q = task.range(first, task.min(task.add(first, per_task), g.batch * panels))
+        body, q = task.range(
+            first, task.min(task.add(first, per_task), g.batch * panels)
+        )
         batch, p = body.div(q, panels), body.rem(q, panels)
         n0 = body.mul(p, t.nr)
         acc = _register_tile(
@@ -377,7 +395,11 @@ def gemv(e: Emitter, g: Gemm, t: Tiles, target: TargetAttr | None) -> None:
             g.n,
             p,
             lambda s, cols: _store_tile(
-                s, acc, 1, cols, lambda w, i, j, v: g.store(w, [batch, 0, w.add(n0, j)], v)
+                s,
+                acc,
+                1,
+                cols,
+                lambda w, i, j, v: g.store(w, [batch, 0, w.add(n0, j)], v),
             ),
         )
         return
@@ -412,7 +434,9 @@ def _dot_products(
         lane, j = row.loop(t.lanes, ForKind.VECTORIZED)
         k = lane.add(kb, j)
         product = lane.op(
-            arith.MulfOp(g.a(lane, batch, 0, k), g.b(lane, batch, k, lane.add(n0, i)), CONTRACT)
+            arith.MulfOp(
+                g.a(lane, batch, 0, k), g.b(lane, batch, k, lane.add(n0, i)), CONTRACT
+            )
         )
         total = lane.op(arith.AddfOp(lane.load(acc, [i, j]), product, CONTRACT))
         lane.store(total, acc, [i, j])
@@ -420,7 +444,11 @@ def _dot_products(
     sum_ = out.alloc([1], g.element_type, "local")
     out.store(out.load(acc, [i, 0]), sum_, [0])
     lanes, j = out.range(1, t.lanes)
-    lanes.store(lanes.op(arith.AddfOp(lanes.load(sum_, [0]), lanes.load(acc, [i, j]))), sum_, [0])
+    lanes.store(
+        lanes.op(arith.AddfOp(lanes.load(sum_, [0]), lanes.load(acc, [i, j]))),
+        sum_,
+        [0],
+    )
     if g.k % t.lanes:
         tail, k = out.range(whole, g.k)
         product = tail.op(
@@ -681,7 +709,9 @@ def _conv_tiles(c: Conv2D, t: Tiles, target: TargetAttr | None) -> _ConvTiles:
     end = panels * t.nr if wide else (out_h - 1) * wq + row_panels * t.nr
     channel_tiles = math.ceil(out_channels // c.groups / t.mr)
     tile_bytes = t.mr * group_channels * kh * kw * c.data.element_type.bitwidth // 8  # type: ignore[attr-defined]
-    block, blocks = _split(channel_tiles, math.ceil(channel_tiles * tile_bytes / L2_BLOCK_BYTES))
+    block, blocks = _split(
+        channel_tiles, math.ceil(channel_tiles * tile_bytes / L2_BLOCK_BYTES)
+    )
     tasks = TASKS_PER_THREAD * num_threads(target)
     per_task, _ = _split(panels, math.ceil(tasks / (batch * c.groups * blocks)))
     return _ConvTiles(
@@ -702,9 +732,9 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
         c = replace(c, packed=None, winograd=0)  # read through the OIHW view
     element = c.data.element_type
     packed = c.packed
-    if packed is not None and c.groups == 1:
-        if packed.shape[-1] % _lane_tiles(target, element).lanes == 0:
-            return _conv2d_channel_lanes(e, c, packed, target)
+    lanes = _lane_tiles(target, element).lanes
+    if packed is not None and c.groups == 1 and packed.shape[-1] % lanes == 0:
+        return _conv2d_channel_lanes(e, c, packed, target)
     c = replace(c, blocked_data=None)  # pixel lanes read blocked data through its view
     g = _conv_tiles(c, tiles(target, element, conv_vectors(target)), target)
     if g.in_place:
@@ -730,7 +760,10 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     first_panel = task.mul(pt, g.per_task)
     panels = (first_panel, task.min(task.add(first_panel, g.per_task), g.panels))
     first_tile = task.mul(cb, g.block)
-    channel_tiles = (first_tile, task.min(task.add(first_tile, g.block), g.channel_tiles))
+    channel_tiles = (
+        first_tile,
+        task.min(task.add(first_tile, g.block), g.channel_tiles),
+    )
     # Channel tiles outer: the tiles of one channel tile run along its
     # pixels, so the epilogue's reads (a residual) and the stores are a
     # few sequential streams, not jumps across channel planes.
@@ -756,7 +789,9 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
             width = c.data.shape[3]
             pixel = r.add(r.add(p0, r.mul(ky, dh * width)), j)
             # A buffer (not a view of blocked data) is read flattened too.
-            at = [0, pixel] if c.data.buffer is not None else _row_major(r, pixel, width)
+            at = (
+                [0, pixel] if c.data.buffer is not None else _row_major(r, pixel, width)
+            )
             return c.data.load(r, [n, r.add(base, ch), *at])
         plane, shift = _tap(r, c, g.planes, ky, kx)
         return r.load(padded, [n, r.add(base, ch), plane, r.add(r.add(p0, shift), j)])
@@ -916,7 +951,8 @@ def _lane_tiles(
     most -= blocked
     choices = range(most, most - LANE_ROW_CHOICES[blocked], -1)
     rows = min(
-        choices, key=lambda r: (_pixel_tiles(pixels, r, row_width) * (r + LANE_TILE_STEP), -r)
+        choices,
+        key=lambda r: (_pixel_tiles(pixels, r, row_width) * (r + LANE_TILE_STEP), -r),
     )
     return Tiles(lanes, rows, nr or vectors * lanes)
 
@@ -1034,7 +1070,9 @@ def _pixel_tile_rows(
     out_channels, _, kh, kw = weight_shape
     if (kh, kw) != (1, 1):
         return 0
-    rows = _dividing_rows(tiles(target, element_type, conv_vectors(target)), out_channels).mr
+    rows = _dividing_rows(
+        tiles(target, element_type, conv_vectors(target)), out_channels
+    ).mr
     return 0 if rows % _lane_tiles(target, element_type).lanes == 0 else rows
 
 
@@ -1091,7 +1129,9 @@ def _conv2d_channel_lanes(
     n, ot, pb = task.unflatten(flat, grid)
     first = task.mul(pb, per_task)
     prefetching = (
-        packed.buffer is not None and channel_tiles > 1 and pixel_tiles <= PREFETCH_PIXEL_TILES
+        packed.buffer is not None
+        and channel_tiles > 1
+        and pixel_tiles <= PREFETCH_PIXEL_TILES
     )
     if prefetching:
         later = _next_task(task, flat, math.prod(grid), target)
@@ -1119,8 +1159,13 @@ def _conv2d_channel_lanes(
             return c.blocked_data.load(r, [n, cb, 0, at, *ci])
         if padded is None:  # no padding: every tap is inside the image
             (sh, sw), dw = c.strides, c.dilation[1]
-            y, x = (y0, r.add(x0, i)) if row_width else (r.div(p, out_w), r.rem(p, out_w))
-            at = [r.add(r.mul(y, sh), r.mul(ky, dh)), r.add(r.mul(x, sw), r.mul(kx, dw))]
+            y, x = (
+                (y0, r.add(x0, i)) if row_width else (r.div(p, out_w), r.rem(p, out_w))
+            )
+            at = [
+                r.add(r.mul(y, sh), r.mul(ky, dh)),
+                r.add(r.mul(x, sw), r.mul(kx, dw)),
+            ]
             if c.blocked_data is None:
                 return c.data.load(r, [n, cb, *at])
             return c.blocked_data.load(r, [n, cb, *at, *ci])
@@ -1134,7 +1179,9 @@ def _conv2d_channel_lanes(
             return r.load(padded, [n, cb, plane, at])
         return r.load(padded, [n, cb, plane, r.add(r.mul(at, block), *ci)])
 
-    def weight_index(r: Emitter, tile: Index, j: Index, ks: Sequence[Index]) -> list[Index]:
+    def weight_index(
+        r: Emitter, tile: Index, j: Index, ks: Sequence[Index]
+    ) -> list[Index]:
         """Where the packed weight of output channel `j` of channel tile
         `tile` for tap (c, ky, kx) (blocked data: (c // b, ky, kx, c % b)) is."""
         cb, ky, kx, *ci = ks
@@ -1152,7 +1199,9 @@ def _conv2d_channel_lanes(
     # that the first `lines / step_lines` pixel tiles of every task (the
     # last block's too, which may have fewer) fetch all.
     fewest = pixel_tiles - (blocks - 1) * per_task
-    step_lines = next(k for k in range(1, lines + 1) if lines % k == 0 and k * fewest >= lines)
+    step_lines = next(
+        k for k in range(1, lines + 1) if lines % k == 0 and k * fewest >= lines
+    )
     groups = lines // step_lines
     if prefetching and groups > 1:
         line = tile.mul(tile.rem(tile.sub(q, first), groups), step_lines)

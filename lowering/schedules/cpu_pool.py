@@ -38,13 +38,14 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import arith
+from xdsl.ir import SSAValue
+
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
 from hetero.lowering.convert_tir_to_scf import STACK_BYTES
 from hetero.lowering.schedules.problems import Pool2D
 from hetero.lowering.te_emit import Emitter, Index
-from xdsl.dialects import arith
-from xdsl.ir import SSAValue
 
 FOLD_BYTES = STACK_BYTES
 """Most bytes of folded rows (`_folded_rows`) a plane keeps at once: a
@@ -74,7 +75,9 @@ class Axis:
 
     def position(self, e: Emitter, o: Index, k: Index) -> Index:
         """Input position of tap `k` of output `o`, emitted."""
-        return e.add(e.mul(o, self.stride), e.add(e.mul(k, self.dilation), -self.before))
+        return e.add(
+            e.mul(o, self.stride), e.add(e.mul(k, self.dilation), -self.before)
+        )
 
     def taps(self, o: int) -> range:
         """The taps of output `o` inside the input (consecutive ones)."""

@@ -37,6 +37,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import AnyFloat
+from xdsl.ir import Attribute, SSAValue
+
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
 from hetero.lowering.convert_tir_to_scf import num_threads
@@ -53,9 +57,6 @@ from hetero.lowering.schedules.cpu import (
 from hetero.lowering.schedules.problems import Conv2D
 from hetero.lowering.te_emit import Emitter, Index
 from hetero.utils.winograd import TRANSFORMS, Program, Transforms, program
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat
-from xdsl.ir import Attribute, SSAValue
 
 OUTPUT_TILES = {2: 0, 4: 24}
 """The output tiles `m` of F(m x m, 3 x 3) that `conv2d_winograd_tile` may

@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import math
 
+from xdsl.dialects import math as math_dialect
+from xdsl.ir import SSAValue
+
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
 from hetero.lowering.gpu_schedules import SumLane, lanes, split_sum
 from hetero.lowering.schedules.problems import Conv2D
 from hetero.lowering.te_emit import Emitter, Index
-from xdsl.dialects import math as math_dialect
-from xdsl.ir import SSAValue
 
 CHANNELS = 4
 """Output channels a thread sums: an input load per `CHANNELS` multiply-adds

@@ -37,11 +37,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xdsl.dialects.builtin import AnyFloat
+from xdsl.ir import Attribute
+
 from hetero.dialects.target import TargetAttr
 from hetero.lowering.convert_tir_to_scf import simd_bits, target_arch
 from hetero.utils.diagnostics import HeteroError
-from xdsl.dialects.builtin import AnyFloat
-from xdsl.ir import Attribute
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hetero.lowering.te_emit import Emitter, Index, Tensor
 from xdsl.ir import Attribute, SSAValue
+
+from hetero.lowering.te_emit import Emitter, Index, Tensor
 
 Store = Callable[[Emitter, list[Index], SSAValue], None]
 """Writes one output element (at the given indices) — with any fused epilogue."""

@@ -27,6 +27,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import partial
 
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import (
+    Float32Type,
+    Float64Type,
+    IntegerAttr,
+    ModuleOp,
+    i1,
+    i32,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
 from hetero.dialects import relay, tir
 from hetero.lowering.te_emit import Emitter, Tensor, store_all
 from hetero.runtime import blas as blas_runtime
@@ -38,16 +49,6 @@ from hetero.targets.external.gemm import (
     partition_prim_func,
 )
 from hetero.utils.diagnostics import HeteroError
-from xdsl.dialects import memref
-from xdsl.dialects.builtin import (
-    Float32Type,
-    Float64Type,
-    IntegerAttr,
-    ModuleOp,
-    i1,
-    i32,
-)
-from xdsl.ir import Attribute, Operation, SSAValue
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112
 """CBLAS enum values (`CblasRowMajor`, `CblasNoTrans`, `CblasTrans`)."""
@@ -77,7 +78,9 @@ def _emit_call(
     element = op.result_types[0].element_type  # type: ignore[attr-defined]
     precision = PRECISION.get(type(element))
     if precision is None:
-        raise HeteroError(f"blas: no GEMM for {element} elements (f32 and f64 only)", op)
+        raise HeteroError(
+            f"blas: no GEMM for {element} elements (f32 and f64 only)", op
+        )
     a, b, c = (e.op(memref.ExtractAlignedPointerAsIndexOp.get(v)) for v in buffers)
 
     def ints(*values: int) -> list[SSAValue]:
@@ -104,7 +107,9 @@ def _emit_call(
     e.op(tir.CallExternOp(library.symbol(name), args))
 
 
-def lower_partition(func: relay.FuncOp, library: blas_runtime.BlasLibrary) -> tir.PrimFuncOp:
+def lower_partition(
+    func: relay.FuncOp, library: blas_runtime.BlasLibrary
+) -> tir.PrimFuncOp:
     """The prim_func computing the `blas` partition `func` with library calls;
     elementwise chains are stored once each, vectorized."""
     prim = partition_prim_func(func, "blas")
@@ -112,12 +117,16 @@ def lower_partition(func: relay.FuncOp, library: blas_runtime.BlasLibrary) -> ti
     entry = prim.body.block
     call = partial(_emit_call, library)
     emitter = Emitter(entry, entry, {})
-    builder = PartitionBuilder("blas", "BLAS", call, emitter, store_vectorized, eager=True)
+    builder = PartitionBuilder(
+        "blas", "BLAS", call, emitter, store_vectorized, eager=True
+    )
     builder.lower(flattened(func), entry.args)
     return prim
 
 
-def generate(module: ModuleOp, functions: Sequence[relay.FuncOp]) -> list[tir.PrimFuncOp]:
+def generate(
+    module: ModuleOp, functions: Sequence[relay.FuncOp]
+) -> list[tir.PrimFuncOp]:
     """The hook: every `blas` partition of the module, in one go."""
     library = blas_runtime.load_blas()
     return [lower_partition(func, library) for func in functions]

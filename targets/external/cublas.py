@@ -36,6 +36,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import (
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    ModuleOp,
+    f32,
+    f64,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+
 from hetero.dialects import relay, tir
 from hetero.dialects.target import TargetAttr
 from hetero.lowering.te_emit import Emitter
@@ -50,18 +63,6 @@ from hetero.targets.external.gemm import (
 )
 from hetero.transforms.lower_te import EMITTERS
 from hetero.utils.diagnostics import HeteroError
-from xdsl.dialects import memref
-from xdsl.dialects.builtin import (
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    ModuleOp,
-    f32,
-    f64,
-    i32,
-    i64,
-)
-from xdsl.ir import Attribute, Operation, SSAValue
 
 OP_N, OP_T = 0, 1
 """`CUBLAS_OP_N`, `CUBLAS_OP_T`."""
@@ -92,7 +93,9 @@ PRECISIONS: dict[type[Attribute], Precision] = {
 """Element type → its GEMM: f16 data is multiplied with f32 accumulation."""
 
 
-def _emit_call(e: Emitter, gemm: Gemm, buffers: Sequence[SSAValue], op: Operation) -> None:
+def _emit_call(
+    e: Emitter, gemm: Gemm, buffers: Sequence[SSAValue], op: Operation
+) -> None:
     """`C = A · op(B)` row-major, as the column-major `Cᵀ = op(B)ᵀ · Aᵀ`."""
     element = op.result_types[0].element_type  # type: ignore[attr-defined]
     precision = PRECISIONS.get(type(element))
@@ -110,13 +113,29 @@ def _emit_call(e: Emitter, gemm: Gemm, buffers: Sequence[SSAValue], op: Operatio
     head = [*ints(OP_T if gemm.trans_b else OP_N, OP_N, n, m, k), alpha]
     if gemm.batch == 1:
         name = precision.gemm
-        args = [*head, b, *typed, *ints(ldb), a, *typed, *ints(k), beta, c, *typed, *ints(n)]
+        args = [
+            *head,
+            b,
+            *typed,
+            *ints(ldb),
+            a,
+            *typed,
+            *ints(k),
+            beta,
+            c,
+            *typed,
+            *ints(n),
+        ]
     else:
         name = precision.batched
         args = [*head, b, *typed, *ints(ldb), e.constant(k * n, i64), a, *typed, *ints(k),
                 e.constant(m * k, i64), beta, c, *typed, *ints(n), e.constant(m * n, i64),
                 *ints(gemm.batch)]  # fmt: skip
-    e.op(tir.CallExternOp(cublas_runtime.stub_name(name), [*args, *ints(*precision.tail)]))
+    e.op(
+        tir.CallExternOp(
+            cublas_runtime.stub_name(name), [*args, *ints(*precision.tail)]
+        )
+    )
 
 
 def lower_partition(func: relay.FuncOp, host: TargetAttr) -> tir.PrimFuncOp:
@@ -133,7 +152,9 @@ def lower_partition(func: relay.FuncOp, host: TargetAttr) -> tir.PrimFuncOp:
     return prim
 
 
-def generate(module: ModuleOp, functions: Sequence[relay.FuncOp]) -> list[tir.PrimFuncOp]:
+def generate(
+    module: ModuleOp, functions: Sequence[relay.FuncOp]
+) -> list[tir.PrimFuncOp]:
     """The hook: every `cublas` partition of the module, in one go."""
     host = module_config(module, None, "external-codegen").host_target
     return [lower_partition(func, host) for func in functions]

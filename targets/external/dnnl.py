@@ -33,16 +33,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from hetero.dialects import relay, tir
-from hetero.interpreter.relay import constant_value
-from hetero.lowering.te_emit import Emitter, Tensor, store_all
-from hetero.runtime import dnnl as dnnl_runtime
-from hetero.runtime.dnnl import Convolution, Dnnl, Matmul, PostOps, Spec
-from hetero.targets.codegen import ExternalCodegen
-from hetero.targets.external.gemm import buffer_type, partition_prim_func
-from hetero.transforms.byoc import composite_callee
-from hetero.transforms.lower_aot_main import returned_leaves
-from hetero.utils.diagnostics import HeteroError
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     IndexType,
@@ -54,6 +44,17 @@ from xdsl.dialects.builtin import (
     i32,
 )
 from xdsl.ir import Operation, SSAValue
+
+from hetero.dialects import relay, tir
+from hetero.interpreter.relay import constant_value
+from hetero.lowering.te_emit import Emitter, Tensor, store_all
+from hetero.runtime import dnnl as dnnl_runtime
+from hetero.runtime.dnnl import Convolution, Dnnl, Matmul, PostOps, Spec
+from hetero.targets.codegen import ExternalCodegen
+from hetero.targets.external.gemm import buffer_type, partition_prim_func
+from hetero.transforms.byoc import composite_callee
+from hetero.transforms.lower_aot_main import returned_leaves
+from hetero.utils.diagnostics import HeteroError
 
 
 def _tensor(value: SSAValue) -> dnnl_runtime.Tensor:

@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from xdsl.dialects.builtin import MemRefType, TensorType
+from xdsl.ir import Attribute, Operation, SSAValue
+
 from hetero.dialects import relay, tir
 from hetero.lowering.te_emit import Emitter, Tensor, store_all
 from hetero.lowering.te_templates import BINARY, LAZY_TEMPLATES, NEST_TEMPLATES, UNARY
@@ -20,8 +23,6 @@ from hetero.transforms.byoc import composite_callee, inline_literal_call
 from hetero.transforms.lower_aot_main import output_types, returned_leaves
 from hetero.transforms.lower_te import function_target
 from hetero.utils.diagnostics import HeteroError
-from xdsl.dialects.builtin import MemRefType, TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
 
 IN_PLACE: frozenset[type[Operation]] = frozenset({*UNARY, *BINARY, relay.BiasAddOp})
 """Elementwise ops whose result may overwrite their same-shaped operand's buffer:

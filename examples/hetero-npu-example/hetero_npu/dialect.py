@@ -35,7 +35,9 @@ class ScaleOp(IRDLOperation):
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = "$input `by` $factor attr-dict `:` type($result)"
 
-    def __init__(self, input: SSAValue, factor: float, vdevice: VirtualDeviceAttr | None = None):
+    def __init__(
+        self, input: SSAValue, factor: float, vdevice: VirtualDeviceAttr | None = None
+    ):
         props: dict[str, Attribute] = {"factor": FloatAttr(factor, 64)}
         if vdevice is not None:
             props["vdevice"] = vdevice

@@ -53,4 +53,6 @@ class NpuOffloadPass(ModulePass):
             target = TargetAttr("npu", {"cores": self.cores})
         except VerifyException as e:
             raise HeteroError(f"npu-offload: {e}", op) from e
-        PatternRewriteWalker(ScaleToNpu(VirtualDeviceAttr.for_target(target))).rewrite_module(op)
+        PatternRewriteWalker(
+            ScaleToNpu(VirtualDeviceAttr.for_target(target))
+        ).rewrite_module(op)

@@ -15,4 +15,6 @@ def _offload():
     return NpuOffloadPass
 
 
-NPU_UNIVERSE = Universe(all_dialects={"npu": _dialect}, all_passes={"npu-offload": _offload})
+NPU_UNIVERSE = Universe(
+    all_dialects={"npu": _dialect}, all_passes={"npu-offload": _offload}
+)
