@@ -12,8 +12,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.universe import Universe
 from xdsl.utils.exceptions import ParseError
 
-from hetero.lowering import llvm_ops, memref_ops
-from hetero.lowering.llvm_attrs import LoopAnnotationAttr, load_loop_attrs
+from hetero.dialects import llvm_ops, memref_ops
+from hetero.dialects.llvm_attrs import LoopAnnotationAttr, load_loop_attrs
 from hetero.universe import HETERO_UNIVERSE
 from hetero.utils.diagnostics import (
     HeteroError,

@@ -96,6 +96,7 @@ def lower_to_tir(
     timings = {} if timings is None else timings
     from xdsl.context import Context
 
+    from hetero.lowering.merge_kernels import MergeKernelsPass
     from hetero.transforms.alter_data_layout import AlterDataLayoutPass
     from hetero.transforms.alter_op_layout import AlterOpLayoutPass
     from hetero.transforms.fold_constant import FoldConstantPass
@@ -106,7 +107,6 @@ def lower_to_tir(
     from hetero.transforms.lower_aot_main import LowerAotMainPass
     from hetero.transforms.lower_te import LowerTEPass
     from hetero.transforms.matmul_to_dense import MatmulToDensePass
-    from hetero.transforms.merge_kernels import MergeKernelsPass
     from hetero.transforms.plan_devices import PlanDevicesPass
     from hetero.transforms.plan_memory import PlanMemoryPass
     from hetero.transforms.simplify_activations import SimplifyActivationsPass
@@ -146,8 +146,8 @@ def _partition_stages(module: ModuleOp) -> list[ModulePass]:
     """The BYOC passes (docs/external-codegens.md) for the configured external
     kinds whose codegen can run here; a kind that cannot (its library is
     missing) is not offered, with a warning saying what to install."""
+    from hetero.dialects.target.config import module_config
     from hetero.targets.codegen import unavailable_reason
-    from hetero.targets.config import module_config
     from hetero.transforms.annotate_target import AnnotateTargetPass
     from hetero.transforms.external_codegen import ExternalCodegenPass
     from hetero.transforms.mark_compiler_functions_as_extern import (
@@ -361,7 +361,7 @@ def compile(
     rather than all their patterns match."""
     from hetero.context import parse_module
     from hetero.dialects.relay import FuncOp
-    from hetero.targets.config import module_config
+    from hetero.dialects.target.config import module_config
     from hetero.utils.dense_resources import BlobScope
     from hetero.utils.diagnostics import verify_module
 

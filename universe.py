@@ -28,7 +28,7 @@ PASSES: dict[str, tuple[str, str]] = {
         "hetero.transforms.inplace_concatenate",
         "InplaceConcatenatePass",
     ),
-    "merge-kernels": ("hetero.transforms.merge_kernels", "MergeKernelsPass"),
+    "merge-kernels": ("hetero.lowering.merge_kernels", "MergeKernelsPass"),
     "specialize-shapes": (
         "hetero.transforms.specialize_shapes",
         "SpecializeShapesPass",

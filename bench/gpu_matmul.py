@@ -1,7 +1,7 @@
 """fp32 matmul N×N on the GPU: hetero's own PTX vs cuBLAS.
 
 hetero lowers `relay.matmul` on a `cuda` device with its GPU schedule
-(`lowering/gpu_schedules.py`: 128×128 shared-memory tiles, 8×8 per thread),
+(`te/schedules/gpu.py`: 128×128 shared-memory tiles, 8×8 per thread),
 compiles it to PTX (`lowering/gpu_codegen.py`) and launches it with
 `hetero.runtime.cuda`; cuBLAS runs through cupy or torch, whichever is
 installed (without either the reference is skipped, saying so).  Both work

@@ -198,10 +198,10 @@ def kernel_compile_table(name: str, module: Any) -> None:
     from xdsl.dialects.builtin import ModuleOp
 
     from hetero.dialects import tir
+    from hetero.dialects.target.config import module_config
     from hetero.driver import lower_to_tir
     from hetero.lowering.cpu_codegen import compile_cpu
     from hetero.lowering.parallel_compile import restrict
-    from hetero.targets.config import module_config
     from hetero.utils.gc_pause import gc_paused
 
     lowered = module.clone()

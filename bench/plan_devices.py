@@ -21,7 +21,7 @@ from hetero.dialects.target import (
     TargetAttr,
     VirtualDeviceAttr,
 )
-from hetero.targets.kind import DeviceType
+from hetero.dialects.target.kind import DeviceType
 from hetero.transforms.plan_devices import PlanDevicesPass
 
 SIZES = (1_000, 10_000, 100_000)

@@ -93,7 +93,7 @@ from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.str_enum import StrEnum
 
 from hetero.dialects.target import TargetAttr
-from hetero.targets.kind import HOST_DEVICE_TYPES
+from hetero.dialects.target.kind import HOST_DEVICE_TYPES
 from hetero.utils.symbols import enclosing
 
 # ----------------------------------------------------------------------------

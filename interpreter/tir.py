@@ -58,6 +58,7 @@ from xdsl.interpreters.utils.ptr import RawPtr, TypedPtr
 from xdsl.ir import Attribute
 from xdsl.traits import SymbolTable
 
+from hetero.dialects.memref_ops import PrefetchOp
 from hetero.dialects.tir import (
     AllocOp,
     CallExternOp,
@@ -70,7 +71,6 @@ from hetero.dialects.tir import (
     TargetRegionOp,
     YieldOp,
 )
-from hetero.lowering.memref_ops import PrefetchOp
 
 PythonFunction = Callable[..., Any]
 """A Python implementation of a packed or extern function."""

@@ -28,7 +28,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.utils.type import get_element_type_or_self
 
-from hetero.lowering import llvm_ops
+from hetero.dialects import llvm_ops
 from hetero.lowering.conversion import (
     ToLLVMPattern,
     apply_lowerings,

@@ -24,6 +24,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import BlockInsertPoint, InsertPoint, Rewriter
 
+from hetero.dialects.llvm_attrs import BRANCH_LOOP_ANNOTATION, LOOP_ANNOTATION
 from hetero.lowering.conversion import (
     ToLLVMPattern,
     apply_lowerings,
@@ -33,7 +34,6 @@ from hetero.lowering.conversion import (
     reject_leftovers,
     retype_block_args,
 )
-from hetero.lowering.llvm_attrs import BRANCH_LOOP_ANNOTATION, LOOP_ANNOTATION
 
 
 class BranchPattern(ToLLVMPattern):

@@ -63,7 +63,7 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.utils.type import get_element_type_or_self
 
-from hetero.lowering import llvm_ops
+from hetero.dialects import llvm_ops
 from hetero.lowering.conversion import constant, intrinsic
 from hetero.lowering.convert_math_to_llvm import INTRINSICS, LIBM
 from hetero.lowering.convert_memref_to_llvm import materialize

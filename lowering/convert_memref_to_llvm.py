@@ -23,7 +23,7 @@ The ABI (also in `docs/lowering.md`)
 
 Inside a function, `memref.load`/`memref.store` become an in-bounds
 `llvm.getelementptr` on the element type plus `llvm.load`/`llvm.store`
-(`memref.prefetch`, `hetero.lowering.memref_ops`: plus `llvm.intr.prefetch`),
+(`memref.prefetch`, `hetero.dialects.memref_ops`: plus `llvm.intr.prefetch`),
 `memref.alloca` an `llvm.alloca`, `memref.alloc`/`memref.dealloc` calls of the
 runtime's `hetero_buffer_take`/`hetero_buffer_give` (`hetero.runtime.buffers`:
 the C library's `aligned_alloc`/`free` behind slots that keep large buffers
@@ -73,7 +73,7 @@ from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, RewritePattern
 from xdsl.rewriter import InsertPoint
 
-from hetero.lowering import llvm_ops, memref_ops
+from hetero.dialects import llvm_ops, memref_ops
 from hetero.lowering.allocation_checks import check_allocations
 from hetero.lowering.conversion import (
     POINTER,
@@ -92,10 +92,8 @@ from hetero.lowering.conversion import (
     without_index,
 )
 from hetero.runtime.buffers import GIVE, REUSED_BYTES, SLOTS, TAKE
+from hetero.targets.cpu import ALIGNMENT
 from hetero.utils.diagnostics import HeteroError
-
-ALIGNMENT = 64
-"""The least alignment, in bytes, of `memref.alloc` and `memref.alloca` buffers."""
 
 SIGNATURE = "hetero.signature"
 """The attribute keeping a function's signature before lowering, for
@@ -588,7 +586,7 @@ class DimLowering(MemRefPattern):
 
 class ExtractPointerLowering(MemRefPattern):
     """Lowers `memref.extract_aligned_pointer_as_index` to the element pointer as
-    an `iN`: how a buffer is handed to a C library (`hetero.targets.external.blas`)."""
+    an `iN`: how a buffer is handed to a C library (`hetero.lowering.external.blas`)."""
 
     @lowering
     def match_and_rewrite(

@@ -67,12 +67,12 @@ from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
+from hetero.analysis.launch_axes import BLOCK_AXES, GRID_AXES, launch_loops
 from hetero.dialects import tir
 from hetero.dialects.target import TargetAttr
+from hetero.dialects.target.kind import DeviceType
 from hetero.lowering.convert_tir_to_scf import lower_serial, lower_unrolled
-from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
-from hetero.utils.launch_axes import BLOCK_AXES, GRID_AXES, launch_loops
 from hetero.utils.symbols import enclosing
 
 PASS = "convert-tir-to-gpu"

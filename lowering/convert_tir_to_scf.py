@@ -6,7 +6,7 @@ before outer, because their lowering reads the enclosing function's target:
 
 * `serial` → `scf.for`; `unrolled` → `scf.for` too, annotated
   `#llvm.loop_annotation<unroll = #llvm.loop_unroll<full = true>>`
-  (`hetero.lowering.llvm_attrs`) when the trip count is a constant of at most
+  (`hetero.dialects.llvm_attrs`) when the trip count is a constant of at most
   `MAX_UNROLL`, else plain: it stays a loop (`CpuTarget` runs LLVM without
   its heuristic unroller; see docs/lowering.md).  LLVM unrolls, not
   xDSL, so that the conversions to `llvm` handle one copy of the body, not
@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from functools import cache
 from math import prod
 
-import llvmlite.binding as llvm
 from xdsl.context import Context
 from xdsl.dialects import arith, func, math, memref, scf, vector
 from xdsl.dialects.builtin import (
@@ -80,7 +79,7 @@ from xdsl.transforms.canonicalization_patterns.scf import SimplifyTrivialLoops
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
 from hetero.dialects import tir
-from hetero.dialects.target import TargetAttr
+from hetero.dialects.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
 from hetero.lowering.conversion import (
     apply_lowerings,
     erase_dead_ops,
@@ -89,10 +88,13 @@ from hetero.lowering.conversion import (
     nested_ops,
 )
 from hetero.lowering.convert_arith_to_llvm import compare_or_select
-from hetero.lowering.llvm_attrs import FULL_UNROLL, LOOP_ANNOTATION
-from hetero.runtime.parallel import CHUNKS_PER_THREAD
-from hetero.targets.kind import DeviceType
-from hetero.utils.cpus import default_threads, triple_arch
+from hetero.targets.cpu import (
+    STACK_BYTES,
+    asked_threads,
+    is_cpu,
+    outlines_parallel_loops,
+    simd_bits,
+)
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import fresh_symbol
 from hetero.utils.values import free_values, replace_within
@@ -101,8 +103,6 @@ MAX_UNROLL = 16
 """Loops to unroll with at most this many (constant) iterations are annotated
 for LLVM to unroll them completely."""
 
-STACK_BYTES = 4096
-"""Static non-`local` buffers up to this size go on the stack too."""
 
 CPU_SCOPES = ("global", "local")
 """Storage scopes that mean something on a CPU (both are ordinary memory)."""
@@ -117,12 +117,6 @@ NEON (128 bits, `ARCH_SIMD_BITS`) has no masked loads or stores."""
 MASKED_ELEMENT_BITS = 32
 """Narrowest lane type a masked remainder may have."""
 
-SIMD_BITS: tuple[tuple[str, int], ...] = (("avx512f", 512), ("avx2", 256), ("avx", 256))
-"""x86 target feature → vector register width; without either, 128 bits (SSE2)."""
-
-ARCH_SIMD_BITS = {"aarch64": 128}
-"""Vector register width of the architectures whose features do not change
-it (AArch64: NEON; SVE's scalable vectors are not used)."""
 
 LAUNCH_SUFFIX = ".launch"
 """`@f.launch` starts the outlined parallel body `@f` (`hetero.runtime.parallel`)."""
@@ -188,74 +182,6 @@ STRIDED = object()
 GATHER = object()
 """`Vectorizer` kind of a load from a `local` buffer along a dimension other
 than the last: one scalar load per lane, assembled into a vector."""
-
-
-def is_cpu(target: TargetAttr | None) -> bool:
-    """No target means the host, which is a CPU."""
-    return target is None or target.device_type == DeviceType.cpu
-
-
-@cache
-def _host_features() -> dict[str, bool]:
-    """This machine's CPU features, asked of LLVM once (each asking costs
-    about as much as lowering a small loop)."""
-    return {name: bool(on) for name, on in llvm.get_host_cpu_features().items()}
-
-
-@cache
-def _host_arch() -> str:
-    """This machine's architecture, asked of LLVM once (8 us an asking)."""
-    return triple_arch(llvm.get_process_triple())
-
-
-def target_arch(target: TargetAttr | None) -> str:
-    """The architecture of `target`'s `mtriple`, else the host's."""
-    mtriple = target.option("mtriple") if target else None
-    return triple_arch(mtriple) if mtriple else _host_arch()
-
-
-def simd_bits(target: TargetAttr | None) -> int:
-    """The vector register width of `target`: its architecture's
-    (`ARCH_SIMD_BITS`), else its `mattr`'s, else the host's features where
-    the target is the host's architecture and names no `mcpu`."""
-    arch = target_arch(target)
-    if arch in ARCH_SIMD_BITS:
-        return ARCH_SIMD_BITS[arch]
-    features: dict[str, bool] = {}
-    if (target is None or target.option("mcpu") is None) and arch == target_arch(None):
-        features = dict(_host_features())
-    for item in (target.option("mattr") if target else None) or []:
-        features[item[1:]] = item.startswith("+")
-    return next((bits for name, bits in SIMD_BITS if features.get(name)), 128)
-
-
-def asked_threads(target: TargetAttr | None) -> int | None:
-    """The target's `num_threads`: its functions' thread count where their
-    caller sets none (`hetero.runtime.parallel.using_threads`); None if unset."""
-    return target.option("num_threads") if target else None
-
-
-def num_threads(target: TargetAttr | None) -> int:
-    """How many threads the parallel loops of a function for `target` likely
-    take: its `num_threads`, else the default at compile time
-    (`default_threads`).  The schedules cut that many times
-    `TASKS_PER_THREAD` tasks; the pool reads the actual count at run time,
-    and any count runs the code correctly."""
-    return asked_threads(target) or default_threads()
-
-
-def outlines_parallel_loops(target: TargetAttr | None) -> bool:
-    """Whether the parallel loops of a function for `target` are outlined and
-    run by the thread pool (`lower_parallel`): not where the target pins
-    `num_threads = 1`, which no run-time setting then changes."""
-    return asked_threads(target) != 1
-
-
-def parallel_chunk(trips: int, threads: int) -> int:
-    """The iterations of each chunk of a parallel loop of `trips` on `threads`:
-    its threads take chunks in turn from a shared counter, so a thread on a
-    busy core takes fewer."""
-    return max(1, trips // (CHUNKS_PER_THREAD * max(1, min(threads, trips))))
 
 
 def index(value: int) -> arith.ConstantOp:

@@ -38,7 +38,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter
 
-from hetero.lowering import llvm_ops
+from hetero.dialects import llvm_ops
 from hetero.lowering.conversion import (
     ToLLVMPattern,
     apply_lowerings,

@@ -41,8 +41,8 @@ from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_opera
 
 from hetero.dialects import tir
 from hetero.lowering.conversion import nested_ops
-from hetero.lowering.convert_tir_to_scf import outlines_parallel_loops
 from hetero.runtime.cpu import ObjectCode
+from hetero.targets.cpu import outlines_parallel_loops
 from hetero.utils.cpus import available_cpus
 from hetero.utils.diagnostics import HeteroError
 

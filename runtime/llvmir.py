@@ -6,7 +6,7 @@ so `to_llvmlite` follows the same steps (globals, declarations, bodies with
 phis for block arguments) with xDSL's own `convert_op` for every op it knows,
 and adds:
 
-* the ops of `hetero.lowering.llvm_ops` (`fptosi`, `fptoui`, `uitofp`,
+* the ops of `hetero.dialects.llvm_ops` (`fptosi`, `fptoui`, `uitofp`,
   `addrspacecast`, `extractelement`, vector `fcmp` and `select`,
   `intr.prefetch`, `intr.masked.load`/`store` in the signature of
   llvmlite's LLVM version);
@@ -18,7 +18,7 @@ and adds:
   `always_inline`/`no_inline`/`no_unwind`/`optimize_none` flags (xDSL's
   declarations drop them; it still ignores `passthrough`, `target_cpu`,
   `target_features`, `visibility_`, `frame_pointer` and result attributes);
-* the `loop_annotation` of `llvm.br`/`llvm.cond_br` (`hetero.lowering.llvm_attrs`)
+* the `loop_annotation` of `llvm.br`/`llvm.cond_br` (`hetero.dialects.llvm_attrs`)
   as `!llvm.loop` metadata on the branch: a distinct node that lists itself
   first, then one node per property (`!{!"llvm.loop.unroll.full"}`).
 """
@@ -37,8 +37,8 @@ from xdsl.dialects.builtin import ModuleOp, StringAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.utils.exceptions import LLVMTranslationException
 
-from hetero.lowering import llvm_ops
-from hetero.lowering.llvm_attrs import BRANCH_LOOP_ANNOTATION, LoopAnnotationAttr
+from hetero.dialects import llvm_ops
+from hetero.dialects.llvm_attrs import BRANCH_LOOP_ANNOTATION, LoopAnnotationAttr
 from hetero.utils.diagnostics import HeteroError
 
 Values = dict[SSAValue, ir.Value]

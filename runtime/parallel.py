@@ -79,13 +79,12 @@ import llvmlite.binding as llvm_binding
 
 from hetero.runtime.buffers import RUNTIME_IR, SLOTS, load_runtime
 from hetero.runtime.native import initialize as _initialize
+from hetero.targets.cpu import CHUNKS_PER_THREAD
 from hetero.utils.cpus import default_threads, triple_arch
 
 PARALLEL_FOR = "hetero_parallel_for"
 """`void hetero_parallel_for(ptr task, ptr ctx, i64 trips, i32 threads)`."""
 
-CHUNKS_PER_THREAD = 8
-"""How finely `hetero_parallel_for` cuts a parallel loop (`parallel_chunk`)."""
 
 MAX_THREADS = 64
 """Threads of one loop at most, the caller included (more `num_threads` are capped)."""

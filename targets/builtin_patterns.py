@@ -107,7 +107,7 @@ def _epilogues(
 ) -> list[CompositePattern]:
     """`anchor` with a bias, a residual add (either operand) and a relu, each
     optional, largest first: what oneDNN takes as a primitive's bias and
-    post-ops (targets/external/dnnl.py)."""
+    post-ops (lowering/external/dnnl.py)."""
     added = _bias(anchor, ok, axes)
     heads = [(f"{name}_bias", added), (name, anchor)]
     table = []

@@ -36,7 +36,7 @@ from typing import Any
 from xdsl.dialects.builtin import ModuleOp
 
 from hetero.dialects import relay, tir
-from hetero.targets.kind import lookup_target_kind
+from hetero.dialects.target.kind import lookup_target_kind
 from hetero.utils.plugins import load_entry_points
 
 ENTRY_POINT_GROUP = "hetero.codegens"
@@ -55,9 +55,9 @@ class ExternalCodegen:
 
 
 BUILTIN_CODEGENS: dict[str, str] = {
-    "blas": "hetero.targets.external.blas:CODEGEN",
-    "cublas": "hetero.targets.external.cublas:CODEGEN",
-    "dnnl": "hetero.targets.external.dnnl:CODEGEN",
+    "blas": "hetero.lowering.external.blas:CODEGEN",
+    "cublas": "hetero.lowering.external.cublas:CODEGEN",
+    "dnnl": "hetero.lowering.external.dnnl:CODEGEN",
 }
 """Kind → `module:attribute` of its built-in hook, imported on first use."""
 

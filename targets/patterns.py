@@ -36,7 +36,11 @@ from typing import Any, cast
 from xdsl.dialects.builtin import DYNAMIC_INDEX, TensorType
 from xdsl.ir import Operation, OpResult, SSAValue
 
-from hetero.targets.kind import TargetKind, lookup_target_kind, registered_kind_names
+from hetero.dialects.target.kind import (
+    TargetKind,
+    lookup_target_kind,
+    registered_kind_names,
+)
 from hetero.utils.plugins import load_entry_points
 
 ENTRY_POINT_GROUP = "hetero.patterns"

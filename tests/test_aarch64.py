@@ -1,6 +1,6 @@
 """AArch64 as a target on any host: an `llvm` target with `mtriple =
 "aarch64-linux-gnu"` gets the NEON schedules (128-bit vectors, 32
-registers, `lowering/schedules/isa.py`) and AArch64 machine code, checked
+registers, `te/schedules/isa.py`) and AArch64 machine code, checked
 as assembly on any host through LLVM's cross targets.  The code runs outside
 Python, linked with a C harness and the runtime (`runtime_object`): on this
 host with its C compiler, and under `qemu-aarch64` where Debian's
@@ -21,11 +21,11 @@ import hetero
 from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import run
-from hetero.lowering import convert_tir_to_scf
-from hetero.lowering.convert_tir_to_scf import simd_bits
-from hetero.lowering.schedules.cpu import _lane_tiles, tiles
-from hetero.lowering.schedules.isa import VectorIsa, vector_isa
+from hetero.targets import cpu as cpu_target
 from hetero.runtime.cpu import CpuTarget
+from hetero.targets.cpu import simd_bits
+from hetero.te.schedules.cpu import _lane_tiles, tiles
+from hetero.te.schedules.isa import VectorIsa, vector_isa
 from hetero.utils.diagnostics import HeteroError
 
 AARCH64 = "aarch64-linux-gnu"
@@ -74,7 +74,7 @@ def test_neon_isa_on_any_host(monkeypatch: pytest.MonkeyPatch) -> None:
     """An aarch64 target is NEON's 128 bits and 32 registers whatever the
     host's features (here made to look AVX-512) or an x86 `mattr` say, and
     its GEMM tile is 12 rows of two vectors."""
-    monkeypatch.setattr(convert_tir_to_scf, "_host_features", lambda: {"avx512f": True})
+    monkeypatch.setattr(cpu_target, "_host_features", lambda: {"avx512f": True})
     for target in (
         NEON,
         TargetAttr("llvm", {"mtriple": AARCH64, "mattr": ["+avx512f"]}),

@@ -16,9 +16,9 @@ from xdsl.context import Context
 import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
+from hetero.dialects.target.kind import DeviceType
 from hetero.interpreter.relay import packed_weight, run
-from hetero.lowering.schedules import DENSE_WEIGHT_BLOCKS
-from hetero.targets.kind import DeviceType
+from hetero.te.schedules import DENSE_WEIGHT_BLOCKS
 from hetero.transforms.alter_op_layout import AlterOpLayoutPass
 from hetero.transforms.fold_constant import FoldConstantPass
 from hetero.transforms.fuse_ops import FuseOpsPass

@@ -13,11 +13,11 @@ from xdsl.dialects.builtin import TensorType, f32
 import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
+from hetero.dialects.target.config import module_config
 from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run
-from hetero.lowering import te_templates
-from hetero.lowering.schedules.problems import Gemm
-from hetero.targets.config import module_config
+from hetero.te import templates as te_templates
+from hetero.te.schedules.problems import Gemm
 
 HEADS, HEAD = 3, 5
 """Odd sizes: no register tile or vector divides them."""

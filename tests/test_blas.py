@@ -25,11 +25,11 @@ from xdsl.dialects.builtin import ModuleOp
 import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
+from hetero.dialects.target.kind import DeviceType, TargetKind, register_target_kind
 from hetero.interpreter.relay import run
 from hetero.runtime import blas as blas_runtime
 from hetero.targets import codegen
 from hetero.targets.codegen import CodegenRegistry, ExternalCodegen, register_codegen
-from hetero.targets.kind import DeviceType, TargetKind, register_target_kind
 from hetero.targets.patterns import CompositePattern, is_op, register_patterns, wildcard
 from hetero.transforms.annotate_target import AnnotateTargetPass
 from hetero.transforms.external_codegen import ExternalCodegenPass, external_modules

@@ -15,8 +15,8 @@ import hetero
 from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import blocked_data, nchw_data, run
-from hetero.lowering.convert_tir_to_scf import simd_bits
-from hetero.lowering.schedules.cpu import conv2d_data_block, conv2d_weight_block
+from hetero.targets.cpu import simd_bits
+from hetero.te.schedules.cpu import conv2d_data_block, conv2d_weight_block
 
 RNG = np.random.default_rng(3)
 AVX2 = 'mcpu = "haswell", mattr = ["+avx2", "-avx512f"]'

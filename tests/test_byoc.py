@@ -28,9 +28,9 @@ from xdsl.passes import ModulePass
 
 from hetero.context import parse_module
 from hetero.dialects.relay import FnOp, FuncOp
+from hetero.dialects.target.kind import DeviceType, TargetKind, register_target_kind
 from hetero.interpreter.relay import run
 from hetero.targets import patterns
-from hetero.targets.kind import DeviceType, TargetKind, register_target_kind
 from hetero.targets.patterns import (
     CompositePattern,
     PatternError,
@@ -348,7 +348,7 @@ def test_bad_tables_are_rejected_at_registration(
 def test_a_third_party_kind_and_table_through_entry_points(tmp_path: Path):
     """A package that `pip` would install: a kind and its table, found by `hetero-opt`."""
     (tmp_path / "vendorlib.py").write_text(
-        "from hetero.targets.kind import DeviceType, TargetKind\n"
+        "from hetero.dialects.target.kind import DeviceType, TargetKind\n"
         "from hetero.targets.patterns import CompositePattern, dtype_in, is_op, wildcard\n"
         "KIND = TargetKind('vendorlib', DeviceType.cpu, keys=('cpu',), is_external_codegen=True)\n"
         "def patterns():\n"

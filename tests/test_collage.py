@@ -327,7 +327,7 @@ def test_collage_compile_equals_the_reference(
 def test_collage_with_dnnl_measured_for_real(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ):
-    from hetero.targets.external.dnnl import available
+    from hetero.lowering.external.dnnl import available
 
     if available() is not None:
         pytest.skip("the dnnl kind needs onednn-cpu-gomp (hetero[dnnl])")

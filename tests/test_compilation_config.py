@@ -3,8 +3,8 @@
 import pytest
 
 from hetero.dialects.target import CompilationConfigAttr, TargetAttr, VirtualDeviceAttr
-from hetero.targets.config import CompilationConfig, ConfigError
-from hetero.targets.kind import DeviceType
+from hetero.dialects.target.config import CompilationConfig, ConfigError
+from hetero.dialects.target.kind import DeviceType
 
 LLVM = TargetAttr("llvm")
 CUDA = TargetAttr("cuda")
@@ -98,7 +98,7 @@ def test_external_codegen_before_the_regular_target_is_rejected():
 
 
 def test_two_regular_targets_of_one_device_type_are_rejected():
-    from hetero.targets.kind import TargetKind, register_target_kind
+    from hetero.dialects.target.kind import TargetKind, register_target_kind
 
     register_target_kind(TargetKind("test_cpu2", DeviceType.cpu))
     with pytest.raises(
@@ -152,7 +152,7 @@ def test_rule_f_mixed_device_types_default_to_cpu():
 
 
 def test_rule_f_fails_without_a_cpu_primitive_target():
-    from hetero.targets.kind import TargetKind, register_target_kind
+    from hetero.dialects.target.kind import TargetKind, register_target_kind
 
     register_target_kind(TargetKind("test_metal", DeviceType.metal))
     with pytest.raises(ConfigError, match="default device type 'cpu'"):

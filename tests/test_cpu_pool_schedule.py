@@ -1,6 +1,6 @@
-"""The CPU pooling schedule (`lowering/schedules/cpu_pool.py`) and the
+"""The CPU pooling schedule (`te/schedules/cpu_pool.py`) and the
 materialisation of concatenations and other injective results
-(`lowering/te_emit.py`'s `store_all`), compiled with `hetero.compile` and
+(`te/emit.py`'s `store_all`), compiled with `hetero.compile` and
 compared to the relay reference interpreter; plus the shape of their TIR:
 no run-time bounds tests or source choices left in the loops."""
 
@@ -20,8 +20,8 @@ from hetero.dialects import tir
 from hetero.dialects.relay import pool_shape
 from hetero.interpreter.relay import run
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
-from hetero.lowering.schedules import cpu_pool
-from hetero.lowering.schedules.cpu_pool import MAX_TAPS, Axis
+from hetero.te.schedules import cpu_pool
+from hetero.te.schedules.cpu_pool import MAX_TAPS, Axis
 from hetero.transforms.fuse_ops import FuseOpsPass
 from hetero.transforms.lower_te import LowerTEPass
 from hetero.transforms.plan_devices import PlanDevicesPass

@@ -1,4 +1,4 @@
-"""The CPU schedules of dense/matmul/conv2d (`lowering/schedules/cpu.py`),
+"""The CPU schedules of dense/matmul/conv2d (`te/schedules/cpu.py`),
 compiled with `hetero.compile` and compared to the relay reference
 interpreter, over shapes that are and are not multiples of the register tile
 (`mr` rows × `nr` columns) and of the vector width, with fused epilogues, on
@@ -22,8 +22,8 @@ import hetero
 from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import run
-from hetero.lowering.convert_tir_to_scf import simd_bits
-from hetero.lowering.schedules.cpu import conv_vectors, tiles
+from hetero.targets.cpu import simd_bits
+from hetero.te.schedules.cpu import conv_vectors, tiles
 
 RNG = np.random.default_rng(0)
 
@@ -276,9 +276,9 @@ def _avx512_conv_tiles(
     padding: tuple[int, int, int, int],
 ) -> Any:
     """How the CPU schedule cuts a conv2d with AVX-512 (`_ConvTiles`)."""
-    from hetero.lowering.schedules.cpu import _conv_tiles
-    from hetero.lowering.schedules.problems import Conv2D
-    from hetero.lowering.te_emit import Tensor
+    from hetero.te.emit import Tensor
+    from hetero.te.schedules.cpu import _conv_tiles
+    from hetero.te.schedules.problems import Conv2D
 
     def tensor(shape: tuple[int, ...]) -> Tensor:
         return Tensor(shape, f32, lambda e, idx: None)  # type: ignore[arg-type, return-value]
@@ -426,7 +426,7 @@ def test_channel_lanes_tile_stays_in_registers(isa: str) -> None:
     the stack in its reduction loop.  LLVM's machine scheduler, which
     `CODEGEN_FLAGS` turns off, hoisted the six broadcasts above the FMAs and
     spilled."""
-    from hetero.lowering.schedules.cpu import _lane_tiles
+    from hetero.te.schedules.cpu import _lane_tiles
 
     target = isas.target(isa)
     b = _lane_tiles(target, f32).lanes
@@ -454,7 +454,7 @@ def test_strided_channel_lanes_step_reads_no_stack(isa: str, size: int) -> None:
     the one register AVX-512's 7-pixel tiles are short (`LANE_ROW_CHOICES`;
     with a tile across rows, each pixel needed an address of its own:
     AVX2's step reloaded them from the stack, 2-3x slower)."""
-    from hetero.lowering.schedules.cpu import _lane_tiles
+    from hetero.te.schedules.cpu import _lane_tiles
 
     channels = 128
     x, w = (1, channels, size, size), (channels, channels, 3, 3)
@@ -555,7 +555,7 @@ def test_conv_tiles_divide_the_output_channels(channels: int, rows: int) -> None
     """The conv tile has the most rows (12 down to 8 with AVX-512) dividing
     the output channels, so that no last tile of fewer rows is needed; 12
     with a rest when none divides."""
-    from hetero.lowering.schedules.cpu import Tiles, _dividing_rows
+    from hetero.te.schedules.cpu import Tiles, _dividing_rows
 
     assert _dividing_rows(Tiles(16, 12, 32), channels).mr == rows
 
@@ -573,7 +573,7 @@ def _lanes_conv(
     channel-lanes tiles, so that the schedule puts channels in the lanes),
     against the reference interpreter (which reads the layout itself)."""
     from hetero.interpreter.relay import packed_weight
-    from hetero.lowering.schedules.cpu import _lane_tiles
+    from hetero.te.schedules.cpu import _lane_tiles
 
     block = block or _lane_tiles(None, f32).nr
     h = [
@@ -667,7 +667,7 @@ def test_conv2d_pixel_tiles_read_packed_rows(out_channels: int) -> None:
     """A 1x1 conv's weight packed by its pixel tile's rows (`OIHW<mr>o`, as
     `_pixel_tile_rows` asks) is read as such by the tile: 8 rows for 64
     channels, 10 for 20, and 12 with an edge tile of 1 for 13 (AVX-512)."""
-    from hetero.lowering.schedules.cpu import _pixel_tile_rows
+    from hetero.te.schedules.cpu import _pixel_tile_rows
 
     rows = _pixel_tile_rows((out_channels, 20, 1, 1), f32, None)
     if not rows:
@@ -707,7 +707,7 @@ def test_conv2d_weight_block(
     pixel tile's rows side by side (8 or 12 rows), where they are fewer
     than a vector's lanes (else `OIHW`: a whole number of vectors would
     mean channel lanes)."""
-    from hetero.lowering.schedules.cpu import conv2d_weight_block
+    from hetero.te.schedules.cpu import conv2d_weight_block
 
     target = TargetAttr("llvm", {"mcpu": "x86-64", "mattr": mattr})
     assert conv2d_weight_block(weight, out, 1, f32, target) == block

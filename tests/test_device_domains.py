@@ -6,8 +6,8 @@ import pytest
 
 from hetero.analysis.device_domains import DeviceConflict, DomainSolver, Origin
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
-from hetero.targets.config import CompilationConfig
-from hetero.targets.kind import DeviceType
+from hetero.dialects.target.config import CompilationConfig
+from hetero.dialects.target.kind import DeviceType
 
 CONFIG = CompilationConfig.from_targets([TargetAttr("llvm"), TargetAttr("cuda")])
 CPU = VirtualDeviceAttr(DeviceType.cpu, 0)

@@ -9,9 +9,9 @@ import pytest
 from xdsl.passes import PassPipeline
 
 from hetero.context import make_context, parse_module
+from hetero.tools.device_graph import DEVICE_COLORS, UNPLACED, device_graph, render
 from hetero.tools.hetero_opt import main as hetero_opt
 from hetero.universe import HETERO_UNIVERSE
-from hetero.utils.device_graph import DEVICE_COLORS, UNPLACED, device_graph, render
 
 ROOT = Path(__file__).resolve().parents[1]
 MULTI_TARGET = ROOT / "examples" / "multi_target.mlir"

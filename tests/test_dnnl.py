@@ -22,11 +22,11 @@ from byoc_programs import program, random_inputs
 import hetero
 from hetero.context import parse_module
 from hetero.dialects import tir
+from hetero.dialects.target.config import module_config
 from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run
+from hetero.lowering.external.dnnl import available
 from hetero.runtime import dnnl as dnnl_runtime
-from hetero.targets.config import module_config
-from hetero.targets.external.dnnl import available
 from hetero.transforms.external_codegen import external_modules
 
 needs_dnnl = pytest.mark.skipif(

@@ -43,9 +43,9 @@ from hetero.context import parse_module
 from hetero.dialects import relay, tir
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
 from hetero.interpreter.relay import evaluate_function
-from hetero.lowering import gpu_schedules
 from hetero.lowering.gpu_codegen import PtxModule, compile_gpu
 from hetero.runtime import cuda
+from hetero.te.schedules import gpu as gpu_schedules
 from hetero.transforms.lower_te import LowerTEPass
 from hetero.utils.diagnostics import HeteroError
 

@@ -1,5 +1,5 @@
 """GPU sums split over lanes (`gpu_schedules.split_sum`): the conv2d
-schedule (`lowering/schedules/gpu_conv.py`) and the dot products of GEMMs of
+schedule (`te/schedules/gpu_conv.py`) and the dot products of GEMMs of
 few rows.  Outputs are split where they are too few, the sum is a register,
 the epilogue is fused.
 
@@ -26,8 +26,8 @@ import hetero.interpreter.tir as tir_interpreter
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
 from hetero.interpreter.relay import evaluate_function, run
-from hetero.lowering import gpu_schedules
 from hetero.runtime import cuda
+from hetero.te.schedules import gpu as gpu_schedules
 from hetero.transforms.lower_te import LowerTEPass
 
 RNG = np.random.default_rng(7)

@@ -18,16 +18,16 @@ from xdsl.dialects.builtin import UnitAttr
 from xdsl.parser import Parser
 
 from hetero.context import parse_module
-from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
-from hetero.lowering.convert_tir_to_scf import MAX_UNROLL, ConvertTirToScfPass
-from hetero.lowering.cpu_codegen import compile_cpu
-from hetero.lowering.gpu_codegen import compile_gpu
-from hetero.lowering.llvm_attrs import (
+from hetero.dialects.llvm_attrs import (
     FULL_UNROLL,
     LOOP_ANNOTATION,
     LoopAnnotationAttr,
     LoopUnrollAttr,
 )
+from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
+from hetero.lowering.convert_tir_to_scf import MAX_UNROLL, ConvertTirToScfPass
+from hetero.lowering.cpu_codegen import compile_cpu
+from hetero.lowering.gpu_codegen import compile_gpu
 from hetero.runtime.llvmir import to_llvmlite
 from hetero.utils.diagnostics import HeteroError
 

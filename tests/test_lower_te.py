@@ -29,11 +29,11 @@ import hetero
 import hetero.interpreter.tir as tir_interpreter
 from hetero.context import parse_module
 from hetero.dialects import relay
+from hetero.dialects.memref_ops import PrefetchOp
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
 from hetero.dialects.tir import ForKind, ForOp, PrimFuncOp
 from hetero.interpreter.relay import evaluate_function, run
-from hetero.lowering.memref_ops import PrefetchOp
-from hetero.lowering.te_templates import reshape_groups
+from hetero.te.templates import reshape_groups
 from hetero.transforms.fuse_ops import FuseOpsPass
 from hetero.transforms.lower_te import LowerTEPass
 from hetero.transforms.plan_devices import PlanDevicesPass

@@ -9,9 +9,9 @@ import pytest
 import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay
+from hetero.dialects.target.config import module_config
 from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run
-from hetero.targets.config import module_config
 
 
 def _tensor(*shape: int) -> str:

@@ -17,7 +17,7 @@ from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run
 from hetero.interpreter.tir import run_prim_func
 from hetero.lowering.cpu_codegen import compile_cpu
-from hetero.transforms.merge_kernels import MergeKernelsPass
+from hetero.lowering.merge_kernels import MergeKernelsPass
 
 
 def _scale(name: str, rows: int, columns: int) -> str:
@@ -324,7 +324,7 @@ def test_a_uniform_emitter_keeps_identities():
     from xdsl.dialects.builtin import IndexType
     from xdsl.ir import Block
 
-    from hetero.lowering.te_emit import Emitter
+    from hetero.te.emit import Emitter
 
     block = Block(arg_types=[IndexType()])
     x = block.args[0]

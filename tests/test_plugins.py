@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from hetero.dialects.target.kind import TargetKindRegistry
 from hetero.targets.codegen import CodegenRegistry
-from hetero.targets.kind import TargetKindRegistry
 from hetero.targets.patterns import PatternError, PatternRegistry
 from hetero.utils.plugins import load_entry_points
 

@@ -70,7 +70,7 @@ from hetero.dialects.relay import (
     reshape_shape,
 )
 from hetero.dialects.target import VirtualDeviceAttr
-from hetero.targets.kind import DeviceType
+from hetero.dialects.target.kind import DeviceType
 
 Q = DYNAMIC  # a `?` dimension
 CPU = VirtualDeviceAttr(DeviceType.by_name("cpu"))

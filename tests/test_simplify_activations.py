@@ -7,9 +7,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 import hetero
 from hetero.dialects import tir
+from hetero.dialects.target.config import module_config
 from hetero.driver import lower_to_tir
 from hetero.frontends.onnx import from_onnx
-from hetero.targets.config import module_config
 
 RNG = np.random.default_rng(0)
 

@@ -4,7 +4,12 @@ import pytest
 from xdsl.utils.exceptions import VerifyException
 
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
-from hetero.targets.kind import DeviceType, OptionSpec, TargetKind, register_target_kind
+from hetero.dialects.target.kind import (
+    DeviceType,
+    OptionSpec,
+    TargetKind,
+    register_target_kind,
+)
 
 LLVM = TargetAttr("llvm")
 CUDA = TargetAttr("cuda")

@@ -1,11 +1,11 @@
-"""`hetero.lowering.te_emit.Emitter`: the index arithmetic it folds as it emits."""
+"""`hetero.te.emit.Emitter`: the index arithmetic it folds as it emits."""
 
 from __future__ import annotations
 
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block
 
-from hetero.lowering.te_emit import Emitter
+from hetero.te.emit import Emitter
 
 
 def _emitter(uniform: bool = False) -> tuple[Emitter, Block]:

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr
 import hetero
 from hetero.dialects import tir
 from hetero.dialects.target import TargetAttr
-from hetero.lowering.convert_tir_to_scf import num_threads, outlines_parallel_loops
+from hetero.targets.cpu import num_threads, outlines_parallel_loops
 from hetero.utils import cpus
 from hetero.utils.cpus import (
     THREADS_VARIABLE,

@@ -14,10 +14,15 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import PassPipeline
 
 from hetero.context import make_context, parse_module
+from hetero.dialects.target.kind import (
+    DeviceType,
+    OptionSpec,
+    TargetKind,
+    register_target_kind,
+)
+from hetero.dialects.target.target_string import parse_target_string
 from hetero.interpreter.tir import run_prim_func
 from hetero.lowering.cpu_codegen import compile_cpu
-from hetero.targets.kind import DeviceType, OptionSpec, TargetKind, register_target_kind
-from hetero.targets.target_string import parse_target_string
 from hetero.universe import HETERO_UNIVERSE
 
 DOC = Path(__file__).parent.parent / "docs" / "passes" / "tir-target-passes.md"
@@ -202,8 +207,8 @@ def test_target_lists_use_the_target_string_syntax(
     text: str, expected: list[tuple[str, dict[str, object]]]
 ) -> None:
     """`plan-devices{targets=...}` and `hetero.compile(targets=...)` take the
-    same target strings as `bind-target` (hetero.targets.target_string)."""
-    from hetero.targets.target_string import parse_target_list
+    same target strings as `bind-target` (hetero.dialects.target.target_string)."""
+    from hetero.dialects.target.target_string import parse_target_list
 
     assert [(t.kind_name.data, t.options) for t in parse_target_list(text)] == expected
 

@@ -14,11 +14,11 @@ from xdsl.dialects.builtin import f32, f64
 import hetero
 from hetero.context import parse_module
 from hetero.dialects.target import VirtualDeviceAttr
+from hetero.dialects.target.target_string import parse_target_string
 from hetero.dialects.tir import AllocOp
 from hetero.interpreter.relay import oihw_weight, run
-from hetero.lowering.schedules import cpu_winograd
-from hetero.lowering.schedules.cpu_winograd import conv2d_winograd_tile
-from hetero.targets.target_string import parse_target_string
+from hetero.te.schedules import cpu_winograd
+from hetero.te.schedules.cpu_winograd import conv2d_winograd_tile
 from hetero.utils.winograd import (
     TRANSFORMS,
     program,

@@ -312,14 +312,14 @@ def _untranslatable(target: str, e: NotImplementedError) -> str:
 
 def _emit_dot(module: ModuleOp, stream: IO[str]) -> None:
     """`-t dot`: the module's relay functions coloured by device (Graphviz)."""
-    from hetero.utils.device_graph import device_graph
+    from hetero.tools.device_graph import device_graph
 
     stream.write(device_graph(module))
 
 
 def _emit_svg(module: ModuleOp, stream: IO[str]) -> None:
     """`-t svg`: `-t dot` drawn by Graphviz, where it is installed."""
-    from hetero.utils.device_graph import device_graph, graphviz
+    from hetero.tools.device_graph import device_graph, graphviz
 
     stream.write(graphviz(device_graph(module), "svg").decode())
 

@@ -93,8 +93,8 @@ def native_module(module: ModuleOp, entry: str, targets: Sequence[str]) -> Nativ
 def _bind_missing_targets(module: ModuleOp, targets: Sequence[str]) -> None:
     """`bind-target` with the default device's target (`--targets cuda`: cuda
     with host llvm) where a prim_func has none, as TVM's build does."""
+    from hetero.dialects.target.config import module_config
     from hetero.dialects.tir import prim_funcs
-    from hetero.targets.config import module_config
     from hetero.transforms.bind_target import bind_target
 
     if all(func.target is not None for func in prim_funcs(module)):

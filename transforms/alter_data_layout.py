@@ -11,7 +11,7 @@ each `NCHW` value the blocked value it equals, where one exists:
 
 * a `relay.nn.conv2d` placed on a device (its `vdevice`, from
   `plan-devices`) whose device type has an entry in
-  `hetero.lowering.schedules.DATA_BLOCKS`, which asks for a block `b > 0`
+  `hetero.te.schedules.DATA_BLOCKS`, which asks for a block `b > 0`
   for this conv (the CPU, where its `llvm` target says `data_layout =
   "NCHWc"`: one vector of channels, groups 1, a float), with
   static shapes, `NCHW` layouts and outside a BYOC `Compiler` function,
@@ -52,7 +52,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from hetero.dialects import relay
 from hetero.interpreter.relay import constant_value
-from hetero.lowering.schedules import DATA_BLOCKS
+from hetero.te.schedules import DATA_BLOCKS
 from hetero.transforms.fold_constant import constant_of
 from hetero.transforms.op_patterns import OpPattern, pattern_of
 

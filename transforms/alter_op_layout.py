@@ -11,7 +11,7 @@ result keep their layout, only a constant weight is repacked.  A
 
 * placed on a device (its `vdevice`, from `plan-devices`) whose device
   type's schedule asks for another layout for this conv's shapes: first
-  `hetero.lowering.schedules.WINOGRAD_TILES`, for a 3x3 weight in the
+  `hetero.te.schedules.WINOGRAD_TILES`, for a 3x3 weight in the
   Winograd domain (the CPU schedule: 3x3 stride-1 convolutions,
   `winograd4_OI64o` with AVX-512 on large images), else `WEIGHT_BLOCKS`,
   for a block `b > 0` (the CPU schedule: channels in the vector lanes,
@@ -65,7 +65,7 @@ from xdsl.rewriter import InsertPoint
 from hetero.dialects import relay
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import attribute_value, packed_weight
-from hetero.lowering.schedules import DENSE_WEIGHT_BLOCKS, WEIGHT_BLOCKS, WINOGRAD_TILES
+from hetero.te.schedules import DENSE_WEIGHT_BLOCKS, WEIGHT_BLOCKS, WINOGRAD_TILES
 from hetero.transforms.fold_constant import constant_later
 from hetero.utils.symbols import enclosing
 from hetero.utils.winograd import transformed_weight

@@ -28,7 +28,7 @@ from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
 from hetero.dialects.relay import CallIndirectOp, FnOp
-from hetero.targets.config import module_config
+from hetero.dialects.target.config import module_config
 from hetero.transforms.byoc import (
     COMPILER_ATTR,
     ExternalTargets,

@@ -22,7 +22,7 @@ its symbol, not through the host API, so it counts as internal.  In TVM's
 flow BindTarget never sees such functions (it runs first); here it makes the
 whole pipeline idempotent instead of re-outlining lowered kernels.
 
-The options use TVM's target-string syntax (`hetero.targets.target_string`):
+The options use TVM's target-string syntax (`hetero.dialects.target.target_string`):
 `bind-target{target="cuda -arch=sm_80 -host=llvm"}` (kind name, then
 `-option=value` flags checked against the kind's schema; `-host=` names the
 host kind); a host with options goes in its own option,
@@ -39,8 +39,8 @@ from xdsl.ir import Attribute
 from xdsl.passes import ModulePass
 
 from hetero.dialects.target import TargetAttr
+from hetero.dialects.target.target_string import parse_target_string
 from hetero.dialects.tir import PrimFuncOp, prim_funcs
-from hetero.targets.target_string import parse_target_string
 from hetero.utils.diagnostics import HeteroError
 
 IS_HOST_FUNC = "tir.is_host_func"

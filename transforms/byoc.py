@@ -24,8 +24,8 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from hetero.dialects.relay import CallIndirectOp, FnOp, FuncOp, FunctionOpBase
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
-from hetero.targets.config import CompilationConfig
-from hetero.targets.kind import lookup_target_kind, registered_kind_names
+from hetero.dialects.target.config import CompilationConfig
+from hetero.dialects.target.kind import lookup_target_kind, registered_kind_names
 from hetero.transforms.plan_devices import is_optimizable
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.values import replace_within

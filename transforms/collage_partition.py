@@ -61,7 +61,7 @@ from xdsl.passes import ModulePass
 
 from hetero.dialects import relay
 from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr, TargetAttr
-from hetero.targets.config import module_config
+from hetero.dialects.target.config import module_config
 from hetero.targets.patterns import Match, OpPattern, PatternError, match, pattern_table
 from hetero.transforms.byoc import (
     COMPILER_ATTR,

@@ -45,7 +45,7 @@ from xdsl.passes import ModulePass
 
 from hetero.dialects import relay
 from hetero.dialects.target import VirtualDeviceAttr
-from hetero.lowering.te_templates import VIEW_OPS, VIEW_READERS
+from hetero.te.templates import VIEW_OPS, VIEW_READERS
 from hetero.transforms.op_patterns import OpPattern, pattern_of
 from hetero.utils.symbols import fresh_name, symbol_names
 

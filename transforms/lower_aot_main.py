@@ -49,9 +49,9 @@ from xdsl.traits import SymbolTable
 from hetero.analysis.devices import device_of
 from hetero.dialects import relay, tir
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
-from hetero.lowering.te_emit import Emitter, Tensor, store_all
-from hetero.targets.config import module_config
-from hetero.targets.kind import DeviceType
+from hetero.dialects.target.config import module_config
+from hetero.dialects.target.kind import DeviceType
+from hetero.te.emit import Emitter, Tensor, store_all
 from hetero.transforms.lower_te import LOWERED
 from hetero.transforms.plan_memory import VDEVICE
 from hetero.utils.diagnostics import HeteroError

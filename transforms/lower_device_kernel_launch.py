@@ -70,7 +70,9 @@ from hetero.analysis.execution_targets import (
     execution_target,
     function_execution_target,
 )
+from hetero.analysis.launch_axes import BLOCK_AXES, GRID_AXES, launch_loops
 from hetero.dialects.target import TargetAttr
+from hetero.dialects.target.kind import HOST_DEVICE_TYPES, DeviceType
 from hetero.dialects.tir import (
     AllocOp,
     CallExternOp,
@@ -80,9 +82,7 @@ from hetero.dialects.tir import (
     ReturnOp,
     called_function,
 )
-from hetero.targets.kind import HOST_DEVICE_TYPES, DeviceType
 from hetero.utils.diagnostics import HeteroError
-from hetero.utils.launch_axes import BLOCK_AXES, GRID_AXES, launch_loops
 
 DYNAMIC_SHARED_MEMORY = "tir.use_dyn_shared_memory"
 KERNEL_LAUNCH_CALLING_CONV = 2

@@ -8,14 +8,14 @@ belong to an external codegen), a public `tir.prim_func @<name>_tir` is built:
   diagnostic asking for `plan-devices`.  There is no side input (spec §7.8).
 * **signature** — destination-passing style: one memref per parameter, then
   the output memref; no results.
-* **body** — per-op compute templates (`lowering/te_templates.py`).  An
+* **body** — per-op compute templates (`te/templates.py`).  An
   elementwise/injective result used once, by another elementwise/injective
   op, is never stored: it is computed inside its consumer's loop body.  Other
   results are materialised: the returned one into the output buffer, the
   rest into a `tir.alloc` intermediate.  Loops are serial except the
   outermost loop over output elements of each nest, which is `parallel`;
   on a GPU target (`EMITTERS`) that nest is one thread per output element
-  instead (`lowering/gpu_schedules.py`).
+  instead (`te/schedules/gpu.py`).
 
 Calls keep their relay form, so the module stays verifiable and the relay
 interpreter still runs it: each `relay.call` of a lowered function gets the
@@ -50,10 +50,11 @@ from xdsl.passes import ModulePass
 
 from hetero.dialects import relay
 from hetero.dialects.target import TargetAttr
+from hetero.dialects.target.kind import DeviceType
 from hetero.dialects.tir import PrimFuncOp
-from hetero.lowering.gpu_schedules import GpuEmitter
-from hetero.lowering.te_emit import Emitter, Index, Tensor, store_all
-from hetero.lowering.te_templates import (
+from hetero.te.emit import Emitter, Index, Tensor, store_all
+from hetero.te.schedules.gpu import GpuEmitter
+from hetero.te.templates import (
     EPILOGUE_ANCHORS,
     LAZY_TEMPLATES,
     NEST_TEMPLATES,
@@ -63,7 +64,6 @@ from hetero.lowering.te_templates import (
     channel_axis,
     is_epilogue,
 )
-from hetero.targets.kind import DeviceType
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import fresh_name, symbol_names
 

@@ -35,7 +35,7 @@ from xdsl.rewriter import InsertPoint, Rewriter
 
 from hetero.dialects.relay import CallIndirectOp, FnOp, ReturnOp
 from hetero.dialects.target import TargetAttr
-from hetero.targets.config import module_config
+from hetero.dialects.target.config import module_config
 from hetero.targets.patterns import (
     CompositePattern,
     Match,

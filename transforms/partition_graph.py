@@ -48,7 +48,7 @@ from hetero.dialects.relay import (
     TupleOp,
 )
 from hetero.dialects.target import VirtualDeviceAttr
-from hetero.targets.config import module_config
+from hetero.dialects.target.config import module_config
 from hetero.transforms.annotate_target import annotation
 from hetero.transforms.byoc import (
     COMPILER_ATTR,

@@ -71,7 +71,7 @@ from hetero.dialects.relay import (
     YieldOp,
 )
 from hetero.dialects.target import VirtualDeviceAttr
-from hetero.targets.config import CompilationConfig, ConfigError, module_config
+from hetero.dialects.target.config import CompilationConfig, ConfigError, module_config
 from hetero.utils.diagnostics import HeteroError, location_of
 
 # ----------------------------------------------------------------------------

@@ -47,7 +47,7 @@ from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_opera
 
 from hetero.dialects import tir
 from hetero.dialects.target import VirtualDeviceAttr
-from hetero.lowering.convert_memref_to_llvm import ALIGNMENT
+from hetero.targets.cpu import ALIGNMENT
 
 VDEVICE = "vdevice"
 """`tir.alloc` attribute: the virtual device a buffer lives on."""

@@ -38,6 +38,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 from xdsl.traits import ConstantLike
 
+from hetero.dialects.target.kind import DeviceType
 from hetero.dialects.tir import (
     CallOp,
     PrimFuncOp,
@@ -45,7 +46,6 @@ from hetero.dialects.tir import (
     TargetRegionOp,
     prim_funcs,
 )
-from hetero.targets.kind import DeviceType
 from hetero.utils.symbols import fresh_symbol
 from hetero.utils.values import free_values
 

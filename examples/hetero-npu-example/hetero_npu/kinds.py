@@ -1,6 +1,6 @@
 """The `npu` target kind: an accelerator reached as DLPack's `ext_dev`."""
 
-from hetero.targets.kind import DeviceType, OptionSpec, TargetKind
+from hetero.dialects.target.kind import DeviceType, OptionSpec, TargetKind
 
 NPU = TargetKind(
     "npu",

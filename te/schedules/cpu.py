@@ -49,10 +49,10 @@ from xdsl.ir import Attribute, SSAValue
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
-from hetero.lowering.convert_tir_to_scf import num_threads, parallel_chunk
-from hetero.lowering.schedules.isa import vector_isa
-from hetero.lowering.schedules.problems import Conv2D, Gemm
-from hetero.lowering.te_emit import Emitter, Index, Tensor
+from hetero.targets.cpu import num_threads, parallel_chunk
+from hetero.te.emit import Emitter, Index, Tensor
+from hetero.te.schedules.isa import vector_isa
+from hetero.te.schedules.problems import Conv2D, Gemm
 
 VECTORS = 2
 """SIMD registers per GEMM tile row: the tile is `VECTORS * lanes` columns wide."""
@@ -724,7 +724,7 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     the weights in the layout `conv2d_weight_block` asks for, channels in
     the lanes (`_conv2d_channel_lanes`)."""
     # Imported here: the Winograd schedule is built from this module's pieces.
-    from hetero.lowering.schedules.cpu_winograd import conv2d_winograd, winograd_applies
+    from hetero.te.schedules.cpu_winograd import conv2d_winograd, winograd_applies
 
     if c.winograd:
         if winograd_applies(c, target):

@@ -1,8 +1,8 @@
 """What a schedule is asked to compute: target-independent problem descriptions.
 
-The compute templates of `lower-te` (`lowering/te_templates.py`) describe a
+The compute templates of `lower-te` (`te/templates.py`) describe a
 heavy op as one of these and hand it to the schedule registered for the
-function's device type (`hetero.lowering.schedules.SCHEDULES`).  A problem
+function's device type (`hetero.te.schedules.SCHEDULES`).  A problem
 says *what* to compute through loaders (functions emitting the IR that reads
 an operand element or writes an output element), so a schedule decides only
 *how*: the loop order, tiling, packing, vectorization and parallelism.
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Attribute, SSAValue
 
-from hetero.lowering.te_emit import Emitter, Index, Tensor
+from hetero.te.emit import Emitter, Index, Tensor
 
 Store = Callable[[Emitter, list[Index], SSAValue], None]
 """Writes one output element (at the given indices) — with any fused epilogue."""

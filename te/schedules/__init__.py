@@ -1,7 +1,7 @@
 """Schedules of the heavy ops (dense/matmul, conv2d, pooling), per device type.
 
 `lower-te`'s templates describe such an op as a problem
-(`hetero.lowering.schedules.problems`) and look the schedule up here by the
+(`hetero.te.schedules.problems`) and look the schedule up here by the
 device type of the function's target; a device type without an entry gets
 the templates' plain loop nests.  Another target registers its own schedules
 by adding entries to `SCHEDULES`, and says which conv2d weight layout its
@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 from xdsl.ir import Attribute
 
 from hetero.dialects.target import TargetAttr
-from hetero.lowering import gpu_schedules
-from hetero.lowering.schedules import cpu, cpu_pool, cpu_winograd, gpu_conv
-from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D
-from hetero.lowering.te_emit import Emitter
-from hetero.targets.kind import DeviceType
+from hetero.dialects.target.kind import DeviceType
+from hetero.te.emit import Emitter
+from hetero.te.schedules import cpu, cpu_pool, cpu_winograd, gpu_conv
+from hetero.te.schedules import gpu as gpu_schedules
+from hetero.te.schedules.problems import Conv2D, Gemm, Pool2D
 
 Problem = Gemm | Conv2D | Pool2D
 Schedule = Callable[[Emitter, Problem, TargetAttr | None], None]

@@ -43,9 +43,9 @@ from xdsl.ir import SSAValue
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
-from hetero.lowering.convert_tir_to_scf import STACK_BYTES
-from hetero.lowering.schedules.problems import Pool2D
-from hetero.lowering.te_emit import Emitter, Index
+from hetero.targets.cpu import STACK_BYTES
+from hetero.te.emit import Emitter, Index
+from hetero.te.schedules.problems import Pool2D
 
 FOLD_BYTES = STACK_BYTES
 """Most bytes of folded rows (`_folded_rows`) a plane keeps at once: a

@@ -40,11 +40,11 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay
 from hetero.dialects.tir import ForKind
-from hetero.lowering.convert_tir_to_scf import is_cpu
-from hetero.lowering.schedules import problem_schedule, spreads_transposed
-from hetero.lowering.schedules.isa import vector_isa
-from hetero.lowering.schedules.problems import Conv2D, Gemm, Pool2D, Store
-from hetero.lowering.te_emit import Emitter, Index, Tensor, store_all
+from hetero.targets.cpu import is_cpu
+from hetero.te.emit import Emitter, Index, Tensor, store_all
+from hetero.te.schedules import problem_schedule, spreads_transposed
+from hetero.te.schedules.isa import vector_isa
+from hetero.te.schedules.problems import Conv2D, Gemm, Pool2D, Store
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.winograd import TRANSFORMS, Transforms
 

@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import AnyFloat
 from xdsl.ir import Attribute
 
 from hetero.dialects.target import TargetAttr
-from hetero.lowering.convert_tir_to_scf import simd_bits, target_arch
+from hetero.targets.cpu import simd_bits, target_arch
 from hetero.utils.diagnostics import HeteroError
 
 

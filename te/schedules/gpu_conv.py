@@ -5,7 +5,7 @@ At batch 1, ResNet-50's late 3×3 convolutions have 25 000–50 000 outputs,
 each a sum of 2 304–4 608 products: with a thread an output most of an
 H200's 132 multiprocessors idle, and each thread runs a long chain of
 dependent loads and multiply-adds (docs/gpu.md, "Measured on a GPU").
-Here the outputs are `split_sum`s (`hetero.lowering.gpu_schedules`) over
+Here the outputs are `split_sum`s (`hetero.te.schedules.gpu`) over
 the group's input channels: lane `l` of `lanes` sums the channels
 `c ≡ l (mod lanes)`, all taps of each.  The lanes are lane-major (a warp is
 one lane of 32 neighbouring outputs), so a warp's input reads are
@@ -29,9 +29,9 @@ from xdsl.ir import SSAValue
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
-from hetero.lowering.gpu_schedules import SumLane, lanes, split_sum
-from hetero.lowering.schedules.problems import Conv2D
-from hetero.lowering.te_emit import Emitter, Index
+from hetero.te.emit import Emitter, Index
+from hetero.te.schedules.gpu import SumLane, lanes, split_sum
+from hetero.te.schedules.problems import Conv2D
 
 CHANNELS = 4
 """Output channels a thread sums: an input load per `CHANNELS` multiply-adds

@@ -7,7 +7,7 @@ it compiles for, which options a target of that kind accepts, whether it is an
 `inline-private-functions`, spec §7.7).
 
 Kinds live in one process-wide registry.  hetero registers its built-in kinds
-(`hetero.targets.builtin`); third-party packages add theirs through the
+(`hetero.dialects.target.builtin`); third-party packages add theirs through the
 `hetero.target_kinds` entry point group, whose entries name either a
 `TargetKind` or a zero-argument callable returning an iterable of them.
 """
@@ -163,12 +163,12 @@ def register_target_kind(kind: TargetKind) -> TargetKind:
 
 def lookup_target_kind(name: str) -> TargetKind | None:
     """The registered kind called `name`, or None."""
-    from hetero.targets import builtin  # noqa: F401  (registers the built-in kinds)
+    from hetero.dialects.target import builtin  # noqa: F401  (registers the built-in kinds)
 
     return REGISTRY.get(name)
 
 
 def registered_kind_names() -> list[str]:
-    from hetero.targets import builtin  # noqa: F401
+    from hetero.dialects.target import builtin  # noqa: F401
 
     return REGISTRY.names()

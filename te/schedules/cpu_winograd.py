@@ -43,8 +43,9 @@ from xdsl.ir import Attribute, SSAValue
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
-from hetero.lowering.convert_tir_to_scf import num_threads
-from hetero.lowering.schedules.cpu import (
+from hetero.targets.cpu import num_threads
+from hetero.te.emit import Emitter, Index
+from hetero.te.schedules.cpu import (
     TASKS_PER_THREAD,
     Tiles,
     _dividing_block,
@@ -54,8 +55,7 @@ from hetero.lowering.schedules.cpu import (
     _register_tile,
     _split,
 )
-from hetero.lowering.schedules.problems import Conv2D
-from hetero.lowering.te_emit import Emitter, Index
+from hetero.te.schedules.problems import Conv2D
 from hetero.utils.winograd import TRANSFORMS, Program, Transforms, program
 
 OUTPUT_TILES = {2: 0, 4: 24}

@@ -17,8 +17,8 @@ from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay, tir
-from hetero.lowering.te_emit import Emitter, Tensor, store_all
-from hetero.lowering.te_templates import BINARY, LAZY_TEMPLATES, NEST_TEMPLATES, UNARY
+from hetero.te.emit import Emitter, Tensor, store_all
+from hetero.te.templates import BINARY, LAZY_TEMPLATES, NEST_TEMPLATES, UNARY
 from hetero.transforms.byoc import composite_callee, inline_literal_call
 from hetero.transforms.lower_aot_main import output_types, returned_leaves
 from hetero.transforms.lower_te import function_target

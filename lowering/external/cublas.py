@@ -51,16 +51,16 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay, tir
 from hetero.dialects.target import TargetAttr
-from hetero.lowering.te_emit import Emitter
-from hetero.runtime import cublas as cublas_runtime
-from hetero.targets.codegen import ExternalCodegen
-from hetero.targets.config import module_config
-from hetero.targets.external.gemm import (
+from hetero.dialects.target.config import module_config
+from hetero.lowering.external.gemm import (
     Gemm,
     PartitionBuilder,
     flattened,
     partition_prim_func,
 )
+from hetero.runtime import cublas as cublas_runtime
+from hetero.targets.codegen import ExternalCodegen
+from hetero.te.emit import Emitter
 from hetero.transforms.lower_te import EMITTERS
 from hetero.utils.diagnostics import HeteroError
 

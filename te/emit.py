@@ -1,6 +1,6 @@
 """Building blocks of `lower-te`: an IR emitter for loop nests and lazy tensors.
 
-The compute templates (`lowering/te_templates.py`) describe each relay op as
+The compute templates (`te/templates.py`) describe each relay op as
 either a *lazy* tensor (a function from indices to a scalar, emitted where it
 is read: this is how elementwise/injective producers are inlined into their
 consumers' loop bodies without intermediate buffers) or as a loop nest that
@@ -21,6 +21,7 @@ from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType, MemRefType
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
+from hetero.dialects.memref_ops import PrefetchOp
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import (
     INDEX,
@@ -30,8 +31,7 @@ from hetero.dialects.tir import (
     PrimFuncOp,
     scoped_memref,
 )
-from hetero.lowering.convert_tir_to_scf import is_cpu
-from hetero.lowering.memref_ops import PrefetchOp
+from hetero.targets.cpu import is_cpu
 
 Index = int | SSAValue
 """An index expression: a Python int (folded) or an SSA `index` value."""

@@ -47,11 +47,11 @@ from xdsl.ir import Operation, SSAValue
 
 from hetero.dialects import relay, tir
 from hetero.interpreter.relay import constant_value
-from hetero.lowering.te_emit import Emitter, Tensor, store_all
+from hetero.lowering.external.gemm import buffer_type, partition_prim_func
 from hetero.runtime import dnnl as dnnl_runtime
 from hetero.runtime.dnnl import Convolution, Dnnl, Matmul, PostOps, Spec
 from hetero.targets.codegen import ExternalCodegen
-from hetero.targets.external.gemm import buffer_type, partition_prim_func
+from hetero.te.emit import Emitter, Tensor, store_all
 from hetero.transforms.byoc import composite_callee
 from hetero.transforms.lower_aot_main import returned_leaves
 from hetero.utils.diagnostics import HeteroError

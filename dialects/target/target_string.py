@@ -17,7 +17,7 @@ from typing import Any
 from xdsl.utils.exceptions import VerifyException
 
 from hetero.dialects.target import TargetAttr
-from hetero.targets.kind import lookup_target_kind
+from hetero.dialects.target.kind import lookup_target_kind
 
 
 def parse_target_string(text: str) -> TargetAttr:

@@ -39,15 +39,15 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay, tir
-from hetero.lowering.te_emit import Emitter, Tensor, store_all
-from hetero.runtime import blas as blas_runtime
-from hetero.targets.codegen import ExternalCodegen
-from hetero.targets.external.gemm import (
+from hetero.lowering.external.gemm import (
     Gemm,
     PartitionBuilder,
     flattened,
     partition_prim_func,
 )
+from hetero.runtime import blas as blas_runtime
+from hetero.targets.codegen import ExternalCodegen
+from hetero.te.emit import Emitter, Tensor, store_all
 from hetero.utils.diagnostics import HeteroError
 
 ROW_MAJOR, NO_TRANS, TRANS = 101, 111, 112

@@ -1,17 +1,4 @@
-"""The `target` dialect: where code runs, as attributes.
-
-* `#target.target<"cuda", {arch = "sm_90"}, host = #target.target<"llvm">>` — a
-  target: a registered kind name, options checked against the kind's schema,
-  and an optional host target (a CPU target that exposes the function).
-* `#target.vdevice<cuda:0, target = #target.target<"cuda">, scope = "global">`
-  — a virtual device (spec §1): device type, device id, target and memory
-  scope, each of which may be unconstrained (`?` for the device part, the
-  keyword omitted for target and scope).  Unlike TVM, targets compare
-  structurally, so no canonicalisation by pointer is needed for `join`.
-* `#target.config<[#target.target<"llvm">, #target.target<"cuda">], fallback = cpu>`
-  — a compilation configuration (spec §4); as the module attribute
-  `target.config` it makes a `.mlir` file carry its own configuration.
-"""
+"""The `target` dialect's attributes and the dialect itself (`hetero.dialects.target`)."""
 
 from __future__ import annotations
 
@@ -34,7 +21,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from hetero.targets.kind import (
+from hetero.dialects.target.kind import (
     HOST_DEVICE_TYPES,
     DeviceType,
     TargetKind,
@@ -43,7 +30,7 @@ from hetero.targets.kind import (
 )
 
 if TYPE_CHECKING:
-    from hetero.targets.config import CompilationConfig
+    from hetero.dialects.target.config import CompilationConfig
 
 UNCONSTRAINED = -1
 
@@ -509,7 +496,7 @@ class CompilationConfigAttr(ParametrizedAttribute):
                 )
 
     def verify(self) -> None:
-        from hetero.targets.config import ConfigError
+        from hetero.dialects.target.config import ConfigError
 
         try:
             self.config  # noqa: B018  (built for its checks)
@@ -523,7 +510,7 @@ class CompilationConfigAttr(ParametrizedAttribute):
 
 @lru_cache(maxsize=64)
 def _build_config(attr: CompilationConfigAttr) -> CompilationConfig:
-    from hetero.targets.config import CompilationConfig
+    from hetero.dialects.target.config import CompilationConfig
 
     fallback = attr.fallback_attr.data
     return CompilationConfig.from_targets(

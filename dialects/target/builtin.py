@@ -5,7 +5,12 @@ that own partitions handed to a library.  The CPU libraries
 are `blas` (OpenBLAS) and `dnnl` (oneDNN).
 """
 
-from hetero.targets.kind import DeviceType, OptionSpec, TargetKind, register_target_kind
+from hetero.dialects.target.kind import (
+    DeviceType,
+    OptionSpec,
+    TargetKind,
+    register_target_kind,
+)
 
 _LLVM_OPTIONS = {
     "mcpu": OptionSpec(str, doc="CPU name for LLVM (default: the host CPU)"),

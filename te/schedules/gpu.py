@@ -9,12 +9,12 @@ Three pieces, for functions whose target is a GPU:
   `threadIdx.x` (`THREADS` threads a block) over the flattened output, the
   output indices recovered by division, the last partial block guarded;
 * `split_sum` — a flat launch of sums (the conv2d schedule,
-  `hetero.lowering.schedules.gpu_conv`, and GEMMs of `DOT_ROWS` rows or
+  `hetero.te.schedules.gpu_conv`, and GEMMs of `DOT_ROWS` rows or
   fewer), each in a register and stored once through the problem's store
   (with its fused epilogue); where the outputs are too few to fill the GPU,
   `lanes` threads share each output and add their partial sums through
   shared memory;
-* `gemm` (the `(cuda, Gemm)` entry of `hetero.lowering.schedules.SCHEDULES`)
+* `gemm` (the `(cuda, Gemm)` entry of `hetero.te.schedules.SCHEDULES`)
   — dense and (batched) matmul with shared-memory tiling: a block computes a
   `BLOCK`×`BLOCK` output tile with `(BLOCK/PER_THREAD)²` threads, each a
   `PER_THREAD`×`PER_THREAD` register tile (`LARGE`, `MEDIUM` or `SMALL`
@@ -43,10 +43,10 @@ from xdsl.ir import Attribute, Block, SSAValue
 
 from hetero.dialects import tir
 from hetero.dialects.target import TargetAttr
-from hetero.lowering.te_emit import Emitter, Index
+from hetero.te.emit import Emitter, Index
 
 if TYPE_CHECKING:  # the schedules package imports this module
-    from hetero.lowering.schedules.problems import Gemm
+    from hetero.te.schedules.problems import Gemm
 
 THREADS = 256
 """Threads per block of a flat (one thread per output element) launch."""

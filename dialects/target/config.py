@@ -24,7 +24,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.utils.exceptions import VerifyException
 
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
-from hetero.targets.kind import HOST_DEVICE_TYPES, DeviceType
+from hetero.dialects.target.kind import HOST_DEVICE_TYPES, DeviceType
 
 
 class ConfigError(ValueError):
@@ -185,7 +185,7 @@ def module_config(
     module: ModuleOp, targets: str | Sequence[str] | None, pass_name: str
 ) -> CompilationConfig:
     """The module's `target.config`; `targets` ("llvm,cuda", target strings:
-    `hetero.targets.target_string`; in a sequence, each string is one target)
+    `hetero.dialects.target.target_string`; in a sequence, each string is one target)
     only fills a missing one.
 
     A configuration given on the command line never overrides the module's own
@@ -207,7 +207,10 @@ def module_config(
             f'#target.config<[...]>` module attribute or pass `{pass_name}{{targets="llvm,cuda"}}`',
             module,
         )
-    from hetero.targets.target_string import parse_target_list, parse_target_string
+    from hetero.dialects.target.target_string import (
+        parse_target_list,
+        parse_target_string,
+    )
 
     try:
         attr = CompilationConfigAttr(
