@@ -10,6 +10,8 @@ runs a compiled `.hetero` file without xDSL (docs/deployment.md).
 import importlib
 from typing import Any
 
+from hetero import collage_measure  # noqa: F401  (registers Collage's cost estimator)
+
 __version__ = "0.1.0"
 
 _LAZY = {

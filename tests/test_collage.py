@@ -27,14 +27,17 @@ from byoc_programs import random_inputs
 from xdsl.context import Context
 
 import hetero
+from hetero import collage_measure as measuring
+from hetero.collage_measure import CostDatabase, Measurer
 from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.interpreter.relay import run
+from hetero.targets import costs as estimators
 from hetero.transforms import collage_partition as collage
 from hetero.transforms.collage_partition import (
     PLAN_ATTR,
     Candidate,
-    CostDatabase,
+    CollagePartitionPass,
     Edge,
     search,
 )
@@ -215,13 +218,13 @@ def test_a_directory_of_another_user_is_refused(tmp_path: Path):
 def test_the_database_path_is_overridable(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ):
-    monkeypatch.setenv(collage.DATABASE_VARIABLE, str(tmp_path / "x.json"))
-    assert collage.database_path() == tmp_path / "x.json"
-    monkeypatch.setenv(collage.DATABASE_VARIABLE, "")
-    assert collage.database_path() is None
-    monkeypatch.delenv(collage.DATABASE_VARIABLE)
+    monkeypatch.setenv(measuring.DATABASE_VARIABLE, str(tmp_path / "x.json"))
+    assert measuring.database_path() == tmp_path / "x.json"
+    monkeypatch.setenv(measuring.DATABASE_VARIABLE, "")
+    assert measuring.database_path() is None
+    monkeypatch.delenv(measuring.DATABASE_VARIABLE)
     monkeypatch.setenv("HETERO_CACHE_DIR", str(tmp_path / "cache"))
-    assert collage.database_path() == tmp_path / "cache" / collage.DATABASE_FILE
+    assert measuring.database_path() == tmp_path / "cache" / measuring.DATABASE_FILE
 
 
 def test_structure_replaces_constants_by_their_types():
@@ -233,10 +236,10 @@ def test_structure_replaces_constants_by_their_types():
   }
 }"""
     other = text.replace("[1.0, 2.0]", "[3.0, 4.0]")
-    assert collage.structure(parse_module(text)) == collage.structure(
+    assert measuring.structure(parse_module(text)) == measuring.structure(
         parse_module(other)
     )
-    assert "dense" not in collage.structure(parse_module(text))
+    assert "dense" not in measuring.structure(parse_module(text))
 
 
 # ----------------------------------------------------------------------------
@@ -291,14 +294,14 @@ def test_collage_places_each_anchor_where_it_is_cheapest(
 ):
     pytest.importorskip("scipy_openblas32")
     monkeypatch.setattr(
-        collage,
+        measuring,
         "measure",
         fake_costs({"relay.nn.dense": "blas", "relay.nn.conv2d": "llvm"}),
     )
     module = parse_module(PROGRAM)
     PlanDevicesPass(targets="llvm,blas").apply(Context(), module)
     (plan,) = collage.collage_partition(
-        module, database=CostDatabase.open(tmp_path / "db.json")
+        module, estimator=Measurer(CostDatabase.open(tmp_path / "db.json"))
     )
     assert partitions(module) == {"blas": ["blas.dense_bias"]}
     assert "blas.dense_bias" in module.attributes[PLAN_ATTR].data
@@ -310,9 +313,9 @@ def test_collage_compile_equals_the_reference(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys
 ):
     pytest.importorskip("scipy_openblas32")
-    monkeypatch.setenv(collage.DATABASE_VARIABLE, str(tmp_path / "db.json"))
+    monkeypatch.setenv(measuring.DATABASE_VARIABLE, str(tmp_path / "db.json"))
     monkeypatch.setattr(
-        collage,
+        measuring,
         "measure",
         fake_costs({"relay.nn.dense": "blas", "relay.nn.conv2d": "llvm"}),
     )
@@ -331,7 +334,7 @@ def test_collage_with_dnnl_measured_for_real(
 
     if available() is not None:
         pytest.skip("the dnnl kind needs onednn-cpu-gomp (hetero[dnnl])")
-    monkeypatch.setenv(collage.DATABASE_VARIABLE, str(tmp_path / "db.json"))
+    monkeypatch.setenv(measuring.DATABASE_VARIABLE, str(tmp_path / "db.json"))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         compiled = hetero.compile(PROGRAM, targets=["llvm", "dnnl"], collage=True)
@@ -343,7 +346,7 @@ def test_collage_with_dnnl_measured_for_real(
     assert len(entries) > 0
     # a second compile measures nothing: every candidate is in the database
     monkeypatch.setattr(
-        collage, "measure", lambda module, runs: pytest.fail("measured again")
+        measuring, "measure", lambda module, runs: pytest.fail("measured again")
     )
     hetero.compile(PROGRAM, targets=["llvm", "dnnl"], collage=True)
 
@@ -368,3 +371,30 @@ def test_hetero_opt_runs_the_pass_and_prints_the_plan(tmp_path: Path):
     assert PLAN_ATTR in done.stdout
     # blas.dense_bias, blas.dense, and on llvm: dense+bias_add, dense, bias_add
     assert len(json.loads(database.read_text())) == 5
+
+
+class FixedCosts:
+    """An injected estimator: the costs of `fake_costs`, nothing compiled."""
+
+    def __init__(self, favourite: dict[str, str]) -> None:
+        self.measure = fake_costs(favourite)
+        self.asked = 0
+
+    def cost(self, module, backend: str) -> float:
+        self.asked += 1
+        return self.measure(module, 1)
+
+    def finish(self) -> str:
+        return f"candidates asked: {self.asked}"
+
+
+def test_the_pass_asks_the_registered_estimator(monkeypatch: pytest.MonkeyPatch):
+    pytest.importorskip("scipy_openblas32")
+    monkeypatch.setattr(estimators, "_DEFAULT", [])
+    favourite = {"relay.nn.dense": "blas", "relay.nn.conv2d": "llvm"}
+    estimators.register_estimator(lambda **options: FixedCosts(favourite))
+    module = parse_module(PROGRAM)
+    PlanDevicesPass(targets="llvm,blas").apply(Context(), module)
+    CollagePartitionPass().apply(Context(), module)
+    assert partitions(module) == {"blas": ["blas.dense_bias"]}
+    assert "candidates asked: 5" in module.attributes[PLAN_ATTR].data

@@ -11,14 +11,13 @@ Collage (Jeon et al.) does:
    compiled by the device's regular target (`llvm`) are a candidate too, and
    so is each op alone on it.  Ops no table covers are not candidates: they
    run on the regular target in every plan.
-2. **Costs.**  Each candidate is compiled alone (`hetero.compile` of a
-   module holding just its ops, constants kept so that the regular target
-   packs its weights as it would) and its latency measured on this host: the
-   median of a few timed runs on random inputs of the right shapes, less the
-   cost of calling an empty function.  Measurements go to a `CostDatabase`
-   keyed by the candidate's structure (its module printed with constants as
-   their shapes), the backend and the machine, so a layer measured once is
-   never measured again, in any model or process.
+2. **Costs.**  Each candidate becomes a module holding just its ops
+   (constants kept, so that the regular target packs its weights as it
+   would), and the registered cost estimator (`hetero.targets.costs`) says
+   how long it takes on its backend.  The default one,
+   `hetero.collage_measure`, compiles it alone and times it on this host,
+   keeping what it measured in a cost database shared by every model and
+   process.
 3. **Search.**  `search` finds the minimum-cost cover of the dataflow graph:
    a shortest path (Dijkstra) over states "ops covered so far", each step
    taking a candidate that covers the first uncovered op in topological
@@ -39,19 +38,12 @@ run it (docs/passes/collage.md).
 
 from __future__ import annotations
 
-import hashlib
 import heapq
-import json
-import os
-import re
-import statistics
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache, partial
+from functools import partial
 from itertools import count
-from pathlib import Path
 
 import numpy as np
 from xdsl.context import Context
@@ -62,6 +54,7 @@ from xdsl.passes import ModulePass
 from hetero.dialects import relay
 from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr, TargetAttr
 from hetero.dialects.target.config import module_config
+from hetero.targets.costs import CostEstimator, default_estimator
 from hetero.targets.patterns import Match, OpPattern, PatternError, match, pattern_table
 from hetero.transforms.byoc import (
     COMPILER_ATTR,
@@ -72,15 +65,10 @@ from hetero.transforms.byoc import (
 from hetero.transforms.merge_compiler_regions import MergeCompilerRegionsPass
 from hetero.transforms.merge_composite import _one_device, _wrap
 from hetero.transforms.partition_graph import PartitionGraphPass
-from hetero.utils.diagnostics import HeteroError, HeteroRuntimeWarning, warn
+from hetero.utils.diagnostics import HeteroError, warn
 
 PLAN_ATTR = "hetero.collage_plan"
 """Module attribute: the chosen plan as text (`Plan.describe`)."""
-
-DATABASE_VARIABLE = "HETERO_COLLAGE_DB"
-"""The cost database's file; empty: keep measurements in memory only."""
-
-DATABASE_FILE = "collage-costs.json"
 
 
 # ----------------------------------------------------------------------------
@@ -227,117 +215,7 @@ def _frontier(
 
 
 # ----------------------------------------------------------------------------
-# The cost database
-# ----------------------------------------------------------------------------
-
-
-@cache
-def device_name() -> str:
-    """This host as measurements depend on it: the CPU and its features."""
-    import llvmlite.binding as llvm
-
-    from hetero.runtime.cpu import _initialize
-
-    _initialize()
-    features = llvm.get_host_cpu_features().flatten()
-    return f"{llvm.get_host_cpu_name()} {hashlib.sha256(features.encode()).hexdigest()[:16]}"
-
-
-def database_path() -> Path | None:
-    """`HETERO_COLLAGE_DB`, else `collage-costs.json` in hetero's cache
-    directory (`hetero.lowering.compile_cache.cache_directory`); None: none."""
-    from hetero.lowering.compile_cache import cache_directory
-
-    text = os.environ.get(DATABASE_VARIABLE)
-    if text is not None:
-        return Path(text) if text else None
-    directory = cache_directory()
-    return directory / DATABASE_FILE if directory is not None else None
-
-
-@dataclass
-class CostDatabase:
-    """Measured seconds by key (`key`), kept in a JSON file shared by every
-    model and process: read at open, merged and replaced atomically at
-    `save`.  The file's directory must be the user's own, as the compile
-    cache's (0700, refused if another user's or writable by others); a file
-    that is not valid JSON is ignored (and replaced at the next save)."""
-
-    path: Path | None
-    entries: dict[str, float] = field(default_factory=dict)
-    added: dict[str, float] = field(default_factory=dict)
-
-    @staticmethod
-    def key(structure: str, backend: str, device: str) -> str:
-        text = json.dumps([structure, backend, device])
-        return hashlib.sha256(text.encode()).hexdigest()
-
-    @classmethod
-    def open(cls, path: Path | None) -> CostDatabase:
-        database = cls(cls._usable(path))
-        database.entries = database._read()
-        return database
-
-    @staticmethod
-    def _usable(path: Path | None) -> Path | None:
-        from hetero.lowering.compile_cache import Refused, _check_directory, _make
-
-        if path is None:
-            return None
-        try:
-            _make(path.parent)
-            _check_directory(path.parent)
-        except (Refused, OSError) as problem:
-            warn(
-                f"collage-partition: does not keep measurements in {path}: {problem}",
-                stacklevel=4,
-                category=HeteroRuntimeWarning,
-            )
-            return None
-        return path
-
-    def _read(self) -> dict[str, float]:
-        from hetero.lowering.compile_cache import _read
-
-        if self.path is None or not self.path.exists():
-            return {}
-        try:
-            _, data = _read(self.path, 1 << 28)
-            entries = json.loads(data)
-        except (OSError, ValueError):
-            return {}
-        if not isinstance(entries, dict):
-            return {}
-        return {k: float(v) for k, v in entries.items() if isinstance(v, int | float)}
-
-    def get(self, key: str) -> float | None:
-        return self.entries.get(key)
-
-    def put(self, key: str, seconds: float) -> None:
-        self.entries[key] = self.added[key] = seconds
-
-    def save(self) -> None:
-        """Merge this run's measurements into the file, atomically."""
-        from hetero.lowering.compile_cache import _write
-
-        if self.path is None or not self.added:
-            return
-        merged = {**self._read(), **self.added}
-        try:
-            os.unlink(
-                _write(self.path, json.dumps(merged, indent=0).encode(), os.replace)
-            )
-        except FileNotFoundError:  # the temporary file was renamed: written
-            pass
-        except OSError as problem:
-            warn(
-                f"collage-partition: cannot write {self.path}: {problem}",
-                category=HeteroRuntimeWarning,
-            )
-
-
-# ----------------------------------------------------------------------------
-# Candidates of a block, and their measurement
+# Candidates of a block
 # ----------------------------------------------------------------------------
 
 REGULAR = "llvm"
@@ -462,81 +340,6 @@ def _take(found: Match | None, candidate: Candidate) -> None:
     call.attributes[COMPILER_ATTR] = StringAttr(candidate.backend)
 
 
-_CONSTANT = re.compile(r"dense(_resource)?<[^>]*>")
-
-
-def structure(module: ModuleOp) -> str:
-    """`module` printed with every constant as just its type: what its
-    latency depends on, the same for every model with the same layer."""
-    return _CONSTANT.sub("constant", str(module).split("{-#")[0])
-
-
-@dataclass
-class Measurer:
-    """Costs of candidates: from the database, else compiled and timed."""
-
-    database: CostDatabase
-    runs: int = 5
-    device: str = field(default_factory=device_name)
-    measured: int = 0
-    reused: int = 0
-    seconds: dict[str, float] = field(default_factory=dict)
-    """Structure key → seconds, this run's (measured or reused)."""
-
-    def cost(self, module: ModuleOp, backend: str) -> float:
-        key = CostDatabase.key(structure(module), backend, self.device)
-        if key not in self.seconds:
-            known = self.database.get(key)
-            if known is None:
-                known = measure(module, self.runs)
-                self.database.put(key, known)
-                self.measured += 1
-            else:
-                self.reused += 1
-            self.seconds[key] = known
-        return self.seconds[key]
-
-
-def measure(module: ModuleOp, runs: int) -> float:
-    """Median seconds of a call of `module`'s `@main`, compiled alone, on
-    random inputs, less the cost of calling an empty function."""
-    import hetero
-
-    compiled = hetero.compile(module)
-    return max(0.0, _median_call(compiled, runs) - _call_overhead())
-
-
-def _median_call(compiled: object, runs: int) -> float:
-    """Median seconds per call over `runs` samples of enough calls to last
-    about a millisecond (after one call that warms caches)."""
-    rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal(s.shape).astype(s.dtype) for s in compiled.inputs]  # type: ignore[attr-defined]
-    start = time.perf_counter()
-    compiled(*inputs)  # type: ignore[operator]
-    repeat = max(1, int(1e-3 / max(time.perf_counter() - start, 1e-7)))
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(repeat):
-            compiled(*inputs)  # type: ignore[operator]
-        samples.append((time.perf_counter() - start) / repeat)
-    return statistics.median(samples)
-
-
-@cache
-def _call_overhead() -> float:
-    """What calling any compiled function costs (argument checks, output
-    allocation): counted once per kernel would favour fewer, larger
-    candidates for no reason."""
-    import hetero
-
-    text = (
-        "builtin.module {\n  relay.func @main(%x: tensor<1xf32>) -> tensor<1xf32> {\n"
-        "    %y = relay.negative %x : tensor<1xf32>\n    relay.return %y : tensor<1xf32>\n  }\n}\n"
-    )
-    return _median_call(hetero.compile(text), 9)
-
-
 # ----------------------------------------------------------------------------
 # The plan and the pass
 # ----------------------------------------------------------------------------
@@ -635,35 +438,38 @@ def offered_kinds(externals: ExternalTargets) -> list[str]:
 def collage_partition(
     module: ModuleOp,
     compilers: Sequence[str] = (),
-    database: CostDatabase | None = None,
-    runs: int = 5,
+    estimator: CostEstimator | None = None,
 ) -> list[Plan]:
-    """Partition `module` (planned by `plan-devices`) by measured cost, as
-    the pass does; the plan of each block of program code."""
+    """Partition `module` (planned by `plan-devices`) by cost, as the pass
+    does (costs from `estimator`, default the registered one); the plan of
+    each block of program code."""
     config = module_config(module, None, "collage-partition")
     externals = ExternalTargets(config, module, compiler_names(compilers, module))
     kinds = offered_kinds(externals)
-    measurer = Measurer(database or CostDatabase.open(database_path()), runs)
+    estimator = estimator or default_estimator()
     plans = []
     for block in program_blocks(module):
         graph = Graph.of(block)
         found = candidates(graph, externals, kinds)
         if not found:
             continue
-        plan = plan_block(graph, found, partial(_measured, measurer, externals, graph))
+        plan = plan_block(graph, found, partial(_cost, estimator, externals, graph))
         apply_plan(plan)
         plans.append(plan)
-    measurer.database.save()
+    summary = estimator.finish()
     for stage in (MergeCompilerRegionsPass(), PartitionGraphPass()):
         stage.apply(Context(), module)
     text = "\n".join(p.describe() for p in plans)
-    text += f"\n  candidates measured: {measurer.measured}, from the database: {measurer.reused}"
+    text += f"\n  {summary}"
     module.attributes[PLAN_ATTR] = StringAttr(text)
     return plans
 
 
-def _measured(
-    measurer: Measurer, externals: ExternalTargets, graph: Graph, candidate: Candidate
+def _cost(
+    estimator: CostEstimator,
+    externals: ExternalTargets,
+    graph: Graph,
+    candidate: Candidate,
 ) -> float:
     """The cost of `candidate` on its device's regular target, with its kind."""
     device = externals.device(graph.ops[min(candidate.nodes)])
@@ -674,17 +480,18 @@ def _measured(
             t for t in externals.targets if t.kind_name.data == candidate.backend
         )
         targets.append(kind.without_host())
-    return measurer.cost(candidate_module(graph, candidate, targets), candidate.backend)
+    module = candidate_module(graph, candidate, targets)
+    return estimator.cost(module, candidate.backend)
 
 
 @dataclass(frozen=True)
 class CollagePartitionPass(ModulePass):
     """Place the external kinds' patterns by measured cost (module docstring).
 
-    `compilers=blas,dnnl` restricts the kinds; `database` names the cost
-    database's file (default: `HETERO_COLLAGE_DB`, else hetero's cache
-    directory); `runs` is the timed samples per candidate; `print_plan`
-    writes the plan to stderr.
+    `compilers=blas,dnnl` restricts the kinds; `database` and `runs` go to
+    the registered cost estimator (the measuring one: the cost database's
+    file, default `HETERO_COLLAGE_DB`, else hetero's cache directory; the
+    timed samples per candidate); `print_plan` writes the plan to stderr.
     """
 
     name = "collage-partition"
@@ -694,7 +501,7 @@ class CollagePartitionPass(ModulePass):
     print_plan: bool = False
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        path = Path(self.database) if self.database else database_path()
-        collage_partition(op, self.compilers, CostDatabase.open(path), self.runs)
+        estimator = default_estimator(database=self.database, runs=self.runs)
+        collage_partition(op, self.compilers, estimator)
         if self.print_plan:
             print(op.attributes[PLAN_ATTR].data, file=sys.stderr)  # type: ignore[attr-defined]
