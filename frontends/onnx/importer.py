@@ -1,0 +1,179 @@
+"""The graph walk: an ONNX model's graph inputs, initializers and nodes, in
+graph order, into one `relay.func @main` (`from_onnx`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Literal
+
+import numpy as np
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.ir import Attribute, Block, Region, SSAValue
+
+from hetero.dialects import relay
+from hetero.frontends.onnx import elementwise, nn, reductions, transform
+from hetero.frontends.onnx.folding import fold_node
+from hetero.frontends.onnx.node import (
+    Converter,
+    Graph,
+    Node,
+    attribute_values,
+    element_type,
+    helper,
+    node_label,
+    numpy_helper,
+    onnx,
+)
+from hetero.utils.dense_resources import handle_name
+from hetero.utils.diagnostics import HeteroError
+
+RESOURCE_THRESHOLD = 16
+"""Constants with more elements than this (and not splats) are printed as
+`dense_resource`s, as MLIR elides elements attributes larger than 16."""
+
+Batch = Literal["dynamic"] | None
+
+CONVERTERS: dict[str, Converter] = {
+    **elementwise.CONVERTERS,
+    **nn.CONVERTERS,
+    **transform.CONVERTERS,
+    **reductions.CONVERTERS,
+}
+"""ONNX op type → converter (the default domain, opsets 6–21)."""
+
+
+def _tensor_type(value_info: Any, batch: Batch) -> TensorType[Attribute]:
+    """A graph input's type; symbolic dimensions (and the batch dimension,
+    with batch="dynamic") are `?`."""
+    tensor = value_info.type.tensor_type
+    dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+    dims = [
+        d.dim_value if d.HasField("dim_value") else relay.DYNAMIC
+        for d in tensor.shape.dim
+    ]
+    if any(d < 0 and d != relay.DYNAMIC for d in dims):
+        raise HeteroError(
+            f"graph input '{value_info.name}': negative dimension in {dims}"
+        )
+    if batch == "dynamic" and dims:
+        dims[0] = relay.DYNAMIC
+    return TensorType(element_type(dtype, f"graph input '{value_info.name}'"), dims)
+
+
+def _declared_shapes(graph: Any) -> dict[str, tuple[int, ...]]:
+    """The static shapes of the values the graph declares (`value_info` and
+    outputs) with every dimension a number."""
+    shapes = {}
+    for value_info in [*graph.value_info, *graph.output]:
+        tensor = value_info.type.tensor_type
+        dims = tensor.shape.dim
+        if tensor.HasField("shape") and all(d.HasField("dim_value") for d in dims):
+            shapes[value_info.name] = tuple(d.dim_value for d in dims)
+    return shapes
+
+
+def _default_opset(model: Any) -> int:
+    for entry in model.opset_import:
+        if entry.domain in ("", "ai.onnx"):
+            return entry.version
+    return 1
+
+
+def _convert_node(graph: Graph, node: Any) -> None:
+    attrs = attribute_values(node)
+    converter = CONVERTERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    if fold_node(graph, node, attrs, converter):
+        return
+    if converter is None:
+        domain = f"{node.domain}." if node.domain not in ("", "ai.onnx") else ""
+        raise HeteroError(
+            f"ONNX node '{node.name or node.output[0]}': unsupported operator '{domain}{node.op_type}'"
+        )
+    results = converter(Node(node, graph, attrs))
+    results = [results] if isinstance(results, SSAValue) else list(results)
+    for name, value in zip(node.output, results):
+        if name:
+            graph.values[name] = value
+
+
+def _load(model_or_path: Any) -> Any:
+    if onnx is None:
+        raise HeteroError(
+            "the ONNX frontend needs the 'onnx' package: pip install 'hetero[onnx]'"
+        )
+    if isinstance(model_or_path, str | os.PathLike):
+        try:
+            return onnx.load(os.fspath(model_or_path))
+        except Exception as e:  # missing file, not a protobuf, ...
+            raise HeteroError(
+                f"cannot read ONNX model '{os.fspath(model_or_path)}': {e}"
+            ) from e
+    return model_or_path
+
+
+@contextmanager
+def _reading(what: str) -> Iterator[None]:
+    """Any failure while `what` (a node, an initializer, a graph input) is
+    read, as a diagnostic naming it: a corrupted model reaches converters in
+    more ways (an attribute of another type, a tensor whose dims and data
+    disagree, ...) than each of them could check."""
+    try:
+        yield
+    except HeteroError:
+        raise
+    except Exception as e:  # a corrupted model's failures share no base
+        raise HeteroError(f"{what}: {type(e).__name__}: {e}") from e
+
+
+def from_onnx(
+    model_or_path: Any,
+    batch: Batch = None,
+    *,
+    resource_threshold: int = RESOURCE_THRESHOLD,
+) -> ModuleOp:
+    """The relay module of an ONNX model (a `ModelProto` or a path).
+
+    `batch="dynamic"` makes the first dimension of every graph input `?`.
+    Constants with more than `resource_threshold` elements (splats excepted)
+    become `dense_resource`s.
+    """
+    if batch not in (None, "dynamic"):
+        raise HeteroError(f"batch must be None or 'dynamic', got {batch!r}")
+    model = _load(model_or_path)
+    graph_proto = model.graph
+    initializers = {}
+    for tensor in graph_proto.initializer:
+        with _reading(f"initializer '{tensor.name}'"):
+            initializers[tensor.name] = numpy_helper.to_array(tensor)
+    params = [v for v in graph_proto.input if v.name not in initializers]
+    types = []
+    for value_info in params:
+        with _reading(f"graph input '{value_info.name}'"):
+            types.append(_tensor_type(value_info, batch))
+    block = Block(arg_types=types)
+    graph = Graph(
+        _default_opset(model),
+        block,
+        resource_threshold,
+        constants=initializers,
+        declared=_declared_shapes(graph_proto) if batch is None else {},
+    )
+    for value_info, arg in zip(params, block.args):
+        arg.name_hint = handle_name(value_info.name)
+        graph.values[value_info.name] = arg
+    for node in graph_proto.node:
+        with _reading(node_label(node)):
+            _convert_node(graph, node)
+    outputs = []
+    for output in graph_proto.output:
+        if output.name not in graph.values and output.name not in graph.constants:
+            raise HeteroError(
+                f"graph output '{output.name}' is not produced by any node"
+            )
+        outputs.append(graph.value(output.name))
+    result = outputs[0] if len(outputs) == 1 else graph.emit(relay.TupleOp(outputs))
+    block.add_op(relay.ReturnOp(result))
+    main = relay.FuncOp("main", types, result.type, Region(block))
+    return ModuleOp([main])

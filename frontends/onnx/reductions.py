@@ -1,0 +1,65 @@
+"""Converters of the reductions over axes (ReduceSum, ReduceMean) and of
+the running sum along one (CumSum)."""
+
+from __future__ import annotations
+
+from xdsl.ir import SSAValue
+
+from hetero.dialects import relay
+from hetero.frontends.onnx.node import Converter, Node
+from hetero.frontends.onnx.transform import slice_bounds
+
+
+def _reduce(cls: type[relay.ReduceOp]) -> Converter:
+    """ReduceSum/ReduceMean: axes an attribute, or an input (ReduceSum from
+    opset 13, ReduceMean from 18); none reduce everything unless
+    `noop_with_empty_axes`."""
+
+    def convert(n: Node) -> SSAValue:
+        axes = n.ints("axes", 1)
+        if not axes and n.attrs.get("noop_with_empty_axes", 0):
+            return n.input(0)
+        keepdims = bool(n.attrs.get("keepdims", 1))
+        axis = tuple(axes) if axes else None
+        return n.op(cls, n.input(0), axis=axis, keepdims=keepdims)
+
+    return convert
+
+
+def _shifted(n: Node, x: SSAValue, axis: int, by: int, reverse: bool) -> SSAValue:
+    """`x` moved `by` places along `axis` (towards lower indices with
+    `reverse`), zeros where nothing moves in."""
+    shape = n.shape(0)
+    size, rank = shape[axis], len(shape)
+    start, stop = (by, size) if reverse else (0, size - by)
+    part = slice_bounds(n, x, shape, [start], [stop], [axis], [1])
+    widths = [0] * 2 * rank
+    widths[2 * axis + (1 if reverse else 0)] = by
+    return n.op(relay.PadOp, part, pad_width=tuple(widths), pad_value=0.0)
+
+
+def _cumsum(n: Node) -> SSAValue:
+    """Running sums along the constant `axis` in log2(size) steps of
+    `x + (x shifted by 2^i)` (Hillis and Steele's scan: exact for integers,
+    linear kernels, no triangular matrix); `exclusive` shifts by one more,
+    `reverse` sums from the end."""
+    shape = n.shape(0)
+    axis = int(n.const(1).reshape(-1)[0]) % len(shape)
+    size = shape[axis]
+    if size < 0:
+        raise n.error("CumSum needs a static size along its axis")
+    reverse = bool(n.attrs.get("reverse", 0))
+    result, step = n.input(0), 1
+    while step < size:
+        result = n.op(relay.AddOp, result, _shifted(n, result, axis, step, reverse))
+        step *= 2
+    if n.attrs.get("exclusive", 0) and size:
+        result = _shifted(n, result, axis, 1, reverse)
+    return result
+
+
+CONVERTERS: dict[str, Converter] = {
+    "ReduceSum": _reduce(relay.SumOp),
+    "ReduceMean": _reduce(relay.MeanOp),
+    "CumSum": _cumsum,
+}

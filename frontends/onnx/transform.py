@@ -1,0 +1,350 @@
+"""Converters of the operators that move, select or reshape elements:
+reshape, transpose, concat, pad, slice, split, gather, tile, expand, trilu."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from xdsl.dialects.builtin import IntegerType, TensorType, i1
+from xdsl.ir import SSAValue
+
+from hetero.dialects import relay
+from hetero.frontends.onnx.node import Converter, Node
+from hetero.interpreter.relay import element_dtype
+
+
+def _reshape(n: Node) -> SSAValue:
+    """`0` copies a dimension and `-1` is inferred, as in relay.reshape."""
+    shape = n.ints("shape", 1)
+    if shape is None:
+        raise n.error("the target shape is missing")
+    if n.attrs.get("allowzero", 0) and 0 in shape:
+        raise n.error("allowzero=1 with a zero in the shape is not supported")
+    return n.op(relay.ReshapeOp, n.input(0), newshape=tuple(shape))
+
+
+def _flatten(n: Node) -> SSAValue:
+    return n.op(relay.FlattenOp, n.input(0), axis=n.attrs.get("axis", 1))
+
+
+def _transpose(n: Node) -> SSAValue:
+    perm = n.attrs.get("perm")
+    return n.op(
+        relay.TransposeOp, n.input(0), axes=None if perm is None else tuple(perm)
+    )
+
+
+def _concat(n: Node) -> SSAValue:
+    return n.op(relay.ConcatenateOp, *n.inputs(), axis=n.attrs.get("axis", 1))
+
+
+def _squeeze(n: Node) -> SSAValue:
+    axes = n.ints("axes", 1)
+    return n.op(relay.SqueezeOp, n.input(0), axis=None if axes is None else tuple(axes))
+
+
+def _unsqueeze(n: Node) -> SSAValue:
+    """One expand_dims per axis, in increasing order of the output position."""
+    axes = n.ints("axes", 1)
+    if axes is None:
+        raise n.error("axes are missing")
+    out_rank = len(n.shape(0)) + len(axes)
+    result = n.input(0)
+    for axis in sorted(a % out_rank for a in axes):
+        result = n.op(relay.ExpandDimsOp, result, axis=axis)
+    return result
+
+
+def _pad(n: Node) -> SSAValue:
+    """Pads and value are attributes before opset 11, inputs after (with
+    optional `axes` from 18); ONNX lists all begins, then all ends."""
+    rank = len(n.shape(0))
+    pads = n.ints("pads" if n.opset < 11 else None, 1)
+    if pads is None:
+        raise n.error("pads are missing")
+    if n.opset >= 18 and n.has_input(3):
+        axes = [int(a) % rank for a in n.const(3).reshape(-1)]
+        full = [0] * (2 * rank)
+        for i, axis in enumerate(axes):
+            full[axis], full[rank + axis] = pads[i], pads[len(axes) + i]
+        pads = full
+    if any(p < 0 for p in pads):
+        raise n.error("negative pads (cropping) are not supported")
+    if n.opset < 11:
+        value = float(n.attrs.get("value", 0.0))
+    else:
+        value = float(n.const(2).reshape(-1)[0]) if n.has_input(2) else 0.0
+    mode = n.attrs.get("mode", b"constant")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if mode not in ("constant", "edge", "reflect"):
+        raise n.error(f"pad mode '{mode}' is not supported")
+    widths = [w for pair in zip(pads[:rank], pads[rank:]) for w in pair]
+    return n.op(
+        relay.PadOp, n.input(0), pad_width=tuple(widths), pad_value=value, pad_mode=mode
+    )
+
+
+_TO_THE_END = 2**62
+"""The end of a slice of a dynamic dimension (relay clamps `end`)."""
+
+
+def slice_bounds(
+    n: Node,
+    x: SSAValue,
+    shape: Sequence[int],
+    starts: Sequence[int],
+    ends: Sequence[int],
+    axes: Sequence[int],
+    steps: Sequence[int],
+) -> SSAValue:
+    """relay.strided_slice of ONNX slice parameters: negative indices count
+    from the end, bounds are clamped; negative steps are not supported."""
+    rank = len(shape)
+    begin, strides = [0] * rank, [1] * rank
+    end = [_TO_THE_END if d < 0 else d for d in shape]
+    for start, stop, axis, step in zip(starts, ends, axes, steps):
+        axis %= rank
+        dim = shape[axis]
+        if step < 1:
+            raise n.error("slices with a step below 1 are not supported")
+        if dim < 0 and (start < 0 or stop < 0):
+            raise n.error(
+                "negative slice bounds on a dynamic dimension are not supported"
+            )
+        limit = dim if dim >= 0 else _TO_THE_END
+        begin[axis] = min(max(start + dim if start < 0 else start, 0), limit)
+        end[axis] = min(max(stop + dim if stop < 0 else stop, 0), limit)
+        strides[axis] = step
+    return n.op(
+        relay.StridedSliceOp,
+        x,
+        begin=tuple(begin),
+        end=tuple(end),
+        strides=tuple(strides),
+    )
+
+
+def _slice(n: Node) -> SSAValue:
+    """Starts/ends/axes are attributes before opset 10, inputs (with steps) after."""
+    shape = n.shape(0)
+    starts, ends = n.ints("starts", 1), n.ints("ends", 2)
+    if starts is None or ends is None:
+        raise n.error("starts and ends are missing")
+    axes = n.ints("axes", 3, range(len(starts)))
+    steps = n.ints(None, 4, [1] * len(starts))
+    assert axes is not None and steps is not None
+    return slice_bounds(n, n.input(0), shape, starts, ends, axes, steps)
+
+
+def _split(n: Node) -> list[SSAValue]:
+    """Equal parts by default; `split` sizes as attribute (< 13) or input."""
+    shape = n.shape(0)
+    axis = n.attrs.get("axis", 0) % len(shape)
+    sizes = n.ints("split", 1)
+    if sizes is None:
+        count = len(n.proto.output)
+        if shape[axis] < 0:
+            raise n.error("splitting a dynamic dimension is not supported")
+        part = -(-shape[axis] // count)
+        sizes = [min(part, shape[axis] - i * part) for i in range(count)]
+    results, start = [], 0
+    for size in sizes:
+        results.append(
+            slice_bounds(n, n.input(0), shape, [start], [start + size], [axis], [1])
+        )
+        start += size
+    return results
+
+
+def _gather(n: Node) -> SSAValue:
+    """Gather along `axis`.  Constant indices (a scalar or a list, as in
+    shape arithmetic): one slice per index, concatenated, which constant
+    folding and dynamic dimensions take as they are; a scalar index drops
+    the axis.  Run-time indices (embeddings) and constant ones of higher
+    rank: `relay.take`."""
+    shape = n.shape(0)
+    axis = n.attrs.get("axis", 0) % len(shape)
+    if not n.is_constant(1) or n.const(1).ndim > 1:
+        return n.op(relay.TakeOp, n.input(0), n.input(1), axis=axis)
+    indices = n.const(1)
+    dim = shape[axis]
+    if dim < 0 and (indices < 0).any():
+        raise n.error("negative indices into a dynamic dimension are not supported")
+    picks = [
+        slice_bounds(
+            n, n.input(0), shape, [i], [i + 1 if i != -1 else dim], [axis], [1]
+        )
+        for i in (int(v) for v in indices.reshape(-1))
+    ]
+    result = (
+        picks[0] if len(picks) == 1 else n.op(relay.ConcatenateOp, *picks, axis=axis)
+    )
+    return n.op(relay.SqueezeOp, result, axis=(axis,)) if indices.ndim == 0 else result
+
+
+def _tile(n: Node) -> SSAValue:
+    """Each axis repeated by concatenating copies."""
+    result = n.input(0)
+    for axis, count in enumerate(int(r) for r in n.const(1).reshape(-1)):
+        if count != 1:
+            result = n.op(relay.ConcatenateOp, *[result] * count, axis=axis)
+    return result
+
+
+def _expand(n: Node) -> SSAValue:
+    """Broadcast to `shape` by adding a zero splat of that shape (booleans
+    as `i8`).  A shape computed at run time is the one the model declares
+    for the result."""
+    x = n.input(0)
+    if n.is_constant(1):
+        shape = tuple(int(d) for d in n.const(1))
+    elif (declared := n.graph.declared.get(n.proto.output[0])) is not None:
+        shape = declared
+    else:
+        raise n.error(
+            "the target shape must be known at import (a constant, or the "
+            "result's shape declared in the model)"
+        )
+    try:
+        target = np.broadcast_shapes(shape, tuple(max(d, 1) for d in n.shape(0)))
+    except ValueError as e:
+        raise n.error(f"{n.shape(0)} does not broadcast to {shape}") from e
+    type_ = x.type
+    assert isinstance(type_, TensorType)
+    boolean = type_.element_type == i1
+    if boolean:
+        x = n.op(relay.CastOp, x, dtype=IntegerType(8))
+    dtype = np.int8 if boolean else element_dtype(type_.element_type)
+    result = n.op(relay.AddOp, x, n.graph.constant(np.zeros(target, dtype), "zeros"))
+    return n.op(relay.CastOp, result, dtype=i1) if boolean else result
+
+
+def _gather_elements(n: Node) -> SSAValue:
+    """`data[..., indices[i...], ...]` at each position of `indices` along
+    `axis`: a `relay.take` from the flattened data at flat positions --
+    computed at import for constant indices, else by index arithmetic on
+    them (`indices * stride + offset`, a negative index first wrapped)."""
+    shape, index_shape = n.shape(0), n.shape(1)
+    if any(d < 0 for d in (*shape, *index_shape)):
+        raise n.error("GatherElements needs static shapes")
+    axis = n.attrs.get("axis", 0) % len(shape)
+    strides = np.array([math.prod(shape[i + 1 :]) for i in range(len(shape))])
+    offset = sum(
+        (
+            g * s
+            for i, (g, s) in enumerate(zip(np.indices(index_shape), strides))
+            if i != axis
+        ),
+        np.zeros(index_shape, np.int64),
+    )
+    flat = n.op(relay.ReshapeOp, n.input(0), newshape=(-1,))
+    if n.is_constant(1):
+        indices = n.const(1).astype(np.int64)
+        indices = np.where(indices < 0, indices + shape[axis], indices)
+        positions = n.graph.constant(offset + indices * strides[axis], "positions")
+        return n.op(relay.TakeOp, flat, positions, axis=0)
+    indices = n.input(1)
+    index_type = indices.type
+    assert isinstance(index_type, TensorType)
+    wrapped = n.op(
+        relay.WhereOp,
+        n.op(relay.LessOp, indices, n.scalar(0, indices)),
+        n.op(relay.AddOp, indices, n.scalar(shape[axis], indices)),
+        indices,
+    )
+    scaled = n.op(relay.MultiplyOp, wrapped, n.scalar(int(strides[axis]), wrapped))
+    offsets = offset.astype(element_dtype(index_type.element_type))
+    positions = n.op(relay.AddOp, scaled, n.graph.constant(offsets, "offsets"))
+    return n.op(relay.TakeOp, flat, positions, axis=0)
+
+
+def _gather_nd(n: Node) -> SSAValue:
+    """`data[b..., indices[b..., i..., :]]`: the last axis of `indices`
+    indexes the K axes of the data after its `batch_dims` leading ones
+    (which `indices` shares).  A `relay.take` from the data with those
+    axes flattened into one (batches included), at positions computed at
+    import for constant indices (the dynamo exporter's mask indexing), else
+    by index arithmetic on each column of them (negative indices wrapped,
+    times the stride; no integer `relay.sum`, which lower-te lacks)."""
+    shape, index_shape = n.shape(0), n.shape(1)
+    if any(d < 0 for d in (*shape, *index_shape)):
+        raise n.error("GatherND needs static shapes")
+    batch = n.attrs.get("batch_dims", 0)
+    indexed = shape[batch : batch + index_shape[-1]]
+    block = math.prod(indexed)
+    strides = np.array([math.prod(indexed[i + 1 :]) for i in range(len(indexed))])
+    batch_offsets = (np.arange(math.prod(shape[:batch])) * block).reshape(
+        shape[:batch] + (1,) * (len(index_shape) - 1 - batch)
+    )
+    flat = n.op(
+        relay.ReshapeOp,
+        n.input(0),
+        newshape=(math.prod(shape[:batch]) * block, *shape[batch + len(indexed) :]),
+    )
+    if n.is_constant(1):
+        indices = n.const(1).astype(np.int64)
+        indices = np.where(indices < 0, indices + np.array(indexed), indices)
+        positions = n.graph.constant(indices @ strides + batch_offsets, "positions")
+        return n.op(relay.TakeOp, flat, positions, axis=0)
+    indices, last = n.input(1), len(index_shape) - 1
+    index_type = indices.type
+    assert isinstance(index_type, TensorType)
+    dtype = element_dtype(index_type.element_type)
+    positions = n.graph.constant(batch_offsets.astype(dtype), "offsets")
+    for k, (size, stride) in enumerate(zip(indexed, strides)):
+        index = n.op(
+            relay.SqueezeOp,
+            slice_bounds(n, indices, index_shape, [k], [k + 1], [last], [1]),
+            axis=(last,),
+        )
+        wrapped = n.op(
+            relay.WhereOp,
+            n.op(relay.LessOp, index, n.scalar(0, index)),
+            n.op(relay.AddOp, index, n.scalar(size, index)),
+            index,
+        )
+        scaled = n.op(relay.MultiplyOp, wrapped, n.scalar(int(stride), wrapped))
+        positions = n.op(relay.AddOp, positions, scaled)
+    return n.op(relay.TakeOp, flat, positions, axis=0)
+
+
+def _trilu(n: Node) -> SSAValue:
+    """The upper (or lower) triangle of the last two axes from diagonal
+    `k`, the rest zero: a `relay.where` with a constant mask."""
+    shape = n.shape(0)
+    rows, columns = shape[-2:]
+    if rows < 0 or columns < 0:
+        raise n.error("Trilu needs static sizes of the last two axes")
+    k = int(n.const(1).reshape(-1)[0]) if n.has_input(1) else 0
+    ones = np.ones((rows, columns), dtype=np.bool_)
+    mask = np.triu(ones, k) if n.attrs.get("upper", 1) else np.tril(ones, k)
+    x = n.input(0)
+    return n.op(relay.WhereOp, n.graph.constant(mask, "triangle"), x, n.scalar(0, x))
+
+
+def _range(n: Node) -> SSAValue:
+    """Folded at import when its inputs are constants (`folding`); its
+    length cannot depend on run-time values."""
+    raise n.error("start, limit and delta must be constants (the length is the shape)")
+
+
+CONVERTERS: dict[str, Converter] = {
+    "Reshape": _reshape,
+    "Flatten": _flatten,
+    "Transpose": _transpose,
+    "Concat": _concat,
+    "Squeeze": _squeeze,
+    "Unsqueeze": _unsqueeze,
+    "Pad": _pad,
+    "Slice": _slice,
+    "Split": _split,
+    "Gather": _gather,
+    "Tile": _tile,
+    "Expand": _expand,
+    "GatherElements": _gather_elements,
+    "GatherND": _gather_nd,
+    "Trilu": _trilu,
+    "Range": _range,
+}
