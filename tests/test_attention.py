@@ -16,8 +16,8 @@ from hetero.dialects import relay, tir
 from hetero.dialects.target.config import module_config
 from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run
-from hetero.te import templates as te_templates
 from hetero.te.schedules.problems import Gemm
+from hetero.te.templates import gemm
 
 HEADS, HEAD = 3, 5
 """Odd sizes: no register tile or vector divides them."""
@@ -109,7 +109,7 @@ def test_k_transposed_is_read_along_k(monkeypatch: pytest.MonkeyPatch) -> None:
     """The GEMM is told that `Kᵀ` is contiguous along `k` (its packing reads
     K's rows), and that V, `[seq, head]` per head, is not."""
     problems: list[Gemm] = []
-    schedule = te_templates.problem_schedule
+    schedule = gemm.problem_schedule
 
     def recording(target, kind):  # type: ignore[no-untyped-def]
         chosen = schedule(target, kind)
@@ -122,7 +122,7 @@ def test_k_transposed_is_read_along_k(monkeypatch: pytest.MonkeyPatch) -> None:
 
         return record
 
-    monkeypatch.setattr(te_templates, "problem_schedule", recording)
+    monkeypatch.setattr(gemm, "problem_schedule", recording)
     module = parse_module(_attention(7))
     lower_to_tir(module)
     assert [(p.batch, p.m, p.n, p.k, p.b_along_k) for p in problems] == [
@@ -152,7 +152,7 @@ def test_contiguous_axis_of_views(
     )
     if merged is not None:
         view = relay.ReshapeOp(view, newshape=merged)
-    assert te_templates._contiguous_axis(view.result) == contiguous
+    assert gemm._contiguous_axis(view.result) == contiguous
 
 
 def test_bench_block_is_the_exported_attention() -> None:

@@ -1,0 +1,167 @@
+"""The templates of dense and matmul: a `Gemm` problem for the target's
+schedule, else a plain nest.  Their operands are read through loaders, so
+a view fused before them (an attention block's per-head reshapes and
+transposes, `VIEW_READERS`) is read in place."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from xdsl.dialects import arith
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from hetero.dialects import relay
+from hetero.te.emit import Emitter, Index, Tensor
+from hetero.te.schedules import problem_schedule
+from hetero.te.schedules.problems import Gemm
+from hetero.te.templates.base import (
+    NestTemplate,
+    accumulate,
+    require_float,
+    result_shape,
+)
+from hetero.te.templates.elementwise import broadcast_indices
+from hetero.te.templates.epilogue import Epilogue, finish, store_into
+from hetero.te.templates.injective import VIEW_OPS, unblocked
+
+
+def _plain_gemm(
+    e: Emitter,
+    out: SSAValue,
+    shape: Sequence[int],
+    extent: int,
+    element_type: Attribute,
+    operands: Callable[[Emitter, Sequence[Index], Index], tuple[SSAValue, SSAValue]],
+    epilogue: Epilogue | None,
+) -> None:
+    """Without a schedule: out[idx] = sum_k a·b over `k < extent`, accumulated in
+    `out`, where `operands(e, idx, k)` loads the pair `(a, b)` multiplied."""
+    body, idx = e.nest(shape, parallel=True)
+    body.store(body.constant(0.0, element_type), out, idx)
+    inner, k = body.loop(extent)
+    product = inner.op(arith.MulfOp(*operands(inner, idx, k)))
+    accumulate(inner, out, idx, product, arith.AddfOp)
+    finish(e, out, shape, epilogue)
+
+
+def _dense(
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
+) -> None:
+    """out[m, n] = sum_k x[m, k] * w[n, k] (`w` read through its panels
+    when packed, `NK<b>n`)."""
+    assert isinstance(op, relay.DenseOp)
+    x, packed = inputs
+    require_float(op, x.element_type)
+    (m, n), k = result_shape(op), x.shape[1]
+    w = _nk(op, packed)
+    if (schedule := problem_schedule(e.target, Gemm)) is not None:
+        problem = Gemm(
+            1,
+            m,
+            n,
+            k,
+            x.element_type,
+            lambda e, _, i, kk: x.load(e, [i, kk]),
+            lambda e, _, kk, j: w.load(e, [j, kk]),
+            lambda e, idx, value: store_into(out, epilogue)(e, idx[1:], value),
+            b_along_k=True,
+            packed_b=packed if w is not packed else None,
+        )
+        return schedule(e, problem, e.target)
+
+    def operands(
+        e: Emitter, idx: Sequence[Index], kk: Index
+    ) -> tuple[SSAValue, SSAValue]:
+        return x.load(e, [idx[0], kk]), w.load(e, [idx[1], kk])
+
+    _plain_gemm(e, out, (m, n), k, x.element_type, operands, epilogue)
+
+
+def _nk(op: relay.DenseOp, weight: Tensor) -> Tensor:
+    """The dense weight as `NK` (`[N, K]`), whatever its `weight_layout`."""
+    block = relay.dense_block(op.weight_layout)
+    return unblocked(weight, op.units, block) if block else weight
+
+
+VIEW_READERS: frozenset[type[Operation]] = frozenset({relay.MatmulOp, relay.DenseOp})
+"""Anchors whose schedule reads each operand element through a loader
+(`Gemm.a`, `Gemm.b`, once per element when packing), so that a view of a
+buffer fused before them (`fuse-ops`) is read in place, never copied."""
+
+
+def _contiguous_axis(value: SSAValue) -> int | None:
+    """The axis along which neighbouring elements of `value` lie next to
+    each other in memory as a kernel reads it: the last one of a buffer (a
+    parameter, a materialised result), permuted by transposes and kept by
+    other views that keep the last axis contiguous; None if no axis is."""
+    rank = len(value.type.get_shape())  # type: ignore[attr-defined]
+    owner = value.owner
+    if type(owner) not in VIEW_OPS:
+        return rank - 1
+    assert isinstance(owner, Operation)
+    source = owner.operands[0]
+    inner = _contiguous_axis(source)
+    if isinstance(owner, relay.TransposeOp):
+        axes = owner.axes or tuple(reversed(range(rank)))
+        return None if inner is None else [a % rank for a in axes].index(inner)
+    last = len(source.type.get_shape()) - 1  # type: ignore[attr-defined]
+    return rank - 1 if inner == last else None
+
+
+def _matmul(
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
+) -> None:
+    """out[..., m, n] = sum_k a[..., m, k] * b[..., k, n], batch dims broadcast;
+    `b` read along `k` where that is its contiguous axis (`Kᵀ` as a
+    transposed view of `K`, `VIEW_READERS`)."""
+    a, b = inputs
+    require_float(op, a.element_type)
+    shape = result_shape(op)
+    batch_shape = shape[:-2]
+    if (schedule := problem_schedule(e.target, Gemm)) is not None:
+
+        def operand(x: Tensor, e: Emitter, flat: Index) -> list[Index]:
+            return broadcast_indices(
+                e.unflatten(flat, batch_shape), batch_shape, x.shape[:-2]
+            )
+
+        problem = Gemm(
+            math.prod(batch_shape),
+            shape[-2],
+            shape[-1],
+            a.shape[-1],
+            a.element_type,
+            lambda e, t, i, k: a.load(e, [*operand(a, e, t), i, k]),
+            lambda e, t, k, j: b.load(e, [*operand(b, e, t), k, j]),
+            lambda e, idx, value: store_into(out, epilogue)(
+                e, [*e.unflatten(idx[0], batch_shape), *idx[1:]], value
+            ),
+            b_along_k=_contiguous_axis(op.operands[1]) == len(b.shape) - 2,
+        )
+        return schedule(e, problem, e.target)
+
+    def operands(
+        e: Emitter, idx: Sequence[Index], k: Index
+    ) -> tuple[SSAValue, SSAValue]:
+        batch, (m, n) = idx[:-2], idx[-2:]
+        a_idx = broadcast_indices(batch, batch_shape, a.shape[:-2]) + [m, k]
+        b_idx = broadcast_indices(batch, batch_shape, b.shape[:-2]) + [k, n]
+        return a.load(e, a_idx), b.load(e, b_idx)
+
+    _plain_gemm(e, out, shape, a.shape[-1], a.element_type, operands, epilogue)
+
+
+TEMPLATES: dict[type[Operation], NestTemplate] = {
+    relay.DenseOp: _dense,
+    relay.MatmulOp: _matmul,
+}
+"""Matrix product op → template writing its result into a buffer."""

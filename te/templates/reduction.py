@@ -1,0 +1,361 @@
+"""The templates of the reductions along rows: softmax and log-softmax,
+layer_norm, lrn, sum and mean.  A row's partial results are kept in a
+`local` buffer, a vector's lanes on a CPU (`_partials`, `_halve`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects import math as math_dialect
+from xdsl.ir import Attribute, Operation, SSAValue
+
+from hetero.dialects import relay
+from hetero.dialects.tir import ForKind
+from hetero.targets.cpu import is_cpu
+from hetero.te.emit import Emitter, Index, Tensor
+from hetero.te.schedules.isa import vector_isa
+from hetero.te.templates.base import (
+    NestTemplate,
+    accumulate,
+    channel_axis,
+    one,
+    require_float,
+    result_shape,
+)
+from hetero.te.templates.epilogue import Epilogue, store_into
+
+
+@dataclass(frozen=True)
+class _RowNormalization:
+    """What a softmax-like op makes of a row's maximum `m` and the sum `s`
+    of `exp(x - m)` (`relay.RowNormalizationOp`)."""
+
+    keeps_exp: bool
+    """The sum's pass stores `exp(x - m)` as the output, which the last pass
+    reads back (else it reads `x - m`)."""
+    of_sum: Callable[[Emitter, SSAValue], SSAValue]
+    """The row's constant, computed once from `s`."""
+    element: Callable[[Emitter, SSAValue, SSAValue], SSAValue]
+    """(stored `exp(x - m)` or `x - m`, the row's constant) → the result."""
+
+
+ROW_NORMALIZATIONS: dict[type[Operation], _RowNormalization] = {
+    relay.SoftmaxOp: _RowNormalization(
+        True,
+        lambda e, s: e.op(arith.DivfOp(one(e, s), s)),
+        lambda e, v, c: e.op(arith.MulfOp(v, c)),
+    ),
+    relay.LogSoftmaxOp: _RowNormalization(
+        False,
+        lambda e, s: e.op(math_dialect.LogOp(s)),
+        lambda e, v, c: e.op(arith.SubfOp(v, c)),
+    ),
+}
+
+
+def _softmax(
+    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
+) -> None:
+    """Softmax and log-softmax in three passes over each row along `axis`
+    (a maximum, a sum of `exp(x - max)`, the result), in parallel over the
+    rows.  On a CPU each pass is vectorized: along the row when `axis` is
+    the innermost one (`_softmax_along`), else across the innermost axis,
+    neighbouring rows in the lanes (`_softmax_across`).  A row holding NaN
+    or +inf, or only -inf, is NaN (its maximum is)."""
+    (data,) = inputs
+    require_float(op, data.element_type)
+    axis = channel_axis(op, len(data.shape))
+    kind = ROW_NORMALIZATIONS[type(op)]
+    if axis == len(data.shape) - 1:
+        return _softmax_along(e, kind, data, out)
+    _softmax_across(e, kind, data, out, axis)
+
+
+SOFTMAX_VECTORS = 4
+"""Vectors of partial results a softmax row keeps on a CPU: independent
+chains of maxima and sums, so that each step need not wait for the last
+(faster than one chain, even of AVX-512's 16 lanes), few enough to leave
+AVX2 registers for `exp`'s constants."""
+
+
+def _row_lanes(e: Emitter, element: Attribute, size: int) -> int:
+    """Partial results a softmax row keeps: `SOFTMAX_VECTORS` vectors on a
+    CPU, one on a GPU (whose threads are its lanes)."""
+    if not is_cpu(e.target):
+        return 1
+    return min(SOFTMAX_VECTORS * vector_isa(e.target).lanes(element), size)
+
+
+def _softmax_along(
+    e: Emitter, kind: _RowNormalization, data: Tensor, out: SSAValue
+) -> None:
+    """Rows along the innermost axis: the maximum and the sum each kept in
+    `lanes` partial results (`_lanes_over`), then `_halve`d."""
+    element, (*outer, size) = data.element_type, data.shape
+    body, (row,) = e.nest([math.prod(outer)], parallel=True)
+    at = body.unflatten(row, outer)
+    lanes = _row_lanes(body, element, size)
+    peak, total = _partials(body, lanes, element, -math.inf, 0.0)
+
+    def fold_peak(e: Emitter, p: Index, j: Index) -> None:
+        value = data.load(e, [*at, p])
+        e.store(e.fmaximum(e.load(peak, [j]), value), peak, [j])
+
+    _lanes_over(body, size, lanes, fold_peak)
+    _halve(body, [peak], lanes, Emitter.fmaximum)
+    top = body.load(peak, [0])
+
+    def add_exp(e: Emitter, p: Index, j: Index) -> None:
+        value = e.op(
+            math_dialect.ExpOp(e.op(arith.SubfOp(data.load(e, [*at, p]), top)))
+        )
+        if kind.keeps_exp:
+            e.store(value, out, [*at, p])
+        accumulate(e, total, [j], value, arith.AddfOp)
+
+    _lanes_over(body, size, lanes, add_exp)
+    _halve(body, [total], lanes)
+    constant = kind.of_sum(body, body.load(total, [0]))
+    lane, p = body.loop(size, ForKind.VECTORIZED)
+    if kind.keeps_exp:
+        value = lane.load(out, [*at, p])
+    else:
+        value = lane.op(arith.SubfOp(data.load(lane, [*at, p]), top))
+    lane.store(kind.element(lane, value, constant), out, [*at, p])
+
+
+def _softmax_across(
+    e: Emitter, kind: _RowNormalization, data: Tensor, out: SSAValue, axis: int
+) -> None:
+    """Rows along an outer axis: a task takes `lanes` neighbouring rows
+    (consecutive along the innermost axis) and runs each pass over `axis`
+    with them in the vector lanes, a maximum, a sum and then the row's
+    constant per lane; the last block of the innermost axis may be
+    narrower."""
+    element, shape = data.element_type, data.shape
+    lanes = _row_lanes(e, element, shape[-1])
+    blocks, rest = -(-shape[-1] // lanes), shape[-1] % lanes
+    outer = [1 if i == axis else d for i, d in enumerate(shape[:-1])]
+    body, (task,) = e.nest([math.prod(outer) * blocks], parallel=True)
+    *idx, block = body.unflatten(task, [*outer, blocks])
+    first = body.mul(block, lanes)
+
+    def rows(width: int) -> Callable[[Emitter], None]:
+        def emit(at: Emitter) -> None:
+            peak, total = _partials(at, width, element, -math.inf, 0.0)
+
+            def each(
+                visit: Callable[[Emitter, list[Index], Index], None],
+            ) -> None:
+                step, k = at.loop(shape[axis])
+                lane, j = step.loop(width, ForKind.VECTORIZED)
+                place = [k if i == axis else v for i, v in enumerate(idx)]
+                visit(lane, [*place, lane.add(first, j)], j)
+
+            def fold_peak(e: Emitter, where: list[Index], j: Index) -> None:
+                value = data.load(e, where)
+                e.store(e.fmaximum(e.load(peak, [j]), value), peak, [j])
+
+            def shifted(e: Emitter, where: list[Index], j: Index) -> SSAValue:
+                return e.op(arith.SubfOp(data.load(e, where), e.load(peak, [j])))
+
+            def add_exp(e: Emitter, where: list[Index], j: Index) -> None:
+                value = e.op(math_dialect.ExpOp(shifted(e, where, j)))
+                if kind.keeps_exp:
+                    e.store(value, out, where)
+                accumulate(e, total, [j], value, arith.AddfOp)
+
+            def finish(e: Emitter, where: list[Index], j: Index) -> None:
+                value = e.load(out, where) if kind.keeps_exp else shifted(e, where, j)
+                e.store(kind.element(e, value, e.load(total, [j])), out, where)
+
+            each(fold_peak)
+            each(add_exp)
+            lane, j = at.loop(width, ForKind.VECTORIZED)
+            lane.store(kind.of_sum(lane, lane.load(total, [j])), total, [j])
+            each(finish)
+
+        return emit
+
+    if not rest:
+        return rows(lanes)(body)
+    if (full := body.when(body.less(block, blocks - 1))) is not None:
+        rows(lanes)(full)
+    if (last := body.when(body.less(blocks - 2, block))) is not None:
+        rows(rest)(last)
+
+
+def _lrn(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
+    """out = x / (bias + alpha / size * sum of x² over the channel window) ** beta,
+    the window spanning (size-1)//2 channels before and size//2 after."""
+    assert isinstance(op, relay.LRNOp)
+    (x,) = inputs
+    element = x.element_type
+    require_float(op, element)
+    axis = channel_axis(op, len(x.shape))
+    body, idx = e.nest(result_shape(op), parallel=True)
+    body.store(body.constant(0.0, element), out, idx)
+    window, k = body.loop(op.size)
+    channel = window.sub(window.add(idx[axis], k), (op.size - 1) // 2)
+    at = [channel if i == axis else v for i, v in enumerate(idx)]
+    if (tap := window.when(window.in_range(channel, 0, x.shape[axis]))) is not None:
+        value = x.load(tap, at)
+        accumulate(tap, out, idx, tap.op(arith.MulfOp(value, value)), arith.AddfOp)
+    scale = body.constant(op.alpha / op.size, element)
+    base = body.op(
+        arith.AddfOp(
+            body.constant(op.bias, element),
+            body.op(arith.MulfOp(scale, body.load(out, idx))),
+        )
+    )
+    power = body.op(math_dialect.PowFOp(base, body.constant(op.beta, element)))
+    body.store(body.op(arith.DivfOp(x.load(body, idx), power)), out, idx)
+
+
+def _reduce(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
+    """out[kept] = sum (or mean) of x over the reduced dimensions: a parallel
+    nest over the output, an inner serial nest over the reduced extents."""
+    assert isinstance(op, relay.ReduceOp)
+    (x,) = inputs
+    element = x.element_type
+    require_float(op, element)
+    rank = len(x.shape)
+    reduced = set(range(rank)) if op.axis is None else {a % rank for a in op.axis}
+    kept = [i for i in range(rank) if i not in reduced]
+    body, idx = e.nest(result_shape(op), parallel=True)
+    kept_idx = [idx[i] for i in kept] if op.keepdims else idx
+    body.store(body.constant(0.0, element), out, idx)
+    inner, taps = body.nest([x.shape[i] for i in sorted(reduced)])
+    source: list[Index] = [0] * rank
+    for i, v in zip(kept, kept_idx):
+        source[i] = v
+    for i, v in zip(sorted(reduced), taps):
+        source[i] = v
+    accumulate(inner, out, idx, x.load(inner, source), arith.AddfOp)
+    if isinstance(op, relay.MeanOp):
+        count = body.constant(float(math.prod(x.shape[i] for i in reduced)), element)
+        body.store(body.op(arith.DivfOp(body.load(out, idx), count)), out, idx)
+
+
+NORM_LANES = 16
+"""Partial sums a `layer_norm` row keeps (`local`): a multiple of every CPU
+target's f32 vector width, so each loop over them is whole vectors."""
+
+
+def _layer_norm(
+    e: Emitter,
+    op: Operation,
+    inputs: Sequence[Tensor],
+    out: SSAValue,
+    epilogue: Epilogue | None = None,
+) -> None:
+    """One kernel, a parallel loop over the rows (the axes before `axis`).
+    Per row, one vectorized pass adds `d = x - x[0]` and `d²` into
+    `NORM_LANES` partial sums each, which are then halved to one; a second
+    vectorized pass stores `(d - mean(d)) * rstd * gamma + beta` through the
+    epilogue.  Working on `d`, shifted by the row's first element, keeps
+    `E[d²] - E[d]²` from cancelling and the centred values exact when the
+    mean is large next to the spread (a residual stream's rows)."""
+    assert isinstance(op, relay.LayerNormOp)
+    x, gamma, beta = inputs
+    element = x.element_type
+    require_float(op, element)
+    axis = channel_axis(op, len(x.shape))
+    outer, inner = x.shape[:axis], x.shape[axis:]
+    size = math.prod(inner)
+    body, (row,) = e.nest([math.prod(outer)], parallel=True)
+    at = body.unflatten(row, outer)
+
+    def element_at(e: Emitter, p: Index) -> list[Index]:
+        return [*at, *e.unflatten(p, inner)]
+
+    shift = x.load(body, element_at(body, 0))
+    lanes = min(NORM_LANES, size)
+    sums = _partials(body, lanes, element, 0.0, 0.0)
+
+    def add_terms(e: Emitter, p: Index, j: Index) -> None:
+        d = e.op(arith.SubfOp(x.load(e, element_at(e, p)), shift))
+        for partial, term in zip(sums, (d, e.op(arith.MulfOp(d, d)))):
+            accumulate(e, partial, [j], term, arith.AddfOp)
+
+    _lanes_over(body, size, lanes, add_terms)
+    _halve(body, sums, lanes)
+    count = body.constant(float(size), element)
+    mean, square = (body.op(arith.DivfOp(body.load(s, [0]), count)) for s in sums)
+    variance = body.fmax(
+        body.op(arith.SubfOp(square, body.op(arith.MulfOp(mean, mean)))),
+        body.constant(0.0, element),
+    )
+    spread = body.op(arith.AddfOp(variance, body.constant(op.epsilon, element)))
+    rstd = body.op(
+        arith.DivfOp(body.constant(1.0, element), body.op(math_dialect.SqrtOp(spread)))
+    )
+    lane, p = body.loop(size, ForKind.VECTORIZED)
+    d = lane.op(arith.SubfOp(x.load(lane, element_at(lane, p)), shift))
+    normal = lane.op(arith.MulfOp(lane.op(arith.SubfOp(d, mean)), rstd))
+    index = lane.unflatten(p, inner)
+    scaled = lane.op(arith.MulfOp(normal, gamma.load(lane, index)))
+    value = lane.op(arith.AddfOp(scaled, beta.load(lane, index)))
+    store_into(out, epilogue)(lane, element_at(lane, p), value)
+
+
+def _partials(
+    e: Emitter, lanes: int, element: Attribute, *starts: float
+) -> list[SSAValue]:
+    """A `local` row of `lanes` partial results for each of `starts`, filled
+    with it (a row reduction's accumulators, one per lane)."""
+    rows = [e.alloc([lanes], element, "local") for _ in starts]
+    fill, j = e.loop(lanes, ForKind.VECTORIZED)
+    for row, start in zip(rows, starts):
+        fill.store(fill.constant(start, element), row, [j])
+    return rows
+
+
+def _lanes_over(
+    e: Emitter, size: int, lanes: int, visit: Callable[[Emitter, Index, Index], None]
+) -> None:
+    """`visit(e, p, j)` for each `p < size`, `j` the partial result it goes
+    into (`p % lanes`): vectorized loops of `lanes` over the whole chunks,
+    then one over the rest."""
+    whole, rest = divmod(size, lanes)
+    chunks, c = e.loop(whole)
+    lane, j = chunks.loop(lanes, ForKind.VECTORIZED)
+    visit(lane, lane.add(lane.mul(c, lanes), j), j)
+    if rest:
+        lane, j = e.loop(rest, ForKind.VECTORIZED)
+        visit(lane, lane.add(j, whole * lanes), j)
+
+
+def _add(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
+    return e.op(arith.AddfOp(a, b))
+
+
+def _halve(
+    e: Emitter,
+    partials: Sequence[SSAValue],
+    live: int,
+    combine: Callable[[Emitter, SSAValue, SSAValue], SSAValue] = _add,
+) -> None:
+    """Each `local` row of partial results combined (added) into its element
+    0, halving the live elements with one vectorized loop a step."""
+    while live > 1:
+        half = (live + 1) // 2
+        lane, j = e.loop(live - half, ForKind.VECTORIZED)
+        for partial in partials:
+            other = lane.load(partial, [lane.add(j, half)])
+            lane.store(combine(lane, lane.load(partial, [j]), other), partial, [j])
+        live = half
+
+
+TEMPLATES: dict[type[Operation], NestTemplate] = {
+    relay.SoftmaxOp: _softmax,
+    relay.LogSoftmaxOp: _softmax,
+    relay.LRNOp: _lrn,
+    relay.SumOp: _reduce,
+    relay.MeanOp: _reduce,
+    relay.LayerNormOp: _layer_norm,
+}
+"""Row reduction op → template writing its result into a buffer."""
