@@ -238,8 +238,9 @@ def _fmin(a: np.ndarray, b: Any) -> np.ndarray:
 
 def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`a / b`; on integers truncated toward zero (TVM's `truncdiv`), 0
-    where `b` is 0 (what the compiled code computes: `te_templates`
-    `_int_divide`), exact for all 64-bit values (no trip through float)."""
+    where `b` is 0 (what the compiled code computes: `_int_divide` of
+    `te/templates/elementwise.py`), exact for all 64-bit values (no trip
+    through float)."""
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
         return np.divide(a, b)

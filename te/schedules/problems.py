@@ -79,7 +79,7 @@ class Conv2D:
     flat_store: bool = False
     """`store` also takes `[n, o, 0, y * OW + x]` for `[n, o, y, x]`: the
     result is `NCHW` and its epilogue reads the same elements either way
-    (`te_templates.Epilogue.flat_pixels`).  A schedule storing a run of
+    (`hetero.te.templates.Epilogue.flat_pixels`).  A schedule storing a run of
     pixels across rows then has no image width in its indices, so kernels
     for images of other sizes are alike (`merge-kernels`)."""
 
