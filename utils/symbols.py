@@ -83,3 +83,11 @@ def enclosing(op: Operation, kind: type[OpT]) -> OpT | None:
     while parent is not None and not isinstance(parent, kind):
         parent = parent.parent_op()
     return parent
+
+
+def ancestors(op: Operation) -> Iterator[Operation]:
+    """The ops around `op`, innermost first."""
+    parent = op.parent_op()
+    while parent is not None:
+        yield parent
+        parent = parent.parent_op()
