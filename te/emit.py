@@ -1,6 +1,6 @@
 """Building blocks of `lower-te`: an IR emitter for loop nests and lazy tensors.
 
-The compute templates (`te/templates.py`) describe each relay op as
+The compute templates (`te/templates/`) describe each relay op as
 either a *lazy* tensor (a function from indices to a scalar, emitted where it
 is read: this is how elementwise/injective producers are inlined into their
 consumers' loop bodies without intermediate buffers) or as a loop nest that

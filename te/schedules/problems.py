@@ -1,6 +1,6 @@
 """What a schedule is asked to compute: target-independent problem descriptions.
 
-The compute templates of `lower-te` (`te/templates.py`) describe a
+The compute templates of `lower-te` (`te/templates/`) describe a
 heavy op as one of these and hand it to the schedule registered for the
 function's device type (`hetero.te.schedules.SCHEDULES`).  A problem
 says *what* to compute through loaders (functions emitting the IR that reads
