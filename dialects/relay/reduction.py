@@ -1,0 +1,50 @@
+"""The reductions over axes: `relay.sum` and `relay.mean`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import TensorType
+from xdsl.ir import Attribute
+from xdsl.irdl import irdl_op_definition, operand_def
+
+from hetero.dialects.relay.base import TensorOp
+from hetero.dialects.relay.params import BoolParam, OptionalIntsParam
+from hetero.dialects.relay.shapes import Shape, reduce_shape
+
+
+class ReduceOp(TensorOp):
+    """Base of the reductions over `axis` (default: every dimension)."""
+
+    x = operand_def(TensorType)
+    axis = OptionalIntsParam()
+    keepdims = BoolParam(False)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return reduce_shape(
+            shapes[0], cls.axis.read(attributes), cls.keepdims.read(attributes)
+        )
+
+
+@irdl_op_definition
+class SumOp(ReduceOp):
+    """Sum over `axis`."""
+
+    name = "relay.sum"
+
+
+@irdl_op_definition
+class MeanOp(ReduceOp):
+    """Mean over `axis`."""
+
+    name = "relay.mean"
+
+
+REDUCTION_OPS: tuple[type[TensorOp], ...] = (
+    SumOp,
+    MeanOp,
+)
+"""The ops of this family, in the order the `Relay` dialect lists them."""

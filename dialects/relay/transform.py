@@ -1,0 +1,268 @@
+"""The tensor operators that move elements: reshape, transpose, layout
+transforms, cast, take, flatten, concatenate, squeeze, expand_dims and
+strided_slice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import IntegerType, TensorType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import irdl_op_definition, operand_def, var_operand_def
+from xdsl.utils.exceptions import VerifyException
+
+from hetero.dialects.relay.base import TensorOp
+from hetero.dialects.relay.layouts import DATA_LAYOUT
+from hetero.dialects.relay.params import (
+    NO_ATTRIBUTES,
+    ElementTypeParam,
+    IntParam,
+    IntsParam,
+    LayoutParam,
+    OptionalIntsParam,
+    check_minimum,
+)
+from hetero.dialects.relay.shapes import (
+    Shape,
+    blocked_shape,
+    concatenate_shape,
+    expand_dims_shape,
+    flatten_shape,
+    nchw_shape,
+    reshape_shape,
+    squeeze_shape,
+    strided_slice_shape,
+    take_shape,
+    transpose_shape,
+)
+
+
+@irdl_op_definition
+class ReshapeOp(TensorOp):
+    """Same elements, new shape (`0` copies a dimension, one `-1` is inferred)."""
+
+    name = "relay.reshape"
+
+    x = operand_def(TensorType)
+    newshape = IntsParam()
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return reshape_shape(shapes[0], cls.newshape.read(attributes))
+
+
+@irdl_op_definition
+class TransposeOp(TensorOp):
+    """Permute the dimensions (default: reverse them)."""
+
+    name = "relay.transpose"
+
+    x = operand_def(TensorType)
+    axes = OptionalIntsParam()
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return transpose_shape(shapes[0], cls.axes.read(attributes))
+
+
+@irdl_op_definition
+class LayoutTransformOp(TensorOp):
+    """The same tensor in another data layout (`DATA_LAYOUT`; TVM's
+    `layout_transform`): `NCHW` to `NCHW<b>c`, back, or between blocks."""
+
+    name = "relay.layout_transform"
+
+    x = operand_def(TensorType)
+    src_layout = LayoutParam(DATA_LAYOUT)
+    dst_layout = LayoutParam(DATA_LAYOUT)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        nchw = nchw_shape(shapes[0], cls.src_layout.read(attributes), "the data")
+        return blocked_shape(nchw, cls.dst_layout.read(attributes), "the data")
+
+
+@irdl_op_definition
+class CastOp(TensorOp):
+    """Each element converted to `dtype` (TVM's `cast`, ONNX's `Cast`, NumPy's
+    `astype`): floats round to the nearest, to integers toward zero (a
+    value out of the integer's range is undefined, as in C); to `i1`,
+    nonzero is true; from `i1`, true is 1."""
+
+    name = "relay.cast"
+
+    x = operand_def(TensorType)
+    dtype = ElementTypeParam()
+
+    @classmethod
+    def infer_element_type(
+        cls,
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        return cls.dtype.read(attributes)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return shapes[0]
+
+
+@irdl_op_definition
+class TakeOp(TensorOp):
+    """Elements of `data` picked along `axis` by run-time `indices` (TVM's
+    `take`, ONNX's `Gather`): the result's dimension `axis` becomes the
+    dimensions of `indices`.  A negative index counts from the end; one
+    still out of range is clamped to the nearest end (TVM's default `clip`
+    mode), so no index reads outside `data`."""
+
+    name = "relay.take"
+
+    data = operand_def(TensorType)
+    indices = operand_def(TensorType)
+    axis = IntParam(0)
+
+    @classmethod
+    def infer_element_type(
+        cls,
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        index_type = tensors[1].element_type
+        if not isinstance(index_type, IntegerType) or index_type.width.data < 8:
+            raise VerifyException(f"indices must be integers, got {index_type}")
+        return tensors[0].element_type
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return take_shape(shapes[0], shapes[1], cls.axis.read(attributes))
+
+
+@irdl_op_definition
+class FlattenOp(TensorOp):
+    """Collapse to 2-D: the dimensions before `axis`, and those from it on."""
+
+    name = "relay.flatten"
+
+    x = operand_def(TensorType)
+    axis = IntParam(1)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return flatten_shape(shapes[0], cls.axis.read(attributes))
+
+
+@irdl_op_definition
+class ConcatenateOp(TensorOp):
+    """Join one or more tensors along `axis`."""
+
+    name = "relay.concatenate"
+
+    inputs = var_operand_def(TensorType)
+    axis = IntParam(0)
+
+    @classmethod
+    def group_operands(
+        cls, values: list[SSAValue]
+    ) -> Sequence[SSAValue | Sequence[SSAValue]]:
+        return [values]
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return concatenate_shape(shapes, cls.axis.read(attributes))
+
+    @classmethod
+    def infer_result_type(
+        cls,
+        operand_types: Sequence[Attribute],
+        attributes: Mapping[str, Attribute] = NO_ATTRIBUTES,
+    ) -> TensorType[Attribute]:
+        if not operand_types:
+            raise VerifyException("concatenate needs at least one operand")
+        return super().infer_result_type(operand_types, attributes)
+
+
+@irdl_op_definition
+class SqueezeOp(TensorOp):
+    """Drop size-1 dimensions: those in `axis`, or all of them."""
+
+    name = "relay.squeeze"
+
+    x = operand_def(TensorType)
+    axis = OptionalIntsParam()
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return squeeze_shape(shapes[0], cls.axis.read(attributes))
+
+
+@irdl_op_definition
+class ExpandDimsOp(TensorOp):
+    """Insert `num_newaxis` size-1 dimensions at `axis`."""
+
+    name = "relay.expand_dims"
+
+    x = operand_def(TensorType)
+    axis = IntParam()
+    num_newaxis = IntParam(1, minimum=0)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        return expand_dims_shape(
+            shapes[0], cls.axis.read(attributes), cls.num_newaxis.read(attributes)
+        )
+
+
+@irdl_op_definition
+class StridedSliceOp(TensorOp):
+    """`x[b0:e0:s0, ...]`: one begin, end and positive stride per dimension."""
+
+    name = "relay.strided_slice"
+
+    x = operand_def(TensorType)
+    begin = IntsParam(minimum=0)
+    end = IntsParam(minimum=0)
+    strides = OptionalIntsParam()
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        strides = cls.strides.read(attributes) or (1,) * len(shapes[0])
+        check_minimum("strides", strides, 1)
+        return strided_slice_shape(
+            shapes[0], cls.begin.read(attributes), cls.end.read(attributes), strides
+        )
+
+
+TRANSFORM_OPS: tuple[type[TensorOp], ...] = (
+    ReshapeOp,
+    TransposeOp,
+    LayoutTransformOp,
+    CastOp,
+    TakeOp,
+    FlattenOp,
+    ConcatenateOp,
+    SqueezeOp,
+    ExpandDimsOp,
+    StridedSliceOp,
+)
+"""The ops of this family, in the order the `Relay` dialect lists them."""
