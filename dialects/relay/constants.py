@@ -93,7 +93,7 @@ class ConstantOp(ValueOp):
 
 @irdl_op_definition
 class ShapeOfOp(ValueOp):
-    """The shape of a tensor as a `tensor<rank x i64>`: host data (spec §3.4).
+    """The shape of a tensor as a `tensor<rank x i64>`: host data.
 
     Its operand may live anywhere; the result always lives on the host device,
     where shape computations run (`plan-devices` binds it there).

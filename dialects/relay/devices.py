@@ -48,14 +48,15 @@ def _check_identity_type(op: ValueOp, operand: SSAValue) -> None:
 
 
 def _require_constrained(device: VirtualDeviceAttr | None, problem: str) -> None:
-    """Spec §2: a device operator's constraining device must say something."""
+    """A device operator's constraining device must say something: a fully
+    unconstrained one would constrain nothing."""
     if device is None or device.is_fully_unconstrained():
         raise VerifyException(problem)
 
 
 @irdl_op_definition
 class OnDeviceOp(ValueOp):
-    """Annotation: `body` is on `device` (spec §2.1); identity on values.
+    """Annotation: `body` is on `device`; identity on values.
 
     The flags select the form: normal (body constrained), fixed (body and
     result), result_only, free (neither; a copy is allowed here, no device).
@@ -181,7 +182,7 @@ def _parse_vdevice(parser: Parser) -> VirtualDeviceAttr:
 
 @irdl_op_definition
 class DeviceCopyOp(ValueOp):
-    """Copy of `body` from device `src` to device `dst` (spec §2.2); identity on values."""
+    """Copy of `body` from device `src` to device `dst`; identity on values."""
 
     name = "relay.device_copy"
 
