@@ -300,3 +300,4 @@ CONVERTERS: dict[str, Converter] = {
     "Clip": _clip,
     "Cast": _cast,
 }
+"""ONNX op type → converter: the elementwise family's rows of `importer.CONVERTERS`."""

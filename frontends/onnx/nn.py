@@ -43,6 +43,9 @@ def _softmax_like(op: type[relay.RowNormalizationOp]) -> Converter:
     return convert
 
 
+# -- dense layers and matrix products --------------------------------------------
+
+
 def _gemm(n: Node) -> SSAValue:
     """alpha * A' B' + beta * C as relay.nn.dense (whose weight is [N, K]);
     a constant B is transposed at import."""
@@ -425,6 +428,9 @@ def _global_pool(average: bool) -> Converter:
     return convert
 
 
+# -- normalisation ---------------------------------------------------------------
+
+
 def _batch_norm(n: Node) -> SSAValue:
     """Inference form; the training outputs (running statistics) are not produced."""
     return n.op(
@@ -530,3 +536,4 @@ CONVERTERS: dict[str, Converter] = {
     "Einsum": _einsum,
     "LayerNormalization": _layer_norm,
 }
+"""ONNX op type → converter: the nn family's rows of `importer.CONVERTERS`."""

@@ -60,6 +60,7 @@ def element_type(dtype: np.dtype[Any], where: str) -> Attribute:
 
 
 Converter = Callable[["Node"], "SSAValue | Sequence[SSAValue]"]
+"""A converter: the relay value of its node's output, or of each output."""
 
 
 @dataclass
@@ -194,9 +195,12 @@ class Node:
 
 
 def node_label(node: Any) -> str:
+    """How diagnostics name a node: its name (or first output) and op type."""
     name = node.name or (node.output[0] if node.output else "")
     return f"ONNX node '{name}' ({node.op_type})"
 
 
 def attribute_values(node: Any) -> dict[str, Any]:
+    """A node's attributes by name, as Python values (absent: not there,
+    for the converter's ONNX default)."""
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}

@@ -63,3 +63,4 @@ CONVERTERS: dict[str, Converter] = {
     "ReduceMean": _reduce(relay.MeanOp),
     "CumSum": _cumsum,
 }
+"""ONNX op type → converter: the reductions' rows of `importer.CONVERTERS`."""

@@ -348,3 +348,4 @@ CONVERTERS: dict[str, Converter] = {
     "Trilu": _trilu,
     "Range": _range,
 }
+"""ONNX op type → converter: the transform family's rows of `importer.CONVERTERS`."""
