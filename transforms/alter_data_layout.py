@@ -51,10 +51,10 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from hetero.dialects import relay
+from hetero.dialects.relay import OpPattern, pattern_of
 from hetero.interpreter.relay import constant_value
 from hetero.te.schedules import DATA_BLOCKS
 from hetero.transforms.fold_constant import constant_of
-from hetero.transforms.op_patterns import OpPattern, pattern_of
 
 BLOCKED_BINARY: tuple[type[Operation], ...] = (
     relay.AddOp,

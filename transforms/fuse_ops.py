@@ -1,8 +1,9 @@
 """`fuse-ops`: group the tensor ops of one device into `Primitive` functions.
 
-TVM's operator fusion, read for SSA blocks and decided by the pattern table
-of `transforms/op_patterns.py`.  Ops are visited in block order; each tensor
-op either joins the group of one of its producers or starts a new group:
+TVM's operator fusion, read for SSA blocks and decided by the pattern each
+relay tensor op declares (`OpPattern`).  Ops are visited in block order;
+each tensor op either joins the group of one of its producers or starts a
+new group:
 
 * an elementwise/broadcast op joins a producer's group unless that group is
   `OPAQUE` — so anchors (`nn.conv2d`, `nn.dense`, `matmul`) and reductions
@@ -44,9 +45,9 @@ from xdsl.ir import Block, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
 from hetero.dialects import relay
+from hetero.dialects.relay import OpPattern, pattern_of
 from hetero.dialects.target import VirtualDeviceAttr
 from hetero.te.templates import VIEW_OPS, VIEW_READERS
-from hetero.transforms.op_patterns import OpPattern, pattern_of
 from hetero.utils.symbols import fresh_name, symbol_names
 
 

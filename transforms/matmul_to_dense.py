@@ -15,7 +15,7 @@ rewrites, applied to a fixed point:
   at compile time (`fold-constant`'s pattern, on that weight alone).  A
   matmul of two activations (attention's `Q·Kᵀ`) or by a weight with a real
   batch is left as it is.
-* An elementwise or broadcast op (`op_patterns`) reading such a row reshape
+* An elementwise or broadcast op (its `OpPattern`) reading such a row reshape
   `reshape(d [M, N], R)` computes on `d` instead, the reshape sunk after it:
   `add(reshape(d, R), b)` → `reshape(add(d, b'), R)`.  Every other operand
   must be another row reshape of an `[M, N]` value, or a constant or vector
@@ -47,8 +47,8 @@ from xdsl.pattern_rewriter import (
 )
 
 from hetero.dialects import relay
+from hetero.dialects.relay import OpPattern, pattern_of
 from hetero.transforms.fold_constant import FoldTensorOp
-from hetero.transforms.op_patterns import OpPattern, pattern_of
 
 AXIS_PROPERTIES = ("axis",)
 """Properties that name a dimension of the operands (`bias_add`'s axis):

@@ -26,8 +26,10 @@ families' lists and re-exports the names the rest of hetero uses.
 from xdsl.ir import Dialect
 
 from hetero.dialects.relay.base import (
+    OpPattern,
     TensorOp,
     ValueOp,
+    pattern_of,
 )
 from hetero.dialects.relay.constants import (
     CONSTANT_OPS,
@@ -235,6 +237,7 @@ __all__ = [
     "NegativeOp",
     "NotEqualOp",
     "OnDeviceOp",
+    "OpPattern",
     "PadOp",
     "Param",
     "Pool2DOp",
@@ -272,6 +275,7 @@ __all__ = [
     "logical_weight_shape",
     "nchw_shape",
     "packed_weight_shape",
+    "pattern_of",
     "pool_shape",
     "reshape_shape",
     "winograd_tile",

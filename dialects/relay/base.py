@@ -3,15 +3,17 @@
 `ValueOp` gives every op its optional `vdevice` property and its `Param`
 declarations; `TensorOp` adds type inference (the verifier, the parser and
 the Python constructors all go through `infer_result_type`) and the
-`operands attr-dict : type` syntax of the tensor operators.
+`operands attr-dict : type` syntax of the tensor operators, and the fusion
+pattern (`OpPattern`) every tensor operator declares.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from enum import IntEnum
 from functools import cache
 from types import MappingProxyType
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from xdsl.dialects.builtin import FunctionType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -144,13 +146,44 @@ def with_vdevice(
     return properties
 
 
+class OpPattern(IntEnum):
+    """TVM's operator patterns: how an op's loop nest relates its output to
+    its inputs, which decides whether `fuse-ops` may compute it inside
+    another op's loops.  Each tensor operator declares its own (`PATTERN`).
+
+    * `ELEMWISE` — output element i reads input element i;
+    * `BROADCAST` — like elementwise, but an input may repeat along some axes;
+    * `INJECTIVE` — each output element reads one input element (reshape,
+      transpose, concatenate, ...);
+    * `COMM_REDUCE` — reduces input elements (pools, sum, mean);
+    * `OUT_ELEMWISE_FUSABLE` — an anchor whose result can take an elementwise
+      epilogue (dense, matmul, conv2d, layer_norm);
+    * `OPAQUE` — never fused (softmax, lrn, and every op that is not a
+      tensor operator).
+
+    The order is meaningful: a pattern at most `INJECTIVE` may be inlined into
+    its consumer's loop body.
+    """
+
+    ELEMWISE = 0
+    BROADCAST = 1
+    INJECTIVE = 2
+    COMM_REDUCE = 3
+    OUT_ELEMWISE_FUSABLE = 4
+    OPAQUE = 8
+
+
 class TensorOp(ValueOp):
     """Base of the tensor operators: inferred result type and shared syntax.
 
     Syntax: `operands attr-dict : T` when the operands and the result all have
     type T, else `operands attr-dict : (T1, T2) -> R`.
-    Subclasses declare operands, `Param`s and `infer_shape`.
+    Subclasses declare operands, `Param`s, `infer_shape` and their fusion
+    pattern.
     """
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.OPAQUE
+    """How `fuse-ops` may fuse the op (TVM's `TOpPattern`)."""
 
     result = result_def(TensorType)
 
@@ -282,3 +315,8 @@ def common_element_type(tensors: Sequence[TensorType[Attribute]]) -> Attribute:
                 f"operand {index} is {t.element_type}"
             )
     return element_type
+
+
+def pattern_of(op: Operation) -> OpPattern:
+    """The fusion pattern of any op: its own for a tensor operator, else `OPAQUE`."""
+    return op.PATTERN if isinstance(op, TensorOp) else OpPattern.OPAQUE

@@ -5,19 +5,22 @@ activations, element by element with NumPy broadcasting.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def
 from xdsl.utils.exceptions import VerifyException
 
-from hetero.dialects.relay.base import TensorOp, common_element_type
+from hetero.dialects.relay.base import OpPattern, TensorOp, common_element_type
 from hetero.dialects.relay.params import FloatParam
 from hetero.dialects.relay.shapes import Shape, broadcast_shapes
 
 
 class ElementwiseBinaryOp(TensorOp):
     """`lhs op rhs` element by element, with NumPy broadcasting."""
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.BROADCAST
 
     lhs = operand_def(TensorType)
     rhs = operand_def(TensorType)
@@ -31,6 +34,8 @@ class ElementwiseBinaryOp(TensorOp):
 
 class ElementwiseUnaryOp(TensorOp):
     """A function applied to each element; the shape is unchanged."""
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.ELEMWISE
 
     x = operand_def(TensorType)
 
@@ -145,6 +150,8 @@ class WhereOp(TensorOp):
     (NumPy's `where`); `condition` is `i1`, `x` and `y` share a type."""
 
     name = "relay.where"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.BROADCAST
 
     condition = operand_def(TensorType)
     x = operand_def(TensorType)

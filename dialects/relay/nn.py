@@ -12,7 +12,7 @@ from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def
 from xdsl.utils.exceptions import VerifyException
 
-from hetero.dialects.relay.base import TensorOp
+from hetero.dialects.relay.base import OpPattern, TensorOp
 from hetero.dialects.relay.layouts import (
     DATA_LAYOUT,
     DENSE_WEIGHT_LAYOUT,
@@ -55,6 +55,8 @@ class DenseOp(TensorOp):
 
     name = "relay.nn.dense"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.OUT_ELEMWISE_FUSABLE
+
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
     weight_layout = LayoutParam(DENSE_WEIGHT_LAYOUT, "NK")
@@ -77,6 +79,8 @@ class MatmulOp(TensorOp):
 
     name = "relay.matmul"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.OUT_ELEMWISE_FUSABLE
+
     a = operand_def(TensorType)
     b = operand_def(TensorType)
 
@@ -96,6 +100,8 @@ class Conv2DOp(TensorOp):
     `winograd<m>_OI<b>o` (`kernel_layout`, as `alter-op-layout` packs it)."""
 
     name = "relay.nn.conv2d"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.OUT_ELEMWISE_FUSABLE
 
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
@@ -135,6 +141,8 @@ class Conv3DOp(TensorOp):
 
     name = "relay.nn.conv3d"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.OUT_ELEMWISE_FUSABLE
+
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
     strides = IntsParam((1, 1, 1), length=3, minimum=1)
@@ -168,6 +176,8 @@ class Conv2DTransposeOp(TensorOp):
 
     name = "relay.nn.conv2d_transpose"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.OUT_ELEMWISE_FUSABLE
+
     x = operand_def(TensorType)
     weight = operand_def(TensorType)
     strides = IntsParam((1, 1), length=2, minimum=1)
@@ -197,6 +207,8 @@ class BiasAddOp(TensorOp):
 
     name = "relay.nn.bias_add"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.BROADCAST
+
     x = operand_def(TensorType)
     bias = operand_def(TensorType)
     axis = IntParam(1)
@@ -214,6 +226,8 @@ class BatchNormOp(TensorOp):
     """Inference-form batch normalisation along `axis` with `[C]` statistics."""
 
     name = "relay.nn.batch_norm"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.BROADCAST
 
     x = operand_def(TensorType)
     gamma = operand_def(TensorType)
@@ -238,6 +252,8 @@ class BatchNormOp(TensorOp):
 class WindowPoolOp(TensorOp):
     """Base of the pooling operators over `LAYOUT` data (`pool_shape`);
     subclasses declare the window parameters for its spatial axes."""
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.COMM_REDUCE
 
     LAYOUT: ClassVar[str]
 
@@ -329,6 +345,8 @@ class GlobalAvgPool2DOp(TensorOp):
 
     name = "relay.nn.global_avg_pool2d"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.COMM_REDUCE
+
     x = operand_def(TensorType)
     layout = LayoutParam(DATA_LAYOUT, "NCHW")
 
@@ -378,6 +396,8 @@ class PadOp(TensorOp):
 
     name = "relay.nn.pad"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     x = operand_def(TensorType)
     pad_width = IntsParam(minimum=0)
     pad_value = FloatParam(0.0)
@@ -422,6 +442,8 @@ class LayerNormOp(TensorOp):
     `beta` of the normalised shape `x.shape[axis:]`."""
 
     name = "relay.nn.layer_norm"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.OUT_ELEMWISE_FUSABLE
 
     x = operand_def(TensorType)
     gamma = operand_def(TensorType)

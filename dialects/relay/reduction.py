@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def
 
-from hetero.dialects.relay.base import TensorOp
+from hetero.dialects.relay.base import OpPattern, TensorOp
 from hetero.dialects.relay.params import BoolParam, OptionalIntsParam
 from hetero.dialects.relay.shapes import Shape, reduce_shape
 
 
 class ReduceOp(TensorOp):
     """Base of the reductions over `axis` (default: every dimension)."""
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.COMM_REDUCE
 
     x = operand_def(TensorType)
     axis = OptionalIntsParam()

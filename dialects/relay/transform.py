@@ -6,13 +6,14 @@ strided_slice.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
 
-from hetero.dialects.relay.base import TensorOp
+from hetero.dialects.relay.base import OpPattern, TensorOp
 from hetero.dialects.relay.layouts import DATA_LAYOUT
 from hetero.dialects.relay.params import (
     NO_ATTRIBUTES,
@@ -44,6 +45,8 @@ class ReshapeOp(TensorOp):
 
     name = "relay.reshape"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     x = operand_def(TensorType)
     newshape = IntsParam()
 
@@ -59,6 +62,8 @@ class TransposeOp(TensorOp):
     """Permute the dimensions (default: reverse them)."""
 
     name = "relay.transpose"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     x = operand_def(TensorType)
     axes = OptionalIntsParam()
@@ -76,6 +81,8 @@ class LayoutTransformOp(TensorOp):
     `layout_transform`): `NCHW` to `NCHW<b>c`, back, or between blocks."""
 
     name = "relay.layout_transform"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     x = operand_def(TensorType)
     src_layout = LayoutParam(DATA_LAYOUT)
@@ -97,6 +104,8 @@ class CastOp(TensorOp):
     nonzero is true; from `i1`, true is 1."""
 
     name = "relay.cast"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.ELEMWISE
 
     x = operand_def(TensorType)
     dtype = ElementTypeParam()
@@ -126,6 +135,8 @@ class TakeOp(TensorOp):
 
     name = "relay.take"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
     axis = IntParam(0)
@@ -154,6 +165,8 @@ class FlattenOp(TensorOp):
 
     name = "relay.flatten"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     x = operand_def(TensorType)
     axis = IntParam(1)
 
@@ -169,6 +182,8 @@ class ConcatenateOp(TensorOp):
     """Join one or more tensors along `axis`."""
 
     name = "relay.concatenate"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     inputs = var_operand_def(TensorType)
     axis = IntParam(0)
@@ -202,6 +217,8 @@ class SqueezeOp(TensorOp):
 
     name = "relay.squeeze"
 
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
     x = operand_def(TensorType)
     axis = OptionalIntsParam()
 
@@ -217,6 +234,8 @@ class ExpandDimsOp(TensorOp):
     """Insert `num_newaxis` size-1 dimensions at `axis`."""
 
     name = "relay.expand_dims"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     x = operand_def(TensorType)
     axis = IntParam()
@@ -236,6 +255,8 @@ class StridedSliceOp(TensorOp):
     """`x[b0:e0:s0, ...]`: one begin, end and positive stride per dimension."""
 
     name = "relay.strided_slice"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
 
     x = operand_def(TensorType)
     begin = IntsParam(minimum=0)
