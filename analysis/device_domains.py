@@ -1,4 +1,4 @@
-"""Device domains: the union-find that `plan-devices` solves (spec §3.4).
+"""Device domains: the union-find that `plan-devices` solves (docs/design.md §3.4).
 
 A domain is either *first-order* — one (possibly partially constrained)
 virtual device, shared by every value unified with it — or *higher-order*,
@@ -137,7 +137,7 @@ class DomainSolver:
             b.parent = a
             return a
         if a.is_higher_order or b.is_higher_order:
-            # A first-order domain meeting a function: collapse (spec §3.4).
+            # A first-order domain meeting a function: collapse (docs/design.md §3.4).
             fo, ho = (b, a) if a.is_higher_order else (a, b)
             self.collapse(fo, ho)
             return self.find(ho)
@@ -189,7 +189,7 @@ class DomainSolver:
                 leaves.append(node)
         return leaves
 
-    # -- defaulting (spec §3.6) -------------------------------------------------
+    # -- defaulting (docs/design.md §3.6) ---------------------------------------
 
     def set_default(
         self, d: Domain, default: VirtualDeviceAttr, origin: Origin | None

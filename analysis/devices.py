@@ -1,7 +1,7 @@
 """Which device a planned relay value is on, read from attributes alone.
 
 This is the role of TVM's `RecoverVirtualDeviceMap` / `LexicalOnDeviceMixin`
-(spec §3.11), without the lexical scoping: after `plan-devices` every value
+(docs/design.md §3.9), without the lexical scoping: after `plan-devices` every value
 says where it lives — an op result through the op's `vdevice`, a parameter
 through its function's argument attributes — and every consumer says where it
 expects its operands.  Later passes (lowering, memory planning, the BYOC

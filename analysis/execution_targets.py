@@ -4,7 +4,7 @@ A prim_func's `target` says where the function runs, but after
 `annotate-device-regions`/`split-host-device` a function for
 `#target.target<"cuda", host = #target.target<"llvm">>` is host code: its host
 part runs on `llvm` (TVM's MakePackedAPI makes that explicit by replacing the
-attribute with the host, spec §7.5; hetero reads it off the host instead).
+attribute with the host; hetero reads it off the host instead, docs/design.md §7.4).
 Inside the function, a `tir.target_region` or a thread-bound loop moves code
 onto a device.  The passes that compare caller and callee targets
 (`lower-device-kernel-launch`, `inline-private-functions`,

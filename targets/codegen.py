@@ -1,4 +1,4 @@
-"""Code generators of the external-codegen target kinds (BYOC, spec §6.6, seed 003).
+"""Code generators of the external-codegen target kinds (BYOC, docs/design.md §4.6).
 
 A partition handed to an external kind (a `Compiler = "blas"` global after
 `outline-compiler-functions`) only runs once that kind's *codegen hook* has

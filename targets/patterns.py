@@ -1,4 +1,4 @@
-"""Pattern tables of the external-codegen target kinds (BYOC, spec §5.4).
+"""Pattern tables of the external-codegen target kinds (BYOC, docs/design.md §4.2).
 
 An external codegen (a library: cuBLAS, cuDNN, a CPU BLAS, ...) owns the
 parts of a program it has a kernel for.  What it has a kernel for is data: a

@@ -1,4 +1,4 @@
-"""CompilationConfig (spec §4): every host, ordering and default-device rule, one by one."""
+"""CompilationConfig (docs/design.md §2.5): every host, ordering and default-device rule, one by one."""
 
 import pytest
 
@@ -17,7 +17,7 @@ def build(*targets: TargetAttr, fallback: int | None = None) -> CompilationConfi
     return CompilationConfig.from_targets(targets, fallback)
 
 
-# -- host target (§4.1) -----------------------------------------------------------
+# -- host target -----------------------------------------------------------------
 
 
 def test_rule_a_host_of_first_target_with_a_host():
@@ -61,7 +61,7 @@ def test_host_is_not_a_primitive_target_unless_listed():
     assert [t.kind_name.data for t in cfg.primitive_targets] == ["cuda"]
 
 
-# -- primitive targets (§4.2) -------------------------------------------------------
+# -- primitive targets -------------------------------------------------------------
 
 
 def test_primitive_targets_get_the_host_and_keep_order():
@@ -119,7 +119,7 @@ def test_no_targets_is_an_error():
         build()
 
 
-# -- default device (§4.3) ----------------------------------------------------------
+# -- default device ----------------------------------------------------------------
 
 
 def test_rule_d_explicit_fallback_device_type():
@@ -164,7 +164,7 @@ def test_homogeneous_target_only_for_a_single_target():
     assert build(LLVM, CUDA).optional_homogeneous_target is None
 
 
-# -- lookups and canonicalisation (§4.4) ------------------------------------------
+# -- lookups and canonicalisation -----------------------------------------------
 
 
 def test_find_by_device_type_returns_the_regular_target():

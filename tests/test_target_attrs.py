@@ -1,4 +1,4 @@
-"""Targets, target kinds and virtual devices (spec §1, §5): the Python model."""
+"""Targets, target kinds and virtual devices (docs/design.md §2): the Python model."""
 
 import pytest
 from xdsl.utils.exceptions import VerifyException
@@ -103,7 +103,7 @@ def test_option_spec_choices():
     assert "expected one of" in spec.check("c")
 
 
-# -- virtual devices (§1) ---------------------------------------------------------
+# -- virtual devices -------------------------------------------------------------
 
 
 def test_constructor_invariant_target_matches_device_type():
@@ -152,14 +152,14 @@ def test_join_of_conflicting_fields_is_none():
 
 def test_join_compares_targets_structurally():
     # TVM's Join_Undefined: two separately built equal targets do NOT join there;
-    # in hetero they do (DESIGN.md: targets compare structurally).
+    # in hetero they do (targets compare structurally, docs/design.md §2.2).
     a = VirtualDeviceAttr(DeviceType.cuda, 3, TargetAttr("cuda"))
     b = VirtualDeviceAttr(DeviceType.cuda, 3, TargetAttr("cuda"))
     assert a.join(b) == a
 
 
 def test_default_fills_unconstrained_fields():
-    # spec §1 example: Default((CUDA,-1,null,"global"), (CUDA,3,cuda,"local"))
+    # TVM's example: Default((CUDA,-1,null,"global"), (CUDA,3,cuda,"local"))
     lhs = VirtualDeviceAttr(DeviceType.cuda, -1, None, "global")
     rhs = VirtualDeviceAttr(DeviceType.cuda, 3, CUDA, "local")
     assert lhs.default(rhs) == VirtualDeviceAttr(DeviceType.cuda, 3, CUDA, "global")

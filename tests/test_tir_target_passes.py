@@ -157,7 +157,7 @@ def test_host_main_calls_a_device_subroutine(public: bool):
 
 
 def test_cpu_calls_ext_dev_by_symbol():
-    """Spec §7.6 (PR #14985): a CPU caller reaches an `ext_dev` callee with an
+    """TVM PR #14985: a CPU caller reaches an `ext_dev` callee with an
     extern call, not a launch (no built-in kind is `ext_dev`, so one is made)."""
     register_target_kind(TargetKind("test_ext_dev", DeviceType.ext_dev, keys=("cpu",)))
     module = parse_module(

@@ -1,4 +1,4 @@
-"""`annotate-device-regions`: mark the device parts of host-exposed functions (spec §7.3).
+"""`annotate-device-regions`: mark the device parts of host-exposed functions (docs/design.md §7.2).
 
 A function whose target has a host (`#target.target<"cuda", host = ...>`)
 mixes host code with device code.  This pass makes the device parts explicit

@@ -8,7 +8,7 @@ pattern of the kind's table — that is, a call of a `Composite` literal
 
 * A composite call is annotated with its kind when that kind is configured
   (and among `compilers`, when given) and is external codegen for the target
-  of the call's device (spec §5.4).  Otherwise the composite is inlined back,
+  of the call's device (docs/design.md §4.1).  Otherwise the composite is inlined back,
   so its ops stay plain ops of the device's regular target: after this pass
   every remaining composite call is annotated.
 * Any other op is left alone: an op without support stays with the regular

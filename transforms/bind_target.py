@@ -1,7 +1,7 @@
-"""`bind-target{target=...}`: give every prim_func a `target` (spec §7.1).
+"""`bind-target{target=...}`: give every prim_func a `target` (docs/design.md §7.1).
 
 The `target` attribute is the single source of truth for where a function
-runs (spec §7.8), so this pass only *fills in* a missing one and never
+runs (docs/design.md §1), so this pass only *fills in* a missing one and never
 overwrites it (TVM #14942).  Which target a function gets depends on how it
 is reached:
 
@@ -63,7 +63,7 @@ def is_host_exposed(func: PrimFuncOp) -> bool:
 
 
 def bound_target(func: PrimFuncOp, target: TargetAttr) -> TargetAttr | None:
-    """The target §7.1 gives `func`, or None to leave its attribute as is."""
+    """The target `bind-target` gives `func`, or None to leave its attribute as is."""
     exposed = is_host_exposed(func)
     if (existing := func.target) is not None:
         if target.host is not None and existing.host is None and exposed:

@@ -7,10 +7,10 @@
   `merge-compiler-regions`: annotated ops with the same number in one block
   form one partition).
 * A `Compiler` name is the name of a registered external-codegen target kind
-  (spec §5.1); anything else is a located diagnostic.
+  (docs/design.md §4.1); anything else is a located diagnostic.
 * `ExternalTargets` answers "which external kinds may take this op": those of
-  the compilation config, in config order (the precedence of spec §4.2), that
-  are external codegen *for* the target of the op's device (spec §5.2, §5.4:
+  the compilation config, in config order (the precedence of docs/design.md §2.5),
+  that are external codegen *for* the target of the op's device (§2.4, §4.1:
   a partition never moves a value to another device).
 """
 
@@ -144,8 +144,8 @@ def _takes(external: TargetAttr, device: VirtualDeviceAttr) -> bool:
 
 
 def serves(external: TargetAttr, target: TargetAttr) -> bool:
-    """`external` may take what plan-devices placed on `target` (spec §5.4, as
-    Collage's rule: the same target, or external codegen for it)."""
+    """`external` may take what plan-devices placed on `target` (docs/design.md
+    §4.1, as Collage's rule: the same target, or external codegen for it)."""
     return (
         external.without_host() == target.without_host()
         or external.is_external_codegen_for(target)

@@ -1,6 +1,6 @@
 """`external-codegen`: each external kind compiles its partitions, IRModule-at-a-time.
 
-Seed 003's flow (TVM #11474, spec §6.3-§6.6): partitions are outlined to
+The BYOC flow of TVM #11474 (docs/design.md §4.4-§4.6): partitions are outlined to
 global `Compiler = "<kind>"` functions, the external codegen turns them into
 code, then `mark-compiler-functions-as-extern` leaves only `Extern`
 declarations.  This pass is the middle step, so it runs between those two:
@@ -65,7 +65,7 @@ def _functions_by_kind(module: ModuleOp) -> dict[str, list[relay.FuncOp]]:
 
 def _check_devices(kind: str, functions: list[relay.FuncOp]) -> None:
     """A kind compiles only partitions on a device whose target it is external
-    codegen for (spec §5.4), as the BYOC passes only give it those."""
+    codegen for (docs/design.md §4.1), as the BYOC passes only give it those."""
     external = TargetAttr(kind)
     for func in functions:
         for device in (func.result_vdevice, *func.param_vdevices):

@@ -1,6 +1,6 @@
 """`fold-constant`: evaluate at compile time what depends on constants only.
 
-TVM's `FoldConstant` (spec: run by `relay.build` before device planning):
+TVM's `FoldConstant` (which `relay.build` runs before device planning):
 
 * a tensor operator whose operands are all `relay.constant`s becomes the
   `relay.constant` of its value, computed by the reference interpreter (so

@@ -1,4 +1,4 @@
-"""`fold-device-call-results`: simplify the host across the device boundary (spec §7.8).
+"""`fold-device-call-results`: simplify the host across the device boundary (docs/design.md §7.7).
 
 With one module holding host and device functions, the host can see what a
 device subroutine computes.  When the host calls a function on another

@@ -1,4 +1,4 @@
-"""`inline-compiler-functions-bound-to`: undo the outlining of chosen globals (spec §6.5).
+"""`inline-compiler-functions-bound-to`: undo the outlining of chosen globals (docs/design.md §4.5).
 
 For the globals named in `globals` ("cublas_main_0,blas_main_0"), every call
 in an optimizable function is replaced by the callee's body with parameters

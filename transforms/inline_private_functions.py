@@ -1,4 +1,4 @@
-"""`inline-private-functions`: inline subroutines where codegen cannot call (spec §7.7).
+"""`inline-private-functions`: inline subroutines where codegen cannot call (docs/design.md §7.6).
 
 Some code generators cannot emit calls between functions (TVM #16184: "PrimFunc
 to PrimFunc calls broke some codegens"); rather than teaching each one, the

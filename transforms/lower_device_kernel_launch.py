@@ -1,4 +1,4 @@
-"""`lower-device-kernel-launch`: calls across targets become launches (spec §7.6).
+"""`lower-device-kernel-launch`: calls across targets become launches (docs/design.md §7.5).
 
 Every `tir.call` is judged by where the call runs (the caller's execution
 target: the innermost device region or thread-bound loop, else the caller's
@@ -89,7 +89,8 @@ KERNEL_LAUNCH_CALLING_CONV = 2
 """TVM's `CallingConv::kDeviceKernelLaunch`."""
 
 EXTERN_CALLABLE = {(DeviceType.cpu, DeviceType.ext_dev)}
-"""(caller, callee) device types that call each other by symbol (spec §7.6, D)."""
+"""(caller, callee) device types that call each other by symbol, as TVM PR #14985
+allows: a CPU reaches an `ext_dev` library by name."""
 
 
 @dataclass
@@ -124,7 +125,7 @@ def launch_info(func: PrimFuncOp) -> LaunchInfo:
 
 
 def _check_error_code(kernel: PrimFuncOp) -> None:
-    """A launched kernel returns nothing: only `tir.return 0` may go (spec §7.6)."""
+    """A launched kernel returns nothing: only `tir.return 0` may go."""
     if not (outputs := kernel.function_type.outputs.data):
         return
     ret = kernel.body.block.last_op
@@ -274,7 +275,7 @@ def _targets(call: CallOp, callee: PrimFuncOp) -> tuple[TargetAttr, TargetAttr]:
 
 
 def classify(call: CallOp, callee: PrimFuncOp) -> str | None:
-    """'extern', 'launch' or None (unchanged) for a call (spec §7.6)."""
+    """'extern', 'launch' or None (unchanged) for a call (docs/design.md §7.5)."""
     caller, target = _targets(call, callee)
     if str(caller) == str(target):
         return None

@@ -1,11 +1,11 @@
-"""`lower-te`: `Primitive` relay functions become `tir.prim_func`s (spec §6.6).
+"""`lower-te`: `Primitive` relay functions become `tir.prim_func`s (docs/design.md §4.6).
 
 For every global `relay.func` with `Primitive` (and no `Compiler`: those
 belong to an external codegen), a public `tir.prim_func @<name>_tir` is built:
 
 * **target** — the target of the function's device, read from the IR (its
   result's `vdevice`, else a parameter's); no device with a target is a
-  diagnostic asking for `plan-devices`.  There is no side input (spec §7.8).
+  diagnostic asking for `plan-devices`.  There is no side input (docs/design.md §1).
 * **signature** — destination-passing style: one memref per parameter, then
   the output memref; no results.
 * **body** — per-op compute templates (`te/templates.py`).  An
@@ -22,7 +22,7 @@ interpreter still runs it: each `relay.call` of a lowered function gets the
 attribute `lowered = @<name>_tir`, the symbol the AOT step calls with the
 arguments and a destination buffer; the relay function is marked with the
 same attribute (lowering again skips it).  A call of an `Extern` function
-(spec §6.6 case 3) gets `lowered = @<callee>`: the symbol named is the
+(docs/design.md §4.5) gets `lowered = @<callee>`: the symbol named is the
 external codegen's, and that it is a `relay.func` with `Extern` (not a
 `tir.prim_func`) is what tells the AOT step to call external code.
 

@@ -1,4 +1,4 @@
-"""`mark-compiler-functions-as-extern`: outlined `Compiler` globals become `Extern` (spec §6.4).
+"""`mark-compiler-functions-as-extern`: outlined `Compiler` globals become `Extern` (docs/design.md §4.5).
 
 Once the external codegen has produced its code for a global `Compiler`
 function, the function is only a declaration of that code: every function

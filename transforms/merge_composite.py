@@ -1,4 +1,4 @@
-"""`merge-composite`: pattern matches become `Composite` functions (spec §5.4).
+"""`merge-composite`: pattern matches become `Composite` functions (docs/design.md §4.2).
 
 For every external-codegen kind of the compilation config, in config order,
 and every pattern of its table (`hetero.targets.patterns`), in table order,

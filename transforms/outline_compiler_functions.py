@@ -1,4 +1,4 @@
-"""`outline-compiler-functions`: `Compiler` literals become global functions (spec §6.3).
+"""`outline-compiler-functions`: `Compiler` literals become global functions (docs/design.md §4.4).
 
 In SSA, a `Compiler` function literal is *called* when it is the callee of a
 `relay.call_indirect` — directly in call position, or bound to a value that
@@ -8,7 +8,7 @@ literal's body, signature, devices and **all** its attributes, with
 `global_symbol = "g"`.  A literal with no use left is removed; one that is
 also used as a value (passed, returned, put in a tuple) stays for those uses.
 
-* The global comes from a *cache* (spec §6.2).  By default, the literal's own
+* The global comes from a *cache*.  By default, the literal's own
   `global_symbol`: one global per symbol, lifted once, every call rewritten
   ("shared symbols"); a literal without one is a diagnostic.  With
   `structural_cache=true` (Collage's cache): structurally equal literals —
@@ -17,7 +17,7 @@ also used as a value (passed, returned, put in a tuple) stays for those uses.
   by the first one's `global_symbol` (or `<kind>_<n>` when it has none).
 * `compiler="cublas"` only outlines literals of that kind; others (and
   `Composite` literals inside an outlined body) are untouched.
-* A `Compiler` literal must be closed (spec §6.3's free-variable check) and
+* A `Compiler` literal must be closed (it captures no value) and
   name a registered external-codegen kind; a symbol already taken by a global
   that is not the same kind's function of the same type is a diagnostic.
 """
@@ -77,7 +77,7 @@ def structurally_equal(a: FnOp, b: FnOp) -> bool:
 
 @dataclass
 class GlobalSymbolCache:
-    """Which global a `Compiler` literal is outlined to (spec §6.2)."""
+    """Which global a `Compiler` literal is outlined to (docs/design.md §4.4)."""
 
     taken: set[str]
     """Global names and `global_symbol`s already in the module."""
@@ -120,7 +120,7 @@ class _Outliner:
     def outline(self, fn: FnOp, caller: FuncOp) -> None:
         calls = _calls(fn)
         if not calls:
-            return  # not called: a value, not outlined (spec §6.3)
+            return  # not called: a value, not outlined
         if (free := next(iter(free_values(fn.body)), None)) is not None:
             raise HeteroError(
                 f"a Compiler function must be closed, but this one uses "

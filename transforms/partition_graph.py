@@ -13,7 +13,7 @@ in place — TVM's PartitionGraph, read for SSA:
 
 * Parameters are the values the region uses from outside it (in order of
   first use); a composite literal the region calls is copied into the body,
-  so the function is closed (spec §6.3).
+  so the function is closed (docs/design.md §4.4).
 * A region whose values are used after it returns them all as a tuple,
   projected with `relay.get_item` after the call.
 * The call sits where the region's last op was; ops between the region's ops
@@ -21,7 +21,7 @@ in place — TVM's PartitionGraph, read for SSA:
   would be a cycle, which is a diagnostic).
 * The literal, its parameters and result, and the call are on the region's
   device; every op of a region must be on one device, and its kind must be a
-  configured external codegen for that device (spec §5.4).
+  configured external codegen for that device (docs/design.md §4.1).
 * `global_symbol` is `<kind>_<function>_<n>`, the first `n` not yet used
   by a global function or a `global_symbol` of the module.
 """

@@ -1,19 +1,19 @@
-"""`plan-devices`: decide where every relay value lives (spec §1–3).
+"""`plan-devices`: decide where every relay value lives (docs/design.md §3).
 
 TVM's PlanDevices, read for SSA and written back as attributes:
 
 0. *normalise* — an `on_device` whose result is what the function returns
-   is fixed (spec §3.2 rule 2: the function's result is on that device); a
-   projection of a normal `on_device` is moved under it, so that a copy moves
-   one field rather than the whole tuple (rule 3).  Spec rule 1 (let-bound
-   annotations are fixed) has no SSA reading: every value is bound, so a
-   normal `on_device` stays a copy point wherever it is.
-1. *unification* (spec §3.4) — a union-find over device domains
+   is fixed (the function's result is on that device); a projection of a
+   normal `on_device` is moved under it, so that a copy moves one field
+   rather than the whole tuple (docs/design.md §3.3).  Relay's third rule
+   (let-bound annotations are fixed) has no SSA reading: every value is
+   bound, so a normal `on_device` stays a copy point wherever it is.
+1. *unification* (§3.4) — a union-find over device domains
    (`hetero.analysis.device_domains`): an op's operands and result share one
    domain (primitives are device-polymorphic per op), every call of a
    function agrees with its one function domain, tuples and `if` conditions
    collapse, annotations and existing attributes bind domains.
-2. *conflicts* (spec §3.3) — the edges from a value with several consumers
+2. *conflicts* (§3.5) — the edges from a value with several consumers
    to those consumers are unified last, in program order; an edge that
    cannot be unified gets a `device_copy` instead of an error, so a value
    needed on two devices is copied for the later use.  (TVM finds these
@@ -21,12 +21,12 @@ TVM's PlanDevices, read for SSA and written back as attributes:
    them after every other constraint also catches values whose consumers
    are placed by parameters or calls.)  A value with a single consumer that
    cannot agree with it is a genuine conflict.
-3. *defaulting* (spec §3.6) — a free `on_device` joins its body when it can;
+3. *defaulting* (§3.6) — a free `on_device` joins its body when it can;
    each function's result takes the default device, then its free
    parameters the result's device; an SSA value still free takes the device
    its consumer expects of it, else its function's result device (the SSA
    reading of "a let-bound value takes the let's device").
-4. *capture* (spec §3.7) — the solution becomes attributes: `vdevice` on
+4. *capture* (§3.7) — the solution becomes attributes: `vdevice` on
    every value-producing op, on every function parameter and result;
    `on_device` ops disappear (a `device_copy` where body and result differ);
    `device_copy` ops get solved endpoints and vanish when those agree.
@@ -80,7 +80,7 @@ from hetero.utils.diagnostics import HeteroError, location_of
 
 
 def is_optimizable(func: FuncOp) -> bool:
-    """Spec §3.1: functions owned by an external codegen are left alone."""
+    """Functions owned by an external codegen are left alone (docs/design.md §3.1)."""
     return func.compiler is None and not func.is_extern and not func.skip_optimization
 
 
@@ -152,7 +152,7 @@ def _only_returned(op: OnDeviceOp) -> bool:
 
 
 def _sink_projections(on_device: OnDeviceOp) -> None:
-    """`get_item(on_device(t), i)` → `on_device(get_item(t, i))` (spec §3.2 rule 3)."""
+    """`get_item(on_device(t), i)` → `on_device(get_item(t, i))`: a copy moves one field."""
     for use in list(on_device.result.uses):
         item = use.operation
         if not isinstance(item, GetItemOp):
@@ -462,7 +462,8 @@ class DevicePlanner:
     # -- phase 2: a value needed on two devices is copied ----------------------
 
     def resolve_conflicts(self) -> None:
-        """Deferred edges in program order: join where possible, else copy (spec §3.3)."""
+        """Deferred edges in program order: join where possible, else copy
+        (docs/design.md §3.5)."""
         copies: dict[tuple[SSAValue, int], SSAValue] = {}
         for op, index, expected in self.deferred:
             value = op.operands[index]
@@ -612,7 +613,7 @@ def _has_vdevice(op: Operation) -> bool:
 
 @dataclass(frozen=True)
 class PlanDevicesPass(ModulePass):
-    """Place every relay value on a device; record it as attributes (spec §1–3).
+    """Place every relay value on a device; record it as attributes (docs/design.md §3).
 
     `targets` (e.g. "llvm,cuda") only fills a missing `target.config` module
     attribute; an existing one always wins.

@@ -1,4 +1,4 @@
-"""`split-host-device`: outline every target region into a kernel (spec §7.4).
+"""`split-host-device`: outline every target region into a kernel (docs/design.md §7.3).
 
 Each outermost `tir.target_region #T` (made by `annotate-device-regions` or
 written by hand, whatever the function's own target) becomes a private
@@ -50,7 +50,7 @@ from hetero.utils.symbols import fresh_symbol
 from hetero.utils.values import free_values
 
 ERROR_CODE_DEVICE_TYPES = (DeviceType.cpu, DeviceType.ext_dev, DeviceType.hexagon)
-"""Kernels for these device types return an `i32` error code (spec §7.4)."""
+"""Kernels for these device types return an `i32` error code the caller checks."""
 
 KERNEL_ATTRIBUTES = {
     "tir.noalias": BoolAttr.from_bool(True),
@@ -71,7 +71,7 @@ def _is_constant(value: SSAValue) -> bool:
 
 
 def kernel_parameters(captured: Iterable[SSAValue]) -> list[SSAValue]:
-    """Spec §7.4's order: buffers first, then by name (stable: first use)."""
+    """Buffers first, then by name (stable: first use), as TVM orders them."""
     return sorted(
         captured,
         key=lambda v: (not isinstance(v.type, MemRefType), v.name_hint or ""),

@@ -12,12 +12,12 @@ everything that reads targets (see docs/architecture.md).
   target: a registered kind name, options checked against the kind's schema,
   and an optional host target (a CPU target that exposes the function).
 * `#target.vdevice<cuda:0, target = #target.target<"cuda">, scope = "global">`
-  — a virtual device (spec §1): device type, device id, target and memory
+  — a virtual device (docs/design.md §2.3): device type, device id, target and memory
   scope, each of which may be unconstrained (`?` for the device part, the
   keyword omitted for target and scope).  Unlike TVM, targets compare
   structurally, so no canonicalisation by pointer is needed for `join`.
 * `#target.config<[#target.target<"llvm">, #target.target<"cuda">], fallback = cpu>`
-  — a compilation configuration (spec §4); as the module attribute
+  — a compilation configuration (docs/design.md §2.5); as the module attribute
   `target.config` it makes a `.mlir` file carry its own configuration.
 """
 

@@ -190,11 +190,12 @@ class TargetAttr(ParametrizedAttribute):
         return self if self.host is None else self.with_host(None)
 
     def is_external_codegen(self) -> bool:
-        """Spec §5.2: the kind is external codegen or has its own RelayToTIR."""
+        """The kind is external codegen or brings its own graph-to-loop lowering
+        (docs/design.md §2.4)."""
         return self.kind.is_external_codegen or self.kind.relay_to_tir
 
     def is_external_codegen_for(self, that: TargetAttr) -> bool:
-        """Spec §5.2: same device type, self external, `that` not."""
+        """Same device type, self external, `that` not (docs/design.md §2.4)."""
         return (
             self.device_type == that.device_type
             and self.is_external_codegen()
@@ -226,7 +227,7 @@ def _host_problem(host: TargetAttr) -> str | None:
 
 @irdl_attr_definition
 class VirtualDeviceAttr(ParametrizedAttribute):
-    """A possibly partially constrained virtual device (spec §1)."""
+    """A possibly partially constrained virtual device (docs/design.md §2.3)."""
 
     name = "target.vdevice"
 
@@ -340,7 +341,7 @@ class VirtualDeviceAttr(ParametrizedAttribute):
         return self == _FULLY_UNCONSTRAINED
 
     def is_fully_constrained(self) -> bool:
-        """Spec §1: target, id and scope known (an empty scope is NOT constrained)."""
+        """Target, id and scope known (an empty scope is NOT constrained)."""
         return (
             self.target is not None
             and self.device_id != UNCONSTRAINED
@@ -367,7 +368,7 @@ class VirtualDeviceAttr(ParametrizedAttribute):
         return VirtualDeviceAttr(dt, did, target, scope)
 
     def default(self, other: VirtualDeviceAttr) -> VirtualDeviceAttr:
-        """Self with each unconstrained field filled from `other` (spec §1).
+        """Self with each unconstrained field filled from `other` (docs/design.md §2.3).
 
         The target is only taken from `other` when it runs on the (defaulted)
         device type, so the result always satisfies the invariant.
@@ -448,7 +449,7 @@ def _parse_device(parser: AttrParser) -> tuple[int, int]:
 
 @irdl_attr_definition
 class CompilationConfigAttr(ParametrizedAttribute):
-    """The raw target list of a compilation configuration (spec §4).
+    """The raw target list of a compilation configuration (docs/design.md §2.5).
 
     The derived configuration (`.config`) is built and checked on
     construction, so a module carrying an invalid configuration does not

@@ -1,4 +1,4 @@
-"""CompilationConfig: the targets of one build and the devices they imply (spec §4).
+"""CompilationConfig: the targets of one build and the devices they imply (docs/design.md §2.5).
 
 Built from a list of targets, in the caller's order:
 
@@ -72,7 +72,7 @@ class CompilationConfig:
             optional_homogeneous_target=primitives[0] if len(primitives) == 1 else None,
         )
 
-    # -- lookups (spec §4.4) -------------------------------------------------
+    # -- lookups -------------------------------------------------------------
 
     def find_primitive_target_for_device(
         self, device_type: DeviceType
@@ -189,7 +189,7 @@ def module_config(
     only fills a missing one.
 
     A configuration given on the command line never overrides the module's own
-    (DESIGN.md): it becomes the module attribute only where there was none.
+    (docs/design.md §1): it becomes the module attribute only where there was none.
     """
     from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr
     from hetero.utils.diagnostics import HeteroError

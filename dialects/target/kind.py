@@ -2,9 +2,9 @@
 
 A target kind is the static description of a code generator: which device type
 it compiles for, which options a target of that kind accepts, whether it is an
-*external codegen* (a library such as cuBLAS that owns whole partitions, spec
-§5) and whether its code generator can emit calls between functions (read by
-`inline-private-functions`, spec §7.7).
+*external codegen* (a library such as cuBLAS that owns whole partitions,
+docs/design.md §4) and whether its code generator can emit calls between
+functions (read by `inline-private-functions`, docs/design.md §7.6).
 
 Kinds live in one process-wide registry.  hetero registers its built-in kinds
 (`hetero.dialects.target.builtin`); third-party packages add theirs through the
@@ -46,7 +46,8 @@ class DeviceType(IntEnum):
 
 
 HOST_DEVICE_TYPES = (DeviceType.cpu, DeviceType.hexagon)
-"""Device types whose targets may act as a host (spec §4.1 rule B)."""
+"""Device types whose targets may act as a host: without a target that has one,
+the first of these in the configuration is the host (docs/design.md §2.5)."""
 
 
 @dataclass(frozen=True)
@@ -93,11 +94,12 @@ class TargetKind:
     options: Mapping[str, OptionSpec] = field(default_factory=dict)
     keys: tuple[str, ...] = ()
     is_external_codegen: bool = False
-    """The kind is also a BYOC compiler name (spec §5.1)."""
+    """The kind is also a BYOC compiler name (docs/design.md §2.1)."""
     relay_to_tir: bool = False
-    """The kind brings its own graph-to-loop lowering; counts as external (§5.2)."""
+    """The kind brings its own graph-to-loop lowering; counts as external
+    (docs/design.md §2.4)."""
     supports_calls: bool = True
-    """Its code generator can emit calls between functions (§7.7)."""
+    """Its code generator can emit calls between functions (docs/design.md §7.6)."""
     doc: str = ""
 
     def check_options(self, options: Mapping[str, Any]) -> str | None:

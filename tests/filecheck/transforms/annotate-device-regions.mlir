@@ -56,7 +56,7 @@ tir.prim_func @same_host_device(%a: memref<1xf32>) target #target.target<"llvm",
 
 // -----
 
-// Spec §7.3 @T: a target without a host is left alone (the function is
+// A target without a host is left alone (the function is
 // already device code, or host code with explicit regions).
 // CHECK-LABEL: tir.prim_func @no_host(
 // CHECK-NOT:     tir.target_region

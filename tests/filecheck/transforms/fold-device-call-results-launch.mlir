@@ -2,7 +2,7 @@
 // RUN: hetero-opt %s -p fold-device-call-results,lower-device-kernel-launch | filecheck %s --check-prefix=LAUNCH
 // RUN: not hetero-opt %s -p lower-device-kernel-launch 2>&1 | filecheck %s --check-prefix=NOFOLD
 
-// Spec §7.8's motivating case: the host asks a device subroutine which
+// The single-module flow's motivating case (docs/design.md §7.7): the host asks a device subroutine which
 // kernel to use.  Its result only depends on a constant, so the host knows
 // it: the call is evaluated at compile time, the conditions on it fold
 // (`arith.xori`, then both `scf.if`s), the branch not taken disappears with

@@ -29,7 +29,7 @@ tir.prim_func private @helper() target #target.target<"llvm"> {
 
 // -----
 
-// Spec §7.6: a callee both launched and extern-called is not supported.
+// As in TVM, a callee both launched and extern-called is not supported.
 tir.prim_func @host() target #target.target<"llvm"> {
   tir.call @kernel() : () -> ()
 }

@@ -153,7 +153,7 @@ tir.prim_func private @kernel(%A: memref<64xf32>, %n: index) target #target.targ
 
 // -----
 
-// A kernel returning the CPU error code 0 stops returning it (spec §7.6:
+// A kernel returning the CPU error code 0 stops returning it (as in TVM:
 // only `ret(0)` may be removed); the call's result becomes 0 on the host.
 // CHECK:      tir.prim_func @main() -> i32 target #target.target<"llvm"> {
 // CHECK-NEXT:   %0 = arith.constant 1 : index

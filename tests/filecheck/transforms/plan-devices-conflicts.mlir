@@ -1,7 +1,7 @@
 // RUN: hetero-opt %s -p plan-devices --split-input-file | filecheck %s
 // RUN: hetero-opt %s -p plan-devices --split-input-file > %t && hetero-opt %t -p plan-devices --split-input-file | diff %t -
 
-// %b is needed on the cpu and on cuda: it is copied for the later use (spec §3.3, TVM #15019).
+// %b is needed on the cpu and on cuda: it is copied for the later use (docs/design.md §3.5, TVM #15019).
 builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"cuda">]>} {
   relay.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> tensor<4xf32> {
     %0 = relay.add %a, %b : tensor<4xf32>

@@ -1,7 +1,7 @@
 // RUN: hetero-opt %s -p plan-devices --split-input-file | filecheck %s
 // RUN: hetero-opt %s -p plan-devices --split-input-file > %t && hetero-opt %t -p plan-devices --split-input-file | diff %t -
 
-// A constraint inside a closure reaches the value passed to it (spec test_higher_order).
+// A constraint inside a closure reaches the value passed to it (TVM's test_higher_order).
 builtin.module attributes {target.config = #target.config<[#target.target<"llvm">, #target.target<"cuda">]>} {
   relay.func private @apply(%f: (tensor<4xf32>) -> tensor<4xf32>, %v: tensor<4xf32>) -> tensor<4xf32> {
     %0 = relay.call_indirect %f(%v) : (tensor<4xf32>) -> tensor<4xf32>
