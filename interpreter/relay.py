@@ -9,7 +9,9 @@ convolutions, strided window views for pooling).
   is a Python tuple; a function value is a `Closure`.
 * Devices never change values: `relay.on_device` and `relay.device_copy` are
   the identity.
-* Ops dispatch through `_OPS`, a table keyed by op name.  A block runs as a
+* An elementwise op runs its own NumPy rule (`NUMPY`, declared on the op
+  class in `dialects/relay/elementwise.py`); the others dispatch through
+  `_OPS`, a table keyed by op name.  A block runs as a
   loop, so a chain of 10,000 ops needs no Python recursion; only nested
   regions (`relay.if`) and calls recurse.
 * Every op result is converted to its declared element type and its shape is
@@ -53,6 +55,7 @@ from hetero.context import parse_module
 from hetero.dialects.relay import (
     CallOp,
     ConstantOp,
+    ElementwiseOp,
     FnOp,
     FuncOp,
     FunctionOpBase,
@@ -209,54 +212,6 @@ def _along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
     shape = [1] * ndim
     shape[axis] = -1
     return v.reshape(shape)
-
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    """Written through tanh: stable for large |x|, no overflow warnings."""
-    half = x.dtype.type(0.5)
-    return half + half * np.tanh(half * x)
-
-
-def _silu(x: np.ndarray) -> np.ndarray:
-    return x * _sigmoid(x)
-
-
-def _hard_swish(x: np.ndarray) -> np.ndarray:
-    return x * np.clip(x / x.dtype.type(6) + x.dtype.type(0.5), 0, 1)
-
-
-def _fmax(a: np.ndarray, b: Any) -> np.ndarray:
-    """`a > b ? a : b`, TVM's float max (and MLAS's): `b` where either is
-    NaN, unlike `np.maximum` — the compiled code's semantics."""
-    return np.where(a > b, a, b)
-
-
-def _fmin(a: np.ndarray, b: Any) -> np.ndarray:
-    """`a < b ? a : b` (see `_fmax`)."""
-    return np.where(a < b, a, b)
-
-
-def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """`a / b`; on integers truncated toward zero (TVM's `truncdiv`), 0
-    where `b` is 0 (what the compiled code computes: `_int_divide` of
-    `te/templates/elementwise.py`), exact for all 64-bit values (no trip
-    through float)."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
-        return np.divide(a, b)
-    with np.errstate(divide="ignore", over="ignore"):
-        floor = np.floor_divide(a, b)
-        inexact = (a - floor * b != 0) & ((a < 0) != (b < 0))
-        return np.where(b == 0, 0, floor + inexact).astype(np.result_type(a, b))
-
-
-def _erf(x: np.ndarray) -> np.ndarray:
-    """The error function, elementwise (Python's `math.erf`: NumPy has none)."""
-    return np.vectorize(math.erf, otypes=[x.dtype])(x)
-
-
-def _relu(x: np.ndarray) -> np.ndarray:
-    return _fmax(x, x.dtype.type(0))
 
 
 def _dense(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -532,11 +487,6 @@ def _layer_norm(
     return centred / np.sqrt(variance + eps) * gamma + beta.astype(np.float64)
 
 
-def _clip(op: Operation, x: np.ndarray) -> np.ndarray:
-    low = _fmax(x, x.dtype.type(_attr(op, "a_min")))
-    return _fmin(low, x.dtype.type(_attr(op, "a_max")))
-
-
 def _reshape(op: Operation, x: np.ndarray) -> np.ndarray:
     """`0` copies the input dimension at the same position; NumPy infers `-1`."""
     newshape = _attr(op, "newshape")
@@ -681,7 +631,7 @@ class _Machine:
             args = [env[v] for v in op.operands]
             if op.name in _TERMINATORS:
                 return args
-            handler = _OPS.get(op.name)
+            handler = _handler(op)
             if handler is None:
                 raise InterpreterError(
                     f"the interpreter does not know the op '{op.name}'"
@@ -763,51 +713,28 @@ def _with_op(kernel: Callable[..., Any]) -> Handler:
     return lambda machine, op, args, env: kernel(op, *args)
 
 
+def _elementwise(
+    machine: _Machine, op: Operation, args: list[Value], env: Env
+) -> Value:
+    """An elementwise op's own NumPy rule, given its attribute values."""
+    params = {name: getattr(op, name) for name in cast(ElementwiseOp, op).params()}
+    return type(op).NUMPY(*args, **params)
+
+
 def _identity(machine: _Machine, op: Operation, args: list[Value], env: Env) -> Value:
     """Devices hold values; they never change them."""
     return args[0]
 
 
 _PLAIN: dict[str, Callable[..., Any]] = {
-    "add": np.add,
-    "subtract": np.subtract,
-    "multiply": np.multiply,
-    "divide": _divide,
-    "maximum": _fmax,
-    "minimum": _fmin,
-    "negative": np.negative,
-    "exp": np.exp,
-    "tanh": np.tanh,
-    "sigmoid": _sigmoid,
-    "silu": _silu,
-    "hard_swish": _hard_swish,
-    "relu": _relu,
-    "log": np.log,
-    "sqrt": np.sqrt,
-    "abs": np.abs,
-    "floor": np.floor,
-    "ceil": np.ceil,
-    "round": np.round,
-    "erf": _erf,
-    "power": np.power,
     "matmul": _matmul,
     "shape_of": lambda x: np.array(x.shape, dtype=np.int64),
-    "equal": np.equal,
-    "not_equal": np.not_equal,
-    "less": np.less,
-    "less_equal": np.less_equal,
-    "greater": np.greater,
-    "greater_equal": np.greater_equal,
-    "logical_and": np.logical_and,
-    "logical_or": np.logical_or,
-    "logical_not": np.logical_not,
-    "where": np.where,
 }
-"""Tensor operators without attributes: NumPy semantics (broadcasting) is theirs."""
+"""Tensor operators without attributes, other than the elementwise ones (whose
+rule is the op's own `NUMPY`)."""
 
 _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "constant": constant_value,
-    "clip": _clip,
     "nn.conv2d": _conv2d,
     "nn.conv2d_transpose": _conv2d_transpose,
     "nn.conv3d": _conv,
@@ -857,6 +784,14 @@ _OPS: dict[str, Handler] = {
     **{f"relay.{name}": handler for name, handler in _STRUCTURAL.items()},
 }
 
+
+def _handler(op: Operation) -> Handler | None:
+    """How the interpreter runs `op`: an elementwise op by its own rule
+    (looked up when asked, so an op defined after import runs too), any
+    other by the table."""
+    return _elementwise if isinstance(op, ElementwiseOp) else _OPS.get(op.name)
+
+
 # ----------------------------------------------------------------------------
 # Public API
 # ----------------------------------------------------------------------------
@@ -890,10 +825,17 @@ def evaluate_function(
 
 def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray:
     """The value of one tensor operator on `args` (for compile-time folding)."""
-    handler = _OPS.get(op.name)
+    handler = _handler(op)
     if handler is None or op.name.removeprefix("relay.") in _STRUCTURAL:
         raise InterpreterError(f"'{op.name}' is not a tensor operator")
     return np.asarray(_checked_result(op, _apply(handler, None, op, list(args), {})))  # type: ignore[arg-type]
+
+
+def _array_kernel(op: Operation) -> Callable[..., Any] | None:
+    """`op`'s value as a function of its operand arrays alone, if it has one."""
+    if isinstance(op, ElementwiseOp):
+        return None if op.params() else type(op).NUMPY
+    return _PLAIN.get(op.name.removeprefix("relay."))
 
 
 def array_evaluator(
@@ -904,7 +846,7 @@ def array_evaluator(
     `multiply`, ...), else None.  It reads nothing of the op once made, so
     it may run on another thread while the op is rewritten (`fold-constant`
     folds a weight's scaling in the background)."""
-    kernel = _PLAIN.get(op.name.removeprefix("relay."))
+    kernel = _array_kernel(op)
     if kernel is None or len(op.results) != 1:
         return None
     name, type_ = op.name, op.results[0].type

@@ -1,12 +1,18 @@
 """The elementwise tensor operators: arithmetic, comparisons, logic and
 activations, element by element with NumPy broadcasting.
+
+Each op is the home of its meaning: besides its type it declares, as class
+attributes, its fusion pattern (`PATTERN`, on the family bases) and its
+NumPy rule (`NUMPY`), which the reference interpreter runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import ClassVar
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import TensorType, i1
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def
@@ -16,8 +22,73 @@ from hetero.dialects.relay.base import OpPattern, TensorOp, common_element_type
 from hetero.dialects.relay.params import FloatParam
 from hetero.dialects.relay.shapes import Shape, broadcast_shapes
 
+NumpyRule = Callable[..., Any]
+"""An op's NumPy rule: operand arrays and attribute values (by name) to its value."""
 
-class ElementwiseBinaryOp(TensorOp):
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    """Written through tanh: stable for large |x|, no overflow warnings."""
+    half = x.dtype.type(0.5)
+    return half + half * np.tanh(half * x)
+
+
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x * _sigmoid(x)
+
+
+def _hard_swish(x: np.ndarray) -> np.ndarray:
+    return x * np.clip(x / x.dtype.type(6) + x.dtype.type(0.5), 0, 1)
+
+
+def _fmax(a: np.ndarray, b: Any) -> np.ndarray:
+    """`a > b ? a : b`, TVM's float max (and MLAS's): `b` where either is
+    NaN, unlike `np.maximum` — the compiled code's semantics."""
+    return np.where(a > b, a, b)
+
+
+def _fmin(a: np.ndarray, b: Any) -> np.ndarray:
+    """`a < b ? a : b` (see `_fmax`)."""
+    return np.where(a < b, a, b)
+
+
+def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`a / b`; on integers truncated toward zero (TVM's `truncdiv`), 0
+    where `b` is 0 (what the compiled code computes: `_int_divide` of
+    `te/templates/elementwise.py`), exact for all 64-bit values (no trip
+    through float)."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
+        return np.divide(a, b)
+    with np.errstate(divide="ignore", over="ignore"):
+        floor = np.floor_divide(a, b)
+        inexact = (a - floor * b != 0) & ((a < 0) != (b < 0))
+        return np.where(b == 0, 0, floor + inexact).astype(np.result_type(a, b))
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    """The error function, elementwise (Python's `math.erf`: NumPy has none)."""
+    return np.vectorize(math.erf, otypes=[x.dtype])(x)
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return _fmax(x, x.dtype.type(0))
+
+
+def _clip(x: np.ndarray, a_min: float, a_max: float) -> np.ndarray:
+    low = _fmax(x, x.dtype.type(a_min))
+    return _fmin(low, x.dtype.type(a_max))
+
+
+class ElementwiseOp(TensorOp):
+    """Base of the elementwise operators, which declare their meaning on the
+    class: `NUMPY`, the reference interpreter's rule, a function of the
+    operand arrays and the op's attribute values (by name)."""
+
+    NUMPY: ClassVar[NumpyRule]
+    """The op's value in NumPy: what the compiled code is compared against."""
+
+
+class ElementwiseBinaryOp(ElementwiseOp):
     """`lhs op rhs` element by element, with NumPy broadcasting."""
 
     PATTERN: ClassVar[OpPattern] = OpPattern.BROADCAST
@@ -32,7 +103,7 @@ class ElementwiseBinaryOp(TensorOp):
         return broadcast_shapes(shapes[0], shapes[1])
 
 
-class ElementwiseUnaryOp(TensorOp):
+class ElementwiseUnaryOp(ElementwiseOp):
     """A function applied to each element; the shape is unchanged."""
 
     PATTERN: ClassVar[OpPattern] = OpPattern.ELEMWISE
@@ -87,12 +158,16 @@ class EqualOp(ComparisonOp):
 
     name = "relay.equal"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.equal)
+
 
 @irdl_op_definition
 class NotEqualOp(ComparisonOp):
     """`lhs != rhs` (true where either is NaN)."""
 
     name = "relay.not_equal"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.not_equal)
 
 
 @irdl_op_definition
@@ -101,12 +176,16 @@ class LessOp(ComparisonOp):
 
     name = "relay.less"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.less)
+
 
 @irdl_op_definition
 class LessEqualOp(ComparisonOp):
     """`lhs <= rhs`."""
 
     name = "relay.less_equal"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.less_equal)
 
 
 @irdl_op_definition
@@ -115,12 +194,16 @@ class GreaterOp(ComparisonOp):
 
     name = "relay.greater"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.greater)
+
 
 @irdl_op_definition
 class GreaterEqualOp(ComparisonOp):
     """`lhs >= rhs`."""
 
     name = "relay.greater_equal"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.greater_equal)
 
 
 @irdl_op_definition
@@ -129,12 +212,16 @@ class LogicalAndOp(LogicalBinaryOp):
 
     name = "relay.logical_and"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.logical_and)
+
 
 @irdl_op_definition
 class LogicalOrOp(LogicalBinaryOp):
     """`lhs or rhs`."""
 
     name = "relay.logical_or"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.logical_or)
 
 
 @irdl_op_definition
@@ -143,15 +230,18 @@ class LogicalNotOp(BooleanOperands, ElementwiseUnaryOp):
 
     name = "relay.logical_not"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.logical_not)
+
 
 @irdl_op_definition
-class WhereOp(TensorOp):
+class WhereOp(ElementwiseOp):
     """`condition ? x : y` element by element, the three broadcast together
     (NumPy's `where`); `condition` is `i1`, `x` and `y` share a type."""
 
     name = "relay.where"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.BROADCAST
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.where)
 
     condition = operand_def(TensorType)
     x = operand_def(TensorType)
@@ -182,12 +272,16 @@ class AddOp(ElementwiseBinaryOp):
 
     name = "relay.add"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.add)
+
 
 @irdl_op_definition
 class SubtractOp(ElementwiseBinaryOp):
     """`lhs - rhs`."""
 
     name = "relay.subtract"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.subtract)
 
 
 @irdl_op_definition
@@ -196,12 +290,16 @@ class MultiplyOp(ElementwiseBinaryOp):
 
     name = "relay.multiply"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.multiply)
+
 
 @irdl_op_definition
 class DivideOp(ElementwiseBinaryOp):
     """`lhs / rhs`."""
 
     name = "relay.divide"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_divide)
 
 
 @irdl_op_definition
@@ -210,12 +308,16 @@ class MaximumOp(ElementwiseBinaryOp):
 
     name = "relay.maximum"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_fmax)
+
 
 @irdl_op_definition
 class MinimumOp(ElementwiseBinaryOp):
     """`min(lhs, rhs)`."""
 
     name = "relay.minimum"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_fmin)
 
 
 @irdl_op_definition
@@ -224,12 +326,16 @@ class PowerOp(ElementwiseBinaryOp):
 
     name = "relay.power"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.power)
+
 
 @irdl_op_definition
 class NegativeOp(ElementwiseUnaryOp):
     """`-x`."""
 
     name = "relay.negative"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.negative)
 
 
 @irdl_op_definition
@@ -238,6 +344,8 @@ class ExpOp(ElementwiseUnaryOp):
 
     name = "relay.exp"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.exp)
+
 
 @irdl_op_definition
 class TanhOp(ElementwiseUnaryOp):
@@ -245,12 +353,16 @@ class TanhOp(ElementwiseUnaryOp):
 
     name = "relay.tanh"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.tanh)
+
 
 @irdl_op_definition
 class SigmoidOp(ElementwiseUnaryOp):
     """`1 / (1 + e ** -x)`."""
 
     name = "relay.sigmoid"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_sigmoid)
 
 
 @irdl_op_definition
@@ -260,6 +372,8 @@ class SiluOp(ElementwiseUnaryOp):
 
     name = "relay.silu"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_silu)
+
 
 @irdl_op_definition
 class HardSwishOp(ElementwiseUnaryOp):
@@ -268,12 +382,16 @@ class HardSwishOp(ElementwiseUnaryOp):
 
     name = "relay.hard_swish"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_hard_swish)
+
 
 @irdl_op_definition
 class ReluOp(ElementwiseUnaryOp):
     """`max(x, 0)`."""
 
     name = "relay.relu"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_relu)
 
 
 @irdl_op_definition
@@ -282,12 +400,16 @@ class LogOp(ElementwiseUnaryOp):
 
     name = "relay.log"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.log)
+
 
 @irdl_op_definition
 class SqrtOp(ElementwiseUnaryOp):
     """Square root."""
 
     name = "relay.sqrt"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.sqrt)
 
 
 @irdl_op_definition
@@ -296,6 +418,8 @@ class AbsOp(ElementwiseUnaryOp):
 
     name = "relay.abs"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.abs)
+
 
 @irdl_op_definition
 class FloorOp(ElementwiseUnaryOp):
@@ -303,12 +427,16 @@ class FloorOp(ElementwiseUnaryOp):
 
     name = "relay.floor"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.floor)
+
 
 @irdl_op_definition
 class CeilOp(ElementwiseUnaryOp):
     """The smallest integer not below `x` (a float)."""
 
     name = "relay.ceil"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.ceil)
 
 
 @irdl_op_definition
@@ -318,6 +446,8 @@ class RoundOp(ElementwiseUnaryOp):
 
     name = "relay.round"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.round)
+
 
 @irdl_op_definition
 class ErfOp(ElementwiseUnaryOp):
@@ -325,12 +455,16 @@ class ErfOp(ElementwiseUnaryOp):
 
     name = "relay.erf"
 
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_erf)
+
 
 @irdl_op_definition
 class ClipOp(ElementwiseUnaryOp):
     """`x` clamped to `[a_min, a_max]`."""
 
     name = "relay.clip"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_clip)
 
     a_min = FloatParam()
     a_max = FloatParam()
