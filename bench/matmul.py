@@ -2,7 +2,7 @@
 
 hetero compiles `relay.matmul` through the whole CPU pipeline (`hetero.compile`:
 plan-devices, fuse-ops, lower-te with the CPU GEMM schedule of
-`te/schedules/cpu.py`, convert-tir-to-scf, LLVM) and both run in
+`te/schedules/cpu_gemm.py`, convert-tir-to-scf, LLVM) and both run in
 interleaved rounds in this process.  NumPy is also timed in a subprocess
 without `OPENBLAS_CORETYPE` (this environment pins OpenBLAS to its AVX2
 kernels; unset, it uses AVX-512), and the fraction of the machine's measured

@@ -24,7 +24,8 @@ from hetero.interpreter.relay import run
 from hetero.targets import cpu as cpu_target
 from hetero.runtime.cpu import CpuTarget
 from hetero.targets.cpu import simd_bits
-from hetero.te.schedules.cpu import _lane_tiles, tiles
+from hetero.te.schedules.cpu_conv2d_lanes import lane_tiles
+from hetero.te.schedules.cpu_tiles import tiles
 from hetero.te.schedules.isa import VectorIsa, vector_isa
 from hetero.utils.diagnostics import HeteroError
 
@@ -150,7 +151,7 @@ def test_conv2d_reduction_step_stays_in_registers(
     )
     assembly = hetero.compile(_program(f"%x: {_t(x)}", _t(out), body)).native.assembly()
     step = _reduction_step(assembly)
-    t = _lane_tiles(NEON, f32, out[2] * out[3], row_width=row_width)
+    t = lane_tiles(NEON, f32, out[2] * out[3], row_width=row_width)
     assert len(FMLA.findall(step)) == t.mr * t.nr // t.lanes
     assert "[sp" not in step
     assert not X86.search(assembly)

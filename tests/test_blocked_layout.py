@@ -16,7 +16,8 @@ from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import blocked_data, nchw_data, run
 from hetero.targets.cpu import simd_bits
-from hetero.te.schedules.cpu import conv2d_data_block, conv2d_weight_block
+from hetero.te.schedules.cpu_conv2d import conv2d_weight_block
+from hetero.te.schedules.cpu_conv2d_lanes import conv2d_data_block
 
 RNG = np.random.default_rng(3)
 AVX2 = 'mcpu = "haswell", mattr = ["+avx2", "-avx512f"]'

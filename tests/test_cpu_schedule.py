@@ -1,4 +1,4 @@
-"""The CPU schedules of dense/matmul/conv2d (`te/schedules/cpu.py`),
+"""The CPU schedules of dense/matmul/conv2d (`te/schedules/cpu_*.py`),
 compiled with `hetero.compile` and compared to the relay reference
 interpreter, over shapes that are and are not multiples of the register tile
 (`mr` rows × `nr` columns) and of the vector width, with fused epilogues, on
@@ -23,7 +23,8 @@ from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import run
 from hetero.targets.cpu import simd_bits
-from hetero.te.schedules.cpu import conv_vectors, tiles
+from hetero.te.schedules.cpu_conv2d import conv_vectors
+from hetero.te.schedules.cpu_tiles import tiles
 
 RNG = np.random.default_rng(0)
 
@@ -277,7 +278,7 @@ def _avx512_conv_tiles(
 ) -> Any:
     """How the CPU schedule cuts a conv2d with AVX-512 (`_ConvTiles`)."""
     from hetero.te.emit import Tensor
-    from hetero.te.schedules.cpu import _conv_tiles
+    from hetero.te.schedules.cpu_conv2d import _conv_tiles
     from hetero.te.schedules.problems import Conv2D
 
     def tensor(shape: tuple[int, ...]) -> Tensor:
@@ -426,10 +427,10 @@ def test_channel_lanes_tile_stays_in_registers(isa: str) -> None:
     the stack in its reduction loop.  LLVM's machine scheduler, which
     `CODEGEN_FLAGS` turns off, hoisted the six broadcasts above the FMAs and
     spilled."""
-    from hetero.te.schedules.cpu import _lane_tiles
+    from hetero.te.schedules.cpu_conv2d_lanes import lane_tiles
 
     target = isas.target(isa)
-    b = _lane_tiles(target, f32).lanes
+    b = lane_tiles(target, f32).lanes
     x, out, w = (1, 256 // b, 6, 6, b), (1, 64 // b, 6, 6, b), (64, 256, 3, 3)
     body = (
         f"{_random_weight(w)}\n"
@@ -439,7 +440,7 @@ def test_channel_lanes_tile_stays_in_registers(isa: str) -> None:
     )
     text = _program(f"%x: {_t(x)}", _t(out), body, options=isas.options(isa))
     inner = _reduction_step(hetero.compile(text).native.assembly())
-    t = _lane_tiles(target, f32, 6 * 6, blocked=True)
+    t = lane_tiles(target, f32, 6 * 6, blocked=True)
     assert inner.count("vfmadd231ps") == t.mr * t.nr // t.lanes
     assert not re.search(r"vmov\w*\t[^\n]*\(%rsp", inner)
 
@@ -454,7 +455,7 @@ def test_strided_channel_lanes_step_reads_no_stack(isa: str, size: int) -> None:
     the one register AVX-512's 7-pixel tiles are short (`LANE_ROW_CHOICES`;
     with a tile across rows, each pixel needed an address of its own:
     AVX2's step reloaded them from the stack, 2-3x slower)."""
-    from hetero.te.schedules.cpu import _lane_tiles
+    from hetero.te.schedules.cpu_conv2d_lanes import lane_tiles
 
     channels = 128
     x, w = (1, channels, size, size), (channels, channels, 3, 3)
@@ -466,7 +467,7 @@ def test_strided_channel_lanes_step_reads_no_stack(isa: str, size: int) -> None:
     )
     text = _program(f"%x: {_t(x)}", _t(out), body, threads=1, options=isas.options(isa))
     inner = _reduction_step(hetero.compile(text).native.assembly())
-    t = _lane_tiles(isas.target(isa), f32, out[2] * out[3], row_width=out[3])
+    t = lane_tiles(isas.target(isa), f32, out[2] * out[3], row_width=out[3])
     assert inner.count("vfmadd231ps") == t.mr * t.nr // t.lanes
     assert inner.count("(%rsp") <= {"avx2": 0, "avx512": 2}[isa]
 
@@ -555,7 +556,8 @@ def test_conv_tiles_divide_the_output_channels(channels: int, rows: int) -> None
     """The conv tile has the most rows (12 down to 8 with AVX-512) dividing
     the output channels, so that no last tile of fewer rows is needed; 12
     with a rest when none divides."""
-    from hetero.te.schedules.cpu import Tiles, _dividing_rows
+    from hetero.te.schedules.cpu_conv2d import _dividing_rows
+    from hetero.te.schedules.cpu_tiles import Tiles
 
     assert _dividing_rows(Tiles(16, 12, 32), channels).mr == rows
 
@@ -573,9 +575,9 @@ def _lanes_conv(
     channel-lanes tiles, so that the schedule puts channels in the lanes),
     against the reference interpreter (which reads the layout itself)."""
     from hetero.interpreter.relay import packed_weight
-    from hetero.te.schedules.cpu import _lane_tiles
+    from hetero.te.schedules.cpu_conv2d_lanes import lane_tiles
 
-    block = block or _lane_tiles(None, f32).nr
+    block = block or lane_tiles(None, f32).nr
     h = [
         (
             x[2 + i]
@@ -667,7 +669,7 @@ def test_conv2d_pixel_tiles_read_packed_rows(out_channels: int) -> None:
     """A 1x1 conv's weight packed by its pixel tile's rows (`OIHW<mr>o`, as
     `_pixel_tile_rows` asks) is read as such by the tile: 8 rows for 64
     channels, 10 for 20, and 12 with an edge tile of 1 for 13 (AVX-512)."""
-    from hetero.te.schedules.cpu import _pixel_tile_rows
+    from hetero.te.schedules.cpu_conv2d import _pixel_tile_rows
 
     rows = _pixel_tile_rows((out_channels, 20, 1, 1), f32, None)
     if not rows:
@@ -707,7 +709,7 @@ def test_conv2d_weight_block(
     pixel tile's rows side by side (8 or 12 rows), where they are fewer
     than a vector's lanes (else `OIHW`: a whole number of vectors would
     mean channel lanes)."""
-    from hetero.te.schedules.cpu import conv2d_weight_block
+    from hetero.te.schedules.cpu_conv2d import conv2d_weight_block
 
     target = TargetAttr("llvm", {"mcpu": "x86-64", "mattr": mattr})
     assert conv2d_weight_block(weight, out, 1, f32, target) == block

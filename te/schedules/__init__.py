@@ -20,7 +20,14 @@ from xdsl.ir import Attribute
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.target.kind import DeviceType
 from hetero.te.emit import Emitter
-from hetero.te.schedules import cpu, cpu_pool, cpu_winograd, gpu_conv
+from hetero.te.schedules import (
+    cpu_conv2d,
+    cpu_conv2d_lanes,
+    cpu_gemm,
+    cpu_pool,
+    cpu_winograd,
+    gpu_conv,
+)
 from hetero.te.schedules import gpu as gpu_schedules
 from hetero.te.schedules.problems import Conv2D, Gemm, Pool2D
 
@@ -28,8 +35,8 @@ Problem = Gemm | Conv2D | Pool2D
 Schedule = Callable[[Emitter, Problem, TargetAttr | None], None]
 
 SCHEDULES: dict[tuple[DeviceType, type[Problem]], Schedule] = {
-    (DeviceType.cpu, Gemm): cpu.gemm,  # type: ignore[dict-item]
-    (DeviceType.cpu, Conv2D): cpu.conv2d,  # type: ignore[dict-item]
+    (DeviceType.cpu, Gemm): cpu_gemm.gemm,  # type: ignore[dict-item]
+    (DeviceType.cpu, Conv2D): cpu_conv2d.conv2d,  # type: ignore[dict-item]
     (DeviceType.cpu, Pool2D): cpu_pool.pool2d,  # type: ignore[dict-item]
     (DeviceType.cuda, Gemm): gpu_schedules.gemm,  # type: ignore[dict-item]
     (DeviceType.cuda, Conv2D): gpu_conv.conv2d,  # type: ignore[dict-item]
@@ -43,7 +50,9 @@ WeightBlock = Callable[
 whether its data or output is blocked) → the output-channel block `b` of
 the `OIHW<b>o` weight layout the conv2d schedule wants (0: `OIHW`)."""
 
-WEIGHT_BLOCKS: dict[DeviceType, WeightBlock] = {DeviceType.cpu: cpu.conv2d_weight_block}
+WEIGHT_BLOCKS: dict[DeviceType, WeightBlock] = {
+    DeviceType.cpu: cpu_conv2d.conv2d_weight_block
+}
 """Device type → what its conv2d schedule wants of the weights' layout
 (`alter-op-layout` asks; a device type without an entry keeps `OIHW`)."""
 
@@ -53,7 +62,7 @@ width `b` of the `NK<b>n` weight layout the GEMM schedule wants for a dense
 (0: `NK`)."""
 
 DENSE_WEIGHT_BLOCKS: dict[DeviceType, DenseWeightBlock] = {
-    DeviceType.cpu: cpu.dense_weight_block
+    DeviceType.cpu: cpu_gemm.dense_weight_block
 }
 """Device type → what its GEMM schedule wants of a dense weight's layout
 (`alter-op-layout` asks; a device type without an entry keeps `NK`)."""
@@ -88,7 +97,9 @@ DataBlock = Callable[[Sequence[int], int, Attribute, TargetAttr | None, bool], i
 blocked) → the channel block `b` of the `NCHW<b>c` layout the conv2d
 schedule wants its data and output in (0: `NCHW`)."""
 
-DATA_BLOCKS: dict[DeviceType, DataBlock] = {DeviceType.cpu: cpu.conv2d_data_block}
+DATA_BLOCKS: dict[DeviceType, DataBlock] = {
+    DeviceType.cpu: cpu_conv2d_lanes.conv2d_data_block
+}
 """Device type → what its conv2d schedule wants of the activations' layout
 (`alter-data-layout` asks; a device type without an entry keeps `NCHW`)."""
 

@@ -9,8 +9,8 @@ through memory.  The weight is transformed at compile time
 asks); at run time:
 
 1. **Padding** (a parallel task per input channel): the channel is copied,
-   zero-padded, into `m` column-phase planes (`cpu._fill_plane` with a
-   column stride of `m`): the `a x a` patch of tile `(ty, tx)` reads plane
+   zero-padded, into `m` column-phase planes (`cpu_planes.fill_plane` with
+   a column stride of `m`): the `a x a` patch of tile `(ty, tx)` reads plane
    `j % m` at `tx + j // m`, so consecutive tiles of a row read consecutive
    elements.
 2. Then for each band of rows of tiles (`V_BAND_BYTES` of transformed
@@ -23,8 +23,9 @@ asks); at run time:
    of `mr` tiles of the row is a register tile of `mr` tiles × `nr` output
    channels (4 vectors with AVX-512), the reduction over the input
    channels broadcasting `V` and loading the packed weight `U[u * a + v,
-   ot, c, :]` as vectors, the kernel of `cpu._conv2d_channel_lanes`; the
-   `a^2` tiles wait in a `local` buffer.  Then each tile's outputs `A^T M
+   ot, c, :]` as vectors, the kernel of
+   `cpu_conv2d_lanes.conv2d_channel_lanes`; the `a^2` tiles wait in a
+   `local` buffer.  Then each tile's outputs `A^T M
    A`, a vector of channels at a time, and the block is stored transposed
    through the epilogue: for each channel and output row, the block's `mr
    * m` pixels as one vector gathered from a staging buffer.  A task's
@@ -43,18 +44,10 @@ from xdsl.ir import Attribute, SSAValue
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
-from hetero.targets.cpu import num_threads
 from hetero.te.emit import Emitter, Index
-from hetero.te.schedules.cpu import (
-    TASKS_PER_THREAD,
-    Tiles,
-    _dividing_block,
-    _fill_plane,
-    _lane_tiles,
-    _Planes,
-    _register_tile,
-    _split,
-)
+from hetero.te.schedules.cpu_conv2d_lanes import dividing_block, lane_tiles
+from hetero.te.schedules.cpu_planes import Planes, fill_plane
+from hetero.te.schedules.cpu_tiles import ScheduleParams, Tiles, register_tile, split
 from hetero.te.schedules.problems import Conv2D
 from hetero.utils.winograd import TRANSFORMS, Program, Transforms, program
 
@@ -64,20 +57,19 @@ ask for, each with the fewest output rows and columns it takes: the largest
 that fits.  F(4x4) multiplies 1.8 times less than F(2x2) but wastes more of
 its last tiles on a small image (14 columns: 16 computed) and is less
 accurate (a 3x3 layer's error, relative to its largest output, about 5e-6
-against 7e-7): measured one thread on ResNet-50's layers, 56x56 and 28x28
-(64, 128 channels) 1.3 and 1.2 ms with F(2x2), 0.9 and 0.8 with F(4x4);
-14x14 alike (1.1 ms); SqueezeNet's 55x55 and 27x27 0.36 -> 0.28 ms."""
+against 7e-7); on the images of at least 24 rows and columns it measured
+faster, on 14x14 alike."""
 
 WINOGRAD_DEPTH = 16
 """Fewest input channels for which a 3x3 conv2d goes to the Winograd domain
-(SqueezeNet's 16 -> 64 at 55x55: 0.54 ms direct, 0.36 ms by Winograd;
-fewer channels leave the transforms a larger share, untried)."""
+(SqueezeNet's 16 -> 64 at 55x55 is faster by Winograd than direct; fewer
+channels leave the transforms a larger share, untried)."""
 
 WINOGRAD_PIXELS = 7 * 7
 """Fewest output pixels for which a 3x3 conv2d goes to the Winograd domain
-(ResNet-50's 512-channel 7x7 layers: 2.19 -> 1.94 ms alone, 2.1 -> 1.7-1.85
-ms in the network, where their 1.8x larger weights come from memory;
-smaller images untried)."""
+(ResNet-50's 512-channel 7x7 layers are faster by Winograd, alone and in
+the network, where their 1.8x larger weights come from memory; smaller
+images untried)."""
 
 V_BAND_BYTES = 2 * 1024 * 1024
 """Most bytes of transformed patches `V` computed before their products:
@@ -113,12 +105,12 @@ def conv2d_winograd_tile(
         return 0, 0
     if element_type.bitwidth != 32 or channels < WINOGRAD_DEPTH:
         return 0, 0
-    t = _lane_tiles(target, element_type)
+    t = lane_tiles(target, element_type)
     height, width = out_shape[2:]
     if out_channels % t.lanes or height * width < WINOGRAD_PIXELS:
         return 0, 0
     tile = max(m for m, least in OUTPUT_TILES.items() if min(height, width) >= least)
-    return tile, _dividing_block(out_channels, t)
+    return tile, dividing_block(out_channels, t)
 
 
 def winograd_applies(c: Conv2D, target: TargetAttr | None) -> bool:
@@ -130,7 +122,7 @@ def winograd_applies(c: Conv2D, target: TargetAttr | None) -> bool:
     stack)."""
     if c.packed is None or not isinstance(c.data.element_type, AnyFloat):
         return False
-    t = _lane_tiles(target, c.data.element_type)
+    t = lane_tiles(target, c.data.element_type)
     block = c.packed.shape[-1]
     return (
         c.winograd in TRANSFORMS
@@ -160,7 +152,7 @@ def _run(e: Emitter, program: Program, inputs: Sequence[SSAValue]) -> list[SSAVa
     return [values[k] for k in program.outputs]
 
 
-def _phase_planes(c: Conv2D, tr: Transforms, th: int, tw: int) -> _Planes:
+def _phase_planes(c: Conv2D, tr: Transforms, th: int, tw: int) -> Planes:
     """The column-phase planes of the padded input: `th * m + 2` rows and
     `tw * m + 2` columns at least (every tile's patch inside), in `m`
     planes of `wq` columns."""
@@ -168,40 +160,48 @@ def _phase_planes(c: Conv2D, tr: Transforms, th: int, tw: int) -> _Planes:
     top, left = c.padding[:2]
     rows = max(th * tr.m + 2, top + height)
     wq = math.ceil(max(tw * tr.m + 2, left + width) / tr.m)
-    return _Planes(wq, rows * wq)
+    return Planes(wq, rows * wq)
+
+
+Params = ScheduleParams[Conv2D]
 
 
 @dataclass(frozen=True)
 class _Geometry:
     """How `conv2d_winograd` cuts a conv2d: `th x tw` tiles per image, in
     register tiles of `t.mr` tiles x `t.nr` channels (`blocks` per row of
-    tiles), the rows of tiles of all images in bands of `band` rows."""
+    tiles, `t` the schedule's), the rows of tiles of all images in bands of
+    `band` rows; the input padded into the column-phase `planes`."""
 
     tr: Transforms
-    t: Tiles
     th: int
     tw: int
     blocks: int
     band: int
+    planes: Planes
+
+
+@dataclass(frozen=True)
+class _Block:
+    """A block of register tiles of the products: the task's `k`-th, of
+    tiles from `tx0` of row of tiles `nt` (of all images), for channel tile
+    `ot`."""
+
+    k: Index
+    tx0: Index
+    ot: Index
+    nt: Index
 
 
 def _input_transform(
-    e: Emitter,
-    c: Conv2D,
-    g: _Geometry,
-    padded: SSAValue,
-    planes: _Planes,
-    v: SSAValue,
-    first: Index,
-    target: TargetAttr | None,
+    e: Emitter, p: Params, g: _Geometry, padded: SSAValue, v: SSAValue, first: Index
 ) -> None:
     """`V[u * a + v, r, c, tx]` for the band's rows of tiles `first + r`: a
     row of tiles (and a group of channels) a task, so that each task writes
     `a^2` runs of `V` that grow along its channels."""
-    tr, th, tw = g.tr, g.th, g.tw
+    c, tr, th, tw, planes = p.problem, g.tr, g.th, g.tw, g.planes
     channels = c.data.shape[1]
-    wanted = TASKS_PER_THREAD * num_threads(target)
-    per_group, groups = _split(channels, -(-wanted // g.band))
+    per_group, groups = split(channels, -(-p.tasks // g.band))
     task, flat = e.loop(g.band * groups, ForKind.PARALLEL)
     r, group = task.div(flat, groups), task.rem(flat, groups)
     nt = task.add(first, r)
@@ -215,7 +215,7 @@ def _input_transform(
     steps = program(tr.bt)
     column, j = row.loop(tr.alpha)
     plane, shift = column.rem(j, tr.m), column.div(j, tr.m)
-    lane, tx = _tiles_in_lanes(column, tw, g.t.lanes)
+    lane, tx = _tiles_in_lanes(column, tw, p.t.lanes)
     top = lane.add(lane.add(lane.mul(ty, tr.m * planes.wq), shift), tx)
     patch = [
         lane.load(padded, [n, ch, plane, lane.add(top, i * planes.wq)])
@@ -224,7 +224,7 @@ def _input_transform(
     for u, value in enumerate(_run(lane, steps, patch)):
         lane.store(value, partial, [u, j, tx])
     rows, u = row.loop(tr.alpha)
-    lane, tx = _tiles_in_lanes(rows, tw, g.t.lanes)
+    lane, tx = _tiles_in_lanes(rows, tw, p.t.lanes)
     values = [lane.load(partial, [u, k, tx]) for k in range(tr.alpha)]
     for w, value in enumerate(_run(lane, steps, values)):
         lane.store(value, v, [lane.add(lane.mul(u, tr.alpha), w), r, ch, tx])
@@ -241,7 +241,7 @@ def _tiles_in_lanes(e: Emitter, tiles: int, lanes: int) -> tuple[Emitter, Index]
     return lane, lane.add(lane.min(lane.mul(q, lanes), tiles - lanes), tl)
 
 
-def _geometry(c: Conv2D, target: TargetAttr | None) -> _Geometry:
+def _geometry(c: Conv2D, target: TargetAttr | None) -> tuple[Params, _Geometry]:
     """Tiles, register tiles and bands (`V_BAND_BYTES`) of `c`."""
     tr = TRANSFORMS[c.winograd]
     assert c.packed is not None
@@ -250,87 +250,86 @@ def _geometry(c: Conv2D, target: TargetAttr | None) -> _Geometry:
     th, tw = math.ceil(out_h / tr.m), math.ceil(out_w / tr.m)
     element = c.data.element_type
     assert isinstance(element, AnyFloat)
-    t = _lane_tiles(target, element, tw, c.packed.shape[-1])
+    t = lane_tiles(target, element, tw, c.packed.shape[-1])
     t = replace(t, mr=min(t.mr, tw))
     row_bytes = tr.alpha**2 * channels * tw * element.bitwidth // 8
     band = min(batch * th, max(1, V_BAND_BYTES // row_bytes))
-    return _Geometry(tr, t, th, tw, math.ceil(tw / t.mr), band)
+    planes = _phase_planes(c, tr, th, tw)
+    blocks = math.ceil(tw / t.mr)
+    return Params(c, target, t), _Geometry(tr, th, tw, blocks, band, planes)
 
 
 def conv2d_winograd(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     """conv2d of 3x3 windows, stride 1, in the Winograd domain (module
     docstring): the padded planes, then for each band of rows of tiles, its
     transformed patches and its products and outputs."""
-    g = _geometry(c, target)
+    p, g = _geometry(c, target)
     tr = g.tr
     batch, channels, _, _ = c.data.shape
-    element = c.data.element_type
-    planes = _phase_planes(c, tr, g.th, g.tw)
-    phased = replace(c, strides=(1, tr.m))
-    padded = e.alloc([batch, channels, tr.m, planes.length], element)
-    fill, flat = e.loop(batch * channels, ForKind.PARALLEL)
-    n, ch = fill.div(flat, channels), fill.rem(flat, channels)
-    for phase in range(tr.m):
-        _fill_plane(fill, phased, planes, padded, [n, ch, phase], 0, phase)
-    v = e.alloc([tr.alpha**2, g.band, channels, g.tw], element)
+    padded = _pad_phases(e, p, g)
+    v = e.alloc([tr.alpha**2, g.band, channels, g.tw], c.element_type)
     rows_of_tiles = batch * g.th
     band, b = e.loop(math.ceil(rows_of_tiles / g.band))
     # The last band overlaps the one before rather than running past the end.
     first = band.min(band.mul(b, g.band), rows_of_tiles - g.band)
-    _input_transform(band, c, g, padded, planes, v, first, target)
-    _products(band, c, g, v, first, target)
+    _input_transform(band, p, g, padded, v, first)
+    _products(band, p, g, v, first)
 
 
-def _products(
-    e: Emitter,
-    c: Conv2D,
-    g: _Geometry,
-    v: SSAValue,
-    first: Index,
-    target: TargetAttr | None,
-) -> None:
+def _pad_phases(e: Emitter, p: Params, g: _Geometry) -> SSAValue:
+    """The input, zero-padded, in the `m` column-phase planes, one parallel
+    task per input channel (`fill_plane` with a column stride of `m`)."""
+    c, m = p.problem, g.tr.m
+    batch, channels, _, _ = c.data.shape
+    phased = replace(c, strides=(1, m))
+    padded = e.alloc([batch, channels, m, g.planes.length], c.element_type)
+    fill, flat = e.loop(batch * channels, ForKind.PARALLEL)
+    n, ch = fill.div(flat, channels), fill.rem(flat, channels)
+    for phase in range(m):
+        fill_plane(fill, phased, g.planes, padded, [n, ch, phase], 0, phase)
+    return padded
+
+
+def _products(e: Emitter, p: Params, g: _Geometry, v: SSAValue, first: Index) -> None:
     """The band's products, a position at a time, and its outputs.
     A task takes one channel tile of a row of tiles, or of a part of it: at
     most `BLOCKS_PER_TASK` blocks, whose products wait in a stack buffer,
     and fewer where tasks would be too few for the threads."""
-    tr, t, tw = g.tr, g.t, g.tw
-    packed = c.packed
-    assert packed is not None
-    channels = c.data.shape[1]
+    c, t = p.problem, p.t
     channel_tiles = math.ceil(c.weight.shape[0] / t.nr)
-    wanted = TASKS_PER_THREAD * num_threads(target)
-    parts = max(-(-g.blocks // BLOCKS_PER_TASK), -(-wanted // (channel_tiles * g.band)))
-    per_task, parts = _split(g.blocks, parts)
+    parts = max(
+        -(-g.blocks // BLOCKS_PER_TASK), -(-p.tasks // (channel_tiles * g.band))
+    )
+    per_task, parts = split(g.blocks, parts)
     task, flat = e.loop(channel_tiles * g.band * parts, ForKind.PARALLEL)
     ot, r, part = task.unflatten(flat, [channel_tiles, g.band, parts])
-    positions = tr.alpha**2
-    element = c.data.element_type
-    products = task.alloc([per_task, positions, t.mr, t.nr], element, "local")
+    shape = [per_task, g.tr.alpha**2, t.mr, t.nr]
+    products = task.alloc(shape, c.element_type, "local")
     start = task.mul(part, per_task)
-
-    def first_tile(s: Emitter, k: Index) -> Index:
-        """The first tile of the task's `k`-th block (the last task's blocks
-        past the row repeat its last block)."""
-        return s.min(s.mul(s.add(start, k), t.mr), tw - t.mr)
-
-    position, xi = task.loop(positions)
+    position, xi = task.loop(g.tr.alpha**2)
     block, k = position.loop(per_task)
-    tx0 = first_tile(block, k)
-    acc = _register_tile(
+    tx0 = _first_tile(block, p, g, start, k)
+    acc = register_tile(
         block,
-        t,
+        p,
         t.mr,
-        lambda s: s.nest([channels]),
+        lambda s: s.nest([c.data.shape[1]]),
         lambda s, i, ks: s.load(v, [xi, r, ks[0], s.add(tx0, i)]),
-        lambda s, j, ks: packed.load(s, [xi, ot, ks[0], j]),
-        element,
+        lambda s, j, ks: c.packed.load(s, [xi, ot, ks[0], j]),  # type: ignore[union-attr]
     )
     copy, i = block.loop(t.mr, ForKind.UNROLLED)
     lane, j = copy.loop(t.nr, ForKind.VECTORIZED)
     lane.store(lane.load(acc, [i, j]), products, [k, xi, i, j])
     after, k = task.loop(per_task)
     nt = after.add(first, r)
-    _output_transform(after, c, g, products, k, first_tile(after, k), ot, nt)
+    at = _Block(k, _first_tile(after, p, g, start, k), ot, nt)
+    _output_transform(after, p, g, products, at)
+
+
+def _first_tile(e: Emitter, p: Params, g: _Geometry, start: Index, k: Index) -> Index:
+    """The first tile of the `k`-th block of the task whose first block is
+    `start` (the last task's blocks past the row repeat its last block)."""
+    return e.min(e.mul(e.add(start, k), p.t.mr), g.tw - p.t.mr)
 
 
 def _channels_in_lanes(e: Emitter, t: Tiles) -> tuple[Emitter, Index]:
@@ -341,23 +340,34 @@ def _channels_in_lanes(e: Emitter, t: Tiles) -> tuple[Emitter, Index]:
 
 
 def _output_transform(
-    e: Emitter,
-    c: Conv2D,
-    g: _Geometry,
-    products: SSAValue,
-    k: Index,
-    tx0: Index,
-    ot: Index,
-    nt: Index,
+    e: Emitter, p: Params, g: _Geometry, products: SSAValue, at: _Block
 ) -> None:
-    """The outputs `A^T M A` of the task's `k`-th block (of tiles from `tx0`),
-    a vector of channels at a time, into a staging buffer `[m, rows * m,
-    nr]`, then stored transposed: for each channel and output row, the
-    block's `rows * m` pixels as one vector."""
-    tr, t, th, tw, rows = g.tr, g.t, g.th, g.tw, g.t.mr
-    element = c.data.element_type
+    """The outputs `A^T M A` of the block, a vector of channels at a time,
+    into a staging buffer `[m, rows * m, nr]`, then stored transposed: for
+    each channel and output row, the block's `rows * m` pixels as one
+    vector."""
+    staged = _transformed(e, p, g, products, at.k)
+    c, t = p.problem, p.t
     out_channels = c.weight.shape[0]
-    _, _, out_h, out_w = c.out_shape
+    n, ty = e.div(at.nt, g.th), e.rem(at.nt, g.th)
+    block = _Staged(staged, n, ty)
+    channels_left = out_channels - (math.ceil(out_channels / t.nr) - 1) * t.nr
+    if channels_left == t.nr:
+        return _store_columns(e, p, g, at, block, t.nr)
+    tiles_count = math.ceil(out_channels / t.nr)
+    if (full := e.when(e.less(at.ot, tiles_count - 1))) is not None:
+        _store_columns(full, p, g, at, block, t.nr)
+    if (edge := e.when(e.less(tiles_count - 2, at.ot))) is not None:
+        _store_columns(edge, p, g, at, block, channels_left)
+
+
+def _transformed(
+    e: Emitter, p: Params, g: _Geometry, products: SSAValue, k: Index
+) -> SSAValue:
+    """`A^T M A` of each tile of the task's `k`-th block, in two passes
+    through a small buffer, into the staging buffer."""
+    tr, t, rows = g.tr, p.t, p.t.mr
+    element = p.element
     m, alpha = tr.m, tr.alpha
     staged = e.alloc([m, rows * m, t.nr], element, "local")
     partial = e.alloc([m, alpha, t.nr], element, "local")
@@ -376,33 +386,55 @@ def _output_transform(
     values = [lane.load(partial, [y, u, j]) for u in range(alpha)]
     for x, value in enumerate(_run(lane, steps, values)):
         lane.store(value, staged, [y, lane.add(lane.mul(i, m), x), j])
-    n, ty = e.div(nt, th), e.rem(nt, th)
-    channels_left = out_channels - (math.ceil(out_channels / t.nr) - 1) * t.nr
+    return staged
 
-    def store(s: Emitter, cols: int, pixels: int) -> None:
-        channel, jj = s.loop(cols)
-        o = channel.add(channel.mul(ot, t.nr), jj)
-        row, y = channel.loop(m)
-        row_at = row.add(row.mul(ty, m), y)
-        if out_h % m and (inside := row.when(row.less(row_at, out_h))) is not None:
-            row = inside  # the last row of tiles, clipped to the image
-        lane, p = row.loop(pixels, ForKind.VECTORIZED)
-        x = lane.add(lane.mul(tx0, m), p)
-        c.store(lane, [n, o, row_at, x], lane.load(staged, [y, p, jj]))
 
-    def by_pixels(s: Emitter, cols: int) -> None:
-        last = out_w - (tw - rows) * m
-        if last == rows * m:
-            return store(s, cols, rows * m)
-        if (full := s.when(s.less(tx0, tw - rows))) is not None:
-            store(full, cols, rows * m)
-        if (edge := s.when(s.less(tw - rows - 1, tx0))) is not None:
-            store(edge, cols, last)
+@dataclass(frozen=True)
+class _Staged:
+    """A block's outputs in the staging buffer `staged`, of image `n` and
+    row of tiles `ty`."""
 
-    if channels_left == t.nr:
-        return by_pixels(e, t.nr)
-    tiles_count = math.ceil(out_channels / t.nr)
-    if (full := e.when(e.less(ot, tiles_count - 1))) is not None:
-        by_pixels(full, t.nr)
-    if (edge := e.when(e.less(tiles_count - 2, ot))) is not None:
-        by_pixels(edge, channels_left)
+    staged: SSAValue
+    n: Index
+    ty: Index
+
+
+def _store_columns(
+    e: Emitter, p: Params, g: _Geometry, at: _Block, block: _Staged, cols: int
+) -> None:
+    """The block's `cols` channels, its tiles' whole rows of pixels, or
+    those inside the image for the last block of a row."""
+    rows, m, tw = p.t.mr, g.tr.m, g.tw
+    last = p.problem.out_shape[3] - (tw - rows) * m
+    if last == rows * m:
+        return _store_pixels(e, p, g, at, block, (cols, rows * m))
+    if (full := e.when(e.less(at.tx0, tw - rows))) is not None:
+        _store_pixels(full, p, g, at, block, (cols, rows * m))
+    if (edge := e.when(e.less(tw - rows - 1, at.tx0))) is not None:
+        _store_pixels(edge, p, g, at, block, (cols, last))
+
+
+def _store_pixels(
+    e: Emitter,
+    p: Params,
+    g: _Geometry,
+    at: _Block,
+    block: _Staged,
+    size: tuple[int, int],
+) -> None:
+    """For each of the block's first `cols` channels and each output row,
+    its first `pixels` pixels as one vector gathered from the staging
+    buffer, through the epilogue (the last row of tiles clipped to the
+    image)."""
+    c, m = p.problem, g.tr.m
+    cols, pixels = size
+    out_h = c.out_shape[2]
+    channel, jj = e.loop(cols)
+    o = channel.add(channel.mul(at.ot, p.t.nr), jj)
+    row, y = channel.loop(m)
+    row_at = row.add(row.mul(block.ty, m), y)
+    if out_h % m and (inside := row.when(row.less(row_at, out_h))) is not None:
+        row = inside  # the last row of tiles, clipped to the image
+    lane, q = row.loop(pixels, ForKind.VECTORIZED)
+    x = lane.add(lane.mul(at.tx0, m), q)
+    c.store(lane, [block.n, o, row_at, x], lane.load(block.staged, [y, q, jj]))

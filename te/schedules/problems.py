@@ -83,6 +83,11 @@ class Conv2D:
     pixels across rows then has no image width in its indices, so kernels
     for images of other sizes are alike (`merge-kernels`)."""
 
+    @property
+    def element_type(self) -> Attribute:
+        """The element type of the data, the weight and the result."""
+        return self.data.element_type
+
 
 @dataclass(frozen=True)
 class Pool2D:

@@ -1,6 +1,6 @@
 // RUN: hetero-opt %s --split-input-file -p lower-te | filecheck %s
 
-// The CPU schedule of matmul (te/schedules/cpu.py) for an AVX2 target
+// The CPU schedule of matmul (te/schedules/cpu_gemm.py) for an AVX2 target
 // (8 lanes, 16 registers: 6 x 16 register tiles) on 2 threads; 13 x 33 is a
 // multiple of neither.  B is packed into zero-padded 16-wide panels by one
 // parallel loop (the last panel holds 1 column), then a parallel loop over

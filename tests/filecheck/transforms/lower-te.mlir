@@ -2,7 +2,7 @@
 // RUN: sed -e 's/@ISA@/mcpu = "haswell", mattr = ["+avx2", "-avx512f"]/' %s | hetero-opt -p lower-te | filecheck %s --check-prefixes=CHECK,AVX2
 
 // dense + bias_add + relu: on a CPU target the dense runs the CPU schedule
-// (te/schedules/cpu.py, tested in lower-te-cpu-schedule.mlir) and
+// (te/schedules/cpu_gemm.py, tested in lower-te-cpu-schedule.mlir) and
 // applies the elementwise epilogue as it stores each element of a register
 // tile: no intermediate buffer; the prim_func's target is the kernel's
 // device's; calls are marked with the lowered symbol, calls of Extern

@@ -1,0 +1,343 @@
+"""CPU schedule of GEMM (dense, matmul, batched matmul) on register tiles.
+
+`gemm` packs `b` into zero-padded panels `[batch, panel, k, nr]`
+(contiguous per `k`, in one parallel loop), then runs a parallel loop over
+blocks of row tiles (at most `L2_BLOCK_BYTES` of packed `a`) × panels.  A
+task packs its rows of `a` (zero rows past `m`), then for each panel runs
+every row tile over the whole of `k` and stores it, the last row tile with
+`m % mr` rows, the last panel with `n % nr` columns.  A dense's constant
+weight comes packed in those panels (`alter-op-layout`, layout `NK<nr>n` as
+`dense_weight_block` asks): its panels are read in place, nothing is packed
+per call.  A single row (`m = 1`, a GEMV: a classifier's dense layer) skips
+the packing, whose copy of `b` would be read once: `gemv` streams `b` once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import AnyFloat
+from xdsl.ir import Attribute, SSAValue
+
+from hetero.dialects.target import TargetAttr
+from hetero.dialects.tir import ForKind
+from hetero.te.emit import Emitter, Index
+from hetero.te.schedules.cpu_tiles import (
+    CONTRACT,
+    L2_BLOCK_BYTES,
+    ScheduleParams,
+    Tiles,
+    each_panel,
+    register_tile,
+    split,
+    store_tile,
+    tiles,
+)
+from hetero.te.schedules.problems import Gemm
+
+Params = ScheduleParams[Gemm]
+
+PanelReader = Callable[[Emitter, Sequence[Index]], SSAValue]
+"""Reads element `[batch, panel, k, j]` of `b`'s panels."""
+
+
+def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
+    """Packed-panel GEMM with register tiles (see the module docstring)."""
+    p = Params(g, target, tiles(target, g.element_type))
+    if g.m == 1:
+        return gemv(e, p)
+    panel_b = _panels_of_b(e, p, math.ceil(g.n / p.t.nr))
+    b = _blocks(p)
+    task, flat = e.loop(g.batch * b.row_blocks * b.panel_blocks, ForKind.PARALLEL)
+    _task(task, p, b, panel_b, flat)
+
+
+@dataclass(frozen=True)
+class _Blocks:
+    """How `gemm` cuts its output into parallel tasks: blocks of
+    `row_block` row tiles (`row_blocks` of them) × blocks of
+    `panel_block` panels (`panel_blocks`), for each batch."""
+
+    panels: int
+    row_tiles: int
+    row_block: int
+    row_blocks: int
+    panel_block: int
+    panel_blocks: int
+
+
+def _blocks(p: Params) -> _Blocks:
+    """Row blocks of at most `L2_BLOCK_BYTES` of packed `a`, and at least
+    `p.tasks` tasks: panels are split only where rows are too few."""
+    g, t = p.problem, p.t
+    panels = math.ceil(g.n / t.nr)
+    row_tiles = math.ceil(g.m / t.mr)
+    cache_tiles = _cache_rows(t, g.k, g.element_type.bitwidth // 8) // t.mr  # type: ignore[attr-defined]
+    row_block, row_blocks = split(
+        row_tiles,
+        max(math.ceil(row_tiles / cache_tiles), math.ceil(p.tasks / g.batch)),
+    )
+    panel_block, panel_blocks = split(
+        panels, math.ceil(p.tasks / (g.batch * row_blocks))
+    )
+    return _Blocks(panels, row_tiles, row_block, row_blocks, panel_block, panel_blocks)
+
+
+def _cache_rows(t: Tiles, depth: int, element_bytes: int) -> int:
+    """Rows of `a` per cache block: as many whole tiles of `depth` elements
+    as fit `L2_BLOCK_BYTES`."""
+    return t.mr * max(1, L2_BLOCK_BYTES // (depth * element_bytes * t.mr))
+
+
+@dataclass(frozen=True)
+class _Tile:
+    """Where a register tile of `gemm` is: its batch, its panel of `b`, the
+    first row and column of its output."""
+
+    batch: Index
+    panel: Index
+    m0: Index
+    n0: Index
+
+
+def _task(
+    task: Emitter, p: Params, b: _Blocks, panel_b: PanelReader, flat: Index
+) -> None:
+    """Task `flat`: its rows of `a` packed, then for each of its panels
+    each row tile over the whole of `k`, stored through the epilogue."""
+    g, t = p.problem, p.t
+    tasks_per_batch = b.row_blocks * b.panel_blocks
+    batch = task.div(flat, tasks_per_batch)
+    within = task.rem(flat, tasks_per_batch)
+    rb, pb = task.div(within, b.panel_blocks), task.rem(within, b.panel_blocks)
+    first_tile = task.mul(rb, b.row_block)
+    count = task.sub(
+        task.min(task.add(first_tile, b.row_block), b.row_tiles), first_tile
+    )
+    p_lo = task.mul(pb, b.panel_block)
+    p_hi = task.min(task.add(p_lo, b.panel_block), b.panels)
+    packed_a = task.alloc([b.row_block, g.k, t.mr], g.element_type)
+    packing, tt = task.range(0, count)
+    m0 = packing.mul(packing.add(first_tile, tt), t.mr)
+    _pack_rows(packing, p, packed_a, batch, m0, tt)
+
+    panel, q = task.range(p_lo, p_hi)
+    row, tt = panel.range(0, count)
+    m0 = row.mul(row.add(first_tile, tt), t.mr)
+    acc = register_tile(
+        row,
+        p,
+        t.mr,
+        lambda r: _one_loop(r, g.k),
+        lambda r, i, ks: r.load(packed_a, [tt, ks[0], i]),
+        lambda r, j, ks: panel_b(r, [batch, q, ks[0], j]),
+    )
+    _store_rows(row, p, _Tile(batch, q, m0, row.mul(q, t.nr)), acc)
+
+
+def _store_rows(e: Emitter, p: Params, tile: _Tile, acc: SSAValue) -> None:
+    """The tile's rows that are inside the output: all `mr`, or the last
+    row tile's `m % mr`."""
+    g, t = p.problem, p.t
+    whole_rows = g.m - g.m % t.mr
+    if not g.m % t.mr or not whole_rows:
+        return _store_columns(e, p, tile, acc, g.m % t.mr or t.mr)
+    if (full := e.when(e.less(tile.m0, whole_rows))) is not None:
+        _store_columns(full, p, tile, acc, t.mr)
+    if (edge := e.when(e.less(whole_rows - 1, tile.m0))) is not None:
+        _store_columns(edge, p, tile, acc, g.m % t.mr)
+
+
+def _store_columns(
+    e: Emitter, p: Params, tile: _Tile, acc: SSAValue, rows: int
+) -> None:
+    """The tile's `rows` through the epilogue: all `nr` columns, or the
+    last panel's `n % nr`."""
+
+    def store(w: Emitter, i: Index, j: Index, value: SSAValue) -> None:
+        at = [tile.batch, w.add(tile.m0, i), w.add(tile.n0, j)]
+        p.problem.store(w, at, value)
+
+    each_panel(
+        e,
+        p.t,
+        p.problem.n,
+        tile.panel,
+        lambda s, cols: store_tile(s, acc, rows, cols, store),
+    )
+
+
+def _panels_of_b(e: Emitter, p: Params, panels: int) -> PanelReader:
+    """A reader of `b`'s panels, element `[batch, p, k, j]` = `b(batch, k,
+    p * nr + j)`: the weight `alter-op-layout` packed so at compile time
+    (`Gemm.packed_b`, when its panels are `nr` wide), else a copy packed
+    here, per call, in one parallel loop (`_pack_panel`)."""
+    g, t = p.problem, p.t
+    if g.packed_b is not None and g.packed_b.shape[-1] == t.nr:
+        return lambda r, at: g.packed_b.load(r, at[1:])  # type: ignore[union-attr]
+    packed = e.alloc([g.batch, panels, g.k, t.nr], g.element_type)
+    pack, flat = e.loop(g.batch * panels, ForKind.PARALLEL)
+    batch, q = pack.div(flat, panels), pack.rem(flat, panels)
+    each_panel(
+        pack, t, g.n, q, lambda at, cols: _pack_panel(at, p, packed, batch, q, cols)
+    )
+    return lambda r, at: r.load(packed, at)
+
+
+def _pack_panel(
+    e: Emitter, p: Params, packed: SSAValue, batch: Index, panel: Index, cols: int
+) -> None:
+    """`packed[batch, panel, k, j] = b(batch, k, panel * nr + j)`, zero for
+    `j >= cols`.  matmul's `b` is read row-wise (vectorized); dense's
+    weight `[n, k]` (`b_along_k`) along `k`."""
+    g, t = p.problem, p.t
+    n0 = e.mul(panel, t.nr)
+    if g.b_along_k:
+        lane, j = e.loop(cols)
+        body, k = lane.loop(g.k)
+    else:
+        row, k = e.loop(g.k)
+        body, j = row.loop(cols, ForKind.VECTORIZED)
+    body.store(g.b(body, batch, k, body.add(n0, j)), packed, [batch, panel, k, j])
+    if cols < t.nr:
+        row, k = e.loop(g.k)
+        lane, j = row.range(cols, t.nr, kind=ForKind.VECTORIZED)
+        lane.store(lane.constant(0.0, g.element_type), packed, [batch, panel, k, j])
+
+
+def _pack_rows(
+    e: Emitter, p: Params, packed: SSAValue, batch: Index, m0: Index, tile: Index
+) -> None:
+    """`packed[tile, k, i] = a(batch, m0 + i, k)`, zero for rows past `m`."""
+    g = p.problem
+    row, i = e.loop(p.t.mr)
+    m = row.add(m0, i)
+    if (inside := row.when(row.less(m, g.m))) is not None:
+        lane, k = inside.loop(g.k)
+        lane.store(g.a(lane, batch, m, k), packed, [tile, k, i])
+    if (outside := row.when(row.less(g.m - 1, m))) is not None:
+        lane, k = outside.loop(g.k)
+        lane.store(lane.constant(0.0, g.element_type), packed, [tile, k, i])
+
+
+def dense_weight_block(
+    weight_shape: Sequence[int],
+    rows: int,
+    element_type: Attribute,
+    target: TargetAttr | None,
+) -> int:
+    """The panel width `nr` of the `NK<nr>n` weight layout `gemm` wants for
+    a dense of `rows` rows and an `[N, K]` weight (0: plain `NK`).  Packed at
+    compile time, its panels are read in place; from `NK`, `gemm` packs
+    them on every call, a gather with a stride of `K`, which costs a large
+    share of a call (`docs/cpu-schedules.md`).  A GEMV (`rows = 1`) reads
+    `NK` as it is: its dot products run along `k`."""
+    if rows == 1 or not isinstance(element_type, AnyFloat):
+        return 0
+    return tiles(target, element_type).nr
+
+
+GEMV_ROWS = 8
+"""Dot products a GEMV task row computes together (independent FMA chains
+that share each loaded vector of `a`)."""
+
+
+def gemv(e: Emitter, p: Params) -> None:
+    """`m = 1`: no packing, whose copy of `b` would be read only once.  With
+    `b` contiguous along `k` (dense), each output is a dot product,
+    `GEMV_ROWS` at a time, over vectors of `k`; else each panel of `nr`
+    outputs is a one-row register tile reading `b` in place."""
+    g = p.problem
+    if not g.b_along_k:
+        panels = math.ceil(g.n / p.t.nr)
+        body, q = _each_item(e, p, g.batch * panels)
+        return _gemv_panel(body, p, body.div(q, panels), body.rem(q, panels))
+    groups = math.ceil(g.n / GEMV_ROWS)
+    body, q = _each_item(e, p, g.batch * groups)
+    batch, n0 = body.div(q, groups), body.mul(body.rem(q, groups), GEMV_ROWS)
+    if g.n % GEMV_ROWS == 0:
+        return _dot_products(body, p, batch, n0, GEMV_ROWS)
+    group, r = body.range(0, body.min(GEMV_ROWS, body.sub(g.n, n0)))
+    _dot_products(group, p, batch, group.add(n0, r), 1)
+
+
+def _each_item(e: Emitter, p: Params, items: int) -> tuple[Emitter, Index]:
+    """A parallel loop over `items` in `p.tasks` even tasks: the body of
+    each item, and its index."""
+    per_task, _ = split(items, p.tasks)
+    task, flat = e.loop(math.ceil(items / per_task), ForKind.PARALLEL)
+    first = task.mul(flat, per_task)
+    return task.range(first, task.min(task.add(first, per_task), items))
+
+
+def _gemv_panel(e: Emitter, p: Params, batch: Index, panel: Index) -> None:
+    """Panel `panel` of the one output row, a one-row register tile whose
+    `b` is read in place (matmul's `b[k, n]`, contiguous along `n`)."""
+    g = p.problem
+    n0 = e.mul(panel, p.t.nr)
+    acc = register_tile(
+        e,
+        p,
+        1,
+        lambda r: _one_loop(r, g.k),
+        lambda r, i, ks: g.a(r, batch, 0, ks[0]),
+        lambda r, j, ks: g.b(r, batch, ks[0], r.add(n0, j)),
+    )
+
+    def store(w: Emitter, i: Index, j: Index, value: SSAValue) -> None:
+        g.store(w, [batch, 0, w.add(n0, j)], value)
+
+    each_panel(e, p.t, g.n, panel, lambda s, cols: store_tile(s, acc, 1, cols, store))
+
+
+def _dot_products(e: Emitter, p: Params, batch: Index, n0: Index, rows: int) -> None:
+    """`out[batch, 0, n0 + i] = sum_k a(k) * b(k, n0 + i)` for `i < rows`:
+    lane-wise partial sums over whole vectors of `k`, then the lanes and
+    the `k % lanes` tail added per row."""
+    g, lanes = p.problem, p.t.lanes
+    acc = _lane_sums(e, p, batch, n0, rows)
+    out, i = e.loop(rows, ForKind.UNROLLED)
+    sum_ = out.alloc([1], g.element_type, "local")
+    out.store(out.load(acc, [i, 0]), sum_, [0])
+    each_lane, j = out.range(1, lanes)
+    total = each_lane.load(sum_, [0])
+    each_lane.store(
+        each_lane.op(arith.AddfOp(total, each_lane.load(acc, [i, j]))), sum_, [0]
+    )
+    if g.k % lanes:
+        tail, k = out.range(g.k - g.k % lanes, g.k)
+        product = tail.op(
+            arith.MulfOp(g.a(tail, batch, 0, k), g.b(tail, batch, k, tail.add(n0, i)))
+        )
+        tail.store(tail.op(arith.AddfOp(tail.load(sum_, [0]), product)), sum_, [0])
+    g.store(out, [batch, 0, out.add(n0, i)], out.load(sum_, [0]))
+
+
+def _lane_sums(e: Emitter, p: Params, batch: Index, n0: Index, rows: int) -> SSAValue:
+    """`acc[i, j]`: the sum over the whole vectors of `k` of lane `j` of
+    `a(k) * b(k, n0 + i)` (8 independent FMA chains for 8 rows)."""
+    g, lanes = p.problem, p.t.lanes
+    whole = g.k - g.k % lanes
+    acc = e.alloc([rows, lanes], g.element_type, "local")
+    init, i = e.loop(rows, ForKind.UNROLLED)
+    zero, j = init.loop(lanes, ForKind.VECTORIZED)
+    zero.store(zero.constant(0.0, g.element_type), acc, [i, j])
+    if whole:
+        step, kb = e.range(0, whole, lanes)
+        row, i = step.loop(rows, ForKind.UNROLLED)
+        lane, j = row.loop(lanes, ForKind.VECTORIZED)
+        k = lane.add(kb, j)
+        a, b = g.a(lane, batch, 0, k), g.b(lane, batch, k, lane.add(n0, i))
+        product = lane.op(arith.MulfOp(a, b, CONTRACT))
+        total = lane.op(arith.AddfOp(lane.load(acc, [i, j]), product, CONTRACT))
+        lane.store(total, acc, [i, j])
+    return acc
+
+
+def _one_loop(e: Emitter, extent: Index) -> tuple[Emitter, Sequence[Index]]:
+    """A reduction over `0 ≤ k < extent`."""
+    body, k = e.range(0, extent)
+    return body, [k]
