@@ -6,8 +6,8 @@ The programs are those of `python -m bench matmul` (N = 1024, 2048) and
 table gives the median seconds of every stage that `hetero.compile` times
 (`CompiledFunction.timings`: parse, each relay/TIR pass, then `compile_cpu`
 = convert-tir-to-scf, lower-to-llvm and LLVM) and their total.  The
-reference is TVM's compile time of the same unscheduled matmul (0.02-0.04 s,
-../shared/research/perf-anchors.md §4): X = 0.03 s / hetero's median total
+reference is TVM's compile time of the same unscheduled matmul
+(`TVM_UNSCHEDULED_MATMUL_S`, docs/performance.md): X = that / hetero's median total
 (a target for the pipeline's own overhead, not a like-for-like comparison:
 TVM there applies no schedule).
 """

@@ -6,8 +6,8 @@
 prints one line, the seconds of each of `ROUNDS` calls of `tvm.compile` on the
 model (seeded random weights, as `bench onnx` compiles it): TVM's default
 relax pipeline for `llvm -mcpu=<host>` (LegalizeOps, FoldConstant, FuseOps,
-FuseTIR, lowering; no schedule), as ../shared/research/perf-anchors.md §3
-measured it.  It runs in a process of its own, started by `bench onnx`: TVM
+FuseTIR, lowering; no schedule), the reference docs/performance.md
+records.  It runs in a process of its own, started by `bench onnx`: TVM
 and llvmlite each carry an LLVM, which are best kept apart.
 """
 

@@ -140,8 +140,8 @@ def llvm_constant(value: Attribute, t: Attribute) -> llvm.ConstantOp:
 
     Made with `Operation.create`, as the other ops the conversions make
     thousands of (binary ops, addresses, loads): from operands, result types
-    and properties as they are, it builds an op in 6 µs, where an IRDL
-    constructor's handling of its arguments takes 16 µs."""
+    and properties as they are, it skips the IRDL constructor's handling of
+    its arguments, which costs more than the op itself (docs/performance.md)."""
     return llvm.ConstantOp.create(result_types=[t], properties={"value": value})
 
 

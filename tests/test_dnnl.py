@@ -253,7 +253,8 @@ RESNET_CONVS = {
 @pytest.mark.parametrize("name", RESNET_CONVS)
 def test_resnet_convolutions_get_jit_kernels(name: str):
     """Not oneDNN's reference code (a residual as a binary post-op on plain
-    buffers sent every such layer there: ResNet-50 took 38 s a call)."""
+    buffers sent every such layer there, many times slower than a jit
+    kernel; docs/performance.md)."""
     src, weights, stride, pad, residual = RESNET_CONVS[name]
     n, _, h, _ = src
     o, _, k, _ = weights

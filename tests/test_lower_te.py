@@ -300,7 +300,7 @@ def test_channel_shuffle_reads_whole_rows() -> None:
     """ShuffleNet's channel shuffle (reshape, transpose, reshape): each output
     channel is an input channel's image, copied a vector at a time (the rows
     and columns keep their indices through both reshapes: was a division and
-    a remainder per element, 59 % of ShuffleNet's time), as the reference
+    a remainder per element, most of ShuffleNet's time), as the reference
     interpreter computes it."""
     x, split, swapped = (
         "tensor<1x12x6x8xf32>",

@@ -66,8 +66,9 @@ INLINE_LIMIT = 64
 
 LATER_LIMIT = 1 << 16
 """Folded constants with more elements than this (256 KiB of `f32`) are
-computed in the background where they can be (`array_evaluator`): the
-scaled weights of ResNet-50, 40 ms of NumPy, are most of the pass's time."""
+computed in the background where they can be (`array_evaluator`): such
+weights (a network's scaled convolution weights) are most of the pass's
+time (docs/performance.md)."""
 
 
 def constant_of(

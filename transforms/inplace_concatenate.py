@@ -1,9 +1,9 @@
 """`inplace-concatenate`: the inputs of a concatenation are written in place.
 
 After `lower-aot-main`, a concatenation of intermediates is a kernel that
-copies each input into its part of the result (squeezenet's fire modules:
-eight of them, 0.45 ms of a 9 ms call).  Where every part is one contiguous
-run of the result — all dimensions before the axis have size 1, as a batch
+copies each input into its part of the result (squeezenet's fire modules
+have eight; their cost is in docs/performance.md).  Where every part is one
+contiguous run of the result — all dimensions before the axis have size 1, as a batch
 of one concatenated along the channels — the producers can write there
 directly: the result and its inputs become views of one byte buffer, each
 input at its part's offset, and the call of the kernel goes.

@@ -4,7 +4,8 @@ PyTorch exports SiLU (swish) as `Mul(x, Sigmoid(x))`: in relay, `x` has two
 users, the sigmoid and the product.  `fuse-ops` joins an elementwise op to
 the convolution or dense before it only where that op is the value's one
 user, so the activation stayed a kernel of its own, which reads and writes
-the whole tensor again (22 % of EfficientNet-B1's time on one thread).  As
+the whole tensor again (a large share of EfficientNet-B1's time,
+docs/performance.md).  As
 `relay.silu(x)` it is one elementwise op, which the convolution applies as
 it stores its tiles:
 
