@@ -6,8 +6,8 @@ plan-devices, fuse-ops, lower-te with the CPU GEMM schedule of
 interleaved rounds in this process.  NumPy is also timed in a subprocess
 without `OPENBLAS_CORETYPE` (this environment pins OpenBLAS to its AVX2
 kernels; unset, it uses AVX-512), and the fraction of the machine's measured
-fp32 peak (~245 GFLOP/s per core, ../shared/research/perf-anchors.md, times
-the threads) is shown.  Each size runs on all cores, then on one thread
+fp32 peak (`PEAK_PER_CORE`, docs/performance.md, times the threads) is
+shown.  Each size runs on all cores, then on one thread
 (hetero's `num_threads = 1`, NumPy's OpenBLAS set to 1 thread): the machine
 is shared, and the one-thread rows compare the kernels when the second core
 is busy elsewhere.  X = NumPy time / hetero time in this process, all cores.
