@@ -53,11 +53,9 @@ puts output channels in the lanes: each tile ends with a transposing store
 shallower reduction does not pay for (against pixel lanes, the two were
 measured alike near a depth of 144)."""
 
-
 LANE_USE = 0.9
 """Least share of the channel tiles' lanes that must hold real output
 channels (1000 of 1024: yes; 16 of 64: no)."""
-
 
 LANE_ROW_CHOICES = {False: 3, True: 2}
 """How many pixel counts a channel-lanes tile chooses among (`lane_tiles`),
@@ -70,11 +68,9 @@ broadcast register), blocked 5 or 4.  Seven-pixel tiles with AVX2 spilled
 accumulators on every step, several times slower
 (`docs/cpu-schedules.md`, *The target's vector ISA*)."""
 
-
 LEAST_ROW_TILE = 4
 """Fewest pixels of a channel-lanes tile kept within an image row
 (`conv2d_channel_lanes`); narrower images' tiles run across rows."""
-
 
 LANE_TILE_STEP = 2
 """A channel-lanes tile's per-step cost beyond its pixels' multiply-adds,

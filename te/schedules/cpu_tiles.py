@@ -35,26 +35,20 @@ from hetero.te.schedules.problems import Conv2D, Gemm
 VECTORS = 2
 """SIMD registers per GEMM tile row: the tile is `VECTORS * lanes` columns wide."""
 
-
 MAX_ROWS = 12
 """Most rows of a register tile (`mr`), within what the registers hold."""
-
 
 L2_BLOCK_BYTES = 256 * 1024
 """The part of a core's L2 a cache block of `a` rows may take."""
 
-
 CACHE_LINE_BYTES = 64
 """The unit a prefetch fetches (x86-64 and most AArch64 cores)."""
-
 
 TASKS_PER_THREAD = 4
 """Parallel tasks per thread, so that uneven tasks still balance."""
 
-
 CONTRACT = arith.FastMathFlagsAttr([arith.FastMathFlag.ALLOW_CONTRACT])
 """`a * b + c` may become one fused multiply-add."""
-
 
 Reader = Callable[[Emitter, Index, Sequence[Index]], SSAValue]
 """Reads an operand of a tile: (emitter, row or column, reduction indices)."""
