@@ -12,7 +12,7 @@ to OpenBLAS), `fuse-ops`, `lower-te`, `lower-aot-main`,
 `inplace-concatenate` and `plan-memory`, then
 JIT-compiles the `tir.prim_func`s (kernels and the host function
 `@<entry>_host`) with `compile_cpu`, or, when some are for a GPU, with
-`hetero.runtime.cuda.compile_cuda` (kernels to PTX, launched by the host
+`hetero.lowering.cuda_codegen.compile_cuda` (kernels to PTX, launched by the host
 function; docs/gpu.md).  The returned `CompiledFunction` checks
 the inputs against the relay signature, allocates the output, passes the
 constants (decoded once, here; for a GPU program uploaded to managed memory
@@ -407,13 +407,9 @@ def _compile_static(
     from hetero.dialects import tir
     from hetero.dialects.relay import FuncOp
     from hetero.lowering.cpu_codegen import compile_cpu
-    from hetero.runtime.cuda import (
-        GpuProgram,
-        ResidentArray,
-        compile_cuda,
-        has_gpu_functions,
-    )
-    from hetero.runtime.profiler import HostPlan
+    from hetero.lowering.cuda_codegen import compile_cuda, has_gpu_functions
+    from hetero.lowering.host_plan import host_plan
+    from hetero.runtime.cuda import GpuProgram, ResidentArray
     from hetero.transforms.external_codegen import external_modules
     from hetero.transforms.lower_aot_main import CONSTANTS, output_types
     from hetero.transforms.plan_memory import memory_report
@@ -454,7 +450,7 @@ def _compile_static(
     timings["compile_cpu"] = time.perf_counter() - start
     decoded = _decode_constants(constants)
     try:
-        plan: HostPlan | HeteroError = HostPlan.of(host)
+        plan: HostPlan | HeteroError = host_plan(host)
     except HeteroError as error:
         plan = error
     return CompiledFunction(

@@ -9,7 +9,7 @@ unrolling, so these carry only that field; they print in MLIR's syntax:
 An `scf.for` and the `cf` branches of its lowering carry the annotation as the
 discardable attribute `llvm.loop_annotation` (as MLIR's `convert-scf-to-cf`
 does); `llvm.br`/`llvm.cond_br` as `loop_annotation` (the name of MLIR's
-inherent attribute), which `hetero.runtime.llvmir` translates to metadata.
+inherent attribute), which `hetero.lowering.llvmir` translates to metadata.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """LLVM dialect ops that xDSL 0.74's `llvm` dialect lacks or restricts.
 
 They carry MLIR's op names and print in MLIR's syntax, so the IR that hetero's
-lowering emits stays valid upstream MLIR; `hetero.runtime.llvmir` translates
+lowering emits stays valid upstream MLIR; `hetero.lowering.llvmir` translates
 them to LLVM IR next to xDSL's own ops.
 
 * `llvm.fptosi`, `llvm.fptoui`, `llvm.uitofp`, `llvm.extractelement`,
@@ -13,7 +13,7 @@ them to LLVM IR next to xDSL's own ops.
   float vectors only.  A vectorized loop's masked remainder is these ops, not
   `llvm.call_intrinsic`s: the intrinsics' signature changed in LLVM 21 (the
   alignment moved from an `i32` operand to the pointer's `align` attribute),
-  and the ops translate to either (`hetero.runtime.llvmir`; `mlir-translate`
+  and the ops translate to either (`hetero.lowering.llvmir`; `mlir-translate`
   writes the new one).
 """
 

@@ -32,8 +32,8 @@ run code as the user.  Hence:
   entry planted without the secret, corrupted, or copied over another key
   is compiled again and replaced;
 * entries are a format of their own (`_encode`): the object file, the
-  bitcode and the functions' `FunctionInfo` as JSON with their types as
-  text, never a pickle.
+  bitcode and the functions' `FunctionInfo` as JSON (`ObjectCode.parts`),
+  never a pickle.
 
 `HETERO_CACHE_DIR` names the directory (default: `$XDG_CACHE_HOME/hetero`,
 else `~/.cache/hetero`); set empty, it turns the cache off.  A directory that
@@ -47,7 +47,6 @@ from __future__ import annotations
 import errno
 import hashlib
 import hmac
-import json
 import os
 import re
 import secrets
@@ -55,7 +54,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -65,21 +64,18 @@ from pathlib import Path
 import llvmlite
 import llvmlite.binding as llvm
 import xdsl
-from xdsl.context import Context
-from xdsl.dialects.builtin import FunctionType, ModuleOp
-from xdsl.dialects.llvm import LLVM, LLVMFunctionType
-from xdsl.ir import Attribute
-from xdsl.parser import Parser
+from xdsl.dialects.builtin import ModuleOp
 
+from hetero.lowering.llvm_codegen import CpuTarget
 from hetero.runtime import framing
-from hetero.runtime.cpu import CpuTarget, FunctionInfo, ObjectCode
+from hetero.runtime.cpu import ObjectCode
 from hetero.utils.cpus import default_threads
 from hetero.utils.diagnostics import HeteroRuntimeWarning, warn
 
 CACHE_VARIABLE = "HETERO_CACHE_DIR"
 """The cache's directory; empty: no cache."""
 
-FORMAT = 2
+FORMAT = 3
 """The version of the entries' layout (`HEADER`); it is part of every key."""
 
 HIT = "compile-cache"
@@ -87,7 +83,7 @@ HIT = "compile-cache"
 
 MAX_BYTES = 512 * 1024 * 1024
 """The most the entries may take together: after a write that passes it, the
-least recently used go (ResNet-50's two entries take 0.26 MB)."""
+least recently used go."""
 
 SUFFIX = ".entry"
 ENTRY = re.compile(r"[0-9a-f]{64}" + re.escape(SUFFIX))
@@ -108,8 +104,8 @@ SECRET = "secret"
 SECRET_BYTES = 32
 
 HEADER = framing.header(3)
-"""An entry: magic, `FORMAT`, the sizes of its three parts (`object_parts`:
-the functions as JSON, the object file, the bitcode), the parts
+"""An entry: magic, `FORMAT`, the sizes of its three parts
+(`ObjectCode.parts`: the functions as JSON, the object file, the bitcode), the parts
 (`hetero.runtime.framing`), then its `MAC_BYTES` of HMAC-SHA256 over its key
 and all that precedes."""
 
@@ -259,7 +255,7 @@ def _write(path: Path, data: bytes, publish: Callable[[str, Path], None]) -> str
 def code_digest() -> bytes:
     """What the compiled code depends on besides the module and the target:
     hetero's source files and the versions of the libraries that lower and
-    compile (computed once a process: ~5 ms)."""
+    compile (computed once a process)."""
     digest = hashlib.sha256()
     package = Path(__file__).resolve().parent.parent
     for path in _sources(package):
@@ -311,16 +307,8 @@ def _mac(secret: bytes, key: str, signed: bytes) -> bytes:
 def _encode(secret: bytes, key: str, code: ObjectCode) -> bytes:
     """The entry of `code` under `key` (its timings are not kept: a hit has
     its own)."""
-    signed = framing.pack(MAGIC, FORMAT, object_parts(code))
+    signed = framing.pack(MAGIC, FORMAT, code.parts())
     return signed + _mac(secret, key, signed)
-
-
-def object_parts(code: ObjectCode) -> tuple[bytes, bytes, bytes]:
-    """`code` as three parts: its functions as JSON (`_functions_json`), the
-    object file, the bitcode; a `.hetero` file keeps its code so too
-    (`hetero.runtime.artifact`)."""
-    functions = _functions_json(code.functions.values())
-    return functions.encode(), code.object, code.bitcode
 
 
 def _decode(secret: bytes, key: str, entry: bytes) -> ObjectCode:
@@ -332,64 +320,7 @@ def _decode(secret: bytes, key: str, entry: bytes) -> ObjectCode:
         mac, _mac(secret, key, signed)
     ):
         raise ValueError("not an entry signed with this cache's secret")
-    functions, object_file, bitcode = framing.unpack(MAGIC, FORMAT, 3, signed)
-    infos = _function_infos(json.loads(functions))
-    return ObjectCode(object_file, bitcode, {i.name: i for i in infos}, {})
-
-
-def _functions_json(infos: Iterable[FunctionInfo]) -> str:
-    """`infos` as JSON: their types are indices in a table of the types of
-    their parameters and results, as text: a chunk of ResNet-50 has 90
-    functions, with 1,300 of these but 63 distinct, each parsed once (a hit
-    reads its functions in 18 ms, where parsing each function's types took
-    90 ms)."""
-    table: dict[str, int] = {}
-
-    def indices(*types: Attribute) -> list[int]:
-        return [table.setdefault(str(t), len(table)) for t in types]
-
-    rows = [
-        {
-            **info._asdict(),
-            "signature": [
-                indices(*info.signature.inputs),
-                indices(*info.signature.outputs),
-            ],
-            "llvm_type": [
-                indices(*info.llvm_type.inputs, info.llvm_type.output),
-                info.llvm_type.is_variadic,
-            ],
-        }
-        for info in infos
-    ]
-    return json.dumps({"types": list(table), "functions": rows})
-
-
-def _function_infos(functions: dict) -> list[FunctionInfo]:
-    """The `FunctionInfo`s that `_functions_json` wrote."""
-    types = [Parser(_types(), text).parse_type() for text in functions["types"]]
-    infos = []
-    for row in functions["functions"]:
-        inputs, outputs = row["signature"]
-        (*llvm_inputs, llvm_output), variadic = row["llvm_type"]
-        signature = FunctionType.from_lists(
-            [types[i] for i in inputs], [types[i] for i in outputs]
-        )
-        llvm_type = LLVMFunctionType(
-            [types[i] for i in llvm_inputs], types[llvm_output], variadic
-        )
-        infos.append(
-            FunctionInfo(**{**row, "signature": signature, "llvm_type": llvm_type})
-        )
-    return infos
-
-
-@cache
-def _types() -> Context:
-    """What parses a `FunctionInfo`'s types: builtin and `llvm` types."""
-    ctx = Context()
-    ctx.load_dialect(LLVM)
-    return ctx
+    return ObjectCode.of_parts(framing.unpack(MAGIC, FORMAT, 3, signed))
 
 
 def _load(cache: Cache, key: str) -> ObjectCode | None:

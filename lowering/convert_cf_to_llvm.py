@@ -8,7 +8,7 @@ SimplifyCFG turns it back into a `switch`), and a failing `cf.assert` executes
 arguments of type `index` become `iN` (`index-bitwidth`).  A branch's
 `llvm.loop_annotation` (a loop's back edge, see `convert-scf-to-cf`) becomes
 the `loop_annotation` of the `llvm.br`/`llvm.cond_br`, which
-`hetero.runtime.llvmir` translates to `!llvm.loop` metadata.
+`hetero.lowering.llvmir` translates to `!llvm.loop` metadata.
 """
 
 from __future__ import annotations

@@ -30,10 +30,11 @@ from xdsl.dialects.builtin import ModuleOp
 from hetero.dialects import tir
 from hetero.lowering.compile_cache import Cache, compile_cached, open_cache
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
+from hetero.lowering.llvm_codegen import CpuTarget
 from hetero.lowering.parallel_compile import restrict, run_forked, split
 from hetero.lowering.parallel_launchers import define_launchers
 from hetero.lowering.pipeline import lower_to_llvm
-from hetero.runtime.cpu import CpuModule, CpuTarget, ObjectCode
+from hetero.runtime.cpu import CpuModule, ObjectCode
 from hetero.runtime.parallel import PARALLEL_FOR, load_pool
 from hetero.utils import progress
 from hetero.utils.diagnostics import HeteroError

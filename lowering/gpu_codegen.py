@@ -7,33 +7,45 @@
 Runs `convert-tir-to-gpu` (GPU `tir.prim_func`s → `gpu.module`s) and
 `convert-gpu-to-nvvm`, then, per `gpu.module` (what MLIR's
 `gpu-module-to-binary` does with `format=isa`): translates its `llvm` ops
-with `hetero.runtime.llvmir`, makes the functions marked `nvvm.kernel` PTX
+with `hetero.lowering.llvmir`, makes the functions marked `nvvm.kernel` PTX
 kernels (the `ptx_kernel` calling convention: `.entry`; with `tir.noalias`
 their pointers are `noalias`, so loads may use the read-only cache), optimises them with
 LLVM's `default<O3>` for the NVPTX target of the module's `arch` (default
 `sm_90`) and emits PTX.  No GPU is needed: the result is text, which `ptxas`
-assembles and `hetero.runtime.cuda` loads.  The host functions of the module
+assembles and `hetero.runtime.cuda` loads (a `PtxModule`, with each kernel's
+parameters and launch sizes as plain data).  The host functions of the module
 are left as they are (lowered to `gpu.launch_func`s).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 
 import llvmlite.binding as llvm_binding
 from llvmlite import ir
 from xdsl.context import Context
 from xdsl.dialects import gpu, llvm
-from xdsl.dialects.builtin import BoolAttr, DenseArrayBase, FunctionType, ModuleOp
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    BoolAttr,
+    DenseArrayBase,
+    Float32Type,
+    Float64Type,
+    FunctionType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute
 
 from hetero.dialects.target import TargetAttr
 from hetero.lowering.conversion import nested_ops
 from hetero.lowering.convert_gpu_to_nvvm import lower_device_module
 from hetero.lowering.convert_tir_to_gpu import NOALIAS, TARGET, ConvertTirToGpuPass
+from hetero.lowering.llvm_codegen import type_key
+from hetero.lowering.llvmir import to_llvmlite
 from hetero.lowering.parallel_compile import balance, start_forked
-from hetero.runtime.llvmir import to_llvmlite
+from hetero.runtime.cuda import DYNAMIC, KernelInfo, KernelParam, PtxModule
 from hetero.utils.diagnostics import HeteroError
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -45,31 +57,23 @@ KERNEL_CONVENTION = "ptx_kernel"
 """LLVM's calling convention of a PTX `.entry` (xDSL's `llvm.cconv` lacks it)."""
 
 
-@dataclass(frozen=True)
-class KernelInfo:
-    """What launching a kernel needs: its parameters and launch sizes."""
+_SCALARS: dict[type[Attribute] | int, str] = {
+    Float32Type: "float32",
+    Float64Type: "float64",
+    8: "int8",
+    16: "int16",
+    32: "int32",
+    64: "int64",
+}
+"""Scalar parameter type → the dtype its value is passed as (`index` is i64)."""
 
-    name: str
-    signature: FunctionType
-    """The parameters before lowering (memrefs and scalars), as `hetero.signature`."""
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
 
-
-@dataclass(frozen=True)
-class PtxModule:
-    """The PTX of one `gpu.module` and its kernels."""
-
-    name: str
-    arch: str
-    ptx: str
-    kernels: tuple[KernelInfo, ...]
-
-    def kernel(self, name: str) -> KernelInfo:
-        for info in self.kernels:
-            if info.name == name:
-                return info
-        raise KeyError(f"no kernel @{name} in the GPU module @{self.name}")
+def _kernel_param(t: Attribute) -> KernelParam:
+    """How a kernel parameter of type `t` is passed (`hetero.runtime.cuda`)."""
+    if isinstance(t, MemRefType):
+        shape = tuple(DYNAMIC if d == DYNAMIC_INDEX else d for d in t.get_shape())
+        return KernelParam(str(t), shape)
+    return KernelParam(str(t), dtype=_SCALARS.get(type_key(t)))
 
 
 @cache
@@ -98,7 +102,7 @@ def _kernel_info(op: llvm.FuncOp) -> KernelInfo:
         signature = FunctionType.from_lists(op.function_type.inputs.data, [])
     return KernelInfo(
         op.sym_name.data,
-        signature,
+        tuple(map(_kernel_param, signature.inputs.data)),
         _sizes(op, "gpu.known_grid_size"),
         _sizes(op, "gpu.known_block_size"),
     )

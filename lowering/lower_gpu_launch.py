@@ -8,7 +8,7 @@ The host half of MLIR's `gpu-to-llvm`, for hetero's JIT: after
 
 of a private declaration, so the ordinary CPU lowering gives the memref
 operands the kernel ABI (pointer, then dynamic sizes) and the stub receives
-exactly the kernel's parameters.  `hetero.runtime.cuda.launch_stubs` defines
+exactly the kernel's parameters.  `hetero.lowering.cuda_codegen.launch_stubs` defines
 the stubs (`cuLaunchKernel` through the CUDA driver, no Python in the loop).
 
 Launches are asynchronous: a stub queues its kernel and returns, and the host

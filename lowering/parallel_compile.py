@@ -50,16 +50,15 @@ JOBS_VARIABLE = "HETERO_COMPILE_JOBS"
 """The most processes `compile_cpu` compiles a module in (1: in this one)."""
 
 MIN_CHUNK_OPS = 300
-"""Work a chunk must have at least (`compile_cost`, in `tir` ops), about
-0.15 s: a worker costs ~10 ms to fork and to send its code back, and LLVM
-cannot inline across chunks."""
+"""Work a chunk must have at least (`compile_cost`, in `tir` ops): a worker
+costs time to fork and to send its code back, and LLVM cannot inline across
+chunks."""
 
 PARALLEL_LOOP_OPS = 42
 """What a `parallel` loop costs to compile beyond its ops, in ops: its body
 is outlined and gets a task and a launcher (`convert-tir-to-scf`,
 `hetero.runtime.parallel`), which LLVM optimises and generates code for
-(~15 ms on the kernels of ResNet-50, Inception v1 and SqueezeNet, 0.35 ms
-an op)."""
+(fitted on the kernels of ResNet-50, Inception v1 and SqueezeNet, below)."""
 
 VECTOR_OP_EXTRA = 0.7
 """What an op in a `vectorized` loop costs beyond an op elsewhere, in ops:
@@ -70,8 +69,7 @@ DYNAMIC_VECTOR_OP_EXTRA = 9.5
 `merge-kernels` shares) costs beyond one in a `vectorized` loop: LLVM keeps
 the loop, masks and all, where a constant extent folds to straight code
 (fitted with the above, least squares over those networks' kernels, each
-compiled alone: 0.35 ms an op, +0.25 ms in a vectorized loop, +3.4 ms more
-at run-time extent)."""
+compiled alone)."""
 
 FUNCTION_OPS = 10
 """What a function costs to compile beyond its ops, in ops (its signature,
@@ -94,9 +92,9 @@ def compile_cost(function: tir.PrimFuncOp) -> float:
     its ops, more for those in `vectorized` loops (`VECTOR_OP_EXTRA`,
     `DYNAMIC_VECTOR_OP_EXTRA`), `PARALLEL_LOOP_OPS` for each parallel loop
     (where the target has more than one thread: else it is a serial loop)
-    and `FUNCTION_OPS`.  Op counts alone left ResNet-50's two chunks 0.2 s
-    of CPU apart (of 1.4 s each), the one with its Winograd kernels (three
-    parallel loops each) the longer."""
+    and `FUNCTION_OPS`.  Op counts alone left ResNet-50's two chunks unequal,
+    the one with its Winograd kernels (three parallel loops each) the
+    longer."""
     cost = float(FUNCTION_OPS)
     outlines = outlines_parallel_loops(function.target)
     for op in function.walk():

@@ -9,7 +9,7 @@ converts the rest in one go with the patterns of the passes of one dialect
 each (memref, vector, arith, math, cf, func: see
 `hetero.lowering.convert_to_llvm`), and finally xDSL's
 `reconcile-unrealized-casts`.  What is left is `llvm` dialect only, ready
-for `hetero.runtime.llvmir`.
+for `hetero.lowering.llvmir`.
 """
 
 from __future__ import annotations

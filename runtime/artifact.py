@@ -4,8 +4,8 @@
     f = hetero.load("model.hetero")                # llvmlite and NumPy only: no xDSL, no passes
     y = f(data=x)
 
-A file holds the native code of its target (each object file, as the compile
-cache keeps it: `hetero.lowering.compile_cache.object_parts`), the weights
+A file holds the native code of its target (each object file with its
+optimised LLVM IR and the functions it defines), the weights
 (the constants the host function takes), the signature (input and output
 names, shapes, dtypes, devices) and the target it needs (triple, CPU,
 features).  `load` checks that this host can run it -- its architecture,
@@ -28,7 +28,9 @@ import numpy as np
 
 from hetero.runtime import framing
 from hetero.runtime.compiled import CompiledFunction, Signature
+from hetero.runtime.cpu import CpuModule, ObjectCode
 from hetero.runtime.native import Abi, NativeModule, initialize, jit_machine
+from hetero.utils.files import write_output
 
 MAGIC = b"hetero\0m"
 
@@ -68,18 +70,16 @@ class ArtifactError(ValueError):
 def save(function: CompiledFunction, path: Path) -> None:
     """Write `function` to `path` atomically: a temporary file beside it,
     renamed over it once whole (never a half-written file)."""
-    from hetero.lowering.compile_cache import object_parts
-    from hetero.runtime.cpu import CpuModule, abi_of
-    from hetero.utils.files import write_output
-
     native = function.native
     if not isinstance(native, CpuModule):
         raise ArtifactError(
             f"{path}: a program with GPU kernels cannot be saved yet: only "
             "programs compiled for the CPU (llvm targets) can"
         )
+    entry = native._functions[function.symbol].abi
+    assert entry is not None  # the host function takes arrays, returns nothing
     payload = _Payload()
-    code = [_code(payload, object_parts(o)) for o in native.objects]
+    code = [_code(payload, o) for o in native.objects]
     constants = [_constant(payload, np.asarray(c)) for c in function.constants]
     manifest = {
         "format": VERSION,
@@ -89,7 +89,7 @@ def save(function: CompiledFunction, path: Path) -> None:
             "mattr": native.mattr,
             "opt_level": native.opt_level,
         },
-        "entry": abi_of(native._functions[function.symbol])._asdict(),
+        "entry": entry._asdict(),
         "inputs": [_signature(s) for s in function.inputs],
         "outputs": [_signature(s) for s in function.outputs],
         "structure": function.structure,
@@ -125,13 +125,11 @@ class _Payload:
         return b"".join(self.blobs)
 
 
-def _code(payload: _Payload, parts: Sequence[bytes]) -> dict[str, Any]:
-    functions, object_file, bitcode = parts
-    rows = json.loads(functions)["functions"]
+def _code(payload: _Payload, code: ObjectCode) -> dict[str, Any]:
     return {
-        "functions": {row["name"]: row["defined"] for row in rows},
-        "object": payload.add(object_file),
-        "bitcode": payload.add(bitcode),
+        "functions": {name: info.defined for name, info in code.functions.items()},
+        "object": payload.add(code.object),
+        "bitcode": payload.add(code.bitcode),
     }
 
 

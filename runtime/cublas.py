@@ -1,7 +1,6 @@
 """cuBLAS for the `cublas` external codegen: NVIDIA's wheel, called from JIT-compiled host code.
 
     unavailable_reason()        # None where the library is installed
-    stubs_ir(module)            # LLVM IR of the stubs the host module calls
     CublasBinding(host, owner)  # at a GpuProgram's first call: library, handle
 
 The library comes from NVIDIA's PyPI wheel (`nvidia-cublas` for CUDA 13,
@@ -13,8 +12,9 @@ compile on machines without a GPU, and calling them raises
 
 The generated code never names a cuBLAS symbol.  A partition calls stubs
 (`hetero_cublasSgemm_v2(...)`, `STUB_PREFIX`) that take `alpha`/`beta` by
-value and device pointers as integers; the stubs (LLVM IR linked into the
-host module) store the scalars on the stack (cuBLAS' default host pointer
+value and device pointers as integers; the stubs (LLVM IR that
+`hetero.lowering.cuda_codegen` writes from `FUNCTIONS` and links into the
+host module, beside `cublas_state.ll`) store the scalars on the stack (cuBLAS' default host pointer
 mode), call the entry point through a global function pointer with the
 program's handle `@hetero.cublas.handle`, record the first failing status in
 `@hetero.cublas.status` and note that GPU work is queued, as kernel launches
@@ -30,15 +30,9 @@ from __future__ import annotations
 import ctypes
 import weakref
 from functools import cache
-from typing import TYPE_CHECKING
 
-from xdsl.dialects import llvm as llvm_dialect
-from xdsl.dialects.builtin import ModuleOp
-
+from hetero.runtime.native import NativeModule, runtime_ir
 from hetero.utils.diagnostics import HeteroError
-
-if TYPE_CHECKING:
-    from hetero.runtime.cpu import CpuModule
 
 INSTALL = "pip install 'hetero[cublas]' (which installs NVIDIA's nvidia-cublas wheel)"
 
@@ -100,72 +94,11 @@ def is_stub(name: str) -> bool:
     return name.startswith(STUB_PREFIX + "cublas")
 
 
-def _stub(function: str) -> str:
-    """`@hetero_<function>`: scalars to stack slots, integers to pointers, the
-    call through `@hetero.cublas.<function>`, status, work noted as queued."""
-    scalar, signature = FUNCTIONS[function]
-    kinds = signature.split()
-    params, body, args = [], [], ["ptr %handle"]
-    for i, kind in enumerate(kinds):
-        if kind in ("alpha", "beta"):
-            params.append(f"{scalar} %a{i}")
-            body += [f"  %s{i} = alloca {scalar}", f"  store {scalar} %a{i}, ptr %s{i}"]
-            args.append(f"ptr %s{i}")
-        elif kind == "ptr":
-            params.append(f"i64 %a{i}")
-            body.append(f"  %s{i} = inttoptr i64 %a{i} to ptr")
-            args.append(f"ptr %s{i}")
-        else:
-            params.append(f"{kind} %a{i}")
-            args.append(f"{kind} %a{i}")
-    return "\n".join([
-        f'@"hetero.cublas.{function}" = global ptr null',
-        f'define void @{stub_name(function)}({", ".join(params)}) {{',
-        *body,
-        f"  %handle = load ptr, ptr @{HANDLE}",
-        f'  %function = load ptr, ptr @"hetero.cublas.{function}"',
-        f"  %rc = call i32 %function({', '.join(args)})",
-        "  call void @hetero.cublas.check(i32 %rc)",
-        "  call void @hetero.cuda.queued()",
-        "  ret void",
-        "}",
-    ])  # fmt: skip
-
-
-_STATE_IR = f"""
-@{HANDLE} = global ptr null
-@{STATUS} = global i32 0
-
-define internal void @hetero.cublas.check(i32 %rc) {{
-  %failed = icmp ne i32 %rc, 0
-  %old = load i32, ptr @{STATUS}
-  %first = icmp eq i32 %old, 0
-  %record = and i1 %failed, %first
-  %new = select i1 %record, i32 %rc, i32 %old
-  store i32 %new, ptr @{STATUS}
-  ret void
-}}
-"""
-"""The handle and status globals (LLVM IR, next to `hetero.runtime.cuda`'s shim,
-whose `@hetero.cuda.cuCtxSynchronize` and `@hetero.cuda.check` the stubs use)."""
-
-
-def used_functions(module: ModuleOp) -> list[str]:
-    """The cuBLAS functions whose stubs the (`llvm`-dialect) host `module` declares."""
-    return [
-        op.sym_name.data.removeprefix(STUB_PREFIX)
-        for op in module.ops
-        if isinstance(op, llvm_dialect.FuncOp) and is_stub(op.sym_name.data)
-    ]
-
-
-def stubs_ir(module: ModuleOp) -> list[str]:
-    """LLVM IR defining the stubs `module` calls (none: nothing)."""
-    functions = used_functions(module)
-    unknown = sorted(set(functions) - set(FUNCTIONS))
-    if unknown:
-        raise ValueError(f"no cuBLAS stub for {', '.join(unknown)}")
-    return [_STATE_IR, *map(_stub, functions)] if functions else []
+def state_ir() -> str:
+    """LLVM IR of the stubs' handle and status globals (`cublas_state.ll`),
+    linked in beside `hetero.runtime.cuda.shim_ir`, whose
+    `@hetero.cuda.queued` the stubs call."""
+    return runtime_ir("cublas_state.ll")
 
 
 class CublasError(HeteroError):
@@ -177,7 +110,7 @@ class CublasBinding:
     function pointers and a handle, created here (the program's first call)
     on the CUDA runtime's current context and destroyed with the program."""
 
-    def __init__(self, host: CpuModule, owner: object):
+    def __init__(self, host: NativeModule, owner: object):
         from hetero.runtime import cuda
 
         cuda.device()
@@ -206,6 +139,6 @@ class CublasBinding:
             )
 
 
-def uses_cublas(host: CpuModule) -> bool:
+def uses_cublas(host: NativeModule) -> bool:
     """Whether the compiled host code calls cuBLAS stubs (it has the handle global)."""
     return host.global_address(HANDLE) != 0

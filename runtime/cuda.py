@@ -4,9 +4,9 @@
     gpu = CudaModule(modules[0])                # loads it (cuModuleLoadData)
     gpu.call("k", x, w, out)                    # NumPy in; `out` is written back
 
-`compile_cuda(module)` is `compile_cpu` for modules with GPU kernels: it
-returns a `GpuProgram`, host code JIT-compiled for the CPU that launches the
-kernels itself (`cuLaunchKernel` from native code, no Python in the loop).
+A `GpuProgram` (what `hetero.lowering.cuda_codegen.compile_cuda` makes) is
+host code JIT-compiled for the CPU that launches the kernels itself
+(`cuLaunchKernel` from native code, no Python in the loop).
 
 The CUDA driver is initialised lazily, on first use (`device()`): `cuInit`,
 the first device's primary context.  A machine without the NVIDIA driver or
@@ -32,47 +32,12 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
-from xdsl.backend.llvm.convert_type import convert_type
-from xdsl.context import Context
-from xdsl.dialects import func as func_dialect
-from xdsl.dialects import gpu
-from xdsl.dialects import llvm as llvm_dialect
-from xdsl.dialects.builtin import (
-    DYNAMIC_INDEX,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    MemRefType,
-    ModuleOp,
-    SymbolRefAttr,
-    UnitAttr,
-)
-from xdsl.ir import Attribute
-from xdsl.traits import SymbolTable
 
-from hetero.dialects import tir
-from hetero.lowering.convert_tir_to_gpu import is_gpu
-from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
-from hetero.lowering.cpu_codegen import codegen_options
-from hetero.lowering.gpu_codegen import KernelInfo, PtxModule, start_compile_gpu
-from hetero.lowering.lower_gpu_launch import (
-    LAUNCH_STUB,
-    LAUNCH_SUFFIX,
-    LAUNCHES,
-    LowerGpuLaunchPass,
-)
-from hetero.lowering.parallel_launchers import define_launchers
-from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime import cublas
-from hetero.runtime.cpu import CpuModule
-from hetero.transforms.annotate_device_regions import AnnotateDeviceRegionsPass
-from hetero.transforms.inline_private_functions import InlinePrivateFunctionsPass
-from hetero.transforms.lower_device_kernel_launch import LowerDeviceKernelLaunchPass
-from hetero.transforms.split_host_device import SplitHostDevicePass
+from hetero.runtime.native import NativeModule, runtime_ir
 from hetero.utils.diagnostics import HeteroError
 
 
@@ -145,6 +110,50 @@ def unavailable_reason() -> str | None:
     except CudaUnavailable as e:
         return e.message
     return None
+
+
+DYNAMIC = -1
+"""A kernel parameter's dimension whose size is passed at the launch."""
+
+
+class KernelParam(NamedTuple):
+    """A kernel parameter, as `cuLaunchKernel` passes it: a memref (`shape`)
+    as its device pointer then the sizes of its `DYNAMIC` dimensions, a
+    scalar by value as `dtype`."""
+
+    type: str
+    """As written (`memref<4x?xf32>`, `f32`), for messages."""
+    shape: tuple[int, ...] | None = None
+    """A memref's shape; None for a scalar."""
+    dtype: str | None = None
+    """A scalar's NumPy dtype; None for one that cannot be passed."""
+
+
+@dataclass(frozen=True)
+class KernelInfo:
+    """What launching a kernel needs: its parameters and launch sizes."""
+
+    name: str
+    params: tuple[KernelParam, ...]
+    """The parameters before lowering (memrefs and scalars), as `hetero.signature`."""
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class PtxModule:
+    """The PTX of one `gpu.module` and its kernels."""
+
+    name: str
+    arch: str
+    ptx: str
+    kernels: tuple[KernelInfo, ...]
+
+    def kernel(self, name: str) -> KernelInfo:
+        for info in self.kernels:
+            if info.name == name:
+                return info
+        raise KeyError(f"no kernel @{name} in the GPU module @{self.name}")
 
 
 class _Allocation:
@@ -220,54 +229,37 @@ class DeviceArray(_Allocation):
             )
 
 
-_SCALARS: dict[type[Attribute] | int, np.dtype[Any]] = {
-    Float32Type: np.dtype(np.float32),
-    Float64Type: np.dtype(np.float64),
-    8: np.dtype(np.int8),
-    16: np.dtype(np.int16),
-    32: np.dtype(np.int32),
-    64: np.dtype(np.int64),
-}
-"""Scalar parameter type → the dtype its value is passed as (`index` is i64)."""
-
-
-def _scalar_dtype(t: Attribute) -> np.dtype[Any]:
-    if isinstance(t, IndexType):
-        return _SCALARS[64]
-    key = t.width.data if isinstance(t, IntegerType) else type(t)
-    if key not in _SCALARS:
-        raise HeteroError(f"kernel parameters of type {t} are not supported")
-    return _SCALARS[key]
-
-
 def kernel_arguments(info: KernelInfo, args: Sequence[object]) -> list[np.ndarray]:
     """One one-element array per lowered kernel parameter (what `cuLaunchKernel`
     points at): a memref's device pointer then its dynamic sizes, scalars."""
-    inputs = info.signature.inputs.data
-    if len(args) != len(inputs):
+    params = info.params
+    if len(args) != len(params):
         raise ValueError(
-            f"@{info.name} takes {len(inputs)} argument(s), {len(args)} given"
+            f"@{info.name} takes {len(params)} argument(s), {len(args)} given"
         )
     values: list[np.ndarray] = []
-    for i, (t, arg) in enumerate(zip(inputs, args)):
-        if isinstance(t, MemRefType):
+    for i, (param, arg) in enumerate(zip(params, args)):
+        if (shape := param.shape) is not None:
             if not isinstance(arg, DeviceArray):
                 raise TypeError(f"@{info.name}: argument #{i} must be a DeviceArray")
-            shape = t.get_shape()
             if len(shape) != len(arg.shape) or any(
-                d != DYNAMIC_INDEX and d != a for d, a in zip(shape, arg.shape)
+                d != DYNAMIC and d != a for d, a in zip(shape, arg.shape)
             ):
                 raise ValueError(
-                    f"@{info.name}: argument #{i} has shape {arg.shape}, not {t}"
+                    f"@{info.name}: argument #{i} has shape {arg.shape}, not {param.type}"
                 )
             values.append(np.array([int(arg.pointer)], np.uint64))
             values += [
                 np.array([a], np.int64)
                 for d, a in zip(shape, arg.shape)
-                if d == DYNAMIC_INDEX
+                if d == DYNAMIC
             ]
+        elif param.dtype is None:
+            raise HeteroError(
+                f"kernel parameters of type {param.type} are not supported"
+            )
         else:
-            values.append(np.array([arg], _scalar_dtype(t)))
+            values.append(np.array([arg], param.dtype))
     return values
 
 
@@ -355,158 +347,12 @@ PENDING = "hetero.cuda.pending"
 MANAGED_ALLOCATION = {"aligned_alloc": "hetero_cuda_alloc", "free": "hetero_cuda_free"}
 """Allocation functions of a launching host function → their managed-memory stubs."""
 
-_SHIM_IR = """
-@hetero.cuda.cuLaunchKernel = global ptr null
-@hetero.cuda.cuCtxSynchronize = global ptr null
-@hetero.cuda.cuMemAllocManaged = global ptr null
-@hetero.cuda.cuMemFree_v2 = global ptr null
-@hetero.cuda.cuMemPrefetchAsync_v2 = global ptr null
-@hetero.cuda.status = global i32 0
-@hetero.cuda.pending = global i1 false
 
-define internal void @hetero.cuda.check(i32 %rc) {
-  %failed = icmp ne i32 %rc, 0
-  %old = load i32, ptr @hetero.cuda.status
-  %first = icmp eq i32 %old, 0
-  %record = and i1 %failed, %first
-  %new = select i1 %record, i32 %rc, i32 %old
-  store i32 %new, ptr @hetero.cuda.status
-  ret void
-}
-
-define internal void @hetero.cuda.queued() {
-  store i1 true, ptr @hetero.cuda.pending
-  ret void
-}
-
-define void @hetero_cuda_wait() {
-  %pending = load i1, ptr @hetero.cuda.pending
-  br i1 %pending, label %wait, label %done
-wait:
-  store i1 false, ptr @hetero.cuda.pending
-  %synchronize = load ptr, ptr @hetero.cuda.cuCtxSynchronize
-  %rc = call i32 %synchronize()
-  call void @hetero.cuda.check(i32 %rc)
-  br label %done
-done:
-  ret void
-}
-
-define ptr @hetero_cuda_alloc(i64 %alignment, i64 %size) {
-entry:
-  %slot = alloca i64
-  store i64 0, ptr %slot
-  %alloc = load ptr, ptr @hetero.cuda.cuMemAllocManaged
-  %rc = call i32 %alloc(ptr %slot, i64 %size, i32 1)
-  call void @hetero.cuda.check(i32 %rc)
-  %address = load i64, ptr %slot
-  %prefetch = load ptr, ptr @hetero.cuda.cuMemPrefetchAsync_v2
-  %can = icmp ne ptr %prefetch, null
-  %allocated = icmp ne i64 %address, 0
-  %both = and i1 %can, %allocated
-  br i1 %both, label %to_device, label %done
-to_device:
-  ; Pages made on the GPU in one go, not a fault at a time by the kernels.
-  ; A hint: a device that cannot prefetch says so, and nothing changes.
-  %ignored = call i32 %prefetch(i64 %address, i64 %size, i64 1, i32 0, ptr null) ; PREFETCH_TO_DEVICE
-  br label %done
-done:
-  %pointer = inttoptr i64 %address to ptr
-  ret ptr %pointer
-}
-
-define void @hetero_cuda_free(ptr %pointer) {
-  %free = load ptr, ptr @hetero.cuda.cuMemFree_v2
-  %address = ptrtoint ptr %pointer to i64
-  %rc = call i32 %free(i64 %address)
-  call void @hetero.cuda.check(i32 %rc)
-  ret void
-}
-"""
-"""Driver function pointers, the status, the wait for queued work
-(`lower-gpu-launch`'s `WAIT`: it synchronises only where a launch or a
-cuBLAS call came since the last), managed allocation (LLVM IR, linked in)."""
-
-
-def _launch_stub(declaration: llvm_dialect.FuncOp) -> str:
-    """The definition of `@k.launch(gx, gy, gz, bx, by, bz, params...)`: the
-    parameters stored to stack slots, `cuLaunchKernel` of `@k.function`'s
-    handle on the default stream; the stub returns at once, noting that work
-    is queued (the host waits where it touches memory next: `WAIT`)."""
-    name = declaration.sym_name.data
-    kernel = name.removesuffix(LAUNCH_SUFFIX)
-    types = [str(convert_type(t)) for t in declaration.function_type.inputs.data]
-    sizes, params = types[:6], types[6:]
-    args = ", ".join(f"{t} %a{i}" for i, t in enumerate(types))
-    lines = [
-        f'@"{kernel}.function" = global ptr null',
-        f'define void @"{name}"({args}) {{',
-        f"  %params = alloca [{len(params)} x ptr]",
-    ]
-    for i, t in enumerate(params):
-        lines += [
-            f"  %s{i} = alloca {t}",
-            f"  store {t} %a{i + 6}, ptr %s{i}",
-            f"  %p{i} = getelementptr [{len(params)} x ptr], ptr %params, i64 0, i64 {i}",
-            f"  store ptr %s{i}, ptr %p{i}",
-        ]
-    lines += [f"  %n{i} = trunc {t} %a{i} to i32" for i, t in enumerate(sizes)]
-    dims = ", ".join(f"i32 %n{i}" for i in range(6))
-    lines += [
-        f'  %function = load ptr, ptr @"{kernel}.function"',
-        "  %launch = load ptr, ptr @hetero.cuda.cuLaunchKernel",
-        (
-            f"  %rc = call i32 %launch(ptr %function, {dims}, i32 0, ptr null, "
-            "ptr %params, ptr null)"
-        ),
-        "  call void @hetero.cuda.check(i32 %rc)",
-        "  call void @hetero.cuda.queued()",
-        "  ret void",
-        "}",
-    ]
-    return "\n".join(lines)
-
-
-def launch_stubs(module: ModuleOp) -> str:
-    """LLVM IR defining the launch stubs `lower-gpu-launch` declared in the
-    (`llvm`-dialect) host `module`, and the driver shim; the allocations of
-    launching functions are switched to managed memory here."""
-    stubs = [
-        op
-        for op in module.ops
-        if isinstance(op, llvm_dialect.FuncOp) and LAUNCH_STUB in op.attributes
-    ]
-    for function in module.ops:
-        if (
-            isinstance(function, llvm_dialect.FuncOp)
-            and LAUNCHES in function.attributes
-        ):
-            _use_managed_memory(module, function)
-    return "\n\n".join(
-        [_SHIM_IR, *(_launch_stub(op) for op in stubs), *cublas.stubs_ir(module)]
-    )
-
-
-def _use_managed_memory(module: ModuleOp, function: llvm_dialect.FuncOp) -> None:
-    """The allocator `function` takes its heap buffers with (`aligned_alloc`
-    and `free`, passed to `hetero_buffer_take`) → their managed stubs."""
-    for op in function.walk():
-        if not isinstance(op, llvm_dialect.AddressOfOp):
-            continue
-        replacement = MANAGED_ALLOCATION.get(op.global_name.string_value())
-        if replacement is None:
-            continue
-        declaration = SymbolTable.lookup_symbol(module, op.global_name)
-        assert isinstance(declaration, llvm_dialect.FuncOp)
-        if SymbolTable.lookup_symbol(module, replacement) is None:
-            module.body.block.add_op(
-                llvm_dialect.FuncOp(
-                    replacement,
-                    declaration.function_type,
-                    linkage=llvm_dialect.LinkageAttr("external"),
-                )
-            )
-        op.global_name = SymbolRefAttr(replacement)
+def shim_ir() -> str:
+    """The driver shim that GPU host code links in (`cuda_shim.ll`): the
+    driver's entry points as pointers (`DRIVER_FUNCTIONS`), the `STATUS`,
+    the wait for queued work and managed allocation (`MANAGED_ALLOCATION`)."""
+    return runtime_ir("cuda_shim.ll")
 
 
 @cache
@@ -532,8 +378,8 @@ def _prefetch() -> Callable[..., int] | None:
 def _prefetch_to_device(address: int, nbytes: int) -> None:
     """Moves managed memory the host just wrote to the GPU in one transfer,
     ahead of the kernels on the default stream, rather than a page fault at
-    a time as they read it (on an H200, ResNet-50's first convolution took
-    0.78 ms while it faulted the input image over).  A hint: ignored where
+    a time as they read it (a first convolution waits while it faults its
+    input image over).  A hint: ignored where
     the driver or the device cannot prefetch."""
     if (prefetch := _prefetch()) is not None:
         prefetch(address, nbytes, PREFETCH_TO_DEVICE, 0, None)
@@ -585,7 +431,7 @@ class GpuProgram:
     arrays of the same shapes (`_staged`), and calls take turns (a lock):
     they share those buffers and the host code's status."""
 
-    def __init__(self, host: CpuModule, kernels: Sequence[PtxModule]):
+    def __init__(self, host: NativeModule, kernels: Sequence[PtxModule]):
         self.host = host
         self.kernels = tuple(kernels)
         self._modules: list[CudaModule] | None = None
@@ -653,8 +499,8 @@ class GpuProgram:
     def _staged(self, name: str, position: int, array: np.ndarray) -> ManagedArray:
         """Argument `position` of `name` in managed memory: the last call's
         buffer refilled where its array had this shape and type (allocating
-        and freeing managed memory took 0.2-0.3 ms a call on an H200, a
-        tenth of ResNet-50's inference), else a new one."""
+        and freeing managed memory at each call took a sizeable share of a
+        network's inference), else a new one."""
         staged = self._staging.get((name, position))
         kind = (array.shape, array.dtype)
         if staged is not None and (staged.array.shape, staged.array.dtype) == kind:
@@ -671,65 +517,3 @@ def _host_argument(arg: object) -> object:
     if isinstance(arg, ResidentArray):
         return arg.on_device()
     return arg
-
-
-def _calls_cublas(function: tir.PrimFuncOp) -> bool:
-    return any(
-        isinstance(op, tir.CallExternOp) and cublas.is_stub(op.callee.data)
-        for op in function.walk()
-    )
-
-
-def has_gpu_functions(module: ModuleOp) -> bool:
-    """Whether `module` has functions for a GPU target, or host functions
-    calling cuBLAS on managed buffers (then `compile_cuda`)."""
-    return any(
-        isinstance(op, tir.PrimFuncOp) and (is_gpu(op.target) or _calls_cublas(op))
-        for op in module.ops
-    )
-
-
-def mark_cublas_stubs(module: ModuleOp) -> None:
-    """Mark `LAUNCHES` the declarations of the cuBLAS stubs: a call of one
-    queues GPU work, as a launch does.  `lower-gpu-launch` then marks their
-    callers, whose buffers become managed memory, and waits after them."""
-    for op in module.ops:
-        if isinstance(op, func_dialect.FuncOp) and cublas.is_stub(op.sym_name.data):
-            op.attributes[LAUNCHES] = UnitAttr()
-
-
-SPLIT_PASSES = (
-    InlinePrivateFunctionsPass(),
-    AnnotateDeviceRegionsPass(),
-    SplitHostDevicePass(),
-    LowerDeviceKernelLaunchPass(),
-    InlinePrivateFunctionsPass(),
-)
-"""The TIR target passes after `bind-target` (docs/passes/tir-target-passes.md):
-each thread-bound nest of a GPU function with a host becomes a kernel of its
-own, launched by what is left of the function; private helpers are inlined
-where GPU code calls them, before (thread loops, and helpers whose results
-the host part needs) and after the split (calls the new kernels inherit)."""
-
-
-def compile_cuda(module: ModuleOp, ctx: Context | None = None) -> GpuProgram:
-    """`compile_cpu` for modules with GPU kernels: the GPU functions split into
-    kernels (`SPLIT_PASSES`; every function needs its target, `bind-target`),
-    the kernels to PTX, the host functions (their calls of kernels become
-    launches) to a `CpuModule`."""
-    ctx = ctx or Context()
-    options = codegen_options(module)
-    for split in SPLIT_PASSES:
-        split.apply(ctx, module)
-    # The kernels compile in workers while this process compiles the host
-    # code, without the `gpu.module`s (`lower-gpu-launch` would erase them).
-    kernels = start_compile_gpu(module, ctx)
-    for device in [op for op in module.ops if isinstance(op, gpu.ModuleOp)]:
-        module.body.block.detach_op(device)
-    ConvertTirToScfPass().apply(ctx, module)
-    mark_cublas_stubs(module)
-    LowerGpuLaunchPass().apply(ctx, module)
-    lower_to_llvm(module, ctx=ctx)
-    define_launchers(module)
-    link = [launch_stubs(module)]
-    return GpuProgram(CpuModule(module, link=link, **options), kernels())

@@ -21,6 +21,7 @@ import ctypes
 import weakref
 from collections.abc import Mapping, Sequence
 from functools import cache
+from importlib import resources
 from typing import Any, NamedTuple
 
 import llvmlite.binding as llvm
@@ -287,3 +288,9 @@ def jit_machine(
     return llvm.Target.from_triple(triple).create_target_machine(
         cpu=mcpu, features=mattr, opt=opt_level, codemodel="jitdefault", jit=True
     )
+
+
+def runtime_ir(name: str) -> str:
+    """The LLVM IR of the runtime's file `name` (`cuda_shim.ll`, ...): kept
+    in `.ll` files beside this module, so that they read as LLVM IR."""
+    return resources.files(__package__).joinpath(name).read_text()

@@ -9,10 +9,9 @@ executor, `HostPlan` replays the host function step by step from Python on
 the real buffers: its arena and views as NumPy arrays over the same bytes,
 each `tir.call` of a kernel a call of that kernel's native entry, timed.
 
-Only host functions made of what `lower-aot-main` and `plan-memory` emit for
-CPU kernels are replayed: static `tir.alloc`s, `memref.view`s at constant
-offsets, `tir.call`s of kernels and the return; anything else (a loop, an
-external call, a GPU launch) is an error naming the op.
+The plan is plain data, which the compiler makes of the host function
+(`hetero.lowering.host_plan`): only host functions made of what
+`lower-aot-main` and `plan-memory` emit for CPU kernels are replayed.
 """
 
 from __future__ import annotations
@@ -26,14 +25,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import MemRefType
-from xdsl.ir import Operation, SSAValue
-from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
-
-from hetero.dialects import tir
-from hetero.interpreter.relay import element_dtype
-from hetero.utils.diagnostics import HeteroError
 
 
 @dataclass(frozen=True)
@@ -160,30 +151,11 @@ class HostPlan:
     buffer its function keeps between calls, already mapped
     (`hetero.runtime.buffers`): fresh
     arrays would charge the page faults of their first touch to whichever
-    kernel writes a page first (ResNet-50's first conv, with a blocked
-    result: 4.3 ms in a fresh arena, 3.0 in a reused one)."""
+    kernel writes a page first."""
     lock: threading.Lock = field(
         default_factory=threading.Lock, compare=False, repr=False
     )
     """Held by a run: runs of one plan share its buffers."""
-
-    @staticmethod
-    def of(host: tir.PrimFuncOp) -> HostPlan:
-        values: dict[SSAValue, int] = {a: i for i, a in enumerate(host.args)}
-        buffers: list[Buffer] = []
-        calls: list[KernelCall] = []
-        for op in host.body.block.ops:
-            if isinstance(op, arith.ConstantOp | tir.ReturnOp):
-                continue
-            if isinstance(op, tir.CallOp) and not op.res:
-                operands = tuple(values[a] for a in op.args)
-                calls.append(KernelCall(op.callee.string_value(), operands))
-                continue
-            buffer = _buffer(op, values)
-            values[op.results[0]] = len(host.args) + len(buffers)
-            buffers.append(buffer)
-        device = host.target.device_type.name if host.target is not None else "cpu"
-        return HostPlan(len(host.args), tuple(buffers), tuple(calls), device)
 
     def run(
         self, native: Any, arguments: Sequence[np.ndarray]
@@ -233,25 +205,3 @@ def _aligned(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
     raw = np.empty(size + ALIGNMENT, np.uint8)
     start = -raw.ctypes.data % ALIGNMENT
     return raw[start : start + size].view(dtype).reshape(shape)
-
-
-def _buffer(op: Operation, values: dict[SSAValue, int]) -> Buffer:
-    """The `Buffer` an alloc or view of the host makes, or an error at `op`."""
-    type = op.results[0].type if len(op.results) == 1 else None
-    static = isinstance(type, MemRefType) and type.has_static_shape()
-    if static and isinstance(op, tir.AllocOp):
-        return Buffer(tuple(type.get_shape()), element_dtype(type.element_type))
-    if static and isinstance(op, memref.ViewOp) and not op.sizes:
-        offset = const_evaluate_operand(op.byte_shift)
-        if isinstance(offset, int) and op.source in values:
-            return Buffer(
-                tuple(type.get_shape()),
-                element_dtype(type.element_type),
-                values[op.source],
-                offset,
-            )
-    raise HeteroError(
-        f"profile: the host function's '{op.name}' is not replayed (static buffers, "
-        "views and kernel calls only)",
-        op,
-    )

@@ -15,6 +15,7 @@ import llvmlite.binding as llvm
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.target.kind import DeviceType
+from hetero.runtime.parallel import CHUNKS_PER_THREAD
 from hetero.utils.cpus import default_threads, triple_arch
 
 ALIGNMENT = 64
@@ -22,9 +23,6 @@ ALIGNMENT = 64
 
 STACK_BYTES = 4096
 """Static non-`local` buffers up to this size go on the stack too."""
-
-CHUNKS_PER_THREAD = 8
-"""How finely `hetero_parallel_for` cuts a parallel loop (`parallel_chunk`)."""
 
 SIMD_BITS: tuple[tuple[str, int], ...] = (("avx512f", 512), ("avx2", 256), ("avx", 256))
 """x86 target feature → vector register width; without either, 128 bits (SSE2)."""

@@ -21,8 +21,8 @@ import hetero
 from hetero.context import parse_module
 from hetero.dialects.target import TargetAttr
 from hetero.interpreter.relay import run
+from hetero.lowering.llvm_codegen import CpuTarget
 from hetero.targets import cpu as cpu_target
-from hetero.runtime.cpu import CpuTarget
 from hetero.targets.cpu import simd_bits
 from hetero.te.schedules.cpu_conv2d_lanes import lane_tiles
 from hetero.te.schedules.cpu_tiles import tiles

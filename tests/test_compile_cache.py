@@ -31,7 +31,7 @@ from hetero.lowering.compile_cache import (
     cache_key,
 )
 from hetero.lowering.cpu_codegen import _lower_and_compile, compile_cpu
-from hetero.runtime.cpu import CpuTarget
+from hetero.lowering.llvm_codegen import CpuTarget
 
 RELAY = """
 relay.func @main(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x4xf32> {
@@ -170,7 +170,7 @@ def test_the_key_is_the_same_in_every_process():
     script = (
         "from hetero.context import parse_module\n"
         "from hetero.lowering.compile_cache import cache_key\n"
-        "from hetero.runtime.cpu import CpuTarget\n"
+        "from hetero.lowering.llvm_codegen import CpuTarget\n"
         "from test_parallel_compile import PROGRAM\n"
         "print(cache_key(parse_module(PROGRAM), CpuTarget()))\n"
     )

@@ -547,8 +547,8 @@ def test_gpu_power_follows_c_on_signs_and_special_values() -> None:
     from xdsl.pattern_rewriter import PatternRewriteWalker
 
     from hetero.lowering.convert_gpu_to_nvvm import MathIntrinsicLowering
+    from hetero.lowering.llvmir import to_llvmlite
     from hetero.runtime.cpu import _initialize
-    from hetero.runtime.llvmir import to_llvmlite
 
     module = parse_module(POW)
     PatternRewriteWalker(MathIntrinsicLowering()).rewrite_module(module)

@@ -15,6 +15,7 @@ import pytest
 from test_tir_target_passes import PIPELINE, device_subroutine, run_pipeline
 
 from hetero.context import parse_module
+from hetero.lowering.cuda_codegen import compile_cuda
 from hetero.runtime import cuda
 from hetero.tools.hetero_translate import main as translate
 
@@ -68,14 +69,14 @@ return it, so the helper joins the function (and runs on the host)."""
 
 
 def test_helper_called_in_thread_loops_is_inlined_into_the_kernel():
-    program = cuda.compile_cuda(parse_module(HELPER_IN_THREAD_LOOPS))
+    program = compile_cuda(parse_module(HELPER_IN_THREAD_LOOPS))
     ptx = "\n".join(k.ptx for k in program.kernels)
     assert ".visible .entry double_kernel(" in ptx
     assert "twice" not in ptx and "call" not in ptx
 
 
 def test_helper_called_outside_thread_loops_joins_the_host_code():
-    program = cuda.compile_cuda(parse_module(HELPER_OUTSIDE_THREAD_LOOPS))
+    program = compile_cuda(parse_module(HELPER_OUTSIDE_THREAD_LOOPS))
     ptx = "\n".join(k.ptx for k in program.kernels)
     assert ".visible .entry scale_kernel(" in ptx and "twice" not in ptx
     host = program.host.llvm_ir()
@@ -105,6 +106,6 @@ def test_device_subroutine_runs_on_the_gpu(public: bool):
         parse_module(device_subroutine(public)), PIPELINE.split(",")[0]
     )
     a = np.zeros(1, np.float32)
-    cuda.compile_cuda(module).function("main")(a)
+    compile_cuda(module).function("main")(a)
     print(f"main stored {a[0]}")
     assert a[0] == 84.0

@@ -1,7 +1,7 @@
 """Loops that LLVM unrolls: `convert-tir-to-scf` annotates small constant
 `unrolled` loops `#llvm.loop_annotation<unroll = #llvm.loop_unroll<full =
 true>>`, and `convert-scf-to-cf`, `convert-cf-to-llvm` and
-`hetero.runtime.llvmir` carry the annotation to `!llvm.loop` metadata on the
+`hetero.lowering.llvmir` carry the annotation to `!llvm.loop` metadata on the
 loop's back edge.  The FileCheck tests show each step (lowering/
 lower-to-llvm-loop-annotation.mlir, tools/hetero-translate-loop-*.mlir,
 tools/hetero-translate-unroll.mlir); here: the attribute's syntax, the
@@ -28,7 +28,7 @@ from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
 from hetero.lowering.convert_tir_to_scf import MAX_UNROLL, ConvertTirToScfPass
 from hetero.lowering.cpu_codegen import compile_cpu
 from hetero.lowering.gpu_codegen import compile_gpu
-from hetero.runtime.llvmir import to_llvmlite
+from hetero.lowering.llvmir import to_llvmlite
 from hetero.utils.diagnostics import HeteroError
 
 RNG = np.random.default_rng(7)

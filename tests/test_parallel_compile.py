@@ -18,6 +18,7 @@ from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.lowering import parallel_compile
 from hetero.lowering.cpu_codegen import compile_cpu
+from hetero.lowering.llvm_codegen import CpuTarget
 from hetero.lowering.parallel_compile import (
     DYNAMIC_VECTOR_OP_EXTRA,
     FUNCTION_OPS,
@@ -29,7 +30,7 @@ from hetero.lowering.parallel_compile import (
     split,
 )
 from hetero.lowering.pipeline import lower_to_llvm
-from hetero.runtime.cpu import CpuModule, CpuTarget
+from hetero.runtime.cpu import CpuModule
 from hetero.utils.cpus import available_cpus
 from hetero.utils.diagnostics import HeteroError
 

@@ -274,9 +274,9 @@ def test_a_parallel_body_is_inlined_into_its_task_before_it_is_optimised() -> No
 
     from hetero.context import parse_module
     from hetero.lowering.convert_tir_to_scf import PARALLEL_BODY, ConvertTirToScfPass
+    from hetero.lowering.llvmir import to_llvmlite
     from hetero.lowering.parallel_launchers import define_launchers
     from hetero.lowering.pipeline import lower_to_llvm
-    from hetero.runtime.llvmir import to_llvmlite
 
     module = parse_module(ACCUMULATE.replace("OPTIONS", ", {num_threads = 2 : i64}"))
     ConvertTirToScfPass().apply(Context(), module)

@@ -16,6 +16,7 @@ from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.driver import lower_to_tir
 from hetero.interpreter.relay import run
+from hetero.lowering.host_plan import host_plan
 from hetero.runtime.profiler import (
     HostPlan,
     KernelSummary,
@@ -114,7 +115,7 @@ def test_a_host_with_a_loop_is_not_replayed() -> None:
     ).ops.last
     assert isinstance(host, tir.PrimFuncOp)
     with pytest.raises(HeteroError, match="'tir.for' is not replayed"):
-        HostPlan.of(host)
+        host_plan(host)
 
 
 def test_summary_per_kernel_takes_the_median_of_each_call() -> None:

@@ -415,8 +415,8 @@ def test_a_no_inline_kernel_stays_a_call(no_inline):
     from xdsl.context import Context
 
     from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
+    from hetero.lowering.llvm_codegen import CpuTarget
     from hetero.lowering.pipeline import lower_to_llvm
-    from hetero.runtime.cpu import CpuTarget
 
     text = CALLED.replace("ATTRS", "attributes {no_inline}" if no_inline else "")
     module = parse_module(text)

@@ -28,10 +28,10 @@ from hetero.context import parse_module
 from hetero.dialects import tir
 from hetero.driver import lower_to_tir
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
+from hetero.lowering.cuda_codegen import has_gpu_functions
+from hetero.lowering.llvmir import ALIGN_ATTRIBUTE, to_llvmlite
 from hetero.lowering.parallel_launchers import define_launchers
 from hetero.lowering.pipeline import lower_to_llvm
-from hetero.runtime.cuda import has_gpu_functions
-from hetero.runtime.llvmir import ALIGN_ATTRIBUTE, to_llvmlite
 from hetero.utils.diagnostics import HeteroError
 
 MLIR_TRANSLATE = shutil.which("mlir-translate-22")

@@ -84,7 +84,7 @@ def native_module(module: ModuleOp, entry: str, targets: Sequence[str]) -> Nativ
             )
         return compiled.native
     from hetero.lowering.cpu_codegen import compile_cpu
-    from hetero.runtime.cuda import compile_cuda, has_gpu_functions
+    from hetero.lowering.cuda_codegen import compile_cuda, has_gpu_functions
 
     _bind_missing_targets(module, targets)
     return compile_cuda(module) if has_gpu_functions(module) else compile_cpu(module)

@@ -158,6 +158,6 @@ def triple_arch(triple: str) -> str:
     """The architecture of an LLVM target triple (`aarch64-linux-gnu`), as
     `platform.machine()` names it on Linux: `x86_64`, `aarch64`.  A target
     of another architecture than the host's gets code that is written out,
-    not run (`hetero.runtime.cpu.CpuTarget`)."""
+    not run (`hetero.runtime.cpu.CpuMachine`)."""
     arch = triple.split("-")[0]
     return ARCH_ALIASES.get(arch, arch)
