@@ -6,6 +6,7 @@ independently; sizes are odd on purpose (tails, single elements, empties).
 
 import math
 import re
+from dataclasses import replace
 
 import isas
 import llvmlite.binding as llvm
@@ -15,7 +16,7 @@ import pytest
 from hetero.context import parse_module
 from hetero.lowering.llvm_codegen import compile_llvm
 from hetero.lowering.pipeline import lower_to_llvm
-from hetero.runtime.cpu import CpuModule, codegen_flags
+from hetero.runtime.cpu import CpuModule, ObjectCode, codegen_flags
 from hetero.utils.diagnostics import HeteroError
 
 RNG = np.random.default_rng(20261122)
@@ -450,6 +451,26 @@ def test_unknown_and_non_llvm_input_are_clear_errors():
         module.function("nope")
     with pytest.raises(HeteroError, match="CpuModule takes llvm-dialect modules"):
         compile_llvm(parse_module(SAXPY))
+
+
+def test_a_function_python_cannot_pass_compiles_and_says_why_when_called():
+    """A function's `Abi` is derived when it is compiled: one whose types
+    Python cannot pass compiles all the same, and asking for it says why,
+    also after its `FunctionInfo` went through the compile cache's parts."""
+    module = compile_cpu("""
+func.func @half(%x: f16) -> f16 {
+  return %x : f16
+}
+func.func @same(%x: f32) -> f32 {
+  return %x : f32
+}
+""")
+    with pytest.raises(ValueError, match="@half: values of type f16 cannot be passed"):
+        module.function("half")
+    assert module.function("same")(2.0) == 2.0
+    (code,) = module.objects
+    assert code.functions["half"].abi is None
+    assert ObjectCode.of_parts(code.parts()) == replace(code, timings={})
 
 
 def test_casts_between_integers_and_floats():
