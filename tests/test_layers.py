@@ -14,30 +14,6 @@ import pytest
 
 from hetero.tools import layers
 
-KNOWN = {
-    "runtime/artifact.py: runtime -> hetero.lowering.compile_cache",
-    "runtime/cuda.py: runtime -> hetero.dialects",
-    "runtime/cuda.py: runtime -> hetero.lowering.convert_tir_to_gpu",
-    "runtime/cuda.py: runtime -> hetero.lowering.convert_tir_to_scf",
-    "runtime/cuda.py: runtime -> hetero.lowering.cpu_codegen",
-    "runtime/cuda.py: runtime -> hetero.lowering.gpu_codegen",
-    "runtime/cuda.py: runtime -> hetero.lowering.lower_gpu_launch",
-    "runtime/cuda.py: runtime -> hetero.lowering.parallel_launchers",
-    "runtime/cuda.py: runtime -> hetero.lowering.pipeline",
-    "runtime/cuda.py: runtime -> hetero.transforms.annotate_device_regions",
-    "runtime/cuda.py: runtime -> hetero.transforms.inline_private_functions",
-    "runtime/cuda.py: runtime -> hetero.transforms.lower_device_kernel_launch",
-    "runtime/cuda.py: runtime -> hetero.transforms.split_host_device",
-    "runtime/llvmir.py: runtime -> hetero.dialects",
-    "runtime/llvmir.py: runtime -> hetero.dialects.llvm_attrs",
-    "runtime/parallel.py: runtime -> hetero.targets.cpu",
-    "runtime/profiler.py: runtime -> hetero.dialects",
-    "runtime/profiler.py: runtime -> hetero.interpreter.relay",
-    "transforms/collage_partition.py: transforms -> hetero",
-    "transforms/collage_partition.py: transforms -> hetero.lowering.compile_cache",
-}
-"""Upward imports being removed (issue 38); this set only shrinks."""
-
 
 def test_every_unit_has_a_layer() -> None:
     units = {layers.unit_of(path.parts) for path in layers.modules()}
@@ -45,11 +21,7 @@ def test_every_unit_has_a_layer() -> None:
 
 
 def test_no_upward_imports() -> None:
-    found = [
-        str(i)
-        for i in layers.imports()
-        if i.upward and re.sub(r":\d+:", ":", str(i)) not in KNOWN
-    ]
+    found = [str(i) for i in layers.imports() if i.upward]
     assert not found, "imports against the layer order:\n" + "\n".join(found)
 
 
