@@ -71,7 +71,7 @@ from hetero.analysis.launch_axes import BLOCK_AXES, GRID_AXES, launch_loops
 from hetero.dialects import tir
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.target.kind import DeviceType
-from hetero.lowering.convert_tir_to_scf import lower_serial, lower_unrolled
+from hetero.lowering.scf_loops import lower_serial, lower_unrolled
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import enclosing
 

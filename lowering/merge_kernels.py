@@ -83,7 +83,8 @@ from xdsl.rewriter import Rewriter
 
 from hetero.dialects import tir
 from hetero.lowering.conversion import nested_ops
-from hetero.lowering.convert_tir_to_scf import extent_may_vary, on_stack
+from hetero.lowering.convert_tir_to_scf import on_stack
+from hetero.lowering.vectorize import extent_may_vary
 from hetero.targets.cpu import is_cpu
 from hetero.transforms.plan_memory import MEMORY, memory_report, report_attribute
 from hetero.utils.symbols import fresh_name, symbol_names

@@ -10,7 +10,7 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from hetero.lowering.conversion import POINTER, gep, load, store
-from hetero.lowering.convert_tir_to_scf import LAUNCH_SUFFIX, PARALLEL_BODY
+from hetero.lowering.outline_parallel_loops import LAUNCH_SUFFIX, PARALLEL_BODY
 from hetero.runtime.parallel import PARALLEL_FOR, load_pool
 
 TASK_SUFFIX = ".task"

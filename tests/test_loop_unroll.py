@@ -25,10 +25,11 @@ from hetero.dialects.llvm_attrs import (
     LoopUnrollAttr,
 )
 from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
-from hetero.lowering.convert_tir_to_scf import MAX_UNROLL, ConvertTirToScfPass
+from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.cpu_codegen import compile_cpu
 from hetero.lowering.gpu_codegen import compile_gpu
 from hetero.lowering.llvmir import to_llvmlite
+from hetero.lowering.scf_loops import MAX_UNROLL
 from hetero.utils.diagnostics import HeteroError
 
 RNG = np.random.default_rng(7)

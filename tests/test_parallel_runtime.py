@@ -273,8 +273,9 @@ def test_a_parallel_body_is_inlined_into_its_task_before_it_is_optimised() -> No
     from xdsl.context import Context
 
     from hetero.context import parse_module
-    from hetero.lowering.convert_tir_to_scf import PARALLEL_BODY, ConvertTirToScfPass
+    from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
     from hetero.lowering.llvmir import to_llvmlite
+    from hetero.lowering.outline_parallel_loops import PARALLEL_BODY
     from hetero.lowering.parallel_launchers import define_launchers
     from hetero.lowering.pipeline import lower_to_llvm
 

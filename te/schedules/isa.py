@@ -28,7 +28,7 @@ code generator, llvmlite 0.50).
 
 The architecture comes from the `llvm` target's `mtriple` (else the host's)
 and the width from its `mattr` (else the host's features:
-`hetero.lowering.convert_tir_to_scf.simd_bits`), so a target pinned to
+`hetero.targets.cpu.simd_bits`), so a target pinned to
 `-avx512f` gets the AVX2 schedules on any host, and one pinned to
 `aarch64-linux-gnu` NEON's.
 """
