@@ -56,13 +56,13 @@ from hetero.te.emit import Emitter, Index, Tensor, store_all
 from hetero.te.schedules.gpu import GpuEmitter
 from hetero.te.templates import (
     EPILOGUE_ANCHORS,
-    LAZY_TEMPLATES,
     NEST_TEMPLATES,
     VIEW_OPS,
     VIEW_READERS,
     Epilogue,
     channel_axis,
     is_epilogue,
+    lazy_template,
 )
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import fresh_name, symbol_names
@@ -161,7 +161,7 @@ class _KernelBuilder:
         inputs = [values[v] for v in op.operands]
         if isinstance(op, relay.ConstantOp):
             return _constant_tensor(op)
-        if (lazy := LAZY_TEMPLATES.get(type(op))) is not None:
+        if (lazy := lazy_template(type(op))) is not None:
             tensor = lazy(op, inputs)
             if self._stays_lazy(op.results[0]):
                 return tensor
@@ -212,7 +212,7 @@ class _KernelBuilder:
         if len(uses) != 1:
             return False
         consumer = type(uses[0].operation)
-        return consumer in LAZY_TEMPLATES or (
+        return lazy_template(consumer) is not None or (
             type(value.owner) in VIEW_OPS and consumer in VIEW_READERS
         )
 
@@ -244,7 +244,7 @@ def _epilogue(
         )
         for op in chain:
             inputs = [tensor if v is previous else values[v] for v in op.operands]
-            tensor, previous = LAZY_TEMPLATES[type(op)](op, inputs), op.results[0]
+            tensor, previous = lazy_template(type(op))(op, inputs), op.results[0]  # type: ignore[misc]
         return tensor.load(e, idx)
 
     return Epilogue(apply, _flat_pixels(anchor, chain, values))

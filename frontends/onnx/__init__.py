@@ -5,7 +5,8 @@
 
 The graph becomes one `relay.func @main` whose parameters are the graph
 inputs that are not initializers and whose result is the graph output (a
-`relay.tuple` for several).  Nodes are converted in graph order by
+`relay.tuple` for several).  Nodes are converted in graph order: into the
+elementwise relay op whose `ONNX` class attribute names the op type, or by
 `CONVERTERS`, a table from ONNX op type to a converter function; each reads
 its node through `Node` (inputs as relay values or as constants, attributes
 with ONNX's defaults, the opset) and builds relay ops with the dialect's

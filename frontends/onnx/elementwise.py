@@ -1,6 +1,7 @@
-"""Converters of the elementwise operators and activations: one relay op
-each (`_unary`, `_binary`, `_variadic` rows), or a few elementwise relay
-ops that fuse into one kernel (LeakyRelu, Gelu, Sign, ...)."""
+"""Converters of the elementwise operators and activations: to the relay
+op whose `ONNX` names the operator (`op_converter`), a fold of one op over
+any number of inputs (`_variadic`), or a few elementwise relay ops that
+fuse into one kernel (LeakyRelu, Gelu, Sign, ...)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from hetero.dialects import relay
 from hetero.frontends.onnx.node import ELEMENT_TYPES, Converter, Node, helper
 
 
-def _unary(cls: type[relay.TensorOp]) -> Converter:
-    return lambda n: n.op(cls, n.input(0))
+def _operands(cls: type[relay.TensorOp]) -> Converter:
+    """The op of the node's inputs, in order, as its operands."""
+    arity = len(cls.get_irdl_definition().operands)
+    return lambda n: n.op(cls, *(n.input(i) for i in range(arity)))
 
 
 def _binary(cls: type[relay.TensorOp]) -> Converter:
@@ -136,12 +139,6 @@ def _hard_sigmoid(n: Node) -> SSAValue:
     return _hard_sigmoid_of(n, n.input(0), alpha, beta)
 
 
-def _hard_swish(n: Node) -> SSAValue:
-    """x * hard_sigmoid(x) with alpha 1/6 and beta 1/2 (MobileNet-v3), one
-    op: a product would use x twice, and no convolution could fuse it."""
-    return n.op(relay.HardSwishOp, n.input(0))
-
-
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 
 
@@ -252,36 +249,22 @@ def _cast(n: Node) -> SSAValue:
     return n.op(relay.CastOp, x, dtype=ELEMENT_TYPES[dtype])
 
 
+def op_converter(op_type: str) -> Converter | None:
+    """The converter of ONNX `op_type` to the elementwise op whose `ONNX`
+    names it, looked up in `relay.ELEMENTWISE_OPS` when asked (so an op
+    defined after import converts too); None if no op names it."""
+    for cls in relay.ELEMENTWISE_OPS:
+        if op_type in cls.ONNX:
+            binary = issubclass(cls, relay.ElementwiseBinaryOp)
+            return _binary(cls) if binary else _operands(cls)
+    return None
+
+
 CONVERTERS: dict[str, Converter] = {
     "Identity": _identity,
     "Dropout": _identity,
-    "Relu": _unary(relay.ReluOp),
-    "Sigmoid": _unary(relay.SigmoidOp),
-    "Tanh": _unary(relay.TanhOp),
-    "Exp": _unary(relay.ExpOp),
-    "Log": _unary(relay.LogOp),
-    "Sqrt": _unary(relay.SqrtOp),
-    "Abs": _unary(relay.AbsOp),
-    "Floor": _unary(relay.FloorOp),
-    "Ceil": _unary(relay.CeilOp),
-    "Round": _unary(relay.RoundOp),
-    "Erf": _unary(relay.ErfOp),
-    "Neg": _unary(relay.NegativeOp),
-    "Add": _binary(relay.AddOp),
-    "Sub": _binary(relay.SubtractOp),
-    "Mul": _binary(relay.MultiplyOp),
-    "Div": _binary(relay.DivideOp),
     "Pow": _pow,
-    "Equal": _binary(relay.EqualOp),
-    "Less": _binary(relay.LessOp),
-    "LessOrEqual": _binary(relay.LessEqualOp),
-    "Greater": _binary(relay.GreaterOp),
-    "GreaterOrEqual": _binary(relay.GreaterEqualOp),
-    "And": _binary(relay.LogicalAndOp),
-    "Or": _binary(relay.LogicalOrOp),
-    "Not": _unary(relay.LogicalNotOp),
     "IsNaN": _is_nan,
-    "Where": lambda n: n.op(relay.WhereOp, n.input(0), n.input(1), n.input(2)),
     "Sum": _variadic(relay.AddOp),
     "Max": _variadic(relay.MaximumOp),
     "Min": _variadic(relay.MinimumOp),
@@ -293,11 +276,12 @@ CONVERTERS: dict[str, Converter] = {
     "Softplus": _softplus,
     "Softsign": _softsign,
     "HardSigmoid": _hard_sigmoid,
-    "HardSwish": _hard_swish,
     "Gelu": _gelu,
     "Sign": _sign,
     "Shrink": _shrink,
     "Clip": _clip,
     "Cast": _cast,
 }
-"""ONNX op type → converter: the elementwise family's rows of `importer.CONVERTERS`."""
+"""ONNX op type → converter: the elementwise family's rows of
+`importer.CONVERTERS`, for the ONNX operators that are no one relay op
+(those that are: `op_converter`)."""

@@ -41,7 +41,8 @@ CONVERTERS: dict[str, Converter] = {
     **transform.CONVERTERS,
     **reductions.CONVERTERS,
 }
-"""ONNX op type → converter (the default domain, opsets 6–21)."""
+"""ONNX op type → converter (the default domain, opsets 6–21) of the
+operators that are no one relay op (those that are: `converter_of`)."""
 
 
 def _tensor_type(value_info: Any, batch: Batch) -> TensorType[Attribute]:
@@ -81,9 +82,16 @@ def _default_opset(model: Any) -> int:
     return 1
 
 
+def converter_of(op_type: str) -> Converter | None:
+    """The converter of ONNX `op_type` (default domain): to the relay op
+    that names it in its `ONNX`, ahead of `CONVERTERS` (so that an op added
+    for an operator the importer built of others takes it over)."""
+    return elementwise.op_converter(op_type) or CONVERTERS.get(op_type)
+
+
 def _convert_node(graph: Graph, node: Any) -> None:
     attrs = attribute_values(node)
-    converter = CONVERTERS.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+    converter = converter_of(node.op_type) if node.domain in ("", "ai.onnx") else None
     if fold_node(graph, node, attrs, converter):
         return
     if converter is None:

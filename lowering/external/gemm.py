@@ -18,15 +18,18 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay, tir
 from hetero.te.emit import Emitter, Tensor, store_all
-from hetero.te.templates import BINARY, LAZY_TEMPLATES, NEST_TEMPLATES, UNARY
+from hetero.te.templates import NEST_TEMPLATES, lazy_template
+from hetero.te.templates.elementwise import scalar_bodies
 from hetero.transforms.byoc import composite_callee, inline_literal_call
 from hetero.transforms.lower_aot_main import output_types, returned_leaves
 from hetero.transforms.lower_te import function_target
 from hetero.utils.diagnostics import HeteroError
 
-IN_PLACE: frozenset[type[Operation]] = frozenset({*UNARY, *BINARY, relay.BiasAddOp})
-"""Elementwise ops whose result may overwrite their same-shaped operand's buffer:
-each output element reads that operand at its own index only."""
+
+def _in_place(op: Operation) -> bool:
+    """An elementwise op whose result may overwrite its same-shaped operand's
+    buffer: each output element reads that operand at its own index only."""
+    return bool(scalar_bodies(type(op))) or isinstance(op, relay.BiasAddOp)
 
 
 @dataclass(frozen=True)
@@ -175,12 +178,12 @@ class PartitionBuilder:
             operands = [self._buffer(v) for v in op.operands]
             self.call(self.emitter, gemm(op), [*operands, destination], op)
             self._hold(result, destination)
-        elif (lazy := LAZY_TEMPLATES.get(type(op))) is not None:
+        elif (lazy := lazy_template(type(op))) is not None:
             tensor = lazy(op, [self.values[v] for v in op.operands])
             self.values[result] = tensor
             uses = list(result.uses)
             if self.eager and (
-                len(uses) != 1 or type(uses[0].operation) not in LAZY_TEMPLATES
+                len(uses) != 1 or lazy_template(type(uses[0].operation)) is None
             ):
                 destination = self._destination(result)
                 self.store(self.emitter, tensor, destination)
@@ -205,7 +208,7 @@ class PartitionBuilder:
         while len(uses := list(value.uses)) == 1:
             user = uses[0].operation
             if (
-                type(user) not in IN_PLACE
+                not _in_place(user)
                 or user.operands[0] is not value
                 or user.results[0].type != value.type
             ):

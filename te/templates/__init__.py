@@ -14,10 +14,14 @@ Two tables, by what an op's result needs:
   destination element.
 
 Arithmetic is on float element types (the relay ops' domain), and the
-elementwise ops that integers have a meaning for (`INTEGER_UNARY`,
-`INTEGER_BINARY`) also take signless integers (the signed ints of ONNX and
+elementwise ops that integers have a meaning for (those with an `int`
+scalar body) also take signless integers (the signed ints of ONNX and
 NumPy); other integer tensors are accepted by the injective templates only,
 which merely move elements.
+
+An elementwise op's template is its scalar body (the op class's `SCALAR`)
+applied to each element; `lazy_template` finds it when asked, so an op
+class defined after import lowers too.
 
 The templates live by op family, each module with its table of the ops it
 lowers: `elementwise` (with the scalar functions), `injective`, `gemm`
@@ -30,7 +34,6 @@ from xdsl.ir import Operation
 
 from hetero.te.templates import conv, elementwise, gemm, injective, pool, reduction
 from hetero.te.templates.base import LazyTemplate, NestTemplate, channel_axis
-from hetero.te.templates.elementwise import BINARY, UNARY
 from hetero.te.templates.epilogue import EPILOGUE_ANCHORS, Epilogue, is_epilogue
 from hetero.te.templates.gemm import VIEW_READERS
 from hetero.te.templates.injective import VIEW_OPS, reshape_groups
@@ -39,7 +42,8 @@ LAZY_TEMPLATES: dict[type[Operation], LazyTemplate] = {
     **elementwise.TEMPLATES,
     **injective.TEMPLATES,
 }
-"""Elementwise/injective op → template returning its lazy result."""
+"""Elementwise (without scalar bodies) and injective op → template
+returning its lazy result."""
 
 NEST_TEMPLATES: dict[type[Operation], NestTemplate] = {
     **gemm.TEMPLATES,
@@ -49,16 +53,22 @@ NEST_TEMPLATES: dict[type[Operation], NestTemplate] = {
 }
 """Reduction/anchor op → template writing its result into a buffer."""
 
+
+def lazy_template(cls: type[Operation]) -> LazyTemplate | None:
+    """The template returning op class `cls`'s lazy result, if it has one:
+    its scalar bodies' (`elementwise.scalar_template`) or `LAZY_TEMPLATES`'s."""
+    return elementwise.scalar_template(cls) or LAZY_TEMPLATES.get(cls)
+
+
 __all__ = [
-    "BINARY",
     "EPILOGUE_ANCHORS",
     "LAZY_TEMPLATES",
     "NEST_TEMPLATES",
-    "UNARY",
     "VIEW_OPS",
     "VIEW_READERS",
     "Epilogue",
     "channel_axis",
     "is_epilogue",
+    "lazy_template",
     "reshape_groups",
 ]

@@ -12,7 +12,7 @@ from xdsl.ir import Operation, SSAValue
 from hetero.dialects import relay
 from hetero.te.emit import Emitter, Index
 from hetero.te.schedules.problems import Store
-from hetero.te.templates.elementwise import BINARY, COMPARISONS, UNARY
+from hetero.te.templates.elementwise import scalar_bodies
 
 
 @dataclass(frozen=True)
@@ -52,10 +52,9 @@ def is_epilogue(op: Operation) -> bool:
     """An elementwise op that an anchor can apply to each computed element
     and store where the anchor would (of the anchor's element type: not a
     comparison)."""
-    arithmetic = (type(op) in UNARY or type(op) in BINARY) and type(
-        op
-    ) not in COMPARISONS
-    return arithmetic or isinstance(op, relay.BiasAddOp | relay.BatchNormOp)
+    if isinstance(op, relay.BiasAddOp | relay.BatchNormOp):
+        return True
+    return "float" in scalar_bodies(type(op)) and not isinstance(op, relay.ComparisonOp)
 
 
 EPILOGUE_ANCHORS: frozenset[type[Operation]] = frozenset(
