@@ -7,7 +7,7 @@ whose target is a GPU (`#target.target<"cuda", ...>`) is a kernel, and
 becomes `gpu.module @k { gpu.func @k(...) kernel }` in its place; except
 the host half that `split-host-device` leaves (a GPU target with a host and
 no thread-bound loop: only launches), which gets its host as target, as
-TVM's MakePackedAPI does (spec §7.5), and stays for `convert-tir-to-scf`.  The
+TVM's MakePackedAPI does (docs/design.md §7.4), and stays for `convert-tir-to-scf`.  The
 target travels as the module's `hetero.target` attribute, `tir.noalias`
 on the function (xDSL's
 `gpu.module` has no target list), read by the PTX code generator.
@@ -107,7 +107,7 @@ def is_thread_bound(op: Operation) -> bool:
 
 def is_host_part(function: tir.PrimFuncOp) -> bool:
     """A GPU function with a host and no thread-bound loop is the host half
-    that `split-host-device` left: it runs on its host (spec §7.5)."""
+    that `split-host-device` left: it runs on its host (docs/design.md §7.4)."""
     target = function.target
     return (
         target is not None
