@@ -192,9 +192,9 @@ class Measurer:
 def measure(module: ModuleOp, runs: int) -> float:
     """Median seconds of a call of `module`'s `@main`, compiled alone, on
     random inputs, less the cost of calling an empty function."""
-    import hetero
+    from hetero import driver
 
-    compiled = hetero.compile(module)
+    compiled = driver.compile(module)
     return max(0.0, _median_call(compiled, runs) - _call_overhead())
 
 
@@ -220,13 +220,13 @@ def _call_overhead() -> float:
     """What calling any compiled function costs (argument checks, output
     allocation): counted once per kernel would favour fewer, larger
     candidates for no reason."""
-    import hetero
+    from hetero import driver
 
     text = (
         "builtin.module {\n  relay.func @main(%x: tensor<1xf32>) -> tensor<1xf32> {\n"
         "    %y = relay.negative %x : tensor<1xf32>\n    relay.return %y : tensor<1xf32>\n  }\n}\n"
     )
-    return _median_call(hetero.compile(text), 9)
+    return _median_call(driver.compile(text), 9)
 
 
 @register_estimator

@@ -112,13 +112,16 @@ def imports(root: Path = ROOT) -> Iterator[Import]:
 
 
 def dot(root: Path = ROOT) -> str:
-    """Graphviz text: one row a layer, an arrow per pair of units that import,
-    labelled with how many imports; upward arrows in red."""
+    """Graphviz text: one row a layer, the lowest at the bottom, an arrow per
+    pair of units that import, labelled with how many imports; an arrow
+    against the order is red."""
     counts = Counter((i.unit, i.target) for i in imports(root))
-    lines = ["digraph layers {", "  rankdir=BT; node [shape=box];"]
-    for rank, units in enumerate(LAYERS):
+    lines = ["digraph layers {", "  node [shape=box]; ranksep=0.6;"]
+    for rank, units in reversed(list(enumerate(LAYERS))):
         names = " ".join(f'"{u}"' for u in units)
-        lines.append(f"  {{ rank=same; {names} }}  // layer {rank}")
+        lines.append(f'  {{ rank=same; "layer {rank}" [shape=plaintext]; {names} }}')
+    chain = " -> ".join(f'"layer {rank}"' for rank in reversed(range(len(LAYERS))))
+    lines.append(f"  {chain} [style=invis];")
     for (unit, target), n in sorted(counts.items()):
         colour = ', color="red"' if RANK[target] > RANK[unit] else ""
         lines.append(f'  "{unit}" -> "{target}" [label="{n}"{colour}];')
