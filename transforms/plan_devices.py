@@ -72,6 +72,7 @@ from hetero.dialects.relay import (
 )
 from hetero.dialects.target import VirtualDeviceAttr
 from hetero.dialects.target.config import CompilationConfig, ConfigError, module_config
+from hetero.dialects.target.kind import DeviceType, lookup_target_kind
 from hetero.utils.diagnostics import HeteroError, location_of
 
 # ----------------------------------------------------------------------------
@@ -611,19 +612,58 @@ def _has_vdevice(op: Operation) -> bool:
     )  # type: ignore[attr-defined]
 
 
+def default_device_type(name: str, module: ModuleOp) -> DeviceType:
+    """`default=cuda`: a device type, or a target kind standing for its device
+    type (`nvptx` for `cuda`), as TVM's `relay.fallback_device_type` names one."""
+    if (device_type := DeviceType.by_name(name)) is not None:
+        return device_type
+    if (kind := lookup_target_kind(name)) is not None:
+        return kind.device_type
+    raise HeteroError(
+        f"plan-devices: unknown default device '{name}': name a device type "
+        f"({', '.join(DeviceType.__members__)}) or a target kind",
+        module,
+    )
+
+
+def _check_default(
+    config: CompilationConfig, wanted: DeviceType, name: str, module: ModuleOp
+) -> None:
+    """The module's own configuration wins, so a default it does not have is
+    an error rather than an option silently ignored."""
+    have = config.default_primitive_virtual_device.device_type
+    if have != wanted:
+        assert have is not None
+        raise HeteroError(
+            f"plan-devices{{default={name}}}: the module's target.config puts the "
+            f"default device on '{have.name}'; write `fallback = {wanted.name}` in "
+            "its #target.config or drop the option",
+            module,
+        )
+
+
 @dataclass(frozen=True)
 class PlanDevicesPass(ModulePass):
     """Place every relay value on a device; record it as attributes (docs/design.md §3).
 
-    `targets` (e.g. "llvm,cuda") only fills a missing `target.config` module
-    attribute; an existing one always wins.
+    `targets` (e.g. "llvm,cuda") and `default` (the default device: a device
+    type such as "cuda", or a target kind) only fill a missing `target.config`
+    module attribute, as its targets and `fallback`; an existing one always
+    wins, and a `default` it contradicts is an error.
     """
 
     name = "plan-devices"
     targets: str | None = None
+    default: str | None = None
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        config = module_config(op, self.targets, self.name)
+        fallback = (
+            None if self.default is None else default_device_type(self.default, op)
+        )
+        config = module_config(op, self.targets, self.name, fallback)
+        if fallback is not None:
+            assert self.default is not None
+            _check_default(config, fallback, self.default, op)
         optimizable = [
             f
             for f in op.ops

@@ -182,16 +182,23 @@ def _first_of_type(targets: Sequence[TargetAttr], dt: DeviceType) -> TargetAttr 
 
 
 def module_config(
-    module: ModuleOp, targets: str | Sequence[str] | None, pass_name: str
+    module: ModuleOp,
+    targets: str | Sequence[str] | None,
+    pass_name: str,
+    fallback: DeviceType | None = None,
 ) -> CompilationConfig:
     """The module's `target.config`; `targets` ("llvm,cuda", target strings:
     `hetero.dialects.target.target_string`; in a sequence, each string is one target)
-    only fills a missing one.
+    and `fallback` (the default device type, rule D) only fill a missing one.
 
     A configuration given on the command line never overrides the module's own
     (docs/design.md §1): it becomes the module attribute only where there was none.
     """
-    from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr
+    from hetero.dialects.target import (
+        CONFIG_ATTR_NAME,
+        UNCONSTRAINED,
+        CompilationConfigAttr,
+    )
     from hetero.utils.diagnostics import HeteroError
 
     attr = module.attributes.get(CONFIG_ATTR_NAME)
@@ -216,7 +223,8 @@ def module_config(
         attr = CompilationConfigAttr(
             parse_target_list(targets)
             if isinstance(targets, str)
-            else [parse_target_string(t) for t in targets]
+            else [parse_target_string(t) for t in targets],
+            UNCONSTRAINED if fallback is None else fallback,
         )
     except (ValueError, VerifyException) as e:
         raise HeteroError(f"{pass_name}: bad targets {targets!r}: {e}", module) from e
