@@ -9,9 +9,10 @@ convolutions, strided window views for pooling).
   is a Python tuple; a function value is a `Closure`.
 * Devices never change values: `relay.on_device` and `relay.device_copy` are
   the identity.
-* An elementwise op runs its own NumPy rule (`NUMPY`, declared on the op
-  class in `dialects/relay/elementwise.py`); the others dispatch through
-  `_OPS`, a table keyed by op name.  A block runs as a
+* A tensor operator that declares its NumPy rule (`NUMPY`, on the op class
+  in `dialects/relay/`: every elementwise op, and the moves of elements
+  that NumPy does in a line) runs it; the others dispatch through `_OPS`,
+  a table keyed by op name.  A block runs as a
   loop, so a chain of 10,000 ops needs no Python recursion; only nested
   regions (`relay.if`) and calls recurse.
 * Every op result is converted to its declared element type and its shape is
@@ -55,16 +56,18 @@ from hetero.context import parse_module
 from hetero.dialects.relay import (
     CallOp,
     ConstantOp,
-    ElementwiseOp,
     FnOp,
     FuncOp,
     FunctionOpBase,
     GetItemOp,
     IfOp,
+    NumpyRule,
     Param,
+    TensorOp,
     data_block,
     dense_block,
     kernel_block,
+    wide,
     winograd_tile,
 )
 from hetero.utils.dense_resources import resource_bytes
@@ -194,12 +197,6 @@ def _conform(value: Value, type_: Attribute) -> Value:
 # ----------------------------------------------------------------------------
 
 
-def _wide(x: np.ndarray) -> np.ndarray:
-    """float16 accumulates in float32 (NumPy has no fast float16 GEMM); the
-    result is converted back to the element type by `_conform`."""
-    return x.astype(np.float32) if x.dtype == np.float16 else x
-
-
 def _lowest(dtype: np.dtype[Any]) -> Any:
     """The padding value of max pooling: below every element."""
     if dtype.kind == "f":
@@ -217,11 +214,7 @@ def _along(v: np.ndarray, axis: int, ndim: int) -> np.ndarray:
 def _dense(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     if dense_block(_attr(op, "weight_layout", "NK")):
         w = unpacked_weight(w, _attr(op, "units", 0))
-    return _wide(x) @ _wide(w).T
-
-
-def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return np.matmul(_wide(a), _wide(b))
+    return wide(x) @ wide(w).T
 
 
 def _windows(
@@ -318,7 +311,7 @@ def _conv(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
     o, cg = w.shape[:2]
     kernel = w.shape[2:]
     pads = _spatial_pads(_attr(op, "padding", (0,) * 2 * rank))
-    xp = np.pad(_wide(x), [(0, 0), (0, 0), *pads])
+    xp = np.pad(wide(x), [(0, 0), (0, 0), *pads])
     win = _windows(
         xp,
         kernel,
@@ -333,7 +326,7 @@ def _conv(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray:
         groups, n * math.prod(out_spatial), cg * math.prod(kernel)
     )
     wmat = (
-        _wide(w).reshape(groups, o // groups, cg * math.prod(kernel)).transpose(0, 2, 1)
+        wide(w).reshape(groups, o // groups, cg * math.prod(kernel)).transpose(0, 2, 1)
     )
     out = (cols @ wmat).reshape(groups, n, *out_spatial, o // groups)
     # [n, group, o/group, *out] -> [n, o, *out]
@@ -350,7 +343,7 @@ def _conv2d_transpose(op: Operation, x: np.ndarray, w: np.ndarray) -> np.ndarray
     dh, dw = _attr(op, "dilation", (1, 1))
     oph, opw = _attr(op, "output_padding", (0, 0))
     groups: int = _attr(op, "groups", 1)
-    x, w = _wide(x), _wide(w)
+    x, w = wide(x), wide(w)
     n, c, h, width = x.shape
     _, og, kh, kw = w.shape
     full = np.zeros(
@@ -407,7 +400,7 @@ def _pool(op: Operation, x: np.ndarray, average: bool) -> np.ndarray:
         xp = np.pad(x, [(0, 0), (0, 0), *padded], constant_values=_lowest(x.dtype))
         return _windows(xp, kernel, strides, dilation).max(axis=axes)
     total = _windows(
-        np.pad(_wide(x), [(0, 0), (0, 0), *padded]), kernel, strides, dilation
+        np.pad(wide(x), [(0, 0), (0, 0), *padded]), kernel, strides, dilation
     )
     counted = np.zeros(
         [b + size + e for size, (b, e) in zip(sizes, padded)], dtype=total.dtype
@@ -423,7 +416,7 @@ def _pool(op: Operation, x: np.ndarray, average: bool) -> np.ndarray:
 
 def _global_avg_pool2d(op: Operation, x: np.ndarray) -> np.ndarray:
     layout = _attr(op, "layout", "NCHW")
-    mean = _wide(nchw_data(x, layout)).mean(axis=(-2, -1), keepdims=True)
+    mean = wide(nchw_data(x, layout)).mean(axis=(-2, -1), keepdims=True)
     return blocked_data(mean, layout)
 
 
@@ -447,9 +440,9 @@ def _batch_norm(
 ) -> np.ndarray:
     """Inference form: (x - mean) / sqrt(var + eps) * gamma + beta."""
     axis, eps = _attr(op, "axis", 1), _attr(op, "epsilon", 1e-5)
-    x = _wide(x)
-    scale = _wide(gamma) / np.sqrt(_wide(var) + x.dtype.type(eps))
-    shift = _wide(beta) - _wide(mean) * scale
+    x = wide(x)
+    scale = wide(gamma) / np.sqrt(wide(var) + x.dtype.type(eps))
+    shift = wide(beta) - wide(mean) * scale
     return x * _along(scale, axis, x.ndim) + _along(shift, axis, x.ndim)
 
 
@@ -457,7 +450,7 @@ def _shifted(op: Operation, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """`x - max` along `axis` (so that exp never overflows) and the sum of its
     exp.  A row holding NaN or +inf, or only -inf, is NaN (as onnxruntime's)."""
     axis = _attr(op, "axis", -1)
-    x = _wide(x)
+    x = wide(x)
     with np.errstate(invalid="ignore", over="ignore"):
         shifted = x - x.max(axis=axis, keepdims=True)
     return shifted, np.exp(shifted).sum(axis=axis, keepdims=True)
@@ -487,36 +480,6 @@ def _layer_norm(
     return centred / np.sqrt(variance + eps) * gamma + beta.astype(np.float64)
 
 
-def _reshape(op: Operation, x: np.ndarray) -> np.ndarray:
-    """`0` copies the input dimension at the same position; NumPy infers `-1`."""
-    newshape = _attr(op, "newshape")
-    return x.reshape([x.shape[i] if d == 0 else d for i, d in enumerate(newshape)])
-
-
-def _transpose(op: Operation, x: np.ndarray) -> np.ndarray:
-    return np.transpose(x, _attr(op, "axes", None))
-
-
-def _take(op: Operation, data: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """`np.take` along `axis`, a negative index counting from the end and
-    one still out of range clamped (`relay.take`'s rule)."""
-    axis = _attr(op, "axis", 0) % data.ndim
-    extent = data.shape[axis]
-    wrapped = np.where(indices < 0, indices.astype(np.int64) + extent, indices)
-    return np.take(data, np.clip(wrapped, 0, extent - 1), axis=axis)
-
-
-def _flatten(op: Operation, x: np.ndarray) -> np.ndarray:
-    """`axis` may be the rank; a negative one counts from the end."""
-    axis = _attr(op, "axis", 1)
-    axis = axis + x.ndim if axis < 0 else axis
-    return x.reshape(int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:])))
-
-
-def _concatenate(op: Operation, *xs: np.ndarray) -> np.ndarray:
-    return np.concatenate(xs, axis=_attr(op, "axis", 0))
-
-
 def _squeeze(op: Operation, x: np.ndarray) -> np.ndarray:
     """Without `axis`, the dims the *type* says are 1: a `?` that happens to
     be 1 at run time stays, as the result type says."""
@@ -527,30 +490,12 @@ def _squeeze(op: Operation, x: np.ndarray) -> np.ndarray:
     return np.squeeze(x, axis=axis)
 
 
-def _expand_dims(op: Operation, x: np.ndarray) -> np.ndarray:
-    """`num_newaxis` size-1 dims inserted at `axis`, which ranges over
-    [-rank - 1, rank]: -1 appends, as in NumPy."""
-    axis, count = _attr(op, "axis"), _attr(op, "num_newaxis", 1)
-    at = axis + x.ndim + 1 if axis < 0 else axis
-    return x.reshape(x.shape[:at] + (1,) * count + x.shape[at:])
-
-
-def _pad(op: Operation, x: np.ndarray) -> np.ndarray:
-    """NumPy's `constant`, `edge` and `reflect` modes are relay's."""
-    widths = _attr(op, "pad_width")
-    pairs = list(zip(widths[::2], widths[1::2]))
-    mode = _attr(op, "pad_mode", "constant")
-    if mode == "constant":
-        return np.pad(x, pairs, constant_values=_attr(op, "pad_value", 0.0))
-    return np.pad(x, pairs, mode=mode)
-
-
 def _lrn(op: Operation, x: np.ndarray) -> np.ndarray:
     """x / (bias + alpha / size * window sum of x²) ** beta; the window along
     `axis` spans (size - 1) // 2 channels before and size // 2 after."""
     size, axis = _attr(op, "size", 5), _attr(op, "axis", 1)
     alpha, beta, bias = (_attr(op, n) for n in ("alpha", "beta", "bias"))
-    x = _wide(x)
+    x = wide(x)
     axis = axis % x.ndim
     before, after = (size - 1) // 2, size // 2
     pads = [(0, 0)] * x.ndim
@@ -558,19 +503,6 @@ def _lrn(op: Operation, x: np.ndarray) -> np.ndarray:
     squares = np.pad(x * x, pads)
     window = sliding_window_view(squares, size, axis=axis).sum(axis=-1)
     return x / (bias + alpha / size * window) ** beta
-
-
-def _strided_slice(op: Operation, x: np.ndarray) -> np.ndarray:
-    begin, end = _attr(op, "begin"), _attr(op, "end")
-    strides = _attr(op, "strides", None) or (1,) * x.ndim
-    return x[tuple(slice(b, e, s) for b, e, s in zip(begin, end, strides))]
-
-
-def _reduce(op: Operation, x: np.ndarray, mean: bool) -> np.ndarray:
-    """Sum or mean over `axis` (all dims when absent); float16 accumulates
-    in float32."""
-    axis, keepdims = _attr(op, "axis", None), _attr(op, "keepdims", False)
-    return (np.mean if mean else np.sum)(_wide(x), axis=axis, keepdims=keepdims)
 
 
 def constant_value(op: ConstantOp) -> np.ndarray:
@@ -713,12 +645,10 @@ def _with_op(kernel: Callable[..., Any]) -> Handler:
     return lambda machine, op, args, env: kernel(op, *args)
 
 
-def _elementwise(
-    machine: _Machine, op: Operation, args: list[Value], env: Env
-) -> Value:
-    """An elementwise op's own NumPy rule, given its attribute values."""
-    params = {name: getattr(op, name) for name in cast(ElementwiseOp, op).params()}
-    return type(op).NUMPY(*args, **params)
+def _numpy_rule(machine: _Machine, op: Operation, args: list[Value], env: Env) -> Value:
+    """A tensor operator's own NumPy rule, given its attribute values."""
+    params = {name: getattr(op, name) for name in cast(TensorOp, op).params()}
+    return cast(NumpyRule, _rule(op))(*args, **params)
 
 
 def _identity(machine: _Machine, op: Operation, args: list[Value], env: Env) -> Value:
@@ -727,11 +657,9 @@ def _identity(machine: _Machine, op: Operation, args: list[Value], env: Env) -> 
 
 
 _PLAIN: dict[str, Callable[..., Any]] = {
-    "matmul": _matmul,
     "shape_of": lambda x: np.array(x.shape, dtype=np.int64),
 }
-"""Tensor operators without attributes, other than the elementwise ones (whose
-rule is the op's own `NUMPY`)."""
+"""Ops without attributes and without their own `NUMPY`."""
 
 _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "constant": constant_value,
@@ -749,22 +677,14 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "nn.log_softmax": _log_softmax,
     "nn.dense": _dense,
     "nn.layer_norm": _layer_norm,
-    "nn.pad": _pad,
     "nn.lrn": _lrn,
-    "strided_slice": _strided_slice,
-    "sum": lambda op, x: _reduce(op, x, mean=False),
-    "mean": lambda op, x: _reduce(op, x, mean=True),
-    "reshape": _reshape,
-    "transpose": _transpose,
     "layout_transform": _layout_transform,
-    "take": _take,
     "cast": lambda op, x: x.astype(element_dtype(op.results[0].type.element_type)),
-    "flatten": _flatten,
-    "concatenate": _concatenate,
     "squeeze": _squeeze,
-    "expand_dims": _expand_dims,
 }
-"""Tensor operators whose meaning depends on properties (defaults as documented)."""
+"""Tensor operators whose meaning depends on properties (defaults as
+documented) and on more than their `NUMPY` could see (the op's types, the
+interpreter's layout and widening helpers)."""
 
 _STRUCTURAL: dict[str, Handler] = {
     "call": _Machine.call,
@@ -785,11 +705,15 @@ _OPS: dict[str, Handler] = {
 }
 
 
+def _rule(op: Operation) -> NumpyRule | None:
+    """`op`'s own NumPy rule, if it declares one (looked up when asked, so
+    an op defined after import runs too)."""
+    return type(op).NUMPY if isinstance(op, TensorOp) else None
+
+
 def _handler(op: Operation) -> Handler | None:
-    """How the interpreter runs `op`: an elementwise op by its own rule
-    (looked up when asked, so an op defined after import runs too), any
-    other by the table."""
-    return _elementwise if isinstance(op, ElementwiseOp) else _OPS.get(op.name)
+    """How the interpreter runs `op`: by its own rule, else by the table."""
+    return _numpy_rule if _rule(op) is not None else _OPS.get(op.name)
 
 
 # ----------------------------------------------------------------------------
@@ -833,8 +757,8 @@ def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray:
 
 def _array_kernel(op: Operation) -> Callable[..., Any] | None:
     """`op`'s value as a function of its operand arrays alone, if it has one."""
-    if isinstance(op, ElementwiseOp):
-        return None if op.params() else type(op).NUMPY
+    if (rule := _rule(op)) is not None:
+        return None if cast(TensorOp, op).params() else rule
     return _PLAIN.get(op.name.removeprefix("relay."))
 
 

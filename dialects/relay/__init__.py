@@ -26,10 +26,12 @@ families' lists and re-exports the names the rest of hetero uses.
 from xdsl.ir import Dialect
 
 from hetero.dialects.relay.base import (
+    NumpyRule,
     OpPattern,
     TensorOp,
     ValueOp,
     pattern_of,
+    wide,
 )
 from hetero.dialects.relay.constants import (
     CONSTANT_OPS,
@@ -77,7 +79,6 @@ from hetero.dialects.relay.elementwise import (
     MultiplyOp,
     NegativeOp,
     NotEqualOp,
-    NumpyRule,
     PowerOp,
     ReluOp,
     RoundOp,
@@ -292,5 +293,6 @@ __all__ = [
     "pattern_of",
     "pool_shape",
     "reshape_shape",
+    "wide",
     "winograd_tile",
 ]

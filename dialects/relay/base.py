@@ -3,18 +3,20 @@
 `ValueOp` gives every op its optional `vdevice` property and its `Param`
 declarations; `TensorOp` adds type inference (the verifier, the parser and
 the Python constructors all go through `infer_result_type`) and the
-`operands attr-dict : type` syntax of the tensor operators, and the fusion
-pattern (`OpPattern`) every tensor operator declares.
+`operands attr-dict : type` syntax of the tensor operators, the fusion
+pattern (`OpPattern`) every tensor operator declares, and the NumPy rule
+(`NUMPY`) of those whose value the operands and `Param`s make.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from enum import IntEnum
 from functools import cache
 from types import MappingProxyType
 from typing import Any, ClassVar, cast
 
+import numpy as np
 from xdsl.dialects.builtin import FunctionType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import IRDLOperation, VarOperandDef, opt_prop_def, result_def
@@ -173,6 +175,16 @@ class OpPattern(IntEnum):
     OPAQUE = 8
 
 
+NumpyRule = Callable[..., Any]
+"""An op's NumPy rule: operand arrays and attribute values (by name) to its value."""
+
+
+def wide(x: np.ndarray) -> np.ndarray:
+    """float16 accumulates in float32 (NumPy has no fast float16 GEMM); the
+    interpreter converts the result back to the element type."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
 class TensorOp(ValueOp):
     """Base of the tensor operators: inferred result type and shared syntax.
 
@@ -184,6 +196,11 @@ class TensorOp(ValueOp):
 
     PATTERN: ClassVar[OpPattern] = OpPattern.OPAQUE
     """How `fuse-ops` may fuse the op (TVM's `TOpPattern`)."""
+
+    NUMPY: ClassVar[NumpyRule | None] = None
+    """The op's value in NumPy, a function of the operand arrays and the
+    op's `Param` values (by name), which the reference interpreter runs;
+    None where the interpreter holds the rule (it needs more than these)."""
 
     result = result_def(TensorType)
 

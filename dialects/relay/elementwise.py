@@ -24,14 +24,16 @@ from xdsl.ir import Attribute, Operation
 from xdsl.irdl import irdl_op_definition, operand_def
 from xdsl.utils.exceptions import VerifyException
 
-from hetero.dialects.relay.base import OpPattern, TensorOp, common_element_type
+from hetero.dialects.relay.base import (
+    NumpyRule,
+    OpPattern,
+    TensorOp,
+    common_element_type,
+)
 from hetero.dialects.relay.params import FloatParam
 from hetero.dialects.relay.shapes import Shape, broadcast_shapes
 
 _Op = TypeVar("_Op", bound="ElementwiseOp")
-
-NumpyRule = Callable[..., Any]
-"""An op's NumPy rule: operand arrays and attribute values (by name) to its value."""
 
 ScalarBody = Callable[..., Any]
 """The scalar body of an op's compute template: `(emitter, op, *elements)`
@@ -68,9 +70,8 @@ def _fmin(a: np.ndarray, b: Any) -> np.ndarray:
 
 def _divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`a / b`; on integers truncated toward zero (TVM's `truncdiv`), 0
-    where `b` is 0 (what the compiled code computes: `_int_divide` of
-    `te/templates/elementwise.py`), exact for all 64-bit values (no trip
-    through float)."""
+    where `b` is 0 (what the compiled code computes: `_scalar_int_divide`),
+    exact for all 64-bit values (no trip through float)."""
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype.kind not in "iu" or b.dtype.kind not in "iu":
         return np.divide(a, b)

@@ -7,12 +7,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def
 from xdsl.utils.exceptions import VerifyException
 
-from hetero.dialects.relay.base import OpPattern, TensorOp
+from hetero.dialects.relay.base import NumpyRule, OpPattern, TensorOp, wide
 from hetero.dialects.relay.layouts import (
     DATA_LAYOUT,
     DENSE_WEIGHT_LAYOUT,
@@ -51,7 +52,9 @@ from hetero.dialects.relay.shapes import (
 class DenseOp(TensorOp):
     """Fully connected layer: `x [M, K]`, `weight [N, K]` -> `[M, N]`; the
     weight may be packed in panels, `NK<b>n` (`weight_layout`, as
-    `alter-op-layout` packs it for the CPU GEMM schedule)."""
+    `alter-op-layout` packs it for the CPU GEMM schedule).
+
+    Compute template: `te/templates/gemm.py`."""
 
     name = "relay.nn.dense"
 
@@ -75,11 +78,14 @@ class DenseOp(TensorOp):
 
 @irdl_op_definition
 class MatmulOp(TensorOp):
-    """Batched matrix product, `[..., M, K] x [..., K, N]`, batch dimensions broadcast."""
+    """Batched matrix product, `[..., M, K] x [..., K, N]`, batch dimensions broadcast.
+
+    Compute template: `te/templates/gemm.py`."""
 
     name = "relay.matmul"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.OUT_ELEMWISE_FUSABLE
+    NUMPY: ClassVar[NumpyRule] = staticmethod(lambda a, b: np.matmul(wide(a), wide(b)))
 
     a = operand_def(TensorType)
     b = operand_def(TensorType)
@@ -97,7 +103,9 @@ class Conv2DOp(TensorOp):
     result may be in a channel-blocked layout (`data_layout`, `out_layout`:
     `NCHW<b>c`, which `alter-data-layout` picks for the schedule of the
     device) and the weight in `OIHW<b>o` or, 3x3, in the Winograd domain
-    `winograd<m>_OI<b>o` (`kernel_layout`, as `alter-op-layout` packs it)."""
+    `winograd<m>_OI<b>o` (`kernel_layout`, as `alter-op-layout` packs it).
+
+    Compute template: `te/templates/conv.py`."""
 
     name = "relay.nn.conv2d"
 
@@ -137,7 +145,9 @@ class Conv2DOp(TensorOp):
 
 @irdl_op_definition
 class Conv3DOp(TensorOp):
-    """3-D convolution of NCDHW data with OIDHW weights (TVM's `conv3d`)."""
+    """3-D convolution of NCDHW data with OIDHW weights (TVM's `conv3d`).
+
+    Compute template: `te/templates/conv.py`."""
 
     name = "relay.nn.conv3d"
 
@@ -172,7 +182,9 @@ class Conv2DTransposeOp(TensorOp):
     """2-D transposed convolution of NCHW data with IOHW weights (TVM's
     `conv2d_transpose`, ONNX's `ConvTranspose`): each input pixel scatters
     its weighted window into the output, `strides` apart; `padding` crops
-    the full result, `output_padding` adds rows and columns at its end."""
+    the full result, `output_padding` adds rows and columns at its end.
+
+    Compute template: `te/templates/conv.py`."""
 
     name = "relay.nn.conv2d_transpose"
 
@@ -203,7 +215,9 @@ class Conv2DTransposeOp(TensorOp):
 
 @irdl_op_definition
 class BiasAddOp(TensorOp):
-    """`x + bias`, the `[C]` bias added along `axis`."""
+    """`x + bias`, the `[C]` bias added along `axis`.
+
+    Compute template: `te/templates/elementwise.py`."""
 
     name = "relay.nn.bias_add"
 
@@ -223,7 +237,9 @@ class BiasAddOp(TensorOp):
 
 @irdl_op_definition
 class BatchNormOp(TensorOp):
-    """Inference-form batch normalisation along `axis` with `[C]` statistics."""
+    """Inference-form batch normalisation along `axis` with `[C]` statistics.
+
+    Compute template: `te/templates/elementwise.py`."""
 
     name = "relay.nn.batch_norm"
 
@@ -294,14 +310,18 @@ class Pool2DOp(WindowPoolOp):
 
 @irdl_op_definition
 class MaxPool2DOp(Pool2DOp):
-    """Maximum over each window."""
+    """Maximum over each window.
+
+    Compute template: `te/templates/pool.py`."""
 
     name = "relay.nn.max_pool2d"
 
 
 @irdl_op_definition
 class AvgPool2DOp(Pool2DOp):
-    """Mean over each window; padding counts only with `count_include_pad`."""
+    """Mean over each window; padding counts only with `count_include_pad`.
+
+    Compute template: `te/templates/pool.py`."""
 
     name = "relay.nn.avg_pool2d"
 
@@ -324,14 +344,18 @@ class Pool3DOp(WindowPoolOp):
 
 @irdl_op_definition
 class MaxPool3DOp(Pool3DOp):
-    """Maximum over each window."""
+    """Maximum over each window.
+
+    Compute template: `te/templates/pool.py`."""
 
     name = "relay.nn.max_pool3d"
 
 
 @irdl_op_definition
 class AvgPool3DOp(Pool3DOp):
-    """Mean over each window; padding counts only with `count_include_pad`."""
+    """Mean over each window; padding counts only with `count_include_pad`.
+
+    Compute template: `te/templates/pool.py`."""
 
     name = "relay.nn.avg_pool3d"
 
@@ -341,7 +365,9 @@ class AvgPool3DOp(Pool3DOp):
 @irdl_op_definition
 class GlobalAvgPool2DOp(TensorOp):
     """Mean over the whole H x W plane: `[N, C, H, W]` -> `[N, C, 1, 1]`
-    (or channel-blocked: `layout = "NCHW<b>c"`, `DATA_LAYOUT`)."""
+    (or channel-blocked: `layout = "NCHW<b>c"`, `DATA_LAYOUT`).
+
+    Compute template: `te/templates/pool.py`."""
 
     name = "relay.nn.global_avg_pool2d"
 
@@ -376,7 +402,9 @@ class RowNormalizationOp(TensorOp):
 
 @irdl_op_definition
 class SoftmaxOp(RowNormalizationOp):
-    """Softmax along `axis`: `exp(x - max) / sum(exp(x - max))`."""
+    """Softmax along `axis`: `exp(x - max) / sum(exp(x - max))`.
+
+    Compute template: `te/templates/reduction.py`."""
 
     name = "relay.nn.softmax"
 
@@ -384,19 +412,34 @@ class SoftmaxOp(RowNormalizationOp):
 @irdl_op_definition
 class LogSoftmaxOp(RowNormalizationOp):
     """Log-softmax along `axis`: `x - max - log(sum(exp(x - max)))`, finite
-    wherever `x` is (`log(softmax)` is -inf below float's range)."""
+    wherever `x` is (`log(softmax)` is -inf below float's range).
+
+    Compute template: `te/templates/reduction.py`."""
 
     name = "relay.nn.log_softmax"
+
+
+def _pad(
+    x: np.ndarray, pad_width: tuple[int, ...], pad_value: float, pad_mode: str
+) -> np.ndarray:
+    """NumPy's `constant`, `edge` and `reflect` modes are relay's."""
+    pairs = list(zip(pad_width[::2], pad_width[1::2]))
+    if pad_mode == "constant":
+        return np.pad(x, pairs, constant_values=pad_value)
+    return np.pad(x, pairs, mode=pad_mode)
 
 
 @irdl_op_definition
 class PadOp(TensorOp):
     """Grow each dimension by a (before, after) pair: with `pad_value`
-    (`constant`), the edge element (`edge`) or the mirrored data (`reflect`)."""
+    (`constant`), the edge element (`edge`) or the mirrored data (`reflect`).
+
+    Compute template: `te/templates/injective.py`."""
 
     name = "relay.nn.pad"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_pad)
 
     x = operand_def(TensorType)
     pad_width = IntsParam(minimum=0)
@@ -415,7 +458,9 @@ class PadOp(TensorOp):
 @irdl_op_definition
 class LRNOp(TensorOp):
     """Local response normalisation across `axis` (AlexNet, GoogLeNet):
-    `x / (bias + alpha / size * sum of x² over size neighbours) ** beta`."""
+    `x / (bias + alpha / size * sum of x² over size neighbours) ** beta`.
+
+    Compute template: `te/templates/reduction.py`."""
 
     name = "relay.nn.lrn"
 
@@ -439,7 +484,9 @@ class LayerNormOp(TensorOp):
     """Layer normalisation over the trailing axes from `axis` (ONNX's
     `LayerNormalization`, PyTorch's `nn.LayerNorm`): each row of those axes
     becomes `(x - mean) / sqrt(var + epsilon) * gamma + beta`, `gamma` and
-    `beta` of the normalised shape `x.shape[axis:]`."""
+    `beta` of the normalised shape `x.shape[axis:]`.
+
+    Compute template: `te/templates/reduction.py`."""
 
     name = "relay.nn.layer_norm"
 

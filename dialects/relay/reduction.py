@@ -5,17 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def
 
-from hetero.dialects.relay.base import OpPattern, TensorOp
+from hetero.dialects.relay.base import NumpyRule, OpPattern, TensorOp, wide
 from hetero.dialects.relay.params import BoolParam, OptionalIntsParam
 from hetero.dialects.relay.shapes import Shape, reduce_shape
 
 
 class ReduceOp(TensorOp):
-    """Base of the reductions over `axis` (default: every dimension)."""
+    """Base of the reductions over `axis` (default: every dimension);
+    float16 accumulates in float32."""
 
     PATTERN: ClassVar[OpPattern] = OpPattern.COMM_REDUCE
 
@@ -34,16 +36,28 @@ class ReduceOp(TensorOp):
 
 @irdl_op_definition
 class SumOp(ReduceOp):
-    """Sum over `axis`."""
+    """Sum over `axis`.
+
+    Compute template: `te/templates/reduction.py`."""
 
     name = "relay.sum"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(
+        lambda x, axis, keepdims: np.sum(wide(x), axis=axis, keepdims=keepdims)
+    )
 
 
 @irdl_op_definition
 class MeanOp(ReduceOp):
-    """Mean over `axis`."""
+    """Mean over `axis`.
+
+    Compute template: `te/templates/reduction.py`."""
 
     name = "relay.mean"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(
+        lambda x, axis, keepdims: np.mean(wide(x), axis=axis, keepdims=keepdims)
+    )
 
 
 REDUCTION_OPS: tuple[type[TensorOp], ...] = (

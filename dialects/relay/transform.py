@@ -1,6 +1,11 @@
 """The tensor operators that move elements: reshape, transpose, layout
 transforms, cast, take, flatten, concatenate, squeeze, expand_dims and
 strided_slice.
+
+Their compute templates are `te/templates/injective.py`'s (cast's,
+`te/templates/elementwise.py`'s).  Those whose value is a NumPy function
+of their operands and `Param`s declare it (`NUMPY`); the reference
+interpreter holds the others' (layout_transform, cast, squeeze).
 """
 
 from __future__ import annotations
@@ -8,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
+import numpy as np
 from xdsl.dialects.builtin import IntegerType, TensorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import irdl_op_definition, operand_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
 
-from hetero.dialects.relay.base import OpPattern, TensorOp
+from hetero.dialects.relay.base import NumpyRule, OpPattern, TensorOp
 from hetero.dialects.relay.layouts import DATA_LAYOUT
 from hetero.dialects.relay.params import (
     NO_ATTRIBUTES,
@@ -39,13 +45,53 @@ from hetero.dialects.relay.shapes import (
 )
 
 
+def _reshape(x: np.ndarray, newshape: tuple[int, ...]) -> np.ndarray:
+    """`0` copies the input dimension at the same position; NumPy infers `-1`."""
+    return x.reshape([x.shape[i] if d == 0 else d for i, d in enumerate(newshape)])
+
+
+def _take(data: np.ndarray, indices: np.ndarray, axis: int) -> np.ndarray:
+    """`np.take` along `axis`, a negative index counting from the end and
+    one still out of range clamped (`relay.take`'s rule)."""
+    axis = axis % data.ndim
+    extent = data.shape[axis]
+    wrapped = np.where(indices < 0, indices.astype(np.int64) + extent, indices)
+    return np.take(data, np.clip(wrapped, 0, extent - 1), axis=axis)
+
+
+def _flatten(x: np.ndarray, axis: int) -> np.ndarray:
+    """`axis` may be the rank; a negative one counts from the end."""
+    axis = axis + x.ndim if axis < 0 else axis
+    return x.reshape(int(np.prod(x.shape[:axis])), int(np.prod(x.shape[axis:])))
+
+
+def _expand_dims(x: np.ndarray, axis: int, num_newaxis: int) -> np.ndarray:
+    """`num_newaxis` size-1 dims inserted at `axis`, which ranges over
+    [-rank - 1, rank]: -1 appends, as in NumPy."""
+    at = axis + x.ndim + 1 if axis < 0 else axis
+    return x.reshape(x.shape[:at] + (1,) * num_newaxis + x.shape[at:])
+
+
+def _strided_slice(
+    x: np.ndarray,
+    begin: tuple[int, ...],
+    end: tuple[int, ...],
+    strides: tuple[int, ...] | None,
+) -> np.ndarray:
+    strides = strides or (1,) * x.ndim
+    return x[tuple(slice(b, e, s) for b, e, s in zip(begin, end, strides))]
+
+
 @irdl_op_definition
 class ReshapeOp(TensorOp):
-    """Same elements, new shape (`0` copies a dimension, one `-1` is inferred)."""
+    """Same elements, new shape (`0` copies a dimension, one `-1` is inferred).
+
+    Compute template: `te/templates/injective.py`."""
 
     name = "relay.reshape"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_reshape)
 
     x = operand_def(TensorType)
     newshape = IntsParam()
@@ -59,11 +105,14 @@ class ReshapeOp(TensorOp):
 
 @irdl_op_definition
 class TransposeOp(TensorOp):
-    """Permute the dimensions (default: reverse them)."""
+    """Permute the dimensions (default: reverse them).
+
+    Compute template: `te/templates/injective.py`."""
 
     name = "relay.transpose"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    NUMPY: ClassVar[NumpyRule] = staticmethod(lambda x, axes: np.transpose(x, axes))
 
     x = operand_def(TensorType)
     axes = OptionalIntsParam()
@@ -78,7 +127,9 @@ class TransposeOp(TensorOp):
 @irdl_op_definition
 class LayoutTransformOp(TensorOp):
     """The same tensor in another data layout (`DATA_LAYOUT`; TVM's
-    `layout_transform`): `NCHW` to `NCHW<b>c`, back, or between blocks."""
+    `layout_transform`): `NCHW` to `NCHW<b>c`, back, or between blocks.
+
+    Compute template: `te/templates/injective.py`."""
 
     name = "relay.layout_transform"
 
@@ -101,7 +152,9 @@ class CastOp(TensorOp):
     """Each element converted to `dtype` (TVM's `cast`, ONNX's `Cast`, NumPy's
     `astype`): floats round to the nearest, to integers toward zero (a
     value out of the integer's range is undefined, as in C); to `i1`,
-    nonzero is true; from `i1`, true is 1."""
+    nonzero is true; from `i1`, true is 1.
+
+    Compute template: `te/templates/elementwise.py`."""
 
     name = "relay.cast"
 
@@ -131,11 +184,14 @@ class TakeOp(TensorOp):
     `take`, ONNX's `Gather`): the result's dimension `axis` becomes the
     dimensions of `indices`.  A negative index counts from the end; one
     still out of range is clamped to the nearest end (TVM's default `clip`
-    mode), so no index reads outside `data`."""
+    mode), so no index reads outside `data`.
+
+    Compute template: `te/templates/injective.py`."""
 
     name = "relay.take"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_take)
 
     data = operand_def(TensorType)
     indices = operand_def(TensorType)
@@ -161,11 +217,14 @@ class TakeOp(TensorOp):
 
 @irdl_op_definition
 class FlattenOp(TensorOp):
-    """Collapse to 2-D: the dimensions before `axis`, and those from it on."""
+    """Collapse to 2-D: the dimensions before `axis`, and those from it on.
+
+    Compute template: `te/templates/injective.py`."""
 
     name = "relay.flatten"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_flatten)
 
     x = operand_def(TensorType)
     axis = IntParam(1)
@@ -179,11 +238,16 @@ class FlattenOp(TensorOp):
 
 @irdl_op_definition
 class ConcatenateOp(TensorOp):
-    """Join one or more tensors along `axis`."""
+    """Join one or more tensors along `axis`.
+
+    Compute template: `te/templates/injective.py`."""
 
     name = "relay.concatenate"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    NUMPY: ClassVar[NumpyRule] = staticmethod(
+        lambda *xs, axis: np.concatenate(xs, axis=axis)
+    )
 
     inputs = var_operand_def(TensorType)
     axis = IntParam(0)
@@ -213,7 +277,9 @@ class ConcatenateOp(TensorOp):
 
 @irdl_op_definition
 class SqueezeOp(TensorOp):
-    """Drop size-1 dimensions: those in `axis`, or all of them."""
+    """Drop size-1 dimensions: those in `axis`, or all of them.
+
+    Compute template: `te/templates/injective.py`."""
 
     name = "relay.squeeze"
 
@@ -231,11 +297,14 @@ class SqueezeOp(TensorOp):
 
 @irdl_op_definition
 class ExpandDimsOp(TensorOp):
-    """Insert `num_newaxis` size-1 dimensions at `axis`."""
+    """Insert `num_newaxis` size-1 dimensions at `axis`.
+
+    Compute template: `te/templates/injective.py`."""
 
     name = "relay.expand_dims"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_expand_dims)
 
     x = operand_def(TensorType)
     axis = IntParam()
@@ -252,11 +321,14 @@ class ExpandDimsOp(TensorOp):
 
 @irdl_op_definition
 class StridedSliceOp(TensorOp):
-    """`x[b0:e0:s0, ...]`: one begin, end and positive stride per dimension."""
+    """`x[b0:e0:s0, ...]`: one begin, end and positive stride per dimension.
+
+    Compute template: `te/templates/injective.py`."""
 
     name = "relay.strided_slice"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_strided_slice)
 
     x = operand_def(TensorType)
     begin = IntsParam(minimum=0)
