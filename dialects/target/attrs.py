@@ -214,7 +214,10 @@ def _unknown_kind_message(kind: str) -> str:
 
 def _host_problem(host: TargetAttr) -> str | None:
     if host.device_type not in HOST_DEVICE_TYPES:
-        return f"host target '{host.kind_name.data}' is not a CPU target"
+        return (
+            f"host target '{host.kind_name.data}' is not a CPU target: write a CPU "
+            'host such as #target.target<"llvm">, or drop the host'
+        )
     if host.host is not None:
         return "a host target cannot have a host of its own"
     return None

@@ -20,13 +20,20 @@ _LLVM_OPTIONS = {
         "aarch64-linux-gnu, gets its ISA's schedules and code that is written out, not run",
     ),
     "mattr": OptionSpec(list, doc="extra LLVM target features, e.g. ['+avx512f']"),
-    "opt_level": OptionSpec(int, default=3, choices=(0, 1, 2, 3)),
+    "opt_level": OptionSpec(
+        int,
+        default=3,
+        choices=(0, 1, 2, 3),
+        doc="LLVM's optimization level",
+        aliases=("opt-level",),
+    ),
     "num_threads": OptionSpec(
         int,
         doc="threads of the functions' parallel loops where a call sets none "
         "(f(..., num_threads=n), using_threads); unset: HETERO_NUM_THREADS, else "
         "the CPUs the process may use (affinity, cgroup quota), read at run time; "
         "1 compiles them as serial loops, which no call makes parallel",
+        aliases=("num-cores",),
     ),
     "data_layout": OptionSpec(
         str,
@@ -43,8 +50,11 @@ _CUDA_OPTIONS = {
         default="sm_90",
         pattern="sm_[0-9]+a?",
         doc="SM architecture, e.g. sm_80, sm_90, sm_90a",
+        aliases=("mcpu",),
     ),
-    "max_threads_per_block": OptionSpec(int, default=1024),
+    "max_threads_per_block": OptionSpec(
+        int, default=1024, aliases=("max_num_threads",)
+    ),
     "max_shared_memory_per_block": OptionSpec(int, default=49152),
 }
 

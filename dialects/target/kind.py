@@ -63,6 +63,10 @@ class OptionSpec:
     doc: str = ""
     pattern: str = ""
     """A regular expression a `str` value must match in full (e.g. `sm_[0-9]+a?`)."""
+    aliases: tuple[str, ...] = ()
+    """Other names a target string may give the option: TVM's spellings of the
+    same setting (`num-cores` for `num_threads`), so that TVM's target strings
+    keep their meaning (`hetero.dialects.target.target_string`)."""
 
     def check(self, value: Any) -> str | None:
         """Return why `value` is not acceptable, or None if it is."""
@@ -101,6 +105,14 @@ class TargetKind:
     supports_calls: bool = True
     """Its code generator can emit calls between functions (docs/design.md §7.6)."""
     doc: str = ""
+
+    def option_named(self, name: str) -> str | None:
+        """The option `name` sets, by its own name or an alias; None if none."""
+        if name in self.options:
+            return name
+        return next(
+            (key for key, spec in self.options.items() if name in spec.aliases), None
+        )
 
     def check_options(self, options: Mapping[str, Any]) -> str | None:
         """Return why `options` do not fit this kind's schema, or None."""
