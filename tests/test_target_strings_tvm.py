@@ -51,7 +51,7 @@ def _parse_quietly(text: str) -> TargetAttr:
         ("nvptx -mcpu=sm_90a -max_num_threads=1024 -thread_warp_size=32", "cuda", {"arch": "sm_90a", "max_threads_per_block": 1024}),
         # what hetero always does is dropped without a word
         ("cuda -keys=cuda,gpu -thread_warp_size=32", "cuda", {}),
-        ("llvm -keys=cpu", "llvm", {}),
+        ("llvm -keys=cpu -fast-math=0 -fast-math-nnan=false -link-params=1", "llvm", {}),
         # tags, and flags after a tag override it
         ("nvidia/nvidia-a100", "cuda", {"arch": "sm_80", **LIMITS}),
         ("nvidia/nvidia-h100", "cuda", {"arch": "sm_90a", **LIMITS}),
@@ -99,7 +99,7 @@ def test_every_tag_is_a_cuda_target_with_tvms_limits(tag: str) -> None:
         ("llvm -vector-width=256", "-vector-width=256: hetero's vector width follows -mattr"),
         ("llvm -cl-opt=-unroll-threshold:uint=100", "hetero passes LLVM no command-line options"),
         ("llvm -jit=orcjit", "-jit=orcjit: hetero's CPU code is loaded by its own runtime"),
-        ("llvm -link-params=1", "-link-params=1: hetero always compiles a model's constants"),
+        ("llvm -link-params=0", "-link-params=0: hetero always compiles a model's constants"),
         ("llvm -keys=arm_cpu,cpu", "-keys=arm_cpu,cpu: a kind's keys are its own (cpu)"),
         ("llvm -device=arm_cpu", "-device=arm_cpu: hetero picks schedules by kind and -mtriple"),
         ("cuda -model=a100", "-model=a100: hetero picks schedules"),

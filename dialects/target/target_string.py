@@ -52,15 +52,16 @@ class ForeignOption:
     refused: bool = False
     """Whether the target is refused (honouring it would change what the code
     does) rather than the option dropped with a warning."""
-    implied: str = ""
-    """The value that says what hetero always does: dropped without a word."""
+    implied: tuple[str, ...] = ()
+    """The values that ask for what hetero always does: dropped without a word."""
     type: type = str
     """`list` where a comma continues the value in a list of targets."""
 
 
 _FAST_MATH = ForeignOption(
     "hetero's CPU code keeps IEEE semantics (no fast-math flags): results are "
-    "as precise or more"
+    "as precise or more",
+    implied=("0", "false"),
 )
 _UNREAD_BY_SCHEDULES = ForeignOption("hetero's GPU schedules do not read it")
 _ONE_MODULE = ForeignOption(
@@ -73,7 +74,7 @@ COMMON_FOREIGN_OPTIONS = {
     "keys": ForeignOption(
         "a kind's keys are its own ({keys}); hetero picks schedules by kind and "
         "-mtriple",
-        implied="{keys}",
+        implied=("{keys}",),
         type=list,
     ),
     "tag": ForeignOption("write the tag itself as the target, e.g. nvidia/nvidia-a100"),
@@ -87,7 +88,8 @@ COMMON_FOREIGN_OPTIONS = {
         type=list,
     ),
     "link-params": ForeignOption(
-        "hetero always compiles a model's constants into its module"
+        "hetero always compiles a model's constants into its module",
+        implied=("1", "true"),
     ),
     "system-lib": _ONE_MODULE,
     "runtime": _ONE_MODULE,
@@ -119,14 +121,14 @@ FOREIGN_OPTIONS: dict[str, dict[str, ForeignOption]] = {
     },
     "cuda": {
         "thread_warp_size": ForeignOption(
-            "NVIDIA GPUs run warps of 32 threads", refused=True, implied="32"
+            "NVIDIA GPUs run warps of 32 threads", refused=True, implied=("32",)
         ),
         "registers_per_block": _UNREAD_BY_SCHEDULES,
         "l2_cache_size_bytes": _UNREAD_BY_SCHEDULES,
         "mtriple": ForeignOption(
             "hetero's cuda kind emits PTX for nvptx64-nvidia-cuda only",
             refused=True,
-            implied="nvptx64-nvidia-cuda",
+            implied=("nvptx64-nvidia-cuda",),
         ),
     },
 }
@@ -280,7 +282,7 @@ def _drop_foreign_option(kind: TargetKind, name: str, value: str) -> None:
     if foreign is None:
         raise ValueError(kind.check_options({name: value}))
     fields = {"kind": kind.name, "keys": ",".join(kind.keys), **_names()}
-    if foreign.implied and value == foreign.implied.format(**fields):
+    if value in (implied.format(**fields) for implied in foreign.implied):
         return
     why = f"-{name}={value}: {foreign.advice.format(**fields)}"
     if foreign.refused:
