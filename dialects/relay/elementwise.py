@@ -460,12 +460,13 @@ class LogicalNotOp(BooleanOperands, ElementwiseUnaryOp):
 class WhereOp(ElementwiseOp):
     """`condition ? x : y` element by element, the three broadcast together
     (NumPy's `where`); `condition` is `i1`, `x` and `y` share a type.  Its
-    template, a `select` of any element type, is `te/templates/elementwise.py`'s."""
+    scalar body is keyed by the condition's kind: a `select` of any type."""
 
     name = "relay.where"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.BROADCAST
     NUMPY: ClassVar[NumpyRule] = staticmethod(np.where)
+    SCALAR: ClassVar[Mapping[str, ScalarBody]] = {"bool": _emit(arith.SelectOp)}
     ONNX: ClassVar[tuple[str, ...]] = ("Where",)
 
     condition = operand_def(TensorType)

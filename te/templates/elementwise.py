@@ -2,8 +2,7 @@
 integer and `i1` elements (the op's own `SCALAR`, in
 `dialects/relay/elementwise.py`, or `TARGET_SCALARS` here), applied to its
 operands read at their NumPy-broadcast index; the ops with a per-channel
-operand (`bias_add`, `batch_norm`); `where`; and `cast`'s conversions
-(`CASTS`)."""
+operand (`bias_add`, `batch_norm`); and `cast`'s conversions (`CASTS`)."""
 
 from __future__ import annotations
 
@@ -118,19 +117,6 @@ def scalar_template(cls: type[Operation]) -> LazyTemplate | None:
     return _scalar if scalar_bodies(cls) else None
 
 
-def _where(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
-    """`condition ? x : y`, each operand read at its broadcast index."""
-    shape = result_shape(op)
-
-    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
-        condition, x, y = (
-            t.load(e, broadcast_indices(idx, shape, t.shape)) for t in inputs
-        )
-        return e.op(arith.SelectOp(condition, x, y))
-
-    return Tensor(shape, _result_element(op), load)
-
-
 def _bias_add(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     x, bias = inputs
     require_float(op, x.element_type)
@@ -218,7 +204,6 @@ def _cast(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
 
 
 TEMPLATES: dict[type[Operation], LazyTemplate] = {
-    relay.WhereOp: _where,
     relay.BiasAddOp: _bias_add,
     relay.BatchNormOp: _batch_norm,
     relay.CastOp: _cast,
