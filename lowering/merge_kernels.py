@@ -93,8 +93,8 @@ DIVISIONS = (arith.DivSIOp, arith.RemSIOp)
 """Ops whose divisor stays a constant in an `unrolled` loop (a register
 tile's rows): LLVM makes a division by a constant a multiplication and
 shifts, by a run-time value a `div` instruction of some 20-40 cycles, one
-for each unrolled row (ResNet-50's strided 3x3 convolutions, sharing a
-kernel across their images' widths, ran 11 and 25 % slower)."""
+for each unrolled row (docs/performance.md: ResNet-50's strided 3×3
+convolutions sharing a kernel across their images' widths)."""
 
 LANE_CONSTANTS = (arith.MuliOp, *DIVISIONS)
 """Ops on values varying across a `vectorized` loop's lanes whose constant

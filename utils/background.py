@@ -34,11 +34,11 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import Any, TypeVar
 
 SWITCH_INTERVAL = 0.0002
-"""Python's switch interval while jobs are queued, in seconds.  ResNet-50's
-weights were made by the end of the relay passes at 0.2 ms; at 1 ms they
-were 0.03-0.07 s from done (each of a job's NumPy calls waits for the GIL
-up to an interval when it ends), at 5 ms 0.05-0.09 s.  The main thread pays
-a switch only when the background thread asks for the GIL."""
+"""Python's switch interval while jobs are queued, in seconds: short enough
+that the weights are made by the time the relay passes end (each of a job's
+NumPy calls waits for the GIL up to an interval when it ends; figures in
+docs/performance.md).  The main thread pays a switch only when the
+background thread asks for the GIL."""
 
 _T = TypeVar("_T")
 

@@ -97,11 +97,10 @@ def transformed_weight(w: np.ndarray, m: int, block: int) -> np.ndarray:
         w = np.concatenate([w, np.zeros((blocks * block - o, i, 3, 3), w.dtype)])
     # The taps outermost, then the packed order: the transform of every
     # (o, i) is then one product, (G ⊗ G) [9, blocks * I * block], written in
-    # the packed layout (two tensordots and a strided repacking took 0.1 s
-    # for ResNet-50's 512x512 weights).  By `einsum`'s own loop, not BLAS:
+    # the packed layout (two tensordots and a strided repacking were slower:
+    # docs/performance.md).  By `einsum`'s own loop, not BLAS:
     # `alter-op-layout` packs on a background thread beside the passes, and
-    # OpenBLAS's threads, one a core, took the passes' core (14 ms for that
-    # weight on one thread; OpenBLAS: 7 ms on two, 74 ms on one).
+    # OpenBLAS's threads, one a core, took the passes' core.
     taps = w.reshape(blocks, block, i, 9).transpose(3, 0, 2, 1).reshape(9, -1)
     g = np.asarray(TRANSFORMS[m].g, w.dtype)
     product = np.einsum("pt,tk->pk", np.kron(g, g), taps, optimize=False)

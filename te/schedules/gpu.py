@@ -57,8 +57,8 @@ output tile, each of its (BLOCK/PER_THREAD)² threads PER_THREAD×PER_THREAD."""
 
 MEDIUM = (64, 8)
 """(BLOCK, PER_THREAD) where `LARGE` tiles are too few: 64 threads a block,
-each still 8×8 (on an H200, 1024² went from 0.62× cuBLAS with `LARGE`'s 64
-blocks to 1.00× with 256 of these)."""
+each still 8×8: four times the blocks of `LARGE` fill the GPU where
+`LARGE`'s are too few (docs/performance.md)."""
 
 SMALL = (32, 2)
 """(BLOCK, PER_THREAD) when neither fills `MIN_BLOCKS` blocks: less unrolled
@@ -69,8 +69,8 @@ MIN_BLOCKS = 128
 multiprocessors): `_tile` takes the largest tile that makes as many."""
 
 STEP = 8
-"""K elements staged in shared memory per step (on an H200 at 4096², 16
-and 4 were 3 % and 8 % slower)."""
+"""K elements staged in shared memory per step (the fastest of 4, 8 and 16
+on an H200: docs/performance.md)."""
 
 PAD = 4
 """Padding of a shared tile's rows, against bank conflicts when K is contiguous."""
@@ -78,8 +78,7 @@ PAD = 4
 DOT_ROWS = 4
 """Products of this many rows or fewer are dot products (`split_sum`), not
 tiles: a tile of one row (a classifier's dense layer at batch 1) computed
-32 rows to keep one, in too few blocks (136 µs for ResNet-50's 1×2048 by
-2048×1000 on an H200)."""
+32 rows to keep one, in too few blocks."""
 
 MIN_THREADS = 1 << 17
 """Threads a launch of sums should reach before its outputs are split over
