@@ -406,12 +406,13 @@ def _compile_static(
     (its progress on stderr: `hetero.utils.progress`)."""
     from hetero.dialects import tir
     from hetero.dialects.relay import FuncOp
+    from hetero.dialects.relay.functions import tensor_types
     from hetero.lowering.cpu_codegen import compile_cpu
     from hetero.lowering.cuda_codegen import compile_cuda, has_gpu_functions
     from hetero.lowering.host_plan import host_plan
     from hetero.runtime.cuda import GpuProgram, ResidentArray
     from hetero.transforms.external_codegen import external_modules
-    from hetero.transforms.lower_aot_main import CONSTANTS, output_types
+    from hetero.transforms.lower_aot_main import CONSTANTS
     from hetero.transforms.plan_memory import memory_report
     from hetero.utils.background import settle
     from hetero.utils.gc_pause import gc_paused
@@ -462,7 +463,7 @@ def _compile_static(
         ),
         tuple(
             _signature(t, f"output #{i}")
-            for i, t in enumerate(output_types(main.result_type, main))
+            for i, t in enumerate(tensor_types(main.result_type))
         ),
         _structure(main.result_type, [0]),
         tuple(map(ResidentArray, decoded))

@@ -10,8 +10,8 @@ partitioner) ask these two questions instead of re-solving anything.
 
 from __future__ import annotations
 
-from xdsl.dialects.builtin import FunctionType
-from xdsl.ir import BlockArgument, Operation, OpResult, SSAValue
+from xdsl.dialects.builtin import FunctionType, MemRefType
+from xdsl.ir import Attribute, BlockArgument, Operation, OpResult, SSAValue
 from xdsl.traits import SymbolTable
 
 from hetero.dialects.relay import (
@@ -27,6 +27,8 @@ from hetero.dialects.relay import (
     YieldOp,
 )
 from hetero.dialects.target import VirtualDeviceAttr
+from hetero.dialects.tir import PrimFuncOp
+from hetero.dialects.tir.attrs import GLOBAL_SCOPE, storage_scope
 
 
 def device_of(value: SSAValue) -> VirtualDeviceAttr | None:
@@ -50,6 +52,8 @@ def expected_device(op: Operation, index: int) -> VirtualDeviceAttr | None:
             return op.src
         case CallOp():
             callee = SymbolTable.lookup_symbol(op, op.callee)
+            if isinstance(callee, PrimFuncOp):
+                return _prim_func_expected(op, callee, index)
             return callee.param_vdevices[index] if isinstance(callee, FuncOp) else None
         case CallIndirectOp():
             callee = op.callee.owner
@@ -70,3 +74,22 @@ def expected_device(op: Operation, index: int) -> VirtualDeviceAttr | None:
             return parent.vdevice if isinstance(parent, IfOp) else None
         case _:
             return getattr(op, "vdevice", None)
+
+
+def buffer_scope(type: Attribute) -> str:
+    """The memory scope a prim_func's buffer constrains its value to: its
+    storage scope, none for TIR's `global` (relay's unconstrained scope is
+    ordinary device memory, which is what `global` is)."""
+    assert isinstance(type, MemRefType), "relay calls pass buffers (verified)"
+    scope = storage_scope(type)
+    return "" if scope == GLOBAL_SCOPE else scope
+
+
+def _prim_func_expected(
+    call: CallOp, callee: PrimFuncOp, index: int
+) -> VirtualDeviceAttr | None:
+    """A buffer in the scope of the result's buffers shares the result's
+    domain (plan-devices), so its argument is exactly on the call's device;
+    one in another scope has its own domain, with no single answer here."""
+    scopes = [buffer_scope(t) for t in callee.function_type.inputs.data]
+    return call.vdevice if scopes[index] in scopes[len(call.args) :] else None

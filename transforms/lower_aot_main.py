@@ -48,6 +48,7 @@ from xdsl.traits import SymbolTable
 
 from hetero.analysis.devices import device_of
 from hetero.dialects import relay, tir
+from hetero.dialects.relay.functions import tensor_types
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
 from hetero.dialects.target.config import module_config
 from hetero.dialects.target.kind import DeviceType
@@ -93,13 +94,6 @@ def _check_cpu(device: VirtualDeviceAttr, op: Operation) -> None:
             "yet supported",
             op,
         )
-
-
-def output_types(type: Attribute, op: Operation) -> list[Attribute]:
-    """The tensors of a result type, a (nested) tuple flattened in order."""
-    if isinstance(type, TupleType):
-        return [t for element in type.types.data for t in output_types(element, op)]
-    return [type]
 
 
 def returned_leaves(value: SSAValue) -> list[SSAValue]:
@@ -154,10 +148,8 @@ class _HostBuilder:
                 pass  # a host parameter already
             case relay.OnDeviceOp():
                 self.buffers[op.results[0]] = self.buffers[op.operands[0]]
-            case relay.CallOp() if isinstance(
-                op.attributes.get(LOWERED), SymbolRefAttr
-            ):
-                self._call(op)
+            case relay.CallOp() if (symbol := self._kernel(op)) is not None:
+                self._call(op, symbol)
             case relay.CallOp():
                 raise HeteroError(
                     f"{PASS}: call of @{op.callee.string_value()} is not lowered; "
@@ -187,10 +179,16 @@ class _HostBuilder:
                     op,
                 )
 
-    def _call(self, op: relay.CallOp) -> None:
+    def _kernel(self, op: relay.CallOp) -> SymbolRefAttr | None:
+        """What a call runs: the symbol lower-te marked it with, or the callee
+        itself when relay calls a `tir.prim_func` (TVM's `call_lowered`)."""
+        if isinstance(symbol := op.attributes.get(LOWERED), SymbolRefAttr):
+            return symbol
+        callee = self.callees.get(op.callee.string_value())
+        return op.callee if isinstance(callee, tir.PrimFuncOp) else None
+
+    def _call(self, op: relay.CallOp, symbol: SymbolRefAttr) -> None:
         """A kernel call (or an external codegen's function) in destination style."""
-        symbol = op.attributes[LOWERED]
-        assert isinstance(symbol, SymbolRefAttr)
         args = [self.buffers[v] for v in op.operands]
         args.extend(_flatten(self._destination(op)))
         callee = self.callees.get(symbol.string_value())
@@ -244,7 +242,7 @@ def build_host_function(
     constant_types = [_buffer_type(c.result.type, "a constant", c) for c in constants]
     outputs = [
         _buffer_type(t, f"result #{i}", main)
-        for i, t in enumerate(output_types(main.result_type, main))
+        for i, t in enumerate(tensor_types(main.result_type))
     ]
     host = tir.PrimFuncOp(
         name, ([*inputs, *constant_types, *outputs], []), target=target

@@ -11,8 +11,10 @@ TVM's PlanDevices, read for SSA and written back as attributes:
 1. *unification* (§3.4) — a union-find over device domains
    (`hetero.analysis.device_domains`): an op's operands and result share one
    domain (primitives are device-polymorphic per op), every call of a
-   function agrees with its one function domain, tuples and `if` conditions
-   collapse, annotations and existing attributes bind domains.
+   function agrees with its one function domain, a call of a `tir.prim_func`
+   binds its arguments and result to the prim_func's target and buffer
+   scopes, tuples and `if` conditions collapse, annotations and existing
+   attributes bind domains.
 2. *conflicts* (§3.5) — the edges from a value with several consumers
    to those consumers are unified last, in program order; an edge that
    cannot be unified gets a `device_copy` instead of an error, so a value
@@ -54,6 +56,7 @@ from hetero.analysis.device_domains import (
     DomainSolver,
     Origin,
 )
+from hetero.analysis.devices import buffer_scope
 from hetero.dialects.relay import (
     CallIndirectOp,
     CallOp,
@@ -73,6 +76,7 @@ from hetero.dialects.relay import (
 from hetero.dialects.target import VirtualDeviceAttr
 from hetero.dialects.target.config import CompilationConfig, ConfigError, module_config
 from hetero.dialects.target.kind import DeviceType, lookup_target_kind
+from hetero.dialects.tir import PrimFuncOp
 from hetero.utils.diagnostics import HeteroError, location_of
 
 # ----------------------------------------------------------------------------
@@ -191,6 +195,7 @@ class DevicePlanner:
         self.domains: dict[SSAValue, Domain] = {}
         self.globals: dict[str, Domain] = {}
         self.deferred: list[tuple[Operation, int, Domain]] = []
+        self.prim_funcs: dict[str, PrimFuncOp] = {}
         self.handlers: dict[type[Operation], Callable[[Operation], None]] = {
             FuncOp: lambda op: None,
             FnOp: self._fn,
@@ -272,6 +277,9 @@ class DevicePlanner:
     # -- phase 1: collect constraints ------------------------------------------
 
     def collect(self, module: ModuleOp) -> None:
+        self.prim_funcs = {
+            op.sym_name.data: op for op in module.ops if isinstance(op, PrimFuncOp)
+        }
         funcs = [op for op in module.ops if isinstance(op, FuncOp)]
         for func in funcs:
             self.globals[func.sym_name.data] = self._signature_domain(func)
@@ -379,7 +387,49 @@ class DevicePlanner:
     def _call(self, op: Operation) -> None:
         assert isinstance(op, CallOp)
         name = op.callee.string_value()
-        self._apply(op, self.globals[name], op.args, f"@{name}")
+        callee = self.globals.get(name) or self._prim_func_domain(
+            self.prim_funcs[name], op
+        )
+        self._apply(op, callee, op.args, f"@{name}")
+
+    def _prim_func_domain(self, func: PrimFuncOp, call: CallOp) -> Domain:
+        """TVM's `GetPrimFuncArgAndResultConstraints`: a call of a `tir.prim_func`
+        constrains each argument and the result to the prim_func's target and
+        its buffer's memory scope (`buffer_scope`).
+
+        A fresh domain per call, as for a tensor op: TIR states where it
+        runs, nothing more.  Buffers in one scope share a domain (the kernel
+        runs on one device); the result's buffers are one, as a tuple's
+        fields live together.
+        """
+        name = func.sym_name.data
+        if func.target is not None and (
+            self.config.find_primitive_target_for_kind(func.target.kind_name.data)
+            is None
+        ):
+            raise HeteroError(
+                f"@{name} runs on '{func.target.kind_name.data}', which the "
+                "compilation configuration does not have",
+                call,
+            )
+        groups: dict[str, Domain] = {}
+        for arg, type in zip(func.args, func.function_type.inputs.data):
+            scope = buffer_scope(type)
+            if scope not in groups:
+                device = (
+                    VirtualDeviceAttr(memory_scope=scope)
+                    if func.target is None
+                    else VirtualDeviceAttr(
+                        func.target.device_type, target=func.target, memory_scope=scope
+                    )
+                )
+                origin = f"buffer {_name(arg)} of @{name}, {_where(func)}"
+                groups[scope] = self.bound(device, call, origin)
+        domains = [groups[buffer_scope(t)] for t in func.function_type.inputs.data]
+        params, outputs = domains[: len(call.args)], domains[len(call.args) :]
+        for output in outputs[1:]:
+            self.unify(outputs[0], output, call, f"the result of @{name}")
+        return self.solver.function(params, outputs[0])
 
     def _call_indirect(self, op: Operation) -> None:
         assert isinstance(op, CallIndirectOp)

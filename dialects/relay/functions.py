@@ -12,9 +12,12 @@ from xdsl.dialects.builtin import (
     DictionaryAttr,
     FlatSymbolRefAttrConstr,
     FunctionType,
+    MemRefType,
     StringAttr,
     SymbolNameConstraint,
     SymbolRefAttr,
+    TensorType,
+    TupleType,
     UnitAttr,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
@@ -53,6 +56,7 @@ from hetero.dialects.relay.base import (
 )
 from hetero.dialects.relay.shapes import Value, attr_text
 from hetero.dialects.target import VirtualDeviceAttr
+from hetero.dialects.tir import PrimFuncOp
 
 UNIT_FUNCTION_ATTRS = ("Primitive", "Inline", "Extern", "SkipOptimization")
 """Function attributes that are flags (`UnitAttr`)."""
@@ -478,9 +482,72 @@ class _CallSymbolUser(SymbolUserOpInterface):
             ) from None
         if func is None:
             raise VerifyException(f"{callee} could not be found in the symbol table")
+        if isinstance(func, PrimFuncOp):
+            _check_prim_func_call(callee, func, call.args.types, call.result.type)
+            return
         if not isinstance(func, FuncOp):
-            raise VerifyException(f"{callee} is a {func.name}, not a relay.func")
+            raise VerifyException(
+                f"{callee} is a {func.name}, not a relay.func or a tir.prim_func"
+            )
         _check_call_types(callee, func.function_type, call.args.types, call.result.type)
+
+
+def tensor_types(type: Attribute) -> list[Attribute]:
+    """The tensors of a value's type, a (nested) tuple flattened in order: the
+    buffers a kernel reads or writes for it."""
+    if isinstance(type, TupleType):
+        return [t for element in type.types.data for t in tensor_types(element)]
+    return [type]
+
+
+def _check_prim_func_call(
+    callee: str,
+    func: PrimFuncOp,
+    arg_types: Sequence[Attribute],
+    result: Attribute,
+) -> None:
+    """A call of a `tir.prim_func` (TVM's `call_lowered`) in the
+    destination-passing style of hetero's kernels: the prim_func takes one
+    buffer per argument, then one per tensor of the result, and returns
+    nothing; each buffer is its tensor's shape and element type."""
+    if func.function_type.outputs.data:
+        raise VerifyException(
+            f"{callee} returns {_types(func.function_type.outputs.data)}: a "
+            "tir.prim_func called from relay returns nothing and writes its "
+            "result into its last parameters"
+        )
+    params = func.function_type.inputs.data
+    outputs = tensor_types(result)
+    if len(params) != len(arg_types) + len(outputs):
+        raise VerifyException(
+            f"{callee} takes {len(params)} buffer(s), but the call passes "
+            f"{len(arg_types)} argument(s) and a result of {len(outputs)} tensor(s): "
+            "a tir.prim_func called from relay takes a buffer per argument, then "
+            "one per tensor of the result"
+        )
+    roles = [f"argument {i}" for i in range(len(arg_types))]
+    roles += [f"result tensor {i}" for i in range(len(outputs))]
+    for index, (role, given, param) in enumerate(
+        zip(roles, [*arg_types, *outputs], params)
+    ):
+        if not _buffer_of(given, param):
+            raise VerifyException(
+                f"{role} of the call to {callee} is {given}, but parameter #{index} "
+                f"of {callee} is {param}: expected a memref of the tensor's shape "
+                "and element type"
+            )
+
+
+def _buffer_of(type: Attribute, param: Attribute) -> bool:
+    """Whether `param` is a buffer holding a static tensor of `type` (in any
+    memory scope: plan-devices reads the scope, not the verifier)."""
+    return (
+        isinstance(type, TensorType)
+        and type.has_static_shape()
+        and isinstance(param, MemRefType)
+        and param.element_type == type.element_type
+        and param.get_shape() == type.get_shape()
+    )
 
 
 def _check_call_types(
@@ -509,7 +576,9 @@ def _check_call_types(
 
 @irdl_op_definition
 class CallOp(ValueOp):
-    """Call of a global `relay.func` by name."""
+    """Call of a global `relay.func` by name, or of a `tir.prim_func` (TVM's
+    `call_lowered`): the prim_func takes the arguments' buffers, then the
+    result's, and writes the result (docs/dialects/relay.md, "Calls")."""
 
     name = "relay.call"
 

@@ -17,11 +17,12 @@ from xdsl.dialects.builtin import MemRefType, TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.dialects import relay, tir
+from hetero.dialects.relay.functions import tensor_types
 from hetero.te.emit import Emitter, Tensor, store_all
 from hetero.te.templates import NEST_TEMPLATES, lazy_template
 from hetero.te.templates.elementwise import scalar_bodies
 from hetero.transforms.byoc import composite_callee, inline_literal_call
-from hetero.transforms.lower_aot_main import output_types, returned_leaves
+from hetero.transforms.lower_aot_main import returned_leaves
 from hetero.transforms.lower_te import function_target
 from hetero.utils.diagnostics import HeteroError
 
@@ -121,7 +122,7 @@ def partition_prim_func(func: relay.FuncOp, kind: str) -> tir.PrimFuncOp:
     ]
     outputs = [
         buffer_type(t, f"result #{i}", func, kind)
-        for i, t in enumerate(output_types(func.result_type, func))
+        for i, t in enumerate(tensor_types(func.result_type))
     ]
     return tir.PrimFuncOp(
         func.sym_name.data, ([*inputs, *outputs], []), target=function_target(func)

@@ -702,7 +702,7 @@ func.func @g() {
   func.return
 }
 relay.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error@+1 {{@g is a func.func, not a relay.func}}
+  // expected-error@+1 {{@g is a func.func, not a relay.func or a tir.prim_func}}
   %0 = relay.call @g() : () -> tensor<2xf32>
   relay.return %x : tensor<2xf32>
 }
