@@ -70,6 +70,9 @@ from hetero.dialects.relay import (
     wide,
     winograd_tile,
 )
+from hetero.dialects.relay.functions import tensor_types
+from hetero.dialects.tir import PrimFuncOp
+from hetero.interpreter.tir import run_prim_func
 from hetero.utils.dense_resources import resource_bytes
 from hetero.utils.winograd import spatial_weight
 
@@ -541,8 +544,12 @@ class _Machine:
     """Runs the functions of one module; holds its symbol table."""
 
     def __init__(self, module: ModuleOp) -> None:
+        self.module = module
         self.functions = {
             op.sym_name.data: op for op in module.ops if isinstance(op, FuncOp)
+        }
+        self.prim_funcs = {
+            op.sym_name.data for op in module.ops if isinstance(op, PrimFuncOp)
         }
 
     def function(self, name: str) -> FuncOp:
@@ -576,9 +583,25 @@ class _Machine:
     # -- structural ops ---------------------------------------------------------
 
     def call(self, op: Operation, args: list[Value], env: Env) -> Value:
-        """A global call runs in a fresh environment: functions are closed."""
+        """A global call runs in a fresh environment: functions are closed.  A
+        call of a `tir.prim_func` runs it in the TIR interpreter, passing it
+        the result's buffers after the arguments, as compiled code does."""
         callee = cast(CallOp, op).callee.string_value()
+        if callee in self.prim_funcs:
+            return self.call_prim_func(callee, op.results[0].type, args)
         return self.invoke(self.function(callee), args, {})
+
+    def call_prim_func(
+        self, callee: str, result: Attribute, args: list[Value]
+    ) -> Value:
+        outputs = [
+            np.zeros(t.get_shape(), element_dtype(t.element_type))
+            for t in tensor_types(result)
+            if isinstance(t, TensorType)
+        ]
+        inputs = [np.ascontiguousarray(a) for a in args]
+        run_prim_func(self.module, callee, *inputs, *outputs)
+        return _structure(result, iter(outputs))
 
     def call_indirect(self, op: Operation, args: list[Value], env: Env) -> Value:
         """Each application gets its own layer over the captured environment,
@@ -598,6 +621,13 @@ class _Machine:
         branch = if_op.true_branch if bool(args[0]) else if_op.false_branch
         (result,) = self.run_block(branch.block, env)
         return result
+
+
+def _structure(type_: Attribute, arrays: Iterator[np.ndarray]) -> Value:
+    """Flat `arrays` shaped as a value of `type_` (tuples nested alike)."""
+    if isinstance(type_, TupleType):
+        return tuple(_structure(t, arrays) for t in type_.types.data)
+    return next(arrays)
 
 
 def _checked_result(op: Operation, value: Value) -> Value:

@@ -27,7 +27,7 @@ copies to non-CPU devices) is a located `HeteroError`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -114,6 +114,14 @@ Buffers = SSAValue | tuple["Buffers", ...]
 """A relay value's storage: a memref, or (for a tuple) its elements' storage."""
 
 
+def _take(type: Attribute, outputs: Iterator[SSAValue]) -> Buffers:
+    """The next output memrefs for a returned value of `type`, structured
+    like it."""
+    if isinstance(type, TupleType):
+        return tuple(_take(t, outputs) for t in type.types.data)
+    return next(outputs)
+
+
 @dataclass
 class _HostBuilder:
     """Writes the body of the host function for one relay entry function."""
@@ -124,8 +132,9 @@ class _HostBuilder:
     emitter: Emitter
     outputs: tuple[SSAValue, ...]
     buffers: dict[SSAValue, Buffers] = field(default_factory=dict)
-    returned: dict[SSAValue, SSAValue] = field(default_factory=dict)
-    """Values that their producer writes straight into an output memref."""
+    returned: dict[SSAValue, Buffers] = field(default_factory=dict)
+    """Values that their producer writes straight into output memrefs (a
+    tuple returned whole, such as a prim_func's results, into several)."""
 
     def lower(
         self, params: tuple[SSAValue, ...], constants: tuple[SSAValue, ...]
@@ -137,8 +146,9 @@ class _HostBuilder:
         self.buffers.update((c.result, p) for c, p in zip(const_ops, constants))
         terminator = self.main.body.block.last_op
         assert isinstance(terminator, relay.ReturnOp)
-        for leaf, out in zip(returned_leaves(terminator.operands[0]), self.outputs):
-            self.returned.setdefault(leaf, out)
+        outputs = iter(self.outputs)
+        for leaf in returned_leaves(terminator.operands[0]):
+            self.returned.setdefault(leaf, _take(leaf.type, outputs))
         for op in ops:
             self._lower_op(op)
 
