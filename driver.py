@@ -198,7 +198,7 @@ def _called_from(host: PrimFuncOp, functions: Sequence[PrimFuncOp]) -> list[Prim
     """The `functions` that `host` calls, launches or calls as externs,
     directly or through one another, and `host`: the passes leave kernels
     that nothing calls (a concatenation written in place,
-    `inplace-concatenate`: SqueezeNet's four, 7 % of its code generation),
+    `inplace-concatenate`; docs/performance.md),
     and compiling them is time for nothing."""
     by_name = {f.sym_name.data: f for f in functions}
     reached = {host.sym_name.data}
