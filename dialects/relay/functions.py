@@ -54,7 +54,7 @@ from hetero.dialects.relay.base import (
     print_attr_dict,
     with_vdevice,
 )
-from hetero.dialects.relay.shapes import Value, attr_text
+from hetero.dialects.relay.shapes import DYNAMIC, Value, attr_text
 from hetero.dialects.target import VirtualDeviceAttr
 from hetero.dialects.tir import PrimFuncOp
 
@@ -461,11 +461,31 @@ class ReturnOp(IRDLOperation):
         if not isinstance(parent, FunctionOpBase):
             return  # detached; HasParent reports misplaced returns
         expected = parent.function_type.outputs.data
-        if expected != (self.value.type,):
+        if len(expected) != 1 or not refines(self.value.type, expected[0]):
             raise VerifyException(
                 f"returned type {self.value.type} does not match the function's result "
                 f"type {_types(expected)}"
             )
+
+
+def refines(type: Attribute, declared: Attribute) -> bool:
+    """Whether a value of `type` may stand where `declared` is expected: the
+    same type, or a refinement of it, as in Relay, where a static size is a
+    more precise answer than `?` (a tensor of the same rank, element type
+    and encoding, sized where `declared` has a size; tuples elementwise)."""
+    if isinstance(type, TensorType) and isinstance(declared, TensorType):
+        shape, sizes = type.get_shape(), declared.get_shape()
+        return (
+            type.element_type == declared.element_type
+            and type.encoding == declared.encoding
+            and len(shape) == len(sizes)
+            and all(size in (DYNAMIC, dim) for dim, size in zip(shape, sizes))
+        )
+    if isinstance(type, TupleType) and isinstance(declared, TupleType):
+        return len(type.types) == len(declared.types) and all(
+            refines(t, d) for t, d in zip(type.types, declared.types)
+        )
+    return type == declared
 
 
 class _CallSymbolUser(SymbolUserOpInterface):
