@@ -86,17 +86,13 @@ def _decode_constants(values: ArrayAttr) -> tuple[np.ndarray, ...]:
 
 
 def lower_to_tir(
-    module: ModuleOp,
-    entry: str = "main",
-    timings: dict[str, float] | None = None,
-    skip: frozenset[str] = frozenset(),
+    module: ModuleOp, entry: str = "main", timings: dict[str, float] | None = None
 ) -> None:
     """`hetero.compile`'s relay pipeline, in place: `module` (with a
     `target.config`) ends with the kernels and the host function
     `@<entry>_host` as `tir.prim_func`s, before any code generation (for
     tools and benchmarks that look at the kernels).  `timings` receives the
-    seconds of each pass; the passes named in `skip` do not run
-    (`dynamic="once"` plans no arena: its offsets are not polynomials)."""
+    seconds of each pass."""
     timings = {} if timings is None else timings
     from xdsl.context import Context
 
@@ -135,8 +131,6 @@ def lower_to_tir(
         PlanMemoryPass(),
         MergeKernelsPass(),
     ):
-        if stage.name in skip:
-            continue
         progress.stage(f"relay passes: {stage.name}")
         start = time.perf_counter()
         stage.apply(Context(), module)
@@ -356,7 +350,6 @@ def compile(
     targets: str | Sequence[str] | None = ("llvm",),
     entry: str = "main",
     collage: bool = False,
-    dynamic: str | None = None,
 ) -> CompiledFunction | ShapeSpecializedFunction:
     """Compile relay `@entry` to native code; `targets` (one target string,
     a list of them, or None for `llvm`) only fills a missing `target.config`
@@ -365,9 +358,7 @@ def compile(
     a `ShapeSpecializedFunction`, compiled per input shapes at the first call
     with them.  `collage`: the external kinds take what is measured faster
     there (`collage-partition`, docs/passes/collage.md; its plan on stderr)
-    rather than all their patterns match.  `dynamic="once"`: dynamic input
-    dimensions are compiled once for every size instead (`hetero.dynamic`,
-    docs/passes/specialize-shapes.md)."""
+    rather than all their patterns match."""
     from hetero.context import parse_module
     from hetero.dialects.relay import FuncOp
     from hetero.dialects.target.config import module_config
@@ -391,10 +382,6 @@ def compile(
             module.attributes[COLLAGE_ATTR] = UnitAttr()
         timings["parse"] = time.perf_counter() - start
         main = SymbolTable.lookup_symbol(module, entry)
-        if dynamic is not None:
-            from hetero.dynamic import compile_dynamic
-
-            return compile_dynamic(module, entry, timings, dynamic)
         if isinstance(main, FuncOp) and any(
             isinstance(a.type, TensorType) and not a.type.has_static_shape()
             for a in main.args

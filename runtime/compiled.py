@@ -96,20 +96,6 @@ class Signature:
     name: str | None = None
     """An input's name: the relay function's parameter name (an ONNX
     model's input name, as the importer wrote it)."""
-    sizes: tuple[tuple[int, ...], ...] = ()
-    """An output of a function compiled once for every size
-    (`dynamic="once"`): each dimension as `(0, c0, c1, c2)`, the
-    polynomial `c0 + c1 n + c2 n * n` of that size `n`
-    (`hetero.dynamic.Poly`); `shape` has -1 where it depends on `n`."""
-
-    def with_sizes(self, sizes: tuple[tuple[int, ...], ...]) -> Signature:
-        """This output, its dynamic dimensions given by `sizes`."""
-        shape = tuple(p[1] if p[2] == p[3] == 0 else -1 for p in sizes)
-        return Signature(self.label, shape, self.dtype, self.name, sizes)
-
-    def shape_for(self, n: int) -> tuple[int, ...]:
-        """The output's shape at size `n`."""
-        return tuple(p[1] + p[2] * n + p[3] * n * n for p in self.sizes)
 
     def check(self, value: object) -> np.ndarray:
         """`value` as a C-contiguous array, or a clear error."""
@@ -137,11 +123,7 @@ class Signature:
         return value
 
     def _check_type(self, value: np.ndarray, prefix: str = "") -> None:
-        if (
-            len(value.shape) != len(self.shape)
-            or any(d >= 0 and d != v for d, v in zip(self.shape, value.shape))
-            or value.dtype != self.dtype
-        ):
+        if value.shape != self.shape or value.dtype != self.dtype:
             raise CompiledFunctionError(
                 f"{prefix}{self.label} must have shape {self.shape} and dtype "
                 f"{self.dtype}, got shape {value.shape} and dtype {value.dtype}"
@@ -176,10 +158,6 @@ class CompiledFunction:
     """The threads of its parallel loops at each call that sets none; None:
     the targets' `num_threads`, else `HETERO_NUM_THREADS`, else the CPUs
     this process may use (docs/lowering.md)."""
-    dynamic: bool = False
-    """Compiled once for every size of the inputs' `?` dimensions (one size,
-    `n`): the native function takes `n` last, the outputs are allocated at
-    the shapes their `Signature.sizes` give."""
 
     def __call__(
         self,
@@ -194,9 +172,7 @@ class CompiledFunction:
         `num_threads`: this call's parallel loops' threads (see the field)."""
         arrays, outs = self._arguments(inputs, named, out)
         with _threads(num_threads, self.num_threads):
-            self.native.function(self.symbol)(
-                *arrays, *self.constants, *outs, *self._size(arrays)
-            )
+            self.native.function(self.symbol)(*arrays, *self.constants, *outs)
         return _regroup(self.structure, outs)
 
     def profile(
@@ -235,41 +211,14 @@ class CompiledFunction:
         else fresh ones."""
         values = by_position(f"@{self.symbol}", self.parameters, inputs, named)
         arrays = [s.check(v) for s, v in zip(self.inputs, values)]
-        shapes = [o.shape for o in self.outputs]
-        if self.dynamic:
-            (n,) = self._size(arrays)
-            shapes = [o.shape_for(n) for o in self.outputs]
         if out is None:
-            return arrays, [np.empty(s, o.dtype) for s, o in zip(shapes, self.outputs)]
+            return arrays, [np.empty(o.shape, o.dtype) for o in self.outputs]
         outs = [out] if isinstance(out, np.ndarray) else list(out)
         if len(outs) != len(self.outputs):
             raise CompiledFunctionError(
                 f"@{self.symbol} has {len(self.outputs)} output(s), out gives {len(outs)}"
             )
-        for o, v, shape in zip(self.outputs, outs, shapes):
-            if isinstance(v, np.ndarray) and v.shape != shape:
-                raise CompiledFunctionError(
-                    f"out for {o.label} must have shape {shape}, got {v.shape}"
-                )
         return arrays, [o.check_out(v) for o, v in zip(self.outputs, outs)]
-
-    def _size(self, arrays: Sequence[np.ndarray]) -> tuple[int, ...]:
-        """`(n,)`, the one size of the inputs' dynamic dimensions, for a
-        function compiled once (`dynamic`); `()` for any other."""
-        if not self.dynamic:
-            return ()
-        sizes = {
-            a.shape[d]
-            for s, a in zip(self.inputs, arrays)
-            for d, static in enumerate(s.shape)
-            if static < 0
-        }
-        if len(sizes) != 1:
-            raise CompiledFunctionError(
-                f"@{self.symbol} is compiled once for one dynamic size: every "
-                f"'?' dimension of its inputs must have the same size, got {sorted(sizes)}"
-            )
-        return (sizes.pop(),)
 
 
 def _threads(call: int | None, function: int | None) -> AbstractContextManager[None]:

@@ -34,7 +34,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("transforms",),
     ("lowering",),
     ("frontends",),
-    ("driver", "collage_measure", "dynamic", "__init__"),
+    ("driver", "collage_measure", "__init__"),
     ("tools",),
 )
 """Bottom to top.  A name is a folder of the package or a module at its root;

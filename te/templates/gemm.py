@@ -6,9 +6,7 @@ transposes, `VIEW_READERS`) is read in place."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -26,24 +24,6 @@ from hetero.te.templates.base import (
 from hetero.te.templates.elementwise import broadcast_indices
 from hetero.te.templates.epilogue import Epilogue, finish, store_into
 from hetero.te.templates.injective import VIEW_OPS, unblocked
-
-_UNSCHEDULED: ContextVar[bool] = ContextVar("unscheduled_gemm", default=False)
-
-
-@contextmanager
-def unscheduled() -> Iterator[None]:
-    """Products lowered as plain nests, without their device's schedule:
-    its register tiles split the rows at sizes known when it runs, and a
-    kernel compiled once for every size (`dynamic="once"`) cannot be."""
-    token = _UNSCHEDULED.set(True)
-    try:
-        yield
-    finally:
-        _UNSCHEDULED.reset(token)
-
-
-def _gemm_schedule(e: Emitter):
-    return None if _UNSCHEDULED.get() else problem_schedule(e.target, Gemm)
 
 
 def _plain_gemm(
@@ -79,7 +59,7 @@ def _dense(
     require_float(op, x.element_type)
     (m, n), k = result_shape(op), x.shape[1]
     w = _nk(op, packed)
-    if (schedule := _gemm_schedule(e)) is not None:
+    if (schedule := problem_schedule(e.target, Gemm)) is not None:
         problem = Gemm(
             1,
             m,
@@ -147,7 +127,7 @@ def _matmul(
     require_float(op, a.element_type)
     shape = result_shape(op)
     batch_shape = shape[:-2]
-    if (schedule := _gemm_schedule(e)) is not None:
+    if (schedule := problem_schedule(e.target, Gemm)) is not None:
 
         def operand(x: Tensor, e: Emitter, flat: Index) -> list[Index]:
             return broadcast_indices(
