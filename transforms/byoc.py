@@ -179,13 +179,19 @@ def open_blocks(root: Block) -> list[Block]:
     return blocks
 
 
+def program_functions(module: ModuleOp) -> list[FuncOp]:
+    """The globals of ordinary program code: optimizable, not kernels."""
+    return [
+        f
+        for f in module.ops
+        if isinstance(f, FuncOp) and is_optimizable(f) and not f.is_primitive
+    ]
+
+
 def program_blocks(module: ModuleOp) -> list[Block]:
     """The blocks of ordinary program code: those of optimizable functions."""
     return [
-        block
-        for f in module.ops
-        if isinstance(f, FuncOp) and is_optimizable(f) and not f.is_primitive
-        for block in open_blocks(f.body.block)
+        block for f in program_functions(module) for block in open_blocks(f.body.block)
     ]
 
 

@@ -37,6 +37,7 @@ call marking (`lowered = @...`) refers to, with no closure to analyse.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
@@ -140,15 +141,14 @@ class _BlockFusion:
         return views
 
 
-def _function_name(taken: set[str], group: _Group) -> str:
-    """`fused_nn_conv2d_nn_bias_add_relu`, made unique among the module's
-    symbols (`taken`, which gets it): a set, as a network's groups share
-    a few stems (ResNet-50 has 33 `fused_nn_conv2d_nn_bias_add_relu`s)."""
+def fused_name(taken: set[str], ops: Sequence[Operation]) -> str:
+    """`fused_nn_conv2d_nn_bias_add_relu` for a kernel of these ops, made
+    unique among the module's symbols (`taken`, which gets it): a set, as a
+    network's groups share a few stems (ResNet-50 has 33
+    `fused_nn_conv2d_nn_bias_add_relu`s)."""
     name = fresh_name(
         "fused_"
-        + "_".join(
-            op.name.removeprefix("relay.").replace(".", "_") for op in group.ops
-        ),
+        + "_".join(op.name.removeprefix("relay.").replace(".", "_") for op in ops),
         taken,
     )
     taken.add(name)
@@ -172,7 +172,7 @@ def _outline(module: ModuleOp, taken: set[str], group: _Group) -> None:
     params = _parameters(group)
     root = group.root
     func = relay.FuncOp(
-        _function_name(taken, group),
+        fused_name(taken, group.ops),
         [p.type for p in params],
         root.results[0].type,
         private=True,

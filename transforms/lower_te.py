@@ -26,6 +26,11 @@ same attribute (lowering again skips it).  A call of an `Extern` function
 external codegen's, and that it is a `relay.func` with `Extern` (not a
 `tir.prim_func`) is what tells the AOT step to call external code.
 
+Function literals called in place are outlined first, as TVM's LowerTE
+does: a `Primitive` one to a private global lowered like the others, a
+`Compiler` one through the BYOC flow's last steps (outlined, compiled by its
+external codegen, marked `Extern`).
+
 Dynamic shapes are diagnosed (host shape functions are not generated yet).
 """
 
@@ -41,6 +46,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     MemRefType,
     ModuleOp,
+    StringAttr,
     SymbolRefAttr,
     TensorType,
     i1,
@@ -63,6 +69,20 @@ from hetero.te.templates import (
     channel_axis,
     is_epilogue,
     lazy_template,
+)
+from hetero.transforms.byoc import open_blocks, program_functions
+from hetero.transforms.external_codegen import ExternalCodegenPass
+from hetero.transforms.fuse_ops import fused_name
+from hetero.transforms.mark_compiler_functions_as_extern import (
+    MarkCompilerFunctionsAsExternPass,
+)
+from hetero.transforms.outline_compiler_functions import (
+    OutlineCompilerFunctionsPass,
+    call_global,
+    check_closed,
+    compiler_literals,
+    lift_literal,
+    literal_calls,
 )
 from hetero.utils.diagnostics import HeteroError
 from hetero.utils.symbols import fresh_name, symbol_names
@@ -297,13 +317,50 @@ def lower_function(func: relay.FuncOp, name: str) -> PrimFuncOp:
     return prim
 
 
+def _compile_compiler_literals(ctx: Context, module: ModuleOp) -> None:
+    """TVM's LowerTE hands the `Compiler` functions it meets to their external
+    codegen: called `Compiler` literals go through the BYOC passes' last steps
+    (outlined, structurally equal ones to one shared global; compiled; marked
+    `Extern`), so their calls are marked below like any `Extern` call."""
+    if not any(
+        literal_calls(fn)
+        for func in program_functions(module)
+        for fn in compiler_literals(func)
+    ):
+        return
+    OutlineCompilerFunctionsPass(structural_cache=True).apply(ctx, module)
+    ExternalCodegenPass().apply(ctx, module)
+    MarkCompilerFunctionsAsExternPass().apply(ctx, module)
+
+
+def _outline_primitive_literals(module: ModuleOp, taken: set[str]) -> None:
+    """As TVM's LowerTE does, a `Primitive` literal called in place becomes a
+    private global (named as `fuse-ops` names its groups, apart from `taken`)
+    placed before its caller and called by symbol, so it is lowered, and
+    shares kernels, like any other."""
+    for func in program_functions(module):
+        literals = [
+            op
+            for block in open_blocks(func.body.block)
+            for op in block.ops
+            if isinstance(op, relay.FnOp) and is_lowerable(op) and literal_calls(op)
+        ]
+        for fn in literals:
+            check_closed(fn, "Primitive")
+            name = fused_name(taken, list(fn.body.block.ops)[:-1])
+            lift_literal(fn, name, func).sym_visibility = StringAttr("private")
+            call_global(fn, name)
+
+
 def _check_no_literals(module: ModuleOp) -> None:
-    """Primitive function literals must be outlined (fuse-ops outlines its groups)."""
+    """A `Primitive` or `Compiler` literal left was not called in place (it is
+    passed or returned as a value), so it has no call to outline it for."""
     for op in module.walk():
-        if isinstance(op, relay.FnOp) and is_lowerable(op):
+        if isinstance(op, relay.FnOp) and (is_lowerable(op) or op.compiler):
+            kind = "Primitive" if is_lowerable(op) else "Compiler"
             raise HeteroError(
-                "lower-te: a Primitive function literal must be outlined to a "
-                "global relay.func first",
+                f"lower-te: a {kind} function literal that is not called in place "
+                "must be outlined to a global relay.func first",
                 op,
             )
 
@@ -360,9 +417,11 @@ class LowerTEPass(ModulePass):
     name = "lower-te"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        _compile_compiler_literals(ctx, op)
+        taken = symbol_names(op)
+        _outline_primitive_literals(op, taken)
         _check_no_literals(op)
         symbols: dict[str, str] = {}
-        taken = symbol_names(op)
         cache = KernelCache()
         for func in list(op.ops):
             if not isinstance(func, relay.FuncOp):

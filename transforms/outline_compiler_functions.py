@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr
-from xdsl.ir import OpResult, SSAValue
+from xdsl.ir import Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
@@ -53,12 +53,53 @@ def compiler_literals(func: FuncOp) -> list[FnOp]:
     ]
 
 
-def _calls(fn: FnOp) -> list[CallIndirectOp]:
+def literal_calls(fn: FnOp) -> list[CallIndirectOp]:
+    """The calls with the literal `fn` as their callee."""
     return [
         use.operation
         for use in fn.result.uses
         if isinstance(use.operation, CallIndirectOp) and use.index == 0
     ]
+
+
+def check_closed(fn: FnOp, what: str) -> None:
+    """A literal outlined to a global must capture no value of its enclosing
+    function: the global has no access to them."""
+    if (free := next(iter(free_values(fn.body)), None)) is not None:
+        raise HeteroError(
+            f"a {what} function must be closed, but this one uses "
+            f"{_describe(free)} of its enclosing function",
+            fn,
+        )
+
+
+def lift_literal(fn: FnOp, name: str, before: Operation) -> FuncOp:
+    """The literal as `relay.func @name` (its signature, devices, attributes
+    and a copy of its body), placed before `before`."""
+    func = FuncOp(
+        name,
+        fn.function_type.inputs.data,
+        fn.result_type,
+        fn.body.clone(),
+        attributes=dict(fn.attributes),
+    )
+    func.arg_attrs, func.res_attrs = fn.arg_attrs, fn.res_attrs
+    func.location = fn.location
+    Rewriter.insert_op(func, InsertPoint.before(before))
+    return func
+
+
+def call_global(fn: FnOp, name: str) -> None:
+    """Each call of the literal `fn` becomes `relay.call @name`, keeping its
+    device and attributes; the literal goes when nothing else uses it."""
+    for call in literal_calls(fn):
+        new = CallOp(name, list(call.args), call.result.type, vdevice=call.vdevice)
+        new.attributes.update(call.attributes)
+        new.location = call.location
+        new.result.name_hint = call.result.name_hint
+        Rewriter.replace_op(call, new)
+    if not fn.result.uses:
+        Rewriter.erase_op(fn)
 
 
 def _attributes_without_symbol(fn: FnOp) -> dict[str, object]:
@@ -118,39 +159,18 @@ class _Outliner:
         self.globals = {f.sym_name.data: f for f in module.ops if isinstance(f, FuncOp)}
 
     def outline(self, fn: FnOp, caller: FuncOp) -> None:
-        calls = _calls(fn)
-        if not calls:
+        if not literal_calls(fn):
             return  # not called: a value, not outlined
-        if (free := next(iter(free_values(fn.body)), None)) is not None:
-            raise HeteroError(
-                f"a Compiler function must be closed, but this one uses "
-                f"{_describe(free)} of its enclosing function",
-                fn,
-            )
+        check_closed(fn, "Compiler")
         name = self.cache.name(fn)
         target = self.globals.get(name) or self._lift(fn, name, caller)
         self._check_same(target, fn, name)
-        for call in calls:
-            new = CallOp(name, list(call.args), call.result.type, vdevice=call.vdevice)
-            new.attributes.update(call.attributes)
-            new.location = call.location
-            new.result.name_hint = call.result.name_hint
-            Rewriter.replace_op(call, new)
-        if not fn.result.uses:
-            Rewriter.erase_op(fn)
+        call_global(fn, name)
 
     def _lift(self, fn: FnOp, name: str, caller: FuncOp) -> FuncOp:
         """The literal as `relay.func @name`, placed before its first caller."""
-        func = FuncOp(
-            name,
-            fn.function_type.inputs.data,
-            fn.result_type,
-            fn.body.clone(),
-            attributes={**fn.attributes, GLOBAL_SYMBOL: StringAttr(name)},
-        )
-        func.arg_attrs, func.res_attrs = fn.arg_attrs, fn.res_attrs
-        func.location = fn.location
-        Rewriter.insert_op(func, InsertPoint.before(caller))
+        func = lift_literal(fn, name, caller)
+        func.attributes[GLOBAL_SYMBOL] = StringAttr(name)
         self.globals[name] = func
         return func
 

@@ -21,11 +21,39 @@ builtin.module {
 
 // -----
 
+// Function literals: one called in place is outlined (lower-te-literals.mlir);
+// one passed as a value is not, and one that captures a value cannot be.
 builtin.module {
-  relay.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-    // expected-error@+1 {{lower-te: a Primitive function literal must be outlined to a global relay.func first}}
+  relay.func @main(%x: tensor<4xf32>) -> ((tensor<4xf32>) -> tensor<4xf32>) {
+    // expected-error@+1 {{lower-te: a Primitive function literal that is not called in place must be outlined to a global relay.func first}}
     %f = relay.fn (%a: tensor<4xf32>) -> tensor<4xf32> attributes {Primitive} {
       %0 = relay.exp %a : tensor<4xf32>
+      relay.return %0 : tensor<4xf32>
+    }
+    relay.return %f : (tensor<4xf32>) -> tensor<4xf32>
+  }
+}
+
+// -----
+
+builtin.module {
+  relay.func @main(%x: tensor<4xf32>) -> ((tensor<4xf32>) -> tensor<4xf32>) {
+    // expected-error@+1 {{lower-te: a Compiler function literal that is not called in place must be outlined to a global relay.func first}}
+    %f = relay.fn (%a: tensor<4xf32>) -> tensor<4xf32> attributes {Compiler = "blas", global_symbol = "g"} {
+      %0 = relay.exp %a : tensor<4xf32>
+      relay.return %0 : tensor<4xf32>
+    }
+    relay.return %f : (tensor<4xf32>) -> tensor<4xf32>
+  }
+}
+
+// -----
+
+builtin.module {
+  relay.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+    // expected-error@+1 {{a Primitive function must be closed, but this one uses %x of its enclosing function}}
+    %f = relay.fn (%a: tensor<4xf32>) -> tensor<4xf32> attributes {Primitive} {
+      %0 = relay.add %a, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
       relay.return %0 : tensor<4xf32>
     }
     %r = relay.call_indirect %f(%x) : (tensor<4xf32>) -> tensor<4xf32>
