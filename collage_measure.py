@@ -10,6 +10,13 @@ a `CostDatabase` keyed by the candidate's structure (its module printed with
 constants as their shapes), the backend and the machine, so a layer measured
 once is never measured again, in any model or process (docs/passes/collage.md).
 
+Candidates the database does not hold are measured in worker processes, one
+candidate a worker (`HETERO_COLLAGE_JOBS` of them, default one a CPU), or as
+Ray tasks where `HETERO_COLLAGE_RAY` names a cluster.  Compiling, most of a
+measurement's time, overlaps; the timed calls of the process pool's workers
+take turns (`_TIMING`), since two candidates timed at once on a shared
+machine slow each other down and skew the plan.
+
 `hetero/__init__.py` imports this module, so every use of hetero, from
 `hetero-opt` to `hetero.compile`, has it registered.  That import must not
 cost a deployed model anything: the compiler's modules (and xDSL) are
@@ -18,16 +25,20 @@ imported only where a measurement needs them.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import statistics
 import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -40,6 +51,15 @@ DATABASE_VARIABLE = "HETERO_COLLAGE_DB"
 """The cost database's file; empty: keep measurements in memory only."""
 
 DATABASE_FILE = "collage-costs.json"
+
+JOBS_VARIABLE = "HETERO_COLLAGE_JOBS"
+"""How many worker processes measure candidates (default: one a CPU; 1:
+measure in the compiling process)."""
+
+RAY_VARIABLE = "HETERO_COLLAGE_RAY"
+"""Measure candidates as Ray tasks: a cluster's address (`ray.init(address=)`,
+`auto` for the one `ray start` made here), or `local` for a Ray instance of
+this process's own.  Unset: the process pool."""
 
 
 @cache
@@ -158,30 +178,67 @@ def structure(module: ModuleOp) -> str:
     return _CONSTANT.sub("constant", str(module).split("{-#")[0])
 
 
+Measure = Callable[["ModuleOp | str", int], float]
+"""Seconds of one candidate (its module, or the module's text in a worker),
+timed `runs` times: `measure`, or a stand-in in tests."""
+
+
+def collage_jobs() -> int:
+    """`HETERO_COLLAGE_JOBS`, else one worker a CPU this process may use."""
+    from hetero.utils.cpus import available_cpus
+
+    text = os.environ.get(JOBS_VARIABLE, "").strip()
+    return max(1, int(text)) if text.isdigit() else available_cpus()
+
+
 @dataclass
 class Measurer:
-    """Costs of candidates: from the database, else compiled and timed."""
+    """Costs of candidates: from the database, else compiled and timed
+    (`measured_in_parallel`: in worker processes or Ray tasks)."""
 
     database: CostDatabase
     runs: int = 5
     device: str = field(default_factory=device_name)
+    jobs: int = field(default_factory=collage_jobs)
+    ray: str | None = field(default_factory=lambda: os.environ.get(RAY_VARIABLE))
+    measure: Measure | None = None
+    """None: this module's `measure`, looked up when used (a test may
+    replace it).  A stand-in must be importable by name: workers are handed
+    it."""
     measured: int = 0
     reused: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     """Structure key → seconds, this run's (measured or reused)."""
 
     def cost(self, module: ModuleOp, backend: str) -> float:
-        key = CostDatabase.key(structure(module), backend, self.device)
-        if key not in self.seconds:
+        return self.costs([(module, backend)])[0]
+
+    def costs(self, candidates: Sequence[tuple[ModuleOp, str]]) -> list[float]:
+        """`cost` of each candidate; those the database lacks are measured
+        together (`measured_in_parallel`)."""
+        keys = [CostDatabase.key(structure(m), b, self.device) for m, b in candidates]
+        missing: dict[str, ModuleOp] = {}
+        for key, (module, _) in zip(keys, candidates):
+            if key in self.seconds or key in missing:
+                continue
             known = self.database.get(key)
             if known is None:
-                known = measure(module, self.runs)
-                self.database.put(key, known)
-                self.measured += 1
+                missing[key] = module
             else:
+                self.seconds[key] = known
                 self.reused += 1
-            self.seconds[key] = known
-        return self.seconds[key]
+        found = measured_in_parallel(
+            list(missing.values()),
+            self.runs,
+            self.measure or measure,
+            self.jobs,
+            self.ray,
+        )
+        for key, seconds in zip(missing, found):
+            self.database.put(key, seconds)
+            self.seconds[key] = seconds
+        self.measured += len(missing)
+        return [self.seconds[k] for k in keys]
 
     def finish(self) -> str:
         """Save this run's measurements; how many there were."""
@@ -189,30 +246,106 @@ class Measurer:
         return f"candidates measured: {self.measured}, from the database: {self.reused}"
 
 
-def measure(module: ModuleOp, runs: int) -> float:
+_TIMING: contextlib.AbstractContextManager[Any] = contextlib.nullcontext()
+"""Held while a candidate is timed: in a pool worker, the lock the pool's
+workers share, so that no two of them time at once."""
+
+
+def measure(module: ModuleOp | str, runs: int) -> float:
     """Median seconds of a call of `module`'s `@main`, compiled alone, on
     random inputs, less the cost of calling an empty function."""
     from hetero import driver
 
     compiled = driver.compile(module)
-    return max(0.0, _median_call(compiled, runs) - _call_overhead())
+    with _TIMING:
+        return max(0.0, _median_call(compiled, runs) - _call_overhead())
+
+
+def measured_in_parallel(
+    modules: Sequence[ModuleOp],
+    runs: int,
+    measure: Measure,
+    jobs: int,
+    ray: str | None = None,
+) -> list[float]:
+    """`measure(module, runs)` of each of `modules`: as Ray tasks where `ray`
+    names a cluster, else in `jobs` worker processes that each compile and
+    time one candidate at a time, else (one job or one module) here."""
+    if ray:
+        return _on_ray(modules, runs, measure, ray)
+    if jobs <= 1 or len(modules) <= 1:
+        return [measure(m, runs) for m in modules]
+    context = multiprocessing.get_context("spawn")
+    n = len(modules)
+    with ProcessPoolExecutor(min(jobs, n), context, _worker, (context.Lock(),)) as pool:
+        done = pool.map(_measured_on, [measure] * n, map(str, modules), [runs] * n)
+        return _on_this_device(list(done))
+
+
+def _worker(lock: Any) -> None:
+    """A pool worker's start: its timed calls take turns with the others'."""
+    global _TIMING
+    _TIMING = lock
+
+
+def _measured_on(measure: Measure, text: str, runs: int) -> tuple[float, str]:
+    """`measure` of the module `text`, and the device it was timed on."""
+    return measure(text, runs), device_name()
+
+
+def _on_ray(
+    modules: Sequence[ModuleOp], runs: int, measure: Measure, address: str
+) -> list[float]:
+    """Each module measured by a Ray task of one CPU, where Ray schedules it
+    (on `address`'s cluster, or a Ray instance of this process's for
+    `local`)."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(address=None if address == "local" else address)
+    task = ray.remote(num_cpus=1)(_measured_on)
+    done = ray.get([task.remote(measure, str(m), runs) for m in modules])
+    return _on_this_device(done)
+
+
+def _on_this_device(done: Sequence[tuple[float, str]]) -> list[float]:
+    """The seconds of `done`; an error if a worker ran on another kind of
+    machine, whose costs would plan this one's code wrongly."""
+    from hetero.utils.diagnostics import HeteroError
+
+    here = device_name()
+    elsewhere = sorted({device for _, device in done if device != here})
+    if elsewhere:
+        raise HeteroError(
+            f"collage-partition: candidates were measured on {', '.join(elsewhere)}, "
+            f"not on this machine ({here}): give it workers of this machine's kind"
+        )
+    return [seconds for seconds, _ in done]
 
 
 def _median_call(compiled: object, runs: int) -> float:
     """Median seconds per call over `runs` samples of enough calls to last
-    about a millisecond (after one call that warms caches)."""
+    about a millisecond (after one call that warms caches and JIT-compiles
+    libraries' kernels)."""
     rng = np.random.default_rng(0)
     inputs = [rng.standard_normal(s.shape).astype(s.dtype) for s in compiled.inputs]  # type: ignore[attr-defined]
-    start = time.perf_counter()
-    compiled(*inputs)  # type: ignore[operator]
-    repeat = max(1, int(1e-3 / max(time.perf_counter() - start, 1e-7)))
-    samples = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        for _ in range(repeat):
-            compiled(*inputs)  # type: ignore[operator]
-        samples.append((time.perf_counter() - start) / repeat)
-    return statistics.median(samples)
+    call = partial(compiled, *inputs)  # type: ignore[arg-type]
+    call()
+    repeat = max(1, int(1e-3 / max(_sample(call, 1), 1e-7)))
+    return statistics.median(_sample(call, repeat) for _ in range(runs))
+
+
+def _sample(call: Callable[[], object], repeat: int) -> float:
+    """Seconds per call of `repeat` calls: the wall time, or the process's
+    CPU time where that is less.  On a shared machine the wall time counts
+    the time other processes held the CPU (on a loaded 2-core host it made
+    a 20 µs candidate take milliseconds); a candidate that runs on one
+    thread takes its CPU time undisturbed, and one on many threads uses more
+    CPU time than wall time, which is then its latency."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    for _ in range(repeat):
+        call()
+    return min(time.perf_counter() - wall, time.process_time() - cpu) / repeat
 
 
 @cache

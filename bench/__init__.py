@@ -48,6 +48,10 @@ BENCHMARKS = {
         "bench.onnx",
         "ONNX models (squeezenet, resnet50) imported and compiled vs onnxruntime, 1/2 threads; compile time vs TVM where installed",
     ),
+    "collage": (
+        "bench.collage",
+        "Collage's measured plan vs llvm, llvm+blas, llvm+dnnl on CNNs and a transformer; search time cold and warm",
+    ),
     "models": (
         "bench.models",
         "the model corpus (torchvision CNNs and ViT, DistilBERT, GPT-2; torch.onnx exports) vs onnxruntime, 1/2 threads; compile time vs TVM where installed",

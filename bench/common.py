@@ -30,20 +30,24 @@ pool still spinning on the other core would slow whichever runs next."""
 
 
 def interleaved(
-    fns: list[Callable[[], object]], rounds: int = 5, settle: float = SETTLE_SECONDS
+    fns: list[Callable[[], object]],
+    rounds: int = 5,
+    settle: float = SETTLE_SECONDS,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> list[float]:
-    """Median wall time of each of `fns`, timed in alternation (one warm-up
-    call each first), so that machine noise hits them alike; `settle` seconds
-    of quiet before each timed call."""
+    """Median time of each of `fns` by `clock` (wall time; `time.process_time`
+    for one-thread code on a shared machine), timed in alternation (one
+    warm-up call each first), so that machine noise hits them alike; `settle`
+    seconds of quiet before each timed call."""
     for fn in fns:
         fn()
     times: list[list[float]] = [[] for _ in fns]
     for _ in range(rounds):
         for fn, samples in zip(fns, times):
             time.sleep(settle)
-            start = time.perf_counter()
+            start = clock()
             fn()
-            samples.append(time.perf_counter() - start)
+            samples.append(clock() - start)
     return [statistics.median(samples) for samples in times]
 
 

@@ -14,7 +14,7 @@ llvmlite only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -34,6 +34,18 @@ class CostEstimator(Protocol):
         """Called once every cost of a run is known (keep what is worth
         keeping); a line for the plan, such as how many were measured."""
         ...
+
+
+def costs(
+    estimator: CostEstimator, candidates: Sequence[tuple[ModuleOp, str]]
+) -> list[float]:
+    """`estimator.cost` of each `(module, backend)`, asked all at once where
+    the estimator has a `costs` method of that signature (the measuring one
+    measures many candidates in parallel), else one by one."""
+    many = getattr(estimator, "costs", None)
+    if many is not None:
+        return list(many(candidates))
+    return [estimator.cost(module, backend) for module, backend in candidates]
 
 
 EstimatorFactory = Callable[..., CostEstimator]

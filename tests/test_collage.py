@@ -43,6 +43,14 @@ from hetero.transforms.collage_partition import (
 )
 from hetero.transforms.plan_devices import PlanDevicesPass
 
+
+@pytest.fixture(autouse=True)
+def measure_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Candidates measured in this process, where the tests' stubs of
+    `measure` are (tests/test_collage_parallel.py tests the workers)."""
+    monkeypatch.setenv(measuring.JOBS_VARIABLE, "1")
+
+
 # ----------------------------------------------------------------------------
 # The search
 # ----------------------------------------------------------------------------

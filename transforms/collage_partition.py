@@ -15,9 +15,10 @@ Collage (Jeon et al.) does:
    (constants kept, so that the regular target packs its weights as it
    would), and the registered cost estimator (`hetero.targets.costs`) says
    how long it takes on its backend.  The default one,
-   `hetero.collage_measure`, compiles it alone and times it on this host,
-   keeping what it measured in a cost database shared by every model and
-   process.
+   `hetero.collage_measure`, compiles it alone and times it on this host
+   (the candidates of a block in parallel worker processes, or on a Ray
+   cluster), keeping what it measured in a cost database shared by every
+   model and process.
 3. **Search.**  `search` finds the minimum-cost cover of the dataflow graph:
    a shortest path (Dijkstra) over states "ops covered so far", each step
    taking a candidate that covers the first uncovered op in topological
@@ -42,7 +43,6 @@ import heapq
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from itertools import count
 
 import numpy as np
@@ -54,7 +54,7 @@ from xdsl.passes import ModulePass
 from hetero.dialects import relay
 from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr, TargetAttr
 from hetero.dialects.target.config import module_config
-from hetero.targets.costs import CostEstimator, default_estimator
+from hetero.targets.costs import CostEstimator, costs, default_estimator
 from hetero.targets.patterns import Match, OpPattern, PatternError, match, pattern_table
 from hetero.transforms.byoc import (
     COMPILER_ATTR,
@@ -453,7 +453,9 @@ def collage_partition(
         found = candidates(graph, externals, kinds)
         if not found:
             continue
-        plan = plan_block(graph, found, partial(_cost, estimator, externals, graph))
+        modules = [_candidate_module(externals, graph, c) for c in found]
+        seconds = dict(zip(found, costs(estimator, modules)))
+        plan = plan_block(graph, found, seconds.__getitem__)
         apply_plan(plan)
         plans.append(plan)
     summary = estimator.finish()
@@ -465,13 +467,11 @@ def collage_partition(
     return plans
 
 
-def _cost(
-    estimator: CostEstimator,
-    externals: ExternalTargets,
-    graph: Graph,
-    candidate: Candidate,
-) -> float:
-    """The cost of `candidate` on its device's regular target, with its kind."""
+def _candidate_module(
+    externals: ExternalTargets, graph: Graph, candidate: Candidate
+) -> tuple[ModuleOp, str]:
+    """`candidate`'s module for its device's regular target (with its kind),
+    and its backend: what the estimator is asked the cost of."""
     device = externals.device(graph.ops[min(candidate.nodes)])
     regular = device.target.without_host()  # type: ignore[union-attr]
     targets = [regular]
@@ -480,8 +480,7 @@ def _cost(
             t for t in externals.targets if t.kind_name.data == candidate.backend
         )
         targets.append(kind.without_host())
-    module = candidate_module(graph, candidate, targets)
-    return estimator.cost(module, candidate.backend)
+    return candidate_module(graph, candidate, targets), candidate.backend
 
 
 @dataclass(frozen=True)

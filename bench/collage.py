@@ -1,0 +1,202 @@
+"""Collage's measured plan against each single-backend plan.
+
+    python -m bench collage [--rounds N] [MODEL ...]
+                      # default: squeezenet inception_v1 resnet50 distilbert
+
+Each network (the `onnx` wheel's light zoo with seeded random weights,
+`bench.onnx.bench_model`; a corpus model, `hetero.frontends.model_corpus`,
+exported by torch, skipped with a line where the `models` extra is missing)
+is imported and compiled four ways on one thread: hetero's own code alone
+(`llvm`), own + OpenBLAS (`blas`), own + oneDNN (`dnnl`), each kind taking
+every match of its pattern table, and `collage=True` over all three
+(`collage-partition`, its plan on stderr).  A kind whose library is missing
+is left out, with a line.  The compiled functions are checked against the
+`llvm` one (relative error of the output) and timed in interleaved rounds in
+this process, medians of per-call CPU time (one thread: the CPU time is the
+latency, without the time other processes held the CPU).
+
+Collage's search is timed twice: cold (a fresh cost database, every
+candidate measured, in parallel worker processes: `HETERO_COLLAGE_JOBS`),
+then warm (the same database, nothing measured).
+
+The last line is `collage: X.XX× best single backend (worst of ...)`,
+X = the best single-backend plan's time / collage's time, the worst over
+the networks, each network's ratio in the parentheses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+import hetero
+from bench.common import interleaved, llvm_options, rounds_argument
+
+ZOO = ("squeezenet", "inception_v1", "resnet50")
+TRANSFORMERS = ("distilbert", "vit_b_32")
+MODELS = ("squeezenet", "inception_v1", "resnet50", "distilbert")
+KINDS = ("blas", "dnnl")
+ROUNDS = 7
+ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "HETERO_NUM_THREADS")
+
+
+@dataclass
+class Row:
+    """A network's times: each single-backend plan's and collage's (seconds)."""
+
+    name: str
+    single: dict[str, float]
+    collage: float
+
+    @property
+    def ratio(self) -> float:
+        return min(self.single.values()) / self.collage
+
+
+def last_line(rows: list[Row], rounds: int) -> str:
+    """`collage: X.XX× best single backend (worst of ...)`: the worst ratio."""
+    worst = min(row.ratio for row in rows)
+    each = ", ".join(f"{row.name} {row.ratio:.2f}×" for row in rows)
+    return (
+        f"collage: {worst:.2f}× best single backend (worst of {each}; "
+        f"best of {', '.join(rows[0].single)}; one thread, medians of {rounds} "
+        "interleaved rounds of per-call CPU time)"
+    )
+
+
+def network(name: str) -> tuple[Any, list[np.ndarray] | None] | str:
+    """The relay module of `name` and its inputs (None: random ones of the
+    compiled function's shapes), or why it is skipped."""
+    import onnx
+
+    from hetero.frontends import model_corpus
+    from hetero.frontends.onnx import from_onnx
+
+    if name in ZOO:
+        from bench.onnx import bench_model
+
+        return from_onnx(bench_model(name)), None
+    if missing := model_corpus.missing_packages(name, "torchscript"):
+        return f"its export needs {', '.join(missing)} (pip install 'hetero[models]')"
+    model = onnx.load_from_string(model_corpus.export(name))
+    return from_onnx(model), list(model_corpus.example_inputs(name).values())
+
+
+def compiled_with(module: Any, kinds: tuple[str, ...], collage: bool = False) -> Any:
+    """`module` compiled for one-thread `llvm` plus `kinds`."""
+    from hetero.dialects.target import (
+        CONFIG_ATTR_NAME,
+        CompilationConfigAttr,
+        TargetAttr,
+    )
+
+    module = module.clone()
+    llvm = TargetAttr("llvm", llvm_options(num_threads=1))
+    module.attributes[CONFIG_ATTR_NAME] = CompilationConfigAttr(
+        [llvm, *map(TargetAttr, kinds)]
+    )
+    return hetero.compile(module, collage=collage)
+
+
+def collage_compiles(module: Any, kinds: tuple[str, ...]) -> tuple[Any, str]:
+    """Collage's compile, its search cold and warm: the compiled function
+    and a line of search times."""
+    with tempfile.TemporaryDirectory() as directory:
+        database = os.path.join(directory, "costs.json")
+        os.environ["HETERO_COLLAGE_DB"] = database
+        try:
+            cold = compiled_with(module, kinds, collage=True)
+            with open(database) as f:
+                measured = len(json.load(f))
+            warm = compiled_with(module, kinds, collage=True)
+        finally:
+            del os.environ["HETERO_COLLAGE_DB"]
+    search = "collage-partition"
+    return warm, (
+        f"search: cold {cold.timings[search]:.1f} s ({measured} candidates "
+        f"measured), warm {warm.timings[search]:.2f} s"
+    )
+
+
+def bench_network(name: str, kinds: tuple[str, ...], rounds: int) -> Row | None:
+    """One network's table row (None: skipped, with a line)."""
+    found = network(name)
+    if isinstance(found, str):
+        print(f"{name:>14}: skipped, {found}", flush=True)
+        return None
+    module, inputs = found
+    plans: dict[str, Any] = {"llvm": compiled_with(module, ())}
+    for kind in kinds:
+        plans[f"+{kind}"] = compiled_with(module, (kind,))
+    plans["collage"], search = collage_compiles(module, kinds)
+    if inputs is None:
+        rng = np.random.default_rng(1)
+        inputs = [
+            rng.standard_normal(s.shape).astype(s.dtype) for s in plans["llvm"].inputs
+        ]
+    reference = plans["llvm"](*inputs)
+    error = max(
+        float(np.abs(f(*inputs) - reference).max() / np.abs(reference).max())
+        for f in plans.values()
+    )
+    calls: list[Callable[[], object]] = [partial(f, *inputs) for f in plans.values()]
+    times = dict(zip(plans, interleaved(calls, rounds, clock=time.process_time)))
+    collage = times.pop("collage")
+    row = Row(name, times, collage)
+    cells = " ".join(f"{1e3 * t:>10.2f}" for t in times.values())
+    print(
+        f"{name:>14} {cells} {1e3 * collage:>10.2f} {row.ratio:>9.2f}× "
+        f"{error:>8.1e}  {search}",
+        flush=True,
+    )
+    return row
+
+
+def main(argv: list[str]) -> None:
+    from hetero.targets.codegen import unavailable_reason
+
+    parser = argparse.ArgumentParser(
+        prog="python -m bench collage",
+        description="Collage's plan vs each single-backend plan, one thread.",
+    )
+    parser.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help=f"networks (default: {' '.join(MODELS)})",
+    )
+    rounds_argument(parser, ROUNDS)
+    args = parser.parse_args(argv)
+    for name in args.models:
+        if name not in (*ZOO, *TRANSFORMERS):
+            parser.error(
+                f"unknown network '{name}' (choose from {', '.join((*ZOO, *TRANSFORMERS))})"
+            )
+    for variable in ONE_THREAD:
+        os.environ[variable] = "1"
+    kinds = []
+    for kind in KINDS:
+        if (why := unavailable_reason(kind)) is None:
+            kinds.append(kind)
+        else:
+            print(f"{kind}: left out: {why}")
+    heads = " ".join(f"{h + ' ms':>10}" for h in ("llvm", *(f"+{k}" for k in kinds)))
+    print(f"{'network':>14} {heads} {'collage ms':>10} {'vs best':>10} {'rel err':>8}")
+    rows = [
+        row
+        for name in args.models or MODELS
+        if (row := bench_network(name, tuple(kinds), args.rounds)) is not None
+    ]
+    if not rows:
+        print("collage: no network ran")
+        return
+    print(last_line(rows, args.rounds))
