@@ -66,9 +66,25 @@ CASES = {
     "dw3x3-144@56": Case(144, 56, 144, 3, groups=144),
     "dw3x3s2-240@28": Case(240, 28, 240, 3, stride=2, groups=240),
     "dw5x5-672@14": Case(672, 14, 672, 5, groups=672),
+    "dw3x3s2-64@112": Case(64, 112, 64, 3, stride=2, groups=64),
+    "dw5x5s2-72@56": Case(72, 56, 72, 5, stride=2, groups=72),
+    "dw5x5-120@28": Case(120, 28, 120, 5, groups=120),
+    "dw3x3-200@14": Case(200, 14, 200, 3, groups=200),
+    "dw5x5s2-672@14": Case(672, 14, 672, 5, stride=2, groups=672),
+    "dw5x5-960@7": Case(960, 7, 960, 5, groups=960),
+    "dw3x3-32@120": Case(32, 120, 32, 3, groups=32),
+    "dw3x3s2-96@120": Case(96, 120, 96, 3, stride=2, groups=96),
+    "dw5x5s2-144@60": Case(144, 60, 144, 5, stride=2, groups=144),
+    "dw5x5-240@30": Case(240, 30, 240, 5, groups=240),
+    "dw3x3s2-240@30": Case(240, 30, 240, 3, stride=2, groups=240),
+    "dw5x5s2-672@15": Case(672, 15, 672, 5, stride=2, groups=672),
+    "dw5x5-1152@8": Case(1152, 8, 1152, 5, groups=1152),
+    "dw3x3-1152@8": Case(1152, 8, 1152, 3, groups=1152),
 }
 """Layers of ResNet-50 (the first seven, the strided two and the stem) and
-of MobileNet-v2/v3 and EfficientNet (the depthwise ones)."""
+of MobileNet-v2/v3 and EfficientNet (the depthwise ones: `dw3x3s2-64@112`
+to `dw5x5-960@7` MobileNet-v3-large's at 224, `dw3x3-32@120` on
+EfficientNet-B1's at 240)."""
 
 
 def model(case: Case, seed: int = 0):  # type: ignore[no-untyped-def]

@@ -38,6 +38,7 @@ from hetero.te.schedules.cpu_conv2d_lanes import (
     dividing_block,
     lane_tiles,
 )
+from hetero.te.schedules.cpu_depthwise import conv2d_depthwise, depthwise
 from hetero.te.schedules.cpu_planes import (
     Planes,
     flat_windows,
@@ -91,7 +92,10 @@ def conv2d(e: Emitter, c: Conv2D, target: TargetAttr | None) -> None:
     if packed is not None and c.groups == 1 and packed.shape[-1] % lanes == 0:
         return conv2d_channel_lanes(e, c, packed, target)
     # Pixel lanes read blocked data through its NCHW view.
-    _direct(e, replace(c, blocked_data=None), target)
+    c = replace(c, blocked_data=None)
+    if depthwise(c):
+        return conv2d_depthwise(e, c, target)
+    _direct(e, c, target)
 
 
 @dataclass(frozen=True)

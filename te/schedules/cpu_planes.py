@@ -113,10 +113,14 @@ def fill_plane(
     at: list[Index],
     rp: int,
     cp: int,
+    source: list[Index] | None = None,
 ) -> None:
-    """Plane (`rp`, `cp`): its rows and columns that hold input pixels
-    (padded row `rq * sh + rp`, column `cq * sw + cp`) copied, the rest zero
-    (blocked data: a block of channels per pixel, `pad_input`)."""
+    """Plane (`rp`, `cp`) of `padded` at indices `at`: its rows and columns
+    that hold input pixels (padded row `rq * sh + rp`, column `cq * sw +
+    cp`) copied from image and channel `source` (`at[:2]` when not given),
+    the rest zero (blocked data: a block of channels per pixel,
+    `pad_input`)."""
+    source = at[:2] if source is None else source
     _, _, height, width = c.data.shape
     (sh, sw), (top, left) = c.strides, c.padding[:2]
     wq = planes.wq
@@ -138,13 +142,13 @@ def fill_plane(
     if c.blocked_data is None:
         lane, cq = rows.range(q0, q1, kind=ForKind.VECTORIZED)
         x = lane.sub(lane.add(lane.mul(cq, sw), cp), left)
-        value = c.data.load(lane, [*at[:2], y, x])
+        value = c.data.load(lane, [*source, y, x])
         lane.store(value, padded, [*at, lane.add(start, cq)])
     else:
         column, cq = rows.range(q0, q1)
         x = column.sub(column.add(column.mul(cq, sw), cp), left)
         lane, ci = column.loop(block, ForKind.VECTORIZED)
-        value = c.blocked_data.load(lane, [*at[:2], y, x, ci])
+        value = c.blocked_data.load(lane, [*source, y, x, ci])
         at_pixel = lane.mul(lane.add(start, cq), block)
         lane.store(value, padded, [*at, lane.add(at_pixel, ci)])
     zeros(rows, rows.add(start, q1), wq - q1)

@@ -107,10 +107,10 @@ class ScheduleParams(Generic[P]):
         return TASKS_PER_THREAD * num_threads(self.target)
 
 
-def _zero_tile(e: Emitter, t: Tiles, acc: SSAValue, rows: int) -> None:
-    """`acc[i, j] = 0` over a `rows × nr` tile."""
+def zero_tile(e: Emitter, acc: SSAValue, rows: int, cols: int) -> None:
+    """`acc[i, j] = 0` over a `rows × cols` tile."""
     init, i = e.loop(rows, ForKind.UNROLLED)
-    lane, j = init.loop(t.nr, ForKind.VECTORIZED)
+    lane, j = init.loop(cols, ForKind.VECTORIZED)
     element = acc.type.element_type  # type: ignore[attr-defined]
     lane.store(lane.constant(0.0, element), acc, [i, j])
 
@@ -139,7 +139,7 @@ def register_tile(
     """A zeroed `local` tile of `rows × p.t.nr`, accumulated over `loops`:
     `acc[i, j] += a(i) * b(j)`."""
     acc = e.alloc([rows, p.t.nr], p.element, "local")
-    _zero_tile(e, p.t, acc, rows)
+    zero_tile(e, acc, rows, p.t.nr)
     _accumulate_tile(e, p.t, acc, rows, loops, a, b)
     return acc
 
