@@ -18,11 +18,17 @@ new group:
   place of a copy (attention's `Q·Kᵀ` reads `K` transposed).
 
 A group has exactly one result, its last op's: an op joins a producer group
-only when that group's result is used by this op alone.  A value needed
-outside the group therefore **stops the fusion** (the group ends there and
-the value becomes a parameter of its consumers' groups) rather than becoming
-an extra group output.  This also rules out cycles: the only edge leaving a
-group is its result, and it enters the joining op directly.
+only when that group's result is used by this op alone, or when it lies in a
+**diamond** the group has taken.  A value with several users (`x` of SiLU's
+`x * sigmoid(x)`, GELU's `0.5 * x * (1 + erf(x / √2))`, a residual
+`x + relu(x)`) is joined with everything up to its immediate
+post-dominator in the block, TVM's post-dominator reasoning: when every path
+from its users meets at one op and every op on those paths is elementwise or
+broadcast (`_diamond`), those ops join the group as they are visited.  Any
+other value needed outside the group **stops the fusion** (the group ends
+there and the value becomes a parameter of its consumers' groups) rather
+than becoming an extra group output.  This also rules out cycles: the only
+edge leaving a group is its result.
 
 Never fused: ops of different devices (the `vdevice` of the ops; in an
 unplanned module all ops count as one device), `relay.device_copy` and every
@@ -59,6 +65,8 @@ class _Group:
     ops: list[Operation]
     pattern: OpPattern
     device: VirtualDeviceAttr | None
+    diamonds: set[Operation] = field(default_factory=set)
+    """Ops still to come that join the group: the diamonds of its values."""
 
     @property
     def root(self) -> Operation:
@@ -66,17 +74,58 @@ class _Group:
 
 
 def _can_join(op: Operation, group: _Group) -> bool:
-    """Whether `op`, a consumer of `group`'s result, may be fused into it."""
+    """Whether `op`, the only consumer of `group`'s result, may be fused into it."""
+    return all(use.operation is op for use in group.root.results[0].uses) and _fits(
+        op, group
+    )
+
+
+def _fits(op: Operation, group: _Group) -> bool:
+    """Whether `op`'s pattern and device let it join `group`."""
     pattern = pattern_of(op)
     if getattr(op, "vdevice", None) != group.device:
-        return False
-    if any(use.operation is not op for use in group.root.results[0].uses):
         return False
     if pattern <= OpPattern.BROADCAST:
         return group.pattern != OpPattern.OPAQUE
     if pattern == OpPattern.INJECTIVE:
         return group.pattern <= OpPattern.INJECTIVE
     return False
+
+
+def _diamond(
+    value: SSAValue, group: _Group, position: dict[Operation, int]
+) -> list[Operation]:
+    """The ops from `value`'s users to their immediate post-dominator in the
+    block (`position`: its ops' order), if every path from the users meets
+    there with only elementwise/broadcast ops that may join `group` on the
+    way; else none.  Ops are taken in block order, so each after every path
+    reaching it: the diamond closes at the first op after which no use-edge
+    of the values taken is open but its own (a use in another block or by
+    a non-tensor op, such as `relay.return`, never closes)."""
+    open_edges = value.uses.get_length()
+    if open_edges < 2:
+        return []
+    waiting = {use.operation for use in value.uses}
+    inside = {value}
+    diamond: list[Operation] = []
+    while waiting:
+        op = min(waiting, key=lambda o: position.get(o, -1))
+        waiting.remove(op)
+        if (
+            op not in position
+            or pattern_of(op) > OpPattern.BROADCAST
+            or not _fits(op, group)
+        ):
+            return []
+        open_edges -= sum(operand in inside for operand in op.operands)
+        diamond.append(op)
+        if open_edges == 0:
+            return diamond
+        result = op.results[0]
+        inside.add(result)
+        open_edges += result.uses.get_length()
+        waiting.update(use.operation for use in result.uses)
+    return []
 
 
 def _is_view_of(group: _Group, op: Operation) -> bool:
@@ -92,27 +141,42 @@ def _is_view_of(group: _Group, op: Operation) -> bool:
 class _BlockFusion:
     """The groups of one block."""
 
+    position: dict[Operation, int]
+    """The block's ops in order."""
     groups: list[_Group] = field(default_factory=list)
     group_of: dict[Operation, _Group] = field(default_factory=dict)
 
     def visit(self, op: Operation) -> None:
         if not isinstance(op, relay.TensorOp):
             return
-        for operand in op.operands:
-            producer = (
-                self.group_of.get(operand.owner)
-                if isinstance(operand, OpResult)
-                else None
-            )
-            if (
-                producer is not None
-                and producer.root is operand.owner
-                and _can_join(op, producer)
-            ):
-                producer.ops.append(op)
-                producer.pattern = max(producer.pattern, pattern_of(op))
-                self.group_of[op] = producer
-                return
+        group = self._producer_group(op)
+        if group is None:
+            group = self._start(op)
+        else:
+            group.ops.append(op)
+            group.pattern = max(group.pattern, pattern_of(op))
+            group.diamonds.discard(op)
+            self.group_of[op] = group
+        group.diamonds.update(_diamond(op.results[0], group, self.position))
+
+    def _producer_group(self, op: Operation) -> _Group | None:
+        """The group `op` joins: one whose diamond it lies in, else that of
+        a producer whose result only `op` uses (`_can_join`)."""
+        producers = [
+            (operand.owner, self.group_of[operand.owner])
+            for operand in op.operands
+            if isinstance(operand, OpResult) and operand.owner in self.group_of
+        ]
+        for _, producer in producers:
+            if op in producer.diamonds:
+                return producer
+        for owner, producer in producers:
+            if producer.root is owner and _can_join(op, producer):
+                return producer
+        return None
+
+    def _start(self, op: Operation) -> _Group:
+        """A new group of `op`, with the views it reads in place."""
         group = _Group([op], pattern_of(op), getattr(op, "vdevice", None))
         views = self._views_read_by(op)
         group.ops[:0] = [inner for view in views for inner in view.ops]
@@ -121,6 +185,7 @@ class _BlockFusion:
         self.groups.append(group)
         for inner in group.ops:
             self.group_of[inner] = group
+        return group
 
     def _views_read_by(self, op: Operation) -> list[_Group]:
         """The producer groups a `VIEW_READERS` anchor takes in (`_is_view_of`)."""
@@ -239,7 +304,7 @@ class FuseOpsPass(ModulePass):
         taken = symbol_names(op)
         for func in _fusable_functions(op):
             for block in _blocks(func):
-                fusion = _BlockFusion()
+                fusion = _BlockFusion({op: i for i, op in enumerate(block.ops)})
                 for inner in list(block.ops):
                     fusion.visit(inner)
                 for group in fusion.groups:

@@ -58,16 +58,14 @@ from hetero.dialects import relay
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.target.kind import DeviceType
 from hetero.dialects.tir import PrimFuncOp
-from hetero.te.emit import Emitter, Index, Tensor, store_all
+from hetero.te.emit import Emitter, Tensor, store_all
 from hetero.te.schedules.gpu import GpuEmitter
 from hetero.te.templates import (
-    EPILOGUE_ANCHORS,
     NEST_TEMPLATES,
     VIEW_OPS,
     VIEW_READERS,
-    Epilogue,
-    channel_axis,
-    is_epilogue,
+    epilogue_of,
+    epilogue_ops,
     lazy_template,
 )
 from hetero.transforms.byoc import open_blocks, program_functions
@@ -189,40 +187,17 @@ class _KernelBuilder:
             store_all(self.emitter, tensor, buffer)
             return Tensor.of_buffer(buffer)
         if (nest := NEST_TEMPLATES.get(type(op))) is not None:
-            chain = self._epilogue_chain(op, values)
-            buffer = self._destination(chain[-1] if chain else op)
-            if chain:
-                epilogue = _epilogue(op, chain, values)
+            tail = epilogue_ops(op, values)
+            buffer = self._destination(tail[-1] if tail else op)
+            if tail:
+                epilogue = epilogue_of(op, tail, values)
                 nest(self.emitter, op, inputs, buffer, epilogue=epilogue)  # type: ignore[call-arg]
             else:
                 nest(self.emitter, op, inputs, buffer)
-            for fused in chain:
+            for fused in tail:
                 values[fused.results[0]] = Tensor.of_buffer(buffer)
             return Tensor.of_buffer(buffer)
         raise HeteroError(f"lower-te: {op.name} cannot be lowered inside a kernel", op)
-
-    def _epilogue_chain(
-        self, anchor: Operation, values: dict[SSAValue, Tensor]
-    ) -> list[Operation]:
-        """The elementwise ops after an anchor that it applies as it stores:
-        each the single use of the previous result, of the anchor's shape,
-        its other operands computed already."""
-        chain: list[Operation] = []
-        if type(anchor) not in EPILOGUE_ANCHORS:
-            return chain
-        value, shape = anchor.results[0], anchor.results[0].type
-        while len(uses := list(value.uses)) == 1:
-            user = uses[0].operation
-            others = [v for v in user.operands if v is not value]
-            if not (
-                is_epilogue(user)
-                and user.results[0].type == shape
-                and all(v in values for v in others)
-            ):
-                break
-            chain.append(user)
-            value = user.results[0]
-        return chain
 
     def _stays_lazy(self, value: SSAValue) -> bool:
         """Inlined into its single consumer when that consumer is lazy too,
@@ -247,57 +222,6 @@ class _KernelBuilder:
         type = result.type
         assert isinstance(type, TensorType)
         return self.emitter.alloc(type.get_shape(), type.element_type)
-
-
-def _epilogue(
-    anchor: Operation, chain: Sequence[Operation], values: dict[SSAValue, Tensor]
-) -> Epilogue:
-    """The chain's lazy templates applied to the anchor's computed element
-    (same shape all along, so every op reads it at the stored indices)."""
-    result = anchor.results[0].type
-    assert isinstance(result, TensorType)
-
-    def apply(e: Emitter, idx: Sequence[Index], element: SSAValue) -> SSAValue:
-        previous = anchor.results[0]
-        tensor = Tensor(
-            tuple(result.get_shape()), result.element_type, lambda e, idx: element
-        )
-        for op in chain:
-            inputs = [tensor if v is previous else values[v] for v in op.operands]
-            tensor, previous = lazy_template(type(op))(op, inputs), op.results[0]  # type: ignore[misc]
-        return tensor.load(e, idx)
-
-    return Epilogue(apply, _flat_pixels(anchor, chain, values))
-
-
-def _flat_pixels(
-    anchor: Operation, chain: Sequence[Operation], values: dict[SSAValue, Tensor]
-) -> bool:
-    """Whether the chain reads the same elements at `[..., 0, y * W + x]` as
-    at `[..., y, x]` (`Epilogue.flat_pixels`): each operand but the running
-    value is a per-channel one of a `bias_add` or `batch_norm` on an axis
-    before the last two, or a buffer whose last two dimensions (aligned to
-    the result's) are the result's or both broadcast."""
-    shape = anchor.results[0].type.get_shape()  # type: ignore[attr-defined]
-    if len(shape) < 2:
-        return False
-    running = anchor.results[0]
-    for op in chain:
-        if isinstance(op, relay.BiasAddOp | relay.BatchNormOp):
-            if channel_axis(op, len(shape)) >= len(shape) - 2:
-                return False
-        else:
-            for v in op.operands:
-                if v is running:
-                    continue
-                tensor = values[v]  # the chain's other operands are computed
-                rows, columns = (1, 1, *tensor.shape)[-2:]
-                if (rows, columns) != (1, 1) and (
-                    tensor.buffer is None or (rows, columns) != tuple(shape[-2:])
-                ):
-                    return False
-        running = op.results[0]
-    return True
 
 
 def lower_function(func: relay.FuncOp, name: str) -> PrimFuncOp:

@@ -34,7 +34,13 @@ from xdsl.ir import Operation
 
 from hetero.te.templates import conv, elementwise, gemm, injective, pool, reduction
 from hetero.te.templates.base import LazyTemplate, NestTemplate, channel_axis
-from hetero.te.templates.epilogue import EPILOGUE_ANCHORS, Epilogue, is_epilogue
+from hetero.te.templates.epilogue import (
+    EPILOGUE_ANCHORS,
+    Epilogue,
+    epilogue_of,
+    epilogue_ops,
+    is_epilogue,
+)
 from hetero.te.templates.gemm import VIEW_READERS
 from hetero.te.templates.injective import VIEW_OPS, reshape_groups
 
@@ -68,6 +74,8 @@ __all__ = [
     "VIEW_READERS",
     "Epilogue",
     "channel_axis",
+    "epilogue_of",
+    "epilogue_ops",
     "is_epilogue",
     "lazy_template",
     "reshape_groups",
