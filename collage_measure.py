@@ -278,7 +278,8 @@ def measured_in_parallel(
     context = multiprocessing.get_context("spawn")
     n = len(modules)
     with ProcessPoolExecutor(min(jobs, n), context, _worker, (context.Lock(),)) as pool:
-        done = pool.map(_measured_on, [measure] * n, map(str, modules), [runs] * n)
+        texts = map(_text, modules)
+        done = pool.map(_measured_on, [measure] * n, texts, [runs] * n)
         return _on_this_device(list(done))
 
 
@@ -286,6 +287,13 @@ def _worker(lock: Any) -> None:
     """A pool worker's start: its timed calls take turns with the others'."""
     global _TIMING
     _TIMING = lock
+
+
+def _text(module: ModuleOp) -> str:
+    """`module` as text a worker parses, its weights' blobs included."""
+    from hetero.utils.dense_resources import print_with_resources
+
+    return print_with_resources(module)
 
 
 def _measured_on(measure: Measure, text: str, runs: int) -> tuple[float, str]:
@@ -304,7 +312,7 @@ def _on_ray(
     if not ray.is_initialized():
         ray.init(address=None if address == "local" else address)
     task = ray.remote(num_cpus=1)(_measured_on)
-    done = ray.get([task.remote(measure, str(m), runs) for m in modules])
+    done = ray.get([task.remote(measure, _text(m), runs) for m in modules])
     return _on_this_device(done)
 
 

@@ -16,17 +16,24 @@ from itertools import pairwise
 
 import pytest
 from xdsl.context import Context
+from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp
 
 from hetero import collage_measure as measuring
 from hetero.collage_measure import CostDatabase, Measurer, structure
 from hetero.context import parse_module
 from hetero.transforms import collage_partition as collage
 from hetero.transforms.plan_devices import PlanDevicesPass
+from hetero.utils.dense_resources import resource_bytes
 from hetero.utils.diagnostics import HeteroError
 
-PROGRAM = """builtin.module {
+BLOB = "0x04000000" + "0000003F" * 16 * 32
+"""The dense layer's weights, 0.5 everywhere, as a blob (the workers must
+be handed it)."""
+
+PROGRAM = (
+    """builtin.module {
   relay.func @main(%x: tensor<4x32xf32>) -> tensor<4x8xf32> {
-    %w = relay.constant dense<0.5> : tensor<16x32xf32>
+    %w = relay.constant dense_resource<collage_w> : tensor<16x32xf32>
     %b = relay.constant dense<0.25> : tensor<16xf32>
     %v = relay.constant dense<0.125> : tensor<8x16xf32>
     %d = relay.nn.dense %x, %w : (tensor<4x32xf32>, tensor<16x32xf32>) -> tensor<4x16xf32>
@@ -35,16 +42,30 @@ PROGRAM = """builtin.module {
     %f = relay.nn.dense %r, %v : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
     relay.return %f : tensor<4x8xf32>
   }
-}"""
+}
+{-# dialect_resources: {builtin: {collage_w: \""""
+    + BLOB
+    + """\"}} #-}
+"""
+)
 
 
-def stand_in(module: object, runs: int) -> float:
-    """A deterministic cost from the candidate's text alone (the same for
-    its module here and its text in a worker): library candidates cheaper
-    than hetero's, by their length."""
-    text = structure(module)  # type: ignore[arg-type]
+def stand_in(module: ModuleOp | str, runs: int) -> float:
+    """A deterministic cost from the candidate alone (the same for its
+    module here and its text in a worker): library candidates cheaper than
+    hetero's, by their length and their weights' bytes (which a worker
+    reads from the text's blobs)."""
+    if isinstance(module, str):
+        module = parse_module(module)
+    text = structure(module).strip()
     scale = 1.0 if "relay.compiler" in text else 3.0
-    return scale * len(text) * 1e-9
+    weights = sum(
+        len(resource_bytes(a))
+        for op in module.walk()
+        for a in op.properties.values()
+        if isinstance(a, DenseResourceAttr)
+    )
+    return scale * (len(text) + weights) * 1e-9
 
 
 def timed_in_turn(module: object, runs: int) -> float:
