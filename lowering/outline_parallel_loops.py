@@ -3,23 +3,26 @@
 
 A `parallel` loop's body is outlined into a private function over an
 iteration range, launched by a call of `<body>.launch(threads, trips,
-captures...)`, which `hetero.lowering.parallel_launchers` defines on top of
-the thread pool's `hetero_parallel_for` (`hetero.runtime.parallel`;
-`threads`: the target's `num_threads`, 0 for the pool's default).  A
-parallel loop nested in another one runs serially, and so does every
-parallel loop of a target of `num_threads = 1`.
+least, captures...)`, which `hetero.lowering.parallel_launchers` defines on
+top of the thread pool's `hetero_parallel_for` (`hetero.runtime.parallel`;
+`threads`: the target's `num_threads`, 0 for the pool's default; `least`:
+the fewest trips worth handing to the pool).  A parallel loop nested in
+another one runs serially, and so does every parallel loop of a target of
+`num_threads = 1`, and every loop whose work is known at compile time to be
+too little to share (`least_trips`).
 """
 
 from __future__ import annotations
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp, UnitAttr, i32
-from xdsl.ir import Block, Operation, Region
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.pattern_rewriter import PatternRewriter
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.canonicalization_patterns.utils import const_evaluate_operand
 
 from hetero.dialects import tir
+from hetero.dialects.target import TargetAttr
 from hetero.lowering.scf_loops import index, lower_serial, scf_loop
 from hetero.targets.cpu import asked_threads, outlines_parallel_loops
 from hetero.utils.symbols import ancestors, fresh_symbol
@@ -30,6 +33,10 @@ LAUNCH_SUFFIX = ".launch"
 
 PARALLEL_BODY = "hetero.parallel_body"
 """Marks an outlined parallel body: `(begin, end, captures...)`."""
+
+MIN_OPS = "parallel_min_ops"
+"""The `llvm` target's option: the fewest ops a parallel loop runs for it to
+take the thread pool (`least_trips`)."""
 
 
 def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
@@ -43,11 +50,18 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     loop's body, or for a target pinned to one thread, whose pool would run
     the loop on the caller's thread anyway, and the outlined body, its task
     and its launcher would cost code generation time for the same code
-    (docs/lowering.md, "Parallel loops")."""
+    (docs/lowering.md, "Parallel loops"); and where the loop's trip count is
+    a constant too small for its body (`least_trips`)."""
     caller = tir.function_of(op)
-    if not outlines_parallel_loops(caller.target) or any(
-        isinstance(a, tir.ForOp) and a.kind.data == tir.ForKind.PARALLEL
-        for a in ancestors(op)
+    least = least_trips(op, caller.target)
+    trips = _static_trips(op.lb, op.ub, op.step)
+    if (
+        not outlines_parallel_loops(caller.target)
+        or (trips is not None and trips < least)
+        or any(
+            isinstance(a, tir.ForOp) and a.kind.data == tir.ForKind.PARALLEL
+            for a in ancestors(op)
+        )
     ):
         return lower_serial(op, rewriter)
     used = list(dict.fromkeys([*free_values(op.body), op.lb, op.step]))
@@ -89,18 +103,77 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     rewriter.insert(body, InsertPoint.after(caller))
     count = _trip_count(op)
     threads = arith.ConstantOp(IntegerAttr(asked_threads(caller.target) or 0, i32))
-    trips = count[-1].results[0]
-    launch = tir.CallExternOp(name + LAUNCH_SUFFIX, [threads, trips, *captured])
-    rewriter.replace(op, [*count, threads, launch], [])
+    fewest = index(least)
+    operands = [threads, count[-1].results[0], fewest.result, *captured]
+    launch = tir.CallExternOp(name + LAUNCH_SUFFIX, operands)
+    rewriter.replace(op, [*count, threads, fewest, launch], [])
+
+
+def least_trips(op: tir.ForOp, target: TargetAttr | None) -> int:
+    """The fewest trips for which `op` takes the thread pool: its target's
+    `parallel_min_ops` over the ops one trip runs (`ops_per_trip`), rounded
+    up.  Waking a worker and handing it a chunk costs about a microsecond
+    when it spins, and ten or more when it sleeps (a system call, and the
+    wake-up of an idle CPU); a loop that runs fewer ops than that many
+    microseconds' worth is faster on its caller alone.  0 where the body's
+    work is unknown (a call, a loop of run-time extent) or the target sets
+    no threshold."""
+    floor = target.option(MIN_OPS) if target is not None else None
+    ops = ops_per_trip(op.body)
+    if not floor or floor < 1 or ops is None:
+        return 0
+    return -(-floor // max(ops, 1))
+
+
+def ops_per_trip(region: Region) -> int | None:
+    """The ops one run of `region` executes, a loop's ops once per trip
+    (lowered vector loops count vectors, not elements); None where that is
+    not known at compile time: a loop whose trip count is not a constant, a
+    call, or an op with regions other than loops and conditionals (both
+    sides of an `scf.if` count)."""
+    total = 0
+    for op in region.block.ops:
+        ops = _ops_of(op)
+        if ops is None:
+            return None
+        total += ops
+    return total
+
+
+def _ops_of(op: Operation) -> int | None:
+    """The ops that running `op` executes, itself included (`ops_per_trip`)."""
+    if isinstance(op, tir.CallOp | tir.CallExternOp):
+        return None
+    if isinstance(op, scf.ForOp | tir.ForOp):
+        trips = _static_trips(op.lb, op.ub, op.step)
+        body = ops_per_trip(op.body)
+        return None if trips is None or body is None else 1 + trips * body
+    total = 1
+    for inner in op.regions:
+        if not isinstance(op, scf.IfOp):
+            return None
+        ops = ops_per_trip(inner) if inner.blocks else 0
+        if ops is None:
+            return None
+        total += ops
+    return total
+
+
+def _static_trips(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:
+    """A loop's trip count where its bounds and step are constants, else None."""
+    bounds = [const_evaluate_operand(v) for v in (lb, ub, step)]
+    if None in bounds or bounds[2] == 0:
+        return None
+    return len(range(*bounds))  # type: ignore[misc]
 
 
 def _trip_count(op: tir.ForOp) -> list[Operation]:
     """Ops computing the trip count of `op` (the last one's result): one
     constant when its bounds and step are (the usual case: a schedule's
     tasks), else `ceildiv(max(ub - lb, 0), step)`."""
-    bounds = [const_evaluate_operand(v) for v in (op.lb, op.ub, op.step)]
-    if None not in bounds:
-        return [index(len(range(*bounds)))]  # type: ignore[misc]
+    trips = _static_trips(op.lb, op.ub, op.step)
+    if trips is not None:
+        return [index(trips)]
     zero = index(0)
     trips = arith.SubiOp(op.ub, op.lb)
     clamped = arith.MaxSIOp(trips, zero)

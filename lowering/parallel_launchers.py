@@ -9,7 +9,7 @@ from xdsl.dialects import llvm
 from xdsl.dialects.builtin import IntegerAttr, ModuleOp, UnitAttr, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
-from hetero.lowering.conversion import POINTER, gep, load, store
+from hetero.lowering.conversion import POINTER, gep, icmp, load, store
 from hetero.lowering.outline_parallel_loops import LAUNCH_SUFFIX, PARALLEL_BODY
 from hetero.runtime.parallel import PARALLEL_FOR, load_pool
 
@@ -32,7 +32,7 @@ def define_launchers(module: ModuleOp) -> bool:
         captures = body.function_type.inputs.data[2:]
         task = _task(body, captures)
         module.body.block.insert_op_after(task, body)
-        launch.body.add_block(_launch_block(launch, task))
+        launch.body.add_block(_launch_blocks(launch, task))
         launch.linkage = llvm.LinkageAttr("internal")
     if bodies and PARALLEL_FOR not in functions:
         ptr = POINTER
@@ -87,10 +87,12 @@ def _task(body: llvm.FuncOp, captures: Sequence[Attribute]) -> llvm.FuncOp:
     )
 
 
-def _launch_block(launch: llvm.FuncOp, task: llvm.FuncOp) -> Block:
-    """Stores the captures in a stack context and calls `hetero_parallel_for`."""
+def _launch_blocks(launch: llvm.FuncOp, task: llvm.FuncOp) -> list[Block]:
+    """Stores the captures in a stack context, then calls the task on every
+    trip where there are fewer than `least` (too little work to share: the
+    pool is not woken), else `hetero_parallel_for`."""
     block = Block(arg_types=launch.function_type.inputs)
-    threads, trips, *captures = block.args
+    threads, trips, least, *captures = block.args
     size = llvm.ConstantOp(IntegerAttr(max(len(captures), 1), i64), i64)
     ctx = llvm.AllocaOp(size, i64, alignment=8)
     addresses = _slots([c.type for c in captures], ctx.res)
@@ -99,7 +101,13 @@ def _launch_block(launch: llvm.FuncOp, task: llvm.FuncOp) -> Block:
         if isinstance(value.type, llvm.LLVMPointerType):
             value = _emit(block, llvm.PtrToIntOp(value, i64))
         block.add_op(store(value, address.results[0]))
+    serial, parallel = Block(), Block()
+    few = icmp("slt", trips, least)
+    block.add_ops([few, llvm.CondBrOp(few, serial, [], parallel, [])])
+    zero = llvm.ConstantOp(IntegerAttr(0, i64), i64)
+    alone = llvm.CallOp(task.sym_name.data, ctx, zero, trips)
+    serial.add_ops([zero, alone, llvm.ReturnOp()])
     function = llvm.AddressOfOp(task.sym_name.data, POINTER)
     call = llvm.CallOp(PARALLEL_FOR, function, ctx, trips, threads)
-    block.add_ops([function, call, llvm.ReturnOp()])
-    return block
+    parallel.add_ops([function, call, llvm.ReturnOp()])
+    return [block, serial, parallel]

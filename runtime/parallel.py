@@ -2,10 +2,14 @@
 
 `convert-tir-to-scf` outlines the body of a parallel `tir.for` into a private
 function `@f(begin, end, captures...)` (marked `hetero.parallel_body`) and calls
-the declaration `@f.launch(threads, trips, captures...)`.  After `lower-to-llvm`,
+the declaration `@f.launch(threads, trips, least, captures...)`; `least`
+is the fewest trips worth the pool for the body's work, known at compile
+time (`hetero.lowering.outline_parallel_loops.least_trips`: a loop of
+constant trip count below it is not outlined at all).  After `lower-to-llvm`,
 `define_launchers` gives each such declaration a body in the `llvm` dialect:
 
     @f.launch: store the captures in a stack struct (the context), then
+               @f.task(&context, 0, trips) if trips < least, else
                hetero_parallel_for(@f.task, &context, trips, threads)
     @f.task(ctx, begin, end): load the captures back, call @f(begin, end, ...)
 
@@ -123,6 +127,8 @@ class _Pool(NamedTuple):
 
     workers: ctypes.c_int64
     """`@hetero_pool_workers`: the worker threads started."""
+    loops: ctypes.c_int64
+    """`@hetero_pool_loops`: the loops handed to workers."""
     threads: ctypes.c_int64
     """`@hetero_pool_threads`: the process's default thread count."""
     get_threads: Callable[[], int]
@@ -238,6 +244,7 @@ def _compile_pool(threads: int) -> _Pool:
     variable("hetero_pool_ncpus", ctypes.c_int64).value = len(cpus)
     pool = _Pool(
         variable("hetero_pool_workers", ctypes.c_int64),
+        variable("hetero_pool_loops", ctypes.c_int64),
         variable("hetero_pool_threads", ctypes.c_int64),
         function("hetero_get_threads", ctypes.c_int64),
         function("hetero_set_threads", None, ctypes.c_int64),
@@ -250,6 +257,13 @@ def _compile_pool(threads: int) -> _Pool:
 def pool_workers() -> int:
     """How many worker threads the pool has started (0 before the first parallel loop)."""
     return load_pool().workers.value
+
+
+def pool_loops() -> int:
+    """How many parallel loops the pool has handed to its workers: a loop
+    run on its caller alone (too few trips for its work, one thread, the
+    pool taken) counts nothing."""
+    return load_pool().loops.value
 
 
 def pool_threads() -> int:

@@ -3,6 +3,9 @@
 ; fills in each name in braces (the workers, the spin count, the chunks a
 ; thread, the futex system call and the spin-wait hint of the machine).
 ;
+; @hetero_pool_loops counts the loops handed to workers (written with the
+; pool's lock held), so that a test sees whether a loop woke the pool.
+;
 ; Futex words: a worker's slot of @hetero_pool_go (0 idle, 1 go, 2 asleep)
 ; and @hetero_pool_pending (workers told to go that have neither finished nor
 ; been retracted; the caller sleeps on it with @hetero_pool_waiting set).  A
@@ -15,6 +18,7 @@
 
 @hetero_pool_busy = internal global i32 0, align 64
 @hetero_pool_workers = global i64 0, align 64
+@hetero_pool_loops = global i64 0, align 8
 @hetero_pool_limit = internal global i64 {workers}, align 8
 @hetero_pool_loop = internal global %loop zeroinitializer, align 64
 @hetero_pool_next = internal global i64 0, align 64
@@ -284,6 +288,9 @@ unlock:
   store atomic i32 0, ptr @hetero_pool_busy release, align 4
   br label %serial
 share:
+  %shared = load i64, ptr @hetero_pool_loops
+  %shared1 = add i64 %shared, 1
+  store i64 %shared1, ptr @hetero_pool_loops
   store ptr %task, ptr @hetero_pool_loop
   %ctxp = getelementptr %loop, ptr @hetero_pool_loop, i32 0, i32 1
   store ptr %ctx, ptr %ctxp

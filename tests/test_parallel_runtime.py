@@ -66,15 +66,20 @@ import gc, os, threading
 import numpy as np
 from hetero.context import parse_module
 from hetero.lowering.cpu_codegen import compile_cpu
-from hetero.runtime.parallel import load_pool, pool_threads, pool_workers, using_threads
+from hetero.runtime.parallel import (
+    load_pool, pool_loops, pool_threads, pool_workers, using_threads)
 from hetero.utils.cpus import available_cpus
 
 ACCUMULATE = {ACCUMULATE!r}
 NESTED = {NESTED!r}
 
-def accumulate(threads=None):  # None: a target that sets no count
-    options = "" if threads is None else ", {{num_threads = %d : i64}}" % threads
-    return compile_cpu(parse_module(ACCUMULATE.replace("OPTIONS", options))).function("acc")
+def accumulate(threads=None, min_ops=0):
+    # threads None: a target that sets no count; min_ops 0: every loop of two
+    # or more trips takes the pool, whatever its work (None: the default)
+    counts = [("num_threads", threads), ("parallel_min_ops", min_ops)]
+    options = ", ".join("%s = %d : i64" % c for c in counts if c[1] is not None)
+    text = ACCUMULATE.replace("OPTIONS", options and ", {{" + options + "}}")
+    return compile_cpu(parse_module(text)).function("acc")
 
 def check(f, n, launches=1):
     x = np.arange(n, dtype=np.float32) - 7
@@ -127,6 +132,41 @@ def test_many_consecutive_loops_reuse_the_same_workers():
         check(f, 1001, launches=1000)
         check(f, 3, launches=1000)
         assert pool_workers() == 1 and threads_now() == before + 1
+    """)
+
+
+def test_a_loop_with_too_little_work_runs_on_its_caller_alone():
+    """The default `parallel_min_ops` (16384) over the body's 5 ops: 3277
+    trips at least.  Fewer run serially on the calling thread, decided at run
+    time (the trip count is the array's): the pool hands out no loop and
+    starts no worker; more take the pool."""
+    isolated("""
+        f = accumulate(2, min_ops=None)
+        for n in [0, 1, 2, 1000, 3276]:
+            check(f, n, launches=20)
+        assert pool_loops() == 0 and pool_workers() == 0
+        check(f, 3277, launches=3)
+        assert pool_loops() == 3 and pool_workers() == 1
+    """)
+
+
+def test_a_tiny_kernel_does_not_wake_the_pool():
+    """`hetero.compile` of a small elementwise op: its parallel loop (8 rows
+    of 16) is serial at compile time; the same on 2 threads as on 1, and
+    no loop is handed to the pool, whose workers a dense layer then wakes."""
+    isolated("""
+        import hetero
+        f = hetero.compile(
+            "relay.func @main(%x: T) -> T { %y = relay.negative %x : (T) -> T "
+            "relay.return %y : T }".replace("T", "tensor<8x16xf32>")
+        )
+        x = np.random.default_rng(0).standard_normal((8, 16)).astype(np.float32)
+        for threads in (1, 2):
+            np.testing.assert_array_equal(f(x, num_threads=threads), -x)
+        assert pool_loops() == 0
+        _, run = dense()
+        run(num_threads=2)
+        assert pool_loops() > 0
     """)
 
 

@@ -35,6 +35,13 @@ _LLVM_OPTIONS = {
         "1 compiles them as serial loops, which no call makes parallel",
         aliases=("num-cores",),
     ),
+    "parallel_min_ops": OptionSpec(
+        int,
+        default=16384,
+        doc="a parallel loop that runs fewer ops (trips times its body's, counted "
+        "at compile time; decided at run time for a run-time trip count) runs on "
+        "its caller alone, without waking the thread pool; 0: every loop shares",
+    ),
     "data_layout": OptionSpec(
         str,
         default="NCHW",

@@ -639,17 +639,19 @@ tir.prim_func @extern(%x: f32) -> f32 {
 
 // Parallel loops: the body is outlined over an iteration range, captured
 // values are parameters (constants are repeated), and the launcher is called
-// with the thread count and the trip count.
+// with the thread count, the trip count and the fewest trips worth the pool:
+// the target's parallel_min_ops (16384 by default) over the body's 3 ops.
 // CHECK-LABEL: func.func @parallel(%a: memref<?xf32>, %n: index)
 // CHECK:         %[[TRIPS:.*]] = arith.ceildivsi %{{.*}}, %c2 : index
 // CHECK-NEXT:    %[[T:.*]] = arith.constant 3 : i32
-// CHECK-NEXT:    func.call @parallel_parallel0.launch(%[[T]], %[[TRIPS]], %a) : (i32, index, memref<?xf32>) -> ()
+// CHECK-NEXT:    %[[LEAST:.*]] = arith.constant 5462 : index
+// CHECK-NEXT:    func.call @parallel_parallel0.launch(%[[T]], %[[TRIPS]], %[[LEAST]], %a) : (i32, index, index, memref<?xf32>) -> ()
 // CHECK-LABEL: func.func private @parallel_parallel0(%{{.*}}: index, %{{.*}}: index, %a: memref<?xf32>) attributes {hetero.parallel_body}
 // CHECK:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
 // CHECK-NEXT:      %[[S:.*]] = arith.muli %[[K]], %c2 : index
 // CHECK-NEXT:      %i = arith.addi %c0, %[[S]] : index
 // CHECK-NEXT:      %x = memref.load %a[%i] : memref<?xf32>
-// CHECK:       func.func private @parallel_parallel0.launch(i32, index, memref<?xf32>) -> ()
+// CHECK:       func.func private @parallel_parallel0.launch(i32, index, index, memref<?xf32>) -> ()
 tir.prim_func @parallel(%a: memref<?xf32>, %n: index)
     target #target.target<"llvm", {num_threads = 3 : i64}> {
   %c0 = arith.constant 0 : index
@@ -662,20 +664,61 @@ tir.prim_func @parallel(%a: memref<?xf32>, %n: index)
 
 // -----
 
-// With constant bounds and step, the trip count is a constant: ceil((10 - 1) / 4).
+// With constant bounds and step, the trip count is a constant: ceil((10 - 1) / 4)
+// (a target of parallel_min_ops = 0 shares every loop: the fewest trips is 0).
 // CHECK-LABEL: func.func @parallel_constant_trips(%a: memref<10xf32>)
 // CHECK-NOT:     arith.ceildivsi
 // CHECK:         %[[TRIPS:.*]] = arith.constant 3 : index
 // CHECK-NEXT:    %[[T:.*]] = arith.constant 2 : i32
-// CHECK-NEXT:    func.call @parallel_constant_trips_parallel0.launch(%[[T]], %[[TRIPS]], %a)
+// CHECK-NEXT:    %[[LEAST:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    func.call @parallel_constant_trips_parallel0.launch(%[[T]], %[[TRIPS]], %[[LEAST]], %a)
 tir.prim_func @parallel_constant_trips(%a: memref<10xf32>)
-    target #target.target<"llvm", {num_threads = 2 : i64}> {
+    target #target.target<"llvm", {num_threads = 2 : i64, parallel_min_ops = 0 : i64}> {
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
   %c10 = arith.constant 10 : index
   tir.for %i = %c1 to %c10 step %c4 parallel {
     %x = memref.load %a[%i] : memref<10xf32>
     memref.store %x, %a[%i] : memref<10xf32>
+  }
+}
+
+// -----
+
+// A loop of constant trip count whose work is below the target's
+// parallel_min_ops runs serially: 64 trips of a body of 1 + 4 * 3 + 1 ops
+// (a serial loop of 4 trips, then the yield) is 896 ops, under 1000; 100
+// trips (1400 ops) are shared.  A loop that calls a function, whose work is
+// not known, is shared whatever its trip count (the fewest trips is 0).
+// CHECK-LABEL: func.func @parallel_little_work(%a: memref<100x4xf32>)
+// CHECK:         scf.for %i = %c0 to %c64 step %c1 {
+// CHECK-NOT:     func.call
+// CHECK:         %[[LEAST:.*]] = arith.constant 72 : index
+// CHECK-NEXT:    func.call @parallel_little_work_parallel0.launch(%{{.*}}, %{{.*}}, %[[LEAST]], %a)
+// CHECK:         %[[NONE:.*]] = arith.constant 0 : index
+// CHECK-NEXT:    func.call @parallel_little_work_parallel1.launch(%{{.*}}, %{{.*}}, %[[NONE]], %a)
+tir.prim_func @parallel_little_work(%a: memref<100x4xf32>)
+    target #target.target<"llvm", {parallel_min_ops = 1000 : i64}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c100 = arith.constant 100 : index
+  tir.for %i = %c0 to %c64 step %c1 parallel {
+    tir.for %j = %c0 to %c4 step %c1 {
+      %x = memref.load %a[%i, %j] : memref<100x4xf32>
+      memref.store %x, %a[%i, %j] : memref<100x4xf32>
+    }
+  }
+  tir.for %i = %c0 to %c100 step %c1 parallel {
+    tir.for %j = %c0 to %c4 step %c1 {
+      %x = memref.load %a[%i, %j] : memref<100x4xf32>
+      memref.store %x, %a[%i, %j] : memref<100x4xf32>
+    }
+  }
+  tir.for %i = %c0 to %c4 step %c1 parallel {
+    %x = tir.call_extern "rand"() : () -> f32
+    memref.store %x, %a[%i, %c0] : memref<100x4xf32>
   }
 }
 
@@ -709,7 +752,8 @@ tir.prim_func @parallel_one_thread(%a: memref<?xf32>, %n: index)
 // (HETERO_NUM_THREADS, else the CPUs the process may use).
 // CHECK-LABEL: func.func @parallel_default_threads(%a: memref<?xf32>, %n: index)
 // CHECK:         %[[T:.*]] = arith.constant 0 : i32
-// CHECK-NEXT:    func.call @parallel_default_threads_parallel0.launch(%[[T]], %{{.*}}, %a)
+// CHECK-NEXT:    arith.constant 5462 : index
+// CHECK-NEXT:    func.call @parallel_default_threads_parallel0.launch(%[[T]], %{{.*}}, %{{.*}}, %a)
 tir.prim_func @parallel_default_threads(%a: memref<?xf32>, %n: index)
     target #target.target<"llvm"> {
   %c0 = arith.constant 0 : index
