@@ -53,16 +53,14 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     (docs/lowering.md, "Parallel loops"); and where the loop's trip count is
     a constant too small for its body (`least_trips`)."""
     caller = tir.function_of(op)
-    least = least_trips(op, caller.target)
-    trips = _static_trips(op.lb, op.ub, op.step)
-    if (
-        not outlines_parallel_loops(caller.target)
-        or (trips is not None and trips < least)
-        or any(
-            isinstance(a, tir.ForOp) and a.kind.data == tir.ForKind.PARALLEL
-            for a in ancestors(op)
-        )
+    if not outlines_parallel_loops(caller.target) or any(
+        isinstance(a, tir.ForOp) and a.kind.data == tir.ForKind.PARALLEL
+        for a in ancestors(op)
     ):
+        return lower_serial(op, rewriter)
+    counting, least = least_trips(op, caller.target)
+    trips = _static_trips(op.lb, op.ub, op.step)
+    if isinstance(least, int) and trips is not None and trips < least:
         return lower_serial(op, rewriter)
     used = list(dict.fromkeys([*free_values(op.body), op.lb, op.step]))
     # Constants are cheaper to repeat than to capture, and stay visible to LLVM.
@@ -101,62 +99,128 @@ def lower_parallel(op: tir.ForOp, rewriter: PatternRewriter) -> None:
     assert entry.last_op is not None
     entry.insert_ops_before([*repeated, step, loop], entry.last_op)
     rewriter.insert(body, InsertPoint.after(caller))
-    count = _trip_count(op)
+    count = _trip_count(op.lb, op.ub, op.step)
     threads = arith.ConstantOp(IntegerAttr(asked_threads(caller.target) or 0, i32))
-    fewest = index(least)
-    operands = [threads, count[-1].results[0], fewest.result, *captured]
+    if isinstance(least, int):
+        counting.append(fewest := index(least))
+        least = fewest.result
+    operands = [threads, count[-1].results[0], least, *captured]
     launch = tir.CallExternOp(name + LAUNCH_SUFFIX, operands)
-    rewriter.replace(op, [*count, threads, fewest, launch], [])
+    rewriter.replace(op, [*count, threads, *counting, launch], [])
 
 
-def least_trips(op: tir.ForOp, target: TargetAttr | None) -> int:
+def least_trips(
+    op: tir.ForOp, target: TargetAttr | None
+) -> tuple[list[Operation], int | SSAValue]:
     """The fewest trips for which `op` takes the thread pool: its target's
-    `parallel_min_ops` over the ops one trip runs (`ops_per_trip`), rounded
-    up.  Waking a worker and handing it a chunk costs about a microsecond
+    `parallel_min_ops` over the ops one trip runs (`Work`), rounded up, and
+    the ops that compute it before the loop where it is known only at run
+    time.  Waking a worker and handing it a chunk costs about a microsecond
     when it spins, and ten or more when it sleeps (a system call, and the
     wake-up of an idle CPU); a loop that runs fewer ops than that many
     microseconds' worth is faster on its caller alone.  0 where the body's
-    work is unknown (a call, a loop of run-time extent) or the target sets
-    no threshold."""
+    work is unknown (a call, a loop whose extent the body computes) or the
+    target sets no threshold."""
     floor = target.option(MIN_OPS) if target is not None else None
-    ops = ops_per_trip(op.body)
-    if not floor or floor < 1 or ops is None:
-        return 0
-    return -(-floor // max(ops, 1))
+    work = Work(op)
+    ops = work.region(op.body) if floor and floor > 0 else None
+    if ops is None:
+        work.discard()
+        return [], 0
+    if isinstance(ops, int):
+        return [], -(-floor // max(ops, 1))
+    one, limit = index(1), index(floor)
+    at_least_one = arith.MaxSIOp(ops, one)
+    least = arith.CeilDivSIOp(limit, at_least_one)
+    return [*work.ops, one, limit, at_least_one, least], least.result
 
 
-def ops_per_trip(region: Region) -> int | None:
-    """The ops one run of `region` executes, a loop's ops once per trip
-    (lowered vector loops count vectors, not elements); None where that is
-    not known at compile time: a loop whose trip count is not a constant, a
-    call, or an op with regions other than loops and conditionals (both
-    sides of an `scf.if` count)."""
-    total = 0
-    for op in region.block.ops:
-        ops = _ops_of(op)
-        if ops is None:
+class Work:
+    """The ops one trip of the parallel loop `loop` runs, a loop's ops once
+    per trip (lowered vector loops count vectors, not elements): a constant,
+    or where inner loops have run-time extents that `loop` does not compute
+    (merge-kernels' shared kernels take them as arguments) a value that `ops`
+    compute before it.  None where neither: a call, a loop whose bounds the
+    body computes, an op with regions other than loops and conditionals
+    (both sides of an `scf.if` count)."""
+
+    def __init__(self, loop: tir.ForOp):
+        self.loop = loop
+        self.ops: list[Operation] = []
+
+    def region(self, region: Region) -> int | SSAValue | None:
+        total: int | SSAValue = 0
+        for op in region.block.ops:
+            ops = self.op(op)
+            if ops is None:
+                return None
+            total = self._combine(arith.AddiOp, total, ops)
+        return total
+
+    def op(self, op: Operation) -> int | SSAValue | None:
+        """The ops that running `op` executes, itself included."""
+        if isinstance(op, tir.CallOp | tir.CallExternOp):
             return None
-        total += ops
-    return total
+        if isinstance(op, scf.ForOp | tir.ForOp):
+            trips = self._trips(op)
+            body = None if trips is None else self.region(op.body)
+            if trips is None or body is None:
+                return None
+            return self._combine(
+                arith.AddiOp, 1, self._combine(arith.MuliOp, trips, body)
+            )
+        total: int | SSAValue = 1
+        for inner in op.regions:
+            if not isinstance(op, scf.IfOp):
+                return None
+            ops = self.region(inner) if inner.blocks else 0
+            if ops is None:
+                return None
+            total = self._combine(arith.AddiOp, total, ops)
+        return total
 
+    def discard(self) -> None:
+        """Erases the ops made so far, unused: the count is not known."""
+        for op in reversed(self.ops):
+            op.erase()
+        self.ops.clear()
 
-def _ops_of(op: Operation) -> int | None:
-    """The ops that running `op` executes, itself included (`ops_per_trip`)."""
-    if isinstance(op, tir.CallOp | tir.CallExternOp):
-        return None
-    if isinstance(op, scf.ForOp | tir.ForOp):
+    def _trips(self, op: scf.ForOp | tir.ForOp) -> int | SSAValue | None:
         trips = _static_trips(op.lb, op.ub, op.step)
-        body = ops_per_trip(op.body)
-        return None if trips is None or body is None else 1 + trips * body
-    total = 1
-    for inner in op.regions:
-        if not isinstance(op, scf.IfOp):
+        if trips is not None:
+            return trips
+        if any(self._inside(v) for v in (op.lb, op.ub, op.step)):
             return None
-        ops = ops_per_trip(inner) if inner.blocks else 0
-        if ops is None:
-            return None
-        total += ops
-    return total
+        count = _trip_count(op.lb, op.ub, op.step)
+        self.ops.extend(count)
+        return count[-1].results[0]
+
+    def _inside(self, value: SSAValue) -> bool:
+        owner = value.owner
+        op = owner.parent_op() if isinstance(owner, Block) else owner
+        return op is not None and self.loop.is_ancestor(op)
+
+    def _combine(
+        self,
+        kind: type[arith.AddiOp | arith.MuliOp],
+        a: int | SSAValue,
+        b: int | SSAValue,
+    ) -> int | SSAValue:
+        """`a + b` or `a * b`, folded where both are constants or one is
+        the operation's identity."""
+        if isinstance(a, int) and isinstance(b, int):
+            return a + b if kind is arith.AddiOp else a * b
+        identity = 0 if kind is arith.AddiOp else 1
+        if a == identity or b == identity:
+            return b if a == identity else a
+        operands = []
+        for x in (a, b):
+            if isinstance(x, int):
+                self.ops.append(constant := index(x))
+                x = constant.result
+            operands.append(x)
+        self.ops.append(combined := kind(*operands))
+        return combined.result
 
 
 def _static_trips(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:
@@ -167,14 +231,14 @@ def _static_trips(lb: SSAValue, ub: SSAValue, step: SSAValue) -> int | None:
     return len(range(*bounds))  # type: ignore[misc]
 
 
-def _trip_count(op: tir.ForOp) -> list[Operation]:
-    """Ops computing the trip count of `op` (the last one's result): one
+def _trip_count(lb: SSAValue, ub: SSAValue, step: SSAValue) -> list[Operation]:
+    """Ops computing the trip count of a loop (the last one's result): one
     constant when its bounds and step are (the usual case: a schedule's
     tasks), else `ceildiv(max(ub - lb, 0), step)`."""
-    trips = _static_trips(op.lb, op.ub, op.step)
+    trips = _static_trips(lb, ub, step)
     if trips is not None:
         return [index(trips)]
     zero = index(0)
-    trips = arith.SubiOp(op.ub, op.lb)
-    clamped = arith.MaxSIOp(trips, zero)
-    return [zero, trips, clamped, arith.CeilDivSIOp(clamped, op.step)]
+    difference = arith.SubiOp(ub, lb)
+    clamped = arith.MaxSIOp(difference, zero)
+    return [zero, difference, clamped, arith.CeilDivSIOp(clamped, step)]

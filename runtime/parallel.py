@@ -3,9 +3,10 @@
 `convert-tir-to-scf` outlines the body of a parallel `tir.for` into a private
 function `@f(begin, end, captures...)` (marked `hetero.parallel_body`) and calls
 the declaration `@f.launch(threads, trips, least, captures...)`; `least`
-is the fewest trips worth the pool for the body's work, known at compile
-time (`hetero.lowering.outline_parallel_loops.least_trips`: a loop of
-constant trip count below it is not outlined at all).  After `lower-to-llvm`,
+is the fewest trips worth the pool for the body's work, counted at compile
+time or computed before the launch from run-time extents
+(`hetero.lowering.outline_parallel_loops.least_trips`: a loop of constant
+trip count below a constant `least` is not outlined at all).  After `lower-to-llvm`,
 `define_launchers` gives each such declaration a body in the `llvm` dialect:
 
     @f.launch: store the captures in a stack struct (the context), then

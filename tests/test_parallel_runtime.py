@@ -150,6 +150,39 @@ def test_a_loop_with_too_little_work_runs_on_its_caller_alone():
     """)
 
 
+ROWS = """
+tir.prim_func @rows(%x: memref<64x?xf32>, %y: memref<64x?xf32>) target #target.target<"llvm", {num_threads = 2 : i64}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %m = memref.dim %x, %c1 : memref<64x?xf32>
+  tir.for %i = %c0 to %c64 step %c1 parallel {
+    tir.for %j = %c0 to %m step %c1 {
+      %a = memref.load %x[%i, %j] : memref<64x?xf32>
+      %b = memref.load %y[%i, %j] : memref<64x?xf32>
+      %s = arith.addf %a, %b : f32
+      memref.store %s, %y[%i, %j] : memref<64x?xf32>
+    }
+  }
+}
+"""
+
+
+def test_a_loop_whose_rows_are_short_at_run_time_runs_on_its_caller_alone():
+    """64 rows of `m` elements, `m` known at run time (as merge-kernels'
+    shared kernels take their extents): a trip runs 2 + 5m ops, so under the
+    default 16384 ops the 64 trips are shared from m = 51 on."""
+    isolated(f"""
+        f = compile_cpu(parse_module({ROWS!r})).function("rows")
+        for m, loops in [(1, 0), (50, 0), (51, 1), (1000, 2)]:
+            x = np.arange(64 * m, dtype=np.float32).reshape(64, m)
+            y = np.ones_like(x)
+            f(x, y)
+            np.testing.assert_array_equal(y, x + 1)
+            assert pool_loops() == loops, (m, pool_loops())
+    """)
+
+
 def test_a_tiny_kernel_does_not_wake_the_pool():
     """`hetero.compile` of a small elementwise op: its parallel loop (8 rows
     of 16) is serial at compile time; the same on 2 threads as on 1, and

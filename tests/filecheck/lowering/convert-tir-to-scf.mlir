@@ -724,6 +724,40 @@ tir.prim_func @parallel_little_work(%a: memref<100x4xf32>)
 
 // -----
 
+// An inner loop of run-time extent that the parallel loop does not compute
+// (an argument, as merge-kernels' shared kernels take their extents): the
+// ops of one trip, 1 + 3 * trips(%m) + 1, and the fewest trips,
+// ceil(1000 / that), are computed before the launch.
+// CHECK-LABEL: func.func @parallel_run_time_work(%a: memref<?x?xf32>, %m: index)
+// CHECK:         %[[DIFF:.*]] = arith.subi %m, %c0 : index
+// CHECK-NEXT:    %[[CLAMPED:.*]] = arith.maxsi %[[DIFF]], %{{.*}} : index
+// CHECK-NEXT:    %[[TRIPS:.*]] = arith.ceildivsi %[[CLAMPED]], %c1 : index
+// CHECK-NEXT:    %[[THREE:.*]] = arith.constant 3 : index
+// CHECK-NEXT:    %[[BODY:.*]] = arith.muli %[[TRIPS]], %[[THREE]] : index
+// CHECK-NEXT:    %[[ONE:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[LOOP:.*]] = arith.addi %[[ONE]], %[[BODY]] : index
+// CHECK-NEXT:    %[[ONE2:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[OPS:.*]] = arith.addi %[[LOOP]], %[[ONE2]] : index
+// CHECK-NEXT:    %[[ONE3:.*]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[LIMIT:.*]] = arith.constant 1000 : index
+// CHECK-NEXT:    %[[SOME:.*]] = arith.maxsi %[[OPS]], %[[ONE3]] : index
+// CHECK-NEXT:    %[[LEAST:.*]] = arith.ceildivsi %[[LIMIT]], %[[SOME]] : index
+// CHECK-NEXT:    func.call @parallel_run_time_work_parallel0.launch(%{{.*}}, %{{.*}}, %[[LEAST]], %m, %a)
+tir.prim_func @parallel_run_time_work(%a: memref<?x?xf32>, %m: index)
+    target #target.target<"llvm", {parallel_min_ops = 1000 : i64}> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  tir.for %i = %c0 to %c64 step %c1 parallel {
+    tir.for %j = %c0 to %m step %c1 {
+      %x = memref.load %a[%i, %j] : memref<?x?xf32>
+      memref.store %x, %a[%i, %j] : memref<?x?xf32>
+    }
+  }
+}
+
+// -----
+
 // A target of one thread runs a parallel loop as a serial one: nothing is
 // outlined, no launcher is declared.
 // CHECK-LABEL: func.func @parallel_one_thread(%a: memref<?xf32>, %n: index)
