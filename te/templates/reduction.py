@@ -64,7 +64,10 @@ def _softmax(
     rows.  On a CPU each pass is vectorized: along the row when `axis` is
     the innermost one (`_softmax_along`), else across the innermost axis,
     neighbouring rows in the lanes (`_softmax_across`).  A row holding NaN
-    or +inf, or only -inf, is NaN (its maximum is)."""
+    or +inf, or only -inf, is NaN: the maximum is `fmax` (one `vmaxps`, a
+    quarter of `fmaximum`'s instructions), which may pass a NaN over, but
+    that element's `exp(x - max)` is NaN, and so is the sum every element
+    is divided by (or, for log-softmax, the log subtracted)."""
     (data,) = inputs
     require_float(op, data.element_type)
     axis = channel_axis(op, len(data.shape))
@@ -102,10 +105,10 @@ def _softmax_along(
 
     def fold_peak(e: Emitter, p: Index, j: Index) -> None:
         value = data.load(e, [*at, p])
-        e.store(e.fmaximum(e.load(peak, [j]), value), peak, [j])
+        e.store(e.fmax(e.load(peak, [j]), value), peak, [j])
 
     _lanes_over(body, size, lanes, fold_peak)
-    _halve(body, [peak], lanes, Emitter.fmaximum)
+    _halve(body, [peak], lanes, Emitter.fmax)
     top = body.load(peak, [0])
 
     def add_exp(e: Emitter, p: Index, j: Index) -> None:
@@ -157,7 +160,7 @@ def _softmax_across(
 
             def fold_peak(e: Emitter, where: list[Index], j: Index) -> None:
                 value = data.load(e, where)
-                e.store(e.fmaximum(e.load(peak, [j]), value), peak, [j])
+                e.store(e.fmax(e.load(peak, [j]), value), peak, [j])
 
             def shifted(e: Emitter, where: list[Index], j: Index) -> SSAValue:
                 return e.op(arith.SubfOp(data.load(e, where), e.load(peak, [j])))
