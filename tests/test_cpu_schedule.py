@@ -125,6 +125,39 @@ def test_dense_odd_sizes(m: int, n: int, k: int) -> None:
     _dense(m, n, k)
 
 
+@pytest.mark.parametrize("isa", isas.ISAS)
+@pytest.mark.parametrize(
+    "m, rows", [(50, {"avx512": 10, "avx2": 6}), (13, {"avx512": 7, "avx2": 5})]
+)
+def test_gemm_row_tiles_are_even(isa: str, m: int, rows: dict[str, int]) -> None:
+    """`m` rows in as many row tiles as the ISA's `mr` needs, of even
+    height: ViT's 50 tokens in five tiles of 10 rows on AVX-512, not five
+    of 12 whose last computes 10 rows of zeros; and the result right."""
+    t = tiles(isas.target(isa), f32)
+    x, w, out = (m, 64), (t.nr, 64), (m, t.nr)
+    text = _program(
+        f"%x: {_t(x)}, %w: {_t(w)}",
+        _t(out),
+        f"%r = relay.nn.dense %x, %w : ({_t(x)}, {_t(w)}) -> {_t(out)}",
+        options=isas.options(isa),
+    )
+    assert (rows[isa], t.nr) in local_buffer_shapes(text)
+    _check(text, x, w)
+
+
+def test_gemm_wide_output_splits_its_panels() -> None:
+    """GPT-2's output projection (128 rows, 50257 columns) at one thread:
+    the four tasks split the panels, each read by a whole cache block of
+    rows, so that the 154 MB weight streams twice, not four times."""
+    from hetero.te.schedules.cpu_gemm import Params, _blocks
+    from hetero.te.schedules.problems import Gemm
+
+    target = isas.target("avx512", num_threads=1)
+    g = Gemm(1, 128, 50257, 768, f32, None, None, None, b_along_k=True)  # type: ignore[arg-type]
+    blocks = _blocks(Params(g, target, tiles(target, f32)))
+    assert (blocks.row_blocks, blocks.panel_blocks) == (2, 2)
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_dense_bias_relu_any_thread_count(threads: int) -> None:
     _dense(37, 70, 19, threads, epilogue=True)
@@ -399,11 +432,11 @@ def test_micro_kernel_assembly(isa: str) -> None:
     stack (a spill; packed `a` may live on the stack, but it is read by
     `vbroadcastss`): the register tile fits the ISA's registers."""
     t = tiles(isas.target(isa), f32)
-    n = 4 * t.nr
+    m, n = 5 * t.mr, 4 * t.nr  # whole row tiles: `gemm` keeps `mr` rows
     text = _program(
-        f"%a: {_t((64, 64))}, %b: {_t((64, n))}",
-        _t((64, n)),
-        f"%r = relay.matmul %a, %b : ({_t((64, 64))}, {_t((64, n))}) -> {_t((64, n))}",
+        f"%a: {_t((m, 64))}, %b: {_t((64, n))}",
+        _t((m, n)),
+        f"%r = relay.matmul %a, %b : ({_t((m, 64))}, {_t((64, n))}) -> {_t((m, n))}",
         options=isas.options(isa),
     )
     inner = _reduction_step(hetero.compile(text).native.assembly())
