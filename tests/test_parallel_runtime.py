@@ -136,16 +136,16 @@ def test_many_consecutive_loops_reuse_the_same_workers():
 
 
 def test_a_loop_with_too_little_work_runs_on_its_caller_alone():
-    """The default `parallel_min_ops` (16384) over the body's 5 ops: 3277
+    """The default `parallel_min_ops` (262144) over the body's 5 ops: 52429
     trips at least.  Fewer run serially on the calling thread, decided at run
     time (the trip count is the array's): the pool hands out no loop and
     starts no worker; more take the pool."""
     isolated("""
         f = accumulate(2, min_ops=None)
-        for n in [0, 1, 2, 1000, 3276]:
+        for n in [0, 1, 2, 1000, 52428]:
             check(f, n, launches=20)
         assert pool_loops() == 0 and pool_workers() == 0
-        check(f, 3277, launches=3)
+        check(f, 52429, launches=3)
         assert pool_loops() == 3 and pool_workers() == 1
     """)
 
@@ -171,10 +171,10 @@ tir.prim_func @rows(%x: memref<64x?xf32>, %y: memref<64x?xf32>) target #target.t
 def test_a_loop_whose_rows_are_short_at_run_time_runs_on_its_caller_alone():
     """64 rows of `m` elements, `m` known at run time (as merge-kernels'
     shared kernels take their extents): a trip runs 2 + 5m ops, so under the
-    default 16384 ops the 64 trips are shared from m = 51 on."""
+    default 262144 ops the 64 trips are shared from m = 819 on."""
     isolated(f"""
         f = compile_cpu(parse_module({ROWS!r})).function("rows")
-        for m, loops in [(1, 0), (50, 0), (51, 1), (1000, 2)]:
+        for m, loops in [(1, 0), (818, 0), (819, 1), (2000, 2)]:
             x = np.arange(64 * m, dtype=np.float32).reshape(64, m)
             y = np.ones_like(x)
             f(x, y)

@@ -37,7 +37,7 @@ _LLVM_OPTIONS = {
     ),
     "parallel_min_ops": OptionSpec(
         int,
-        default=16384,
+        default=262144,
         doc="a parallel loop that runs fewer ops (trips times its body's, counted "
         "at compile time; decided at run time for a run-time trip count) runs on "
         "its caller alone, without waking the thread pool; 0: every loop shares",

@@ -640,11 +640,11 @@ tir.prim_func @extern(%x: f32) -> f32 {
 // Parallel loops: the body is outlined over an iteration range, captured
 // values are parameters (constants are repeated), and the launcher is called
 // with the thread count, the trip count and the fewest trips worth the pool:
-// the target's parallel_min_ops (16384 by default) over the body's 3 ops.
+// the target's parallel_min_ops (262144 by default) over the body's 3 ops.
 // CHECK-LABEL: func.func @parallel(%a: memref<?xf32>, %n: index)
 // CHECK:         %[[TRIPS:.*]] = arith.ceildivsi %{{.*}}, %c2 : index
 // CHECK-NEXT:    %[[T:.*]] = arith.constant 3 : i32
-// CHECK-NEXT:    %[[LEAST:.*]] = arith.constant 5462 : index
+// CHECK-NEXT:    %[[LEAST:.*]] = arith.constant 87382 : index
 // CHECK-NEXT:    func.call @parallel_parallel0.launch(%[[T]], %[[TRIPS]], %[[LEAST]], %a) : (i32, index, index, memref<?xf32>) -> ()
 // CHECK-LABEL: func.func private @parallel_parallel0(%{{.*}}: index, %{{.*}}: index, %a: memref<?xf32>) attributes {hetero.parallel_body}
 // CHECK:         scf.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
@@ -786,7 +786,7 @@ tir.prim_func @parallel_one_thread(%a: memref<?xf32>, %n: index)
 // (HETERO_NUM_THREADS, else the CPUs the process may use).
 // CHECK-LABEL: func.func @parallel_default_threads(%a: memref<?xf32>, %n: index)
 // CHECK:         %[[T:.*]] = arith.constant 0 : i32
-// CHECK-NEXT:    arith.constant 5462 : index
+// CHECK-NEXT:    arith.constant 87382 : index
 // CHECK-NEXT:    func.call @parallel_default_threads_parallel0.launch(%[[T]], %{{.*}}, %{{.*}}, %a)
 tir.prim_func @parallel_default_threads(%a: memref<?xf32>, %n: index)
     target #target.target<"llvm"> {
