@@ -110,10 +110,11 @@ def test_gemm_micro_kernel_is_neon_fmla() -> None:
     registers, each `a` scalar multiplied as a lane (`v.s[0]`), and no
     register to or from the stack; nothing of x86 in the whole module."""
     t = tiles(NEON, f32)
-    a, b = (64, 64), (64, 4 * t.nr)
-    body = f"%r = relay.matmul %a, %b : ({_t(a)}, {_t(b)}) -> {_t((64, b[1]))}"
+    a, b = (5 * t.mr, 64), (64, 4 * t.nr)  # whole row tiles: `gemm` keeps `mr` rows
+    out = (a[0], b[1])
+    body = f"%r = relay.matmul %a, %b : ({_t(a)}, {_t(b)}) -> {_t(out)}"
     assembly = hetero.compile(
-        _program(f"%a: {_t(a)}, %b: {_t(b)}", _t((64, b[1])), body)
+        _program(f"%a: {_t(a)}, %b: {_t(b)}", _t(out), body)
     ).native.assembly()
     step = _reduction_step(assembly)
     assert len(FMLA.findall(step)) == t.mr * t.nr // t.lanes
