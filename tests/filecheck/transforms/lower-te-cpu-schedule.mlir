@@ -1,12 +1,13 @@
 // RUN: hetero-opt %s --split-input-file -p lower-te | filecheck %s
 
 // The CPU schedule of matmul (te/schedules/cpu_gemm.py) for an AVX2 target
-// (8 lanes, 16 registers: 6 x 16 register tiles) on 2 threads; 13 x 33 is a
-// multiple of neither.  B is packed into zero-padded 16-wide panels by one
+// (8 lanes, 16 registers: register tiles of at most 6 x 16) on 2 threads:
+// 13 rows take three row tiles, so each is 5 rows high (`_even_rows`), and
+// 13 x 33 is a multiple of neither 5 nor 16.  B is packed into zero-padded 16-wide panels by one
 // parallel loop (the last panel holds 1 column), then a parallel loop over
 // blocks of row tiles packs its rows of A (zero rows past 13) and runs the
 // register tile over each (panel, row tile): zeroed, one fused multiply-add
-// per k (A broadcast, B a vector), then stored whole or, at the edges, 1 row
+// per k (A broadcast, B a vector), then stored whole or, at the edges, 3 rows
 // and/or 1 column.
 // CHECK-LABEL: tir.prim_func @mm_tir
 // CHECK:         %[[PB:.*]] = tir.alloc : memref<1x3x5x16xf32>
@@ -17,9 +18,9 @@
 // CHECK-NEXT:          %[[V:.*]] = memref.load %1[%[[K]], %[[N]]] : memref<5x33xf32>
 // CHECK-NEXT:          memref.store %[[V]], %[[PB]][%{{.*}}, %{{.*}}, %[[K]], %[[J]]]
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:           %[[PA:.*]] = tir.alloc : memref<1x5x6xf32>
+// CHECK:           %[[PA:.*]] = tir.alloc : memref<1x5x5xf32>
 // CHECK:           memref.store %{{.*}}, %[[PA]]
-// CHECK:           %[[ACC:.*]] = tir.alloc : memref<6x16xf32, "local">
+// CHECK:           %[[ACC:.*]] = tir.alloc : memref<5x16xf32, "local">
 // CHECK-NEXT:      tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
 // CHECK-NEXT:        tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
 // CHECK-NEXT:          memref.store %{{.*}}, %[[ACC]]
@@ -98,9 +99,9 @@ builtin.module {
 // starts from zeros, accumulates over all of k and is stored to the output
 // (with the epilogue) once.
 // CHECK-LABEL: tir.prim_func @mk_tir
-// CHECK:         %[[PA:.*]] = tir.alloc : memref<1x300x6xf32>
-// CHECK-NOT:     tir.alloc : memref<1x1x6x16xf32>
-// CHECK:           %[[ACC:.*]] = tir.alloc : memref<6x16xf32, "local">
+// CHECK:         %[[PA:.*]] = tir.alloc : memref<1x300x5xf32>
+// CHECK-NOT:     tir.alloc : memref<1x1x5x16xf32>
+// CHECK:           %[[ACC:.*]] = tir.alloc : memref<5x16xf32, "local">
 // CHECK-NEXT:      tir.for %{{.*}} unrolled {
 // CHECK-NEXT:        tir.for %{{.*}} vectorized {
 // CHECK-NEXT:          memref.store %{{.*}}, %[[ACC]]

@@ -6,9 +6,9 @@
 // applies the elementwise epilogue as it stores each element of a register
 // tile: no intermediate buffer; the prim_func's target is the kernel's
 // device's; calls are marked with the lowered symbol, calls of Extern
-// functions with the external symbol.  The register tile is the target's:
-// 12 x 32 with AVX-512's 32 vector registers, 6 x 16 with AVX2's 16 (the
-// RUN lines pin each in turn).
+// functions with the external symbol.  The register tile is the target's
+// width, 32 columns with AVX-512, 16 with AVX2 (the RUN lines pin each in
+// turn), and the dense's 2 rows high (`_even_rows`: at most 12 or 6).
 #cpu = #target.vdevice<cpu:0, target = #target.target<"llvm", {@ISA@}>>
 
 builtin.module {
@@ -32,8 +32,8 @@ builtin.module {
 // AVX512:     tir.prim_func @k_tir(%0: memref<2x3xf32>, %1: memref<4x3xf32>, %2: memref<4xf32>, %3: memref<2x4xf32>) target #target.target<"llvm", {mcpu = "skylake-avx512", mattr = ["+avx512f"]}> attributes {tir.noalias = true} {
 // AVX2:       tir.prim_func @k_tir(%0: memref<2x3xf32>, %1: memref<4x3xf32>, %2: memref<4xf32>, %3: memref<2x4xf32>) target #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}> attributes {tir.noalias = true} {
 // CHECK-NOT:    tir.alloc : memref<2x4xf32>
-// AVX512:       %[[ACC:.*]] = tir.alloc : memref<12x32xf32, "local">
-// AVX2:         %[[ACC:.*]] = tir.alloc : memref<6x16xf32, "local">
+// AVX512:       %[[ACC:.*]] = tir.alloc : memref<2x32xf32, "local">
+// AVX2:         %[[ACC:.*]] = tir.alloc : memref<2x16xf32, "local">
 // CHECK:        arith.addf %{{.*}}, %{{.*}} fastmath<contract> : f32
 // CHECK:        tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
 // CHECK-NEXT:     tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
