@@ -159,6 +159,30 @@ def _element_loops(text: str) -> list[tir.ForOp]:
 
 @pytest.mark.parametrize("isa", isas.ISAS)
 @pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("axis", [-1, 0])
+def test_nan_the_maximum_passes_over(isa: str, op: str, axis: int) -> None:
+    """The row maximum is `fmax`, which may pass a NaN or keep it
+    depending on the lane and order it meets it in; whichever, that
+    element's `exp(x - max)`, the row's sum and so every result of the row
+    is NaN, as interpreted: a NaN or +inf first, in the middle of a vector
+    of partial results, last, in the tail past the whole vectors, and a row
+    of -inf, in rows longer than the partial results of either ISA."""
+    x = np.random.default_rng(5).standard_normal((6, 101)).astype(np.float32)
+    for row, (place, value) in enumerate(
+        [(0, np.nan), (37, np.nan), (100, np.nan), (70, np.inf), (99, np.nan)]
+    ):
+        x[row, place] = value
+    x[5] = -np.inf
+    x = x if axis == -1 else np.ascontiguousarray(x.T)
+    text = _program(op, x.shape, axis, isas.options(isa))
+    expected = run_text(text, x)
+    compiled = hetero.compile(text)(x)
+    assert np.isnan(expected).sum() == 6 * 101
+    np.testing.assert_array_equal(np.isnan(compiled), np.isnan(expected))
+
+
+@pytest.mark.parametrize("isa", isas.ISAS)
+@pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("shape, axis", [((8, 256), -1), ((4, 32, 64), 1)])
 def test_passes_are_vector_code(
     isa: str, op: str, shape: tuple[int, ...], axis: int
