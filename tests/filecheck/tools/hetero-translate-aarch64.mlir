@@ -1,7 +1,8 @@
 // RUN: hetero-translate %s --emit=asm | filecheck %s
 
 // An aarch64 target (`mtriple`) on any host: AArch64 code from LLVM's cross
-// target.  The parallel loop calls the thread pool (whose AArch64 build
+// target.  The parallel loop (outlined however small: parallel_min_ops = 0)
+// calls the thread pool (whose AArch64 build
 // `hetero-translate --emit=runtime-obj` writes), and its body's vectorized
 // exp, log, tanh and erf (`approximate-math`) are straight-line NEON code on
 // 4-lane `v` registers: no call of the C library, nothing of x86.
@@ -13,7 +14,7 @@
 // CHECK-NOT:     {{bl[[:space:]]|expf|logf|tanhf|erff|%[xyz]mm}}
 // CHECK:       .Lfunc_end1:
 tir.prim_func @activations(%x: memref<64x1024xf32>, %y: memref<64x1024xf32>)
-    target #target.target<"llvm", {mtriple = "aarch64-linux-gnu", num_threads = 2}> {
+    target #target.target<"llvm", {mtriple = "aarch64-linux-gnu", num_threads = 2, parallel_min_ops = 0}> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
