@@ -31,7 +31,9 @@ across calls; 64-byte alignment at least, the size rounded up to it), the
 result checked for null first (`check_allocations`: a failed allocation
 returns from the function), `memref.view` the source pointer advanced by its byte shift (how
 `plan-memory`'s arenas are carved), `memref.cast` the same pointer with the
-result's dynamic sizes (how `merge-kernels` passes buffers), `memref.dim` a constant or a size, and
+result's dynamic sizes (how `merge-kernels` passes buffers), a static
+`memref.reinterpret_cast` at offset 0 the same pointer (how `lower-aot-main`
+views an output with a shape of its own), `memref.dim` a constant or a size, and
 `memref.extract_aligned_pointer_as_index` the pointer as an integer.  Between the conversion of a
 memref's producer and of its users the memref is an
 `unrealized_conversion_cast` of its pointer and sizes (its "descriptor").
@@ -530,6 +532,26 @@ class ViewLowering(MemRefPattern):
         self.replace(op, rewriter, [materialize(pointer, sizes, t)])
 
 
+class ReinterpretCastLowering(MemRefPattern):
+    """Lowers a static `memref.reinterpret_cast` at offset 0 (how
+    `lower-aot-main` views an output with its producer's shape) to the same
+    pointer."""
+
+    @lowering
+    def match_and_rewrite(
+        self, op: memref.ReinterpretCastOp, rewriter: PatternRewriter, /
+    ):
+        if (found := descriptor(op.source)) is None:
+            return
+        t = self.check(op.result.type, op)
+        if op.offsets or op.sizes or op.strides or any(op.static_offsets.get_values()):
+            raise HeteroError(
+                "memref.reinterpret_cast: only static views at offset 0 are supported",
+                op,
+            )
+        self.replace(op, rewriter, [materialize(found[0], [], t)])
+
+
 class CastLowering(MemRefPattern):
     """Lowers `memref.cast` (a memref with fewer static sizes, or more) to
     the same pointer with the result's dynamic sizes: the source's sizes of
@@ -646,6 +668,7 @@ PATTERNS: tuple[type[ToLLVMPattern], ...] = (
     PrefetchLowering,
     AllocLowering,
     ViewLowering,
+    ReinterpretCastLowering,
     CastLowering,
     DeallocLowering,
     DimLowering,

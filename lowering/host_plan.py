@@ -4,7 +4,8 @@
 Python (`hetero.runtime.profiler`), on a `HostPlan` that the compiler makes
 here of the `tir` host function.  Only host functions made of what
 `lower-aot-main` and `plan-memory` emit for CPU kernels are replayed: static
-`tir.alloc`s, `memref.view`s at constant offsets, `tir.call`s of kernels and
+`tir.alloc`s, `memref.view`s at constant offsets, static `memref.reinterpret_cast`s,
+`tir.call`s of kernels and
 the return; anything else (a loop, an external call, a GPU launch) is an
 error naming the op.
 """
@@ -58,6 +59,13 @@ def _buffer(op: Operation, values: dict[SSAValue, int]) -> Buffer:
                 values[op.source],
                 offset,
             )
+    if static and isinstance(op, memref.ReinterpretCastOp) and op.source in values:
+        return Buffer(
+            tuple(type.get_shape()),
+            element_dtype(type.element_type),
+            values[op.source],
+            0,
+        )
     raise HeteroError(
         f"profile: the host function's '{op.name}' is not replayed (static buffers, "
         "views and kernel calls only)",

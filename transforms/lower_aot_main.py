@@ -16,7 +16,11 @@ sequence as TVM's AOT executor does, as a public `tir.prim_func
   `Extern` function, the external codegen's symbol), a copy loop nest per
   `relay.device_copy` between CPU devices.  Each value returned is written
   straight into its output memref by its producer; a returned parameter or
-  constant, or a value returned twice, is copied there.  Tuples and
+  constant, or a value returned twice, is copied there.  A returned reshape
+  is a view: the producer of its input writes into the output memref
+  reinterpreted with the input's shape, and the reshape kernel (a copy) is
+  not called, when that input is a kernel's static result read by nothing
+  else, on the CPU.  Tuples and
   `relay.get_item` only regroup buffers: they cost nothing at run time.
 
 The relay functions stay (the module still verifies and interprets); only the
@@ -29,8 +33,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from math import prod
 
 from xdsl.context import Context
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import (
     ArrayAttr,
     IntegerAttr,
@@ -86,6 +92,11 @@ the CPU, and CUDA GPUs, whose buffers in a host function are managed memory
 (`hetero.runtime.cuda`)."""
 
 
+RESHAPES = (relay.ReshapeOp, relay.FlattenOp, relay.SqueezeOp, relay.ExpandDimsOp)
+"""The view ops (`VIEW_OPS`) that keep the row-major order of the elements:
+a kernel of one of them only copies."""
+
+
 def _check_cpu(device: VirtualDeviceAttr, op: Operation) -> None:
     """Host-side copies are plain loops, so both ends must be host-accessible."""
     if device.device_type not in HOST_ACCESSIBLE:
@@ -135,6 +146,8 @@ class _HostBuilder:
     returned: dict[SSAValue, Buffers] = field(default_factory=dict)
     """Values that their producer writes straight into output memrefs (a
     tuple returned whole, such as a prim_func's results, into several)."""
+    skipped: set[Operation] = field(default_factory=set)
+    """Calls of reshape kernels whose input is written into their output."""
 
     def lower(
         self, params: tuple[SSAValue, ...], constants: tuple[SSAValue, ...]
@@ -149,6 +162,8 @@ class _HostBuilder:
         outputs = iter(self.outputs)
         for leaf in returned_leaves(terminator.operands[0]):
             self.returned.setdefault(leaf, _take(leaf.type, outputs))
+        for leaf, output in list(self.returned.items()):
+            self._view_reshaped(leaf, output)
         for op in ops:
             self._lower_op(op)
 
@@ -158,6 +173,8 @@ class _HostBuilder:
                 pass  # a host parameter already
             case relay.OnDeviceOp():
                 self.buffers[op.results[0]] = self.buffers[op.operands[0]]
+            case relay.CallOp() if op in self.skipped:
+                self.buffers[op.results[0]] = self.returned[op.results[0]]
             case relay.CallOp() if (symbol := self._kernel(op)) is not None:
                 self._call(op, symbol)
             case relay.CallOp():
@@ -188,6 +205,53 @@ class _HostBuilder:
                     "(only lowered calls, constants and CPU device copies are supported)",
                     op,
                 )
+
+    def _view_reshaped(self, leaf: SSAValue, output: Buffers) -> None:
+        """A returned reshape is a view: its input's producer writes into
+        `output` viewed with the input's shape, and the reshape's copy kernel
+        is not called.  Only for a kernel's result that nothing else reads
+        (a parameter or constant must still be copied), of a static shape."""
+        call, source = leaf.owner, None
+        if isinstance(call, relay.CallOp) and self._is_reshape(call):
+            source = call.operands[0]
+        if source is None or source in self.returned or not source.has_one_use():
+            return
+        producer = source.owner
+        if not isinstance(producer, relay.CallOp) or self._kernel(producer) is None:
+            return
+        t, out_type = source.type, output.type  # type: ignore[union-attr]
+        if not isinstance(t, TensorType) or not isinstance(out_type, MemRefType):
+            return
+        shape = t.get_shape()
+        device = device_of(source)
+        if any(d < 0 for d in shape) or device and device.device_type != DeviceType.cpu:
+            return
+        strides = [prod(shape[d + 1 :]) for d in range(len(shape))]
+        view = memref.ReinterpretCastOp.from_dynamic(
+            output,  # type: ignore[arg-type]
+            [0],
+            list(shape),
+            strides,
+            MemRefType(t.element_type, shape),
+        )
+        self.returned[source] = self.emitter.op(view)
+        self.skipped.add(call)
+
+    def _is_reshape(self, call: relay.CallOp) -> bool:
+        """Whether `call` runs a kernel lowered from a function that is one
+        reshape of its parameter."""
+        if self._kernel(call) is None:
+            return False
+        function = self.callees.get(call.callee.string_value())
+        if not isinstance(function, relay.FuncOp) or len(function.args) != 1:
+            return False
+        ops = list(function.body.block.ops)
+        return (
+            len(ops) == 2
+            and type(ops[0]) in RESHAPES
+            and tuple(ops[0].operands) == tuple(function.args)
+            and tuple(ops[1].operands) == tuple(ops[0].results)
+        )
 
     def _kernel(self, op: relay.CallOp) -> SymbolRefAttr | None:
         """What a call runs: the symbol lower-te marked it with, or the callee
