@@ -24,6 +24,7 @@ is, so that `import hetero` (which exports `compile`) stays cheap for tools.
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,7 +36,6 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     SymbolRefAttr,
     TensorType,
-    TupleType,
     UnitAttr,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -46,7 +46,6 @@ from hetero.runtime.compiled import (
     CompiledFunction,
     CompiledFunctionError,
     Signature,
-    Structure,
     by_position,
 )
 from hetero.utils import progress
@@ -55,14 +54,6 @@ from hetero.utils.diagnostics import HeteroError, warn
 if TYPE_CHECKING:
     from hetero.dialects.tir import PrimFuncOp
     from hetero.runtime.profiler import HostPlan, Profile
-
-
-def _structure(type: Attribute, counter: list[int]) -> Structure:
-    """The nesting of a result type, leaves numbered in order."""
-    if isinstance(type, TupleType):
-        return tuple(_structure(t, counter) for t in type.types.data)
-    counter[0] += 1
-    return counter[0] - 1
 
 
 def _signature(type: object, label: str, name: str | None = None) -> Signature:
@@ -406,7 +397,7 @@ def _compile_static(
     (its progress on stderr: `hetero.utils.progress`)."""
     from hetero.dialects import tir
     from hetero.dialects.relay import FuncOp
-    from hetero.dialects.relay.functions import tensor_types
+    from hetero.dialects.relay.functions import tensor_types, unflatten
     from hetero.lowering.cpu_codegen import compile_cpu
     from hetero.lowering.cuda_codegen import compile_cuda, has_gpu_functions
     from hetero.lowering.host_plan import host_plan
@@ -465,7 +456,7 @@ def _compile_static(
             _signature(t, f"output #{i}")
             for i, t in enumerate(tensor_types(main.result_type))
         ),
-        _structure(main.result_type, [0]),
+        unflatten(main.result_type, itertools.count()),
         tuple(map(ResidentArray, decoded))
         if isinstance(native, GpuProgram)
         else decoded,

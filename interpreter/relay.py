@@ -70,7 +70,7 @@ from hetero.dialects.relay import (
     wide,
     winograd_tile,
 )
-from hetero.dialects.relay.functions import tensor_types
+from hetero.dialects.relay.functions import tensor_types, unflatten
 from hetero.dialects.tir import PrimFuncOp
 from hetero.interpreter.tir import run_prim_func
 from hetero.utils.dense_resources import resource_bytes
@@ -601,7 +601,7 @@ class _Machine:
         ]
         inputs = [np.ascontiguousarray(a) for a in args]
         run_prim_func(self.module, callee, *inputs, *outputs)
-        return _structure(result, iter(outputs))
+        return unflatten(result, iter(outputs))
 
     def call_indirect(self, op: Operation, args: list[Value], env: Env) -> Value:
         """Each application gets its own layer over the captured environment,
@@ -621,13 +621,6 @@ class _Machine:
         branch = if_op.true_branch if bool(args[0]) else if_op.false_branch
         (result,) = self.run_block(branch.block, env)
         return result
-
-
-def _structure(type_: Attribute, arrays: Iterator[np.ndarray]) -> Value:
-    """Flat `arrays` shaped as a value of `type_` (tuples nested alike)."""
-    if isinstance(type_, TupleType):
-        return tuple(_structure(t, arrays) for t in type_.types.data)
-    return next(arrays)
 
 
 def _checked_result(op: Operation, value: Value) -> Value:

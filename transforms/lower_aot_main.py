@@ -31,7 +31,7 @@ copies to non-CPU devices) is a located `HeteroError`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from math import prod
 
@@ -54,7 +54,7 @@ from xdsl.traits import SymbolTable
 
 from hetero.analysis.devices import device_of
 from hetero.dialects import relay, tir
-from hetero.dialects.relay.functions import tensor_types
+from hetero.dialects.relay.functions import tensor_types, unflatten
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
 from hetero.dialects.target.config import module_config
 from hetero.dialects.target.kind import DeviceType
@@ -125,14 +125,6 @@ Buffers = SSAValue | tuple["Buffers", ...]
 """A relay value's storage: a memref, or (for a tuple) its elements' storage."""
 
 
-def _take(type: Attribute, outputs: Iterator[SSAValue]) -> Buffers:
-    """The next output memrefs for a returned value of `type`, structured
-    like it."""
-    if isinstance(type, TupleType):
-        return tuple(_take(t, outputs) for t in type.types.data)
-    return next(outputs)
-
-
 @dataclass
 class _HostBuilder:
     """Writes the body of the host function for one relay entry function."""
@@ -161,7 +153,7 @@ class _HostBuilder:
         assert isinstance(terminator, relay.ReturnOp)
         outputs = iter(self.outputs)
         for leaf in returned_leaves(terminator.operands[0]):
-            self.returned.setdefault(leaf, _take(leaf.type, outputs))
+            self.returned.setdefault(leaf, unflatten(leaf.type, outputs))
         for leaf, output in list(self.returned.items()):
             self._view_reshaped(leaf, output)
         for op in ops:

@@ -4,8 +4,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import cast
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, TypeVar, cast
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -518,6 +518,18 @@ def tensor_types(type: Attribute) -> list[Attribute]:
     if isinstance(type, TupleType):
         return [t for element in type.types.data for t in tensor_types(element)]
     return [type]
+
+
+_Leaf = TypeVar("_Leaf")
+
+
+def unflatten(type: Attribute, leaves: Iterator[_Leaf]) -> _Leaf | tuple[Any, ...]:
+    """The inverse of `tensor_types`: the next of `leaves` for each tensor of
+    `type`, nested as its tuples are (a kernel's flat buffers as the value
+    they hold, or the leaves' numbers with `itertools.count()`)."""
+    if isinstance(type, TupleType):
+        return tuple(unflatten(t, leaves) for t in type.types.data)
+    return next(leaves)
 
 
 def _check_prim_func_call(
