@@ -7,7 +7,9 @@ spent most of their time in those calls.  This pass, run on CPU code before
 ops, on scalars and vectors of any width alike, into `arith` code: range
 reduction, a polynomial, reconstruction, as MLIR's
 `math-polynomial-approximation` does.  Other element types keep
-`convert-math-to-llvm`'s lowering; GPU kernels never see this pass.
+`convert-math-to-llvm`'s lowering.  GPU kernels get only the `erf` expansion
+(`convert-gpu-to-nvvm`: there is no C library there, and PTX's approximate
+`ex2` and `lg2` serve the others).
 
 * `exp(x) = 2^n · e^r`, `n = round(x / ln 2)`, `r = x - n ln 2` (Cody and
   Waite's two-part ln 2), `e^r = 1 + r + r² P(r)`.  `2^n` is applied in two
@@ -291,7 +293,10 @@ def erf(b: Builder, x: SSAValue) -> SSAValue:
     return b.copysign(result, x)  # odd, and -0 stays -0
 
 
-APPROXIMATIONS: dict[type[Operation], Callable[[Builder, SSAValue], SSAValue]] = {
+Expansion = Callable[[Builder, SSAValue], SSAValue]
+"""Builds an op's expansion at the builder's point, from the op's operand."""
+
+APPROXIMATIONS: dict[type[Operation], Expansion] = {
     math.ExpOp: exp,
     math.LogOp: log,
     math.TanhOp: tanh,
@@ -301,11 +306,16 @@ APPROXIMATIONS: dict[type[Operation], Callable[[Builder, SSAValue], SSAValue]] =
 
 
 class ApproximateF32(RewritePattern):
-    """Replaces an op of `APPROXIMATIONS` on f32 (or a vector of it) by its
-    expansion."""
+    """Replaces an op of `expansions` (by default `APPROXIMATIONS`) on f32 (or
+    a vector of it) by its expansion."""
+
+    def __init__(
+        self, expansions: dict[type[Operation], Expansion] = APPROXIMATIONS
+    ) -> None:
+        self.expansions = expansions
 
     def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /):
-        expand = APPROXIMATIONS.get(type(op))
+        expand = self.expansions.get(type(op))
         if expand is None:
             return
         t = op.results[0].type

@@ -29,9 +29,10 @@ intrinsics, which is what MLIR's `nvvm` ops translate to anyway.
    on `f32` into PTX's approximate `ex2`/`lg2`/`sin`/`cos` with a scale
    (TVM's CUDA fast-math does the same), and `pow` into `ex2` and `lg2` with
    C's signs and special cases (`_pow`); `SUPPORTED` lists the intrinsics
-   NVPTX lowers natively.  A `math` op needing any other intrinsic or a C
-   library function is an error at the op (checked first, `math_problem`),
-   never an LLVM abort later.
+   NVPTX lowers natively.  `erf` on f32, a C library function, is expanded
+   first into `approximate-math`'s polynomial (`LIBM_EXPANSIONS`).  A `math`
+   op needing any other intrinsic or a C library function is an error at the
+   op (checked first, `math_problem`), never an LLVM abort later.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ from xdsl.traits import SymbolTable
 from xdsl.utils.type import get_element_type_or_self
 
 from hetero.dialects import llvm_ops
+from hetero.lowering.approximate_math import APPROXIMATIONS, ApproximateF32
 from hetero.lowering.conversion import constant, intrinsic
 from hetero.lowering.convert_math_to_llvm import INTRINSICS, LIBM
 from hetero.lowering.convert_memref_to_llvm import materialize
@@ -292,6 +294,13 @@ class MathIntrinsicLowering(RewritePattern):
             rewrite(op, rewriter)
 
 
+LIBM_EXPANSIONS = {op: f for op, f in APPROXIMATIONS.items() if op in LIBM}
+"""C library functions that `approximate-math` expands on f32 into plain
+arithmetic, which runs on the GPU as it does on the CPU (the same code and
+error bound): `erf`, so that GELU runs there.  The other math ops keep PTX's
+approximate intrinsics (`INTRINSIC_REWRITES`), faster on the GPU."""
+
+
 def _supported(name: str) -> bool:
     return name in INTRINSIC_REWRITES or name.startswith(SUPPORTED)
 
@@ -345,6 +354,9 @@ def reject_unsupported(device: gpu.ModuleOp) -> None:
 
 def lower_device_module(device: gpu.ModuleOp, ctx: Context) -> None:
     """Lower the contents of one `gpu.module` in place to the `llvm` dialect."""
+    PatternRewriteWalker(
+        ApproximateF32(LIBM_EXPANSIONS), apply_recursively=False
+    ).rewrite_module(device)  # type: ignore[arg-type]
     for op in device.walk():
         if (why := math_problem(op) or call_problem(op)) is not None:
             raise HeteroError(f"{PASS}: {why}", op)

@@ -115,6 +115,7 @@ OPS: dict[str, tuple[list[list[int]], Build]] = {
     "tanh": ([[7, 9]], lambda p: relay.TanhOp(p[0])),
     "sigmoid": ([[300]], lambda p: relay.SigmoidOp(p[0])),
     "exp": ([[2, 3, 4]], lambda p: relay.ExpOp(p[0])),
+    "erf": ([[300]], lambda p: relay.ErfOp(p[0])),
     "transpose": ([[2, 3, 4]], lambda p: relay.TransposeOp(p[0], axes=(1, 2, 0))),
     "softmax": ([[3, 17]], lambda p: relay.SoftmaxOp(p[0])),
     "softmax-axis": ([[2, 5, 3]], lambda p: relay.SoftmaxOp(p[0], axis=1)),
@@ -423,18 +424,18 @@ def test_kernels_compile_in_workers_to_the_same_ptx() -> None:
 
 def test_an_error_in_a_compile_worker_is_located_here() -> None:
     """The worker's error is raised again in this process, at the op of the
-    module given (line 16: the first kernel's `math.erf`)."""
-    text = _kernels(2).replace("math.log", "math.erf", 1)
+    module given (line 16: the first kernel's `math.cbrt`)."""
+    text = _kernels(2).replace("math.log", "math.cbrt", 1)
     with pytest.raises(
-        HeteroError, match=r"^<string>:16:\d+: .*'math.erf' is a C library"
+        HeteroError, match=r"^<string>:16:\d+: .*'math.cbrt' is a C library"
     ):
         compile_gpu(parse_module(text), jobs=2)
 
 
 def test_unsupported_math_is_a_diagnostic() -> None:
     """Not an LLVM abort: a located error naming the op."""
-    text = HANDWRITTEN.replace("ARCH", "sm_90").replace("math.log", "math.erf")
-    with pytest.raises(HeteroError, match="'math.erf' is a C library function"):
+    text = HANDWRITTEN.replace("ARCH", "sm_90").replace("math.log", "math.cbrt")
+    with pytest.raises(HeteroError, match="'math.cbrt' is a C library function"):
         compile_gpu(parse_module(text))
 
 
@@ -506,6 +507,15 @@ tir.prim_func @k(%a: memref<64xf32>) target #target.target<"cuda"> {
 def test_math_without_libdevice(op: str, ptx_instruction: str, tmp_path: Path) -> None:
     [ptx] = compile_gpu(parse_module(MATH.replace("OP", op)))
     assert ptx_instruction in ptx.ptx
+    assemble(ptx, tmp_path)
+
+
+def test_erf_without_libdevice(tmp_path: Path) -> None:
+    """`erf` on f32 (GELU) is `approximate-math`'s polynomial, as on the CPU:
+    FMAs and no call of the C library's `erff`, which the GPU lacks."""
+    [ptx] = compile_gpu(parse_module(MATH.replace("OP", "math.erf")))
+    assert "fma.rn.f32" in ptx.ptx
+    assert "call" not in ptx.ptx
     assemble(ptx, tmp_path)
 
 
