@@ -40,6 +40,10 @@ BENCHMARKS = {
         "bench.gpu_onnx",
         "ONNX models (squeezenet, resnet50) whole on the GPU vs PyTorch on cuDNN (needs a GPU)",
     ),
+    "gpu-models": (
+        "bench.gpu_models",
+        "the model corpus whole on the GPU vs PyTorch running the same modules (needs a GPU)",
+    ),
     "blas": (
         "bench.blas",
         "fp32 matmul and an MLP through the BLAS partition vs NumPy",

@@ -34,6 +34,9 @@ from hetero.frontends.model_corpus import (
     missing_packages,
 )
 from hetero.frontends.onnx import from_onnx
+from hetero.runtime.cuda import unavailable_reason
+
+NO_GPU = unavailable_reason()
 
 MAX_RELATIVE_ERROR = 1e-4
 MIN_INPUT_EFFECT = 0.01
@@ -97,6 +100,22 @@ def test_corpus_model_compiles_and_matches_onnxruntime(
     assert error <= MAX_RELATIVE_ERROR, (
         f"{name} ({exporter}): relative error {error:.2e}"
     )
+
+
+@pytest.mark.models
+@pytest.mark.skipif(NO_GPU is not None, reason=f"needs a GPU: {NO_GPU}")
+@pytest.mark.parametrize("name", CORPUS)
+def test_corpus_model_on_the_gpu_matches_onnxruntime(
+    corpus_dir: Path, name: str
+) -> None:
+    """The whole model as hetero's own PTX (`targets=("cuda",)`), against
+    onnxruntime on the CPU."""
+    model = _exported(corpus_dir, name, "torchscript")
+    inputs = example_inputs(name)
+    reference = _onnxruntime(model, inputs)
+    compiled = hetero.compile(from_onnx(model), targets=("cuda",))
+    error = _relative_error(compiled(*inputs.values()), reference)
+    assert error <= MAX_RELATIVE_ERROR, f"{name} on the GPU: relative error {error:.2e}"
 
 
 @pytest.mark.models
@@ -173,6 +192,25 @@ def test_bench_models_arguments(capsys: pytest.CaptureFixture[str]) -> None:
             arguments(bad)
         assert exit.value.code == 2
     assert "unknown model 'gpt3'" in capsys.readouterr().err
+
+
+def test_bench_gpu_models_arguments_and_no_gpu(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Targets are a comma-separated list; an unknown model is a usage
+    error; without a GPU the benchmark says so and stops."""
+    import bench.gpu_models
+    from hetero.runtime import cuda
+
+    args = bench.gpu_models.arguments(["--targets", "cuda,cublas", "gpt2"])
+    assert (args.models, args.targets) == (["gpt2"], ("cuda", "cublas"))
+    with pytest.raises(SystemExit) as exit:
+        bench.gpu_models.arguments(["gpt3"])
+    assert exit.value.code == 2
+    capsys.readouterr()
+    monkeypatch.setattr(cuda, "unavailable_reason", lambda: "no driver")
+    bench.gpu_models.main(["resnet18"])
+    assert capsys.readouterr().out == "gpu-models: skipped: no GPU (no driver)\n"
 
 
 def test_bench_models_skips_what_cannot_be_exported(
