@@ -28,6 +28,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 
 from hetero.dialects import tir
+from hetero.lowering.approximate_math import math_isa
 from hetero.lowering.compile_cache import Cache, compile_cached, open_cache
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.llvm_codegen import CpuTarget
@@ -127,7 +128,7 @@ def _lower_and_compile(
     start = time.perf_counter()
     ConvertTirToScfPass().apply(ctx or Context(), module)
     timings[ConvertTirToScfPass.name] = time.perf_counter() - start
-    lower_to_llvm(module, ctx=ctx, timings=timings)
+    lower_to_llvm(module, ctx=ctx, timings=timings, isa=math_isa(target))
     define_launchers(module)
     code = target.compile(module)
     return replace(code, timings=timings | code.timings)

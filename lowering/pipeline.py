@@ -43,13 +43,16 @@ def lower_to_llvm(
     index_bitwidth: int = 64,
     ctx: Context | None = None,
     timings: dict[str, float] | None = None,
+    isa: str | None = None,
 ) -> ModuleOp:
     """Lower the CPU code `module` in place to the `llvm` dialect; return it.
-    `timings` receives the seconds each pass took, by pass name.
+    `timings` receives the seconds each pass took, by pass name.  `isa`:
+    the vector ISA `approximate-math` may use (`math_isa` of the CPU the
+    code is for), None for none.
 
     Raises `HeteroError` at the first op no pass lowers."""
     ctx = ctx or Context()
-    for p in (ApproximateMathPass(), *lower_to_llvm_passes(index_bitwidth)):
+    for p in (ApproximateMathPass(isa), *lower_to_llvm_passes(index_bitwidth)):
         start = time.perf_counter()
         p.apply(ctx, module)
         if timings is not None:

@@ -10,8 +10,12 @@ import pytest
 
 import hetero
 from hetero.context import parse_module
+from hetero.lowering.approximate_math import ApproximateMathPass, math_isa
 from hetero.lowering.llvm_codegen import compile_llvm
 from hetero.lowering.pipeline import lower_to_llvm
+from hetero.runtime.cpu import CpuMachine
+from hetero.targets.cpu import simd_bits
+from hetero.utils.diagnostics import HeteroError
 
 MAX_ULPS = {"exp": 1.5, "log": 1.0, "tanh": 1.5, "erf": 1.5, "sigmoid": 2.5}
 """The documented bounds, in units in the last place of the correctly
@@ -111,16 +115,30 @@ def kernel(name: str, lanes: int) -> str:
     return KERNEL.format(name=name, lanes=lanes, load=load, store=store, type=type)
 
 
+HOST_AVX512 = simd_bits(None) == 512
+
+
 @pytest.mark.parametrize(
-    "options",
-    [{}, {"mcpu": "x86-64", "mattr": "-fma,-avx"}],
-    ids=["host", "without-fma"],
+    ("options", "isa"),
+    [
+        ({}, None),
+        ({"mcpu": "x86-64", "mattr": "-fma,-avx"}, None),
+        pytest.param(
+            {},
+            "avx512",
+            marks=pytest.mark.skipif(
+                not HOST_AVX512, reason="runs AVX-512 code: the host has no avx512f"
+            ),
+        ),
+    ],
+    ids=["host", "without-fma", "avx512"],
 )
-def test_math_ops_of_any_width(options: dict[str, str]) -> None:
-    """The same bounds for scalars and vectors, with and without FMA."""
+def test_math_ops_of_any_width(options: dict[str, str], isa: str | None) -> None:
+    """The same bounds for scalars and vectors, with and without FMA, and
+    with AVX-512's code for its 16-lane vectors."""
     names = ("exp", "log", "tanh", "erf")
     text = "".join(kernel(name, lanes) for name in names for lanes in LANES)
-    module = compile_llvm(lower_to_llvm(parse_module(text)), **options)
+    module = compile_llvm(lower_to_llvm(parse_module(text), isa=isa), **options)
     x = every_binade(64, seed=1)
     x = np.concatenate([x, np.zeros(-len(x) % max(LANES), np.float32)])
     for name in names:
@@ -128,3 +146,36 @@ def test_math_ops_of_any_width(options: dict[str, str]) -> None:
             y = np.empty_like(x)
             module.function(f"{name}_{lanes}")(x, y)
             assert_within_bound(y, x, name)
+
+
+def test_avx512_instructions() -> None:
+    """`isa="avx512"` code for a Zen 4 (on any host: not run): exp's table
+    lookup and scaling are single instructions, and nothing calls libm."""
+    text = "".join(kernel(name, 16) for name in ("exp", "tanh", "erf"))
+    module = compile_llvm(
+        lower_to_llvm(parse_module(text), isa="avx512"), mcpu="znver4"
+    )
+    assembly = module.assembly()
+    for instruction in ("vpermps", "vscalefps"):
+        assert instruction in assembly
+    assert "call" not in assembly
+
+
+@pytest.mark.parametrize(
+    ("mcpu", "mattr", "isa"),
+    [
+        ("x86-64", "+avx512f", "avx512"),
+        ("znver4", "-avx512f", None),
+        ("x86-64", None, None),  # its default features are not asked of LLVM
+        (None, None, "avx512" if HOST_AVX512 else None),  # the host's
+        (None, "-avx512f", None),
+    ],
+)
+def test_math_isa(mcpu: str | None, mattr: str | None, isa: str | None) -> None:
+    """The ISA comes from the target's features (the host's for its CPU)."""
+    assert math_isa(CpuMachine(mcpu, mattr)) == isa
+
+
+def test_unknown_isa() -> None:
+    with pytest.raises(HeteroError, match="no ISA 'sse9'"):
+        ApproximateMathPass(isa="sse9")

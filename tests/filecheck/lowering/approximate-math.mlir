@@ -93,3 +93,28 @@ func.func @other_types(%d: f64, %h: vector<4xf16>) -> (f64, f64, vector<4xf16>, 
   %r = math.erf %d : f64
   return %e, %l, %t, %r : f64, f64, vector<4xf16>, f64
 }
+
+// -----
+
+// isa=avx512 (AVX-512 targets: math_isa): on 16-lane vectors, exp is 2^(n/16)
+// from a table in a register (vpermps) times a cubic, scaled by vscalefps
+// (denormals and overflow in one instruction); other widths get the arith
+// code above.
+// RUN: hetero-opt %s --split-input-file -p 'approximate-math{isa="avx512"}' | filecheck %s --check-prefix=AVX512
+// AVX512-LABEL: func.func @exp_avx512
+// AVX512-NOT:   math.exp
+// AVX512:       arith.constant dense<[1.000000e+00, 1.04427373, {{.*}}, 1.91520655]> : vector<16xf32>
+// AVX512:       llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// AVX512:       llvm.call_intrinsic "llvm.x86.avx512.mask.scalef.ps.512"
+// AVX512-LABEL: func.func @exp_other_width
+// AVX512-NOT:   llvm.call_intrinsic
+// AVX512:       func.return
+func.func @exp_avx512(%v: vector<16xf32>) -> vector<16xf32> {
+  %r = math.exp %v : vector<16xf32>
+  return %r : vector<16xf32>
+}
+func.func @exp_other_width(%v: vector<8xf32>, %x: f32) -> (vector<8xf32>, f32) {
+  %r = math.exp %v : vector<8xf32>
+  %s = math.exp %x : f32
+  return %r, %s : vector<8xf32>, f32
+}
