@@ -172,7 +172,8 @@ class CompiledFunction:
         `num_threads`: this call's parallel loops' threads (see the field)."""
         arrays, outs = self._arguments(inputs, named, out)
         with _threads(num_threads, self.num_threads):
-            self.native.function(self.symbol)(*arrays, *self.constants, *outs)
+            function = self.native.function(self.symbol, results=len(outs))
+            function(*arrays, *self.constants, *outs)
         return _regroup(self.structure, outs)
 
     def profile(

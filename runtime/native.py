@@ -302,8 +302,10 @@ class NativeModule:
                 k += 1
         return slots
 
-    def function(self, name: str) -> NativeFunction:
-        """The public function `name`, callable from Python."""
+    def function(self, name: str, results: int | None = None) -> NativeFunction:
+        """The public function `name`, callable from Python.  `results` (how
+        many of the last arguments are results) matters to a `GpuProgram`
+        only: CPU code writes the caller's arrays themselves."""
         if name not in self._compiled:
             abi = self._abi(name)
             address = self._engine.get_function_address(abi.symbol)

@@ -16,6 +16,7 @@ from hetero.dialects import relay
 from hetero.dialects.tir import ForKind
 from hetero.targets.cpu import is_cpu
 from hetero.te.emit import Emitter, Index, Tensor
+from hetero.te.schedules.gpu import block_reduce, row_blocks
 from hetero.te.schedules.isa import vector_isa
 from hetero.te.templates.base import (
     NestTemplate,
@@ -255,13 +256,15 @@ def _layer_norm(
     out: SSAValue,
     epilogue: Epilogue | None = None,
 ) -> None:
-    """One kernel, a parallel loop over the rows (the axes before `axis`).
-    Per row, one vectorized pass adds `d = x - x[0]` and `d²` into
-    `NORM_LANES` partial sums each, which are then halved to one; a second
-    vectorized pass stores `(d - mean(d)) * rstd * gamma + beta` through the
+    """One kernel over the rows (the axes before `axis`): per row, one pass
+    adds `d = x - x[0]` and `d²` into partial sums, which are then combined;
+    a second pass stores `(d - mean(d)) * rstd * gamma + beta` through the
     epilogue.  Working on `d`, shifted by the row's first element, keeps
     `E[d²] - E[d]²` from cancelling and the centred values exact when the
-    mean is large next to the spread (a residual stream's rows)."""
+    mean is large next to the spread (a residual stream's rows).  On a CPU
+    a row is a task, its passes vectorized into `NORM_LANES` partial sums
+    halved to one; on a GPU a row is a block (`row_blocks`), its threads
+    strided over it and their sums met by `block_reduce`."""
     assert isinstance(op, relay.LayerNormOp)
     x, gamma, beta = inputs
     element = x.element_type
@@ -269,25 +272,36 @@ def _layer_norm(
     axis = channel_axis(op, len(x.shape))
     outer, inner = x.shape[:axis], x.shape[axis:]
     size = math.prod(inner)
-    body, (row,) = e.nest([math.prod(outer)], parallel=True)
+    if is_cpu(e.target):
+        body, (row,) = e.nest([math.prod(outer)], parallel=True)
+    else:
+        body, row, thread, count = row_blocks(e, math.prod(outer), size)
     at = body.unflatten(row, outer)
 
     def element_at(e: Emitter, p: Index) -> list[Index]:
         return [*at, *e.unflatten(p, inner)]
 
     shift = x.load(body, element_at(body, 0))
-    lanes = min(NORM_LANES, size)
-    sums = _partials(body, lanes, element, 0.0, 0.0)
 
     def add_terms(e: Emitter, p: Index, j: Index) -> None:
         d = e.op(arith.SubfOp(x.load(e, element_at(e, p)), shift))
         for partial, term in zip(sums, (d, e.op(arith.MulfOp(d, d)))):
             accumulate(e, partial, [j], term, arith.AddfOp)
 
-    _lanes_over(body, size, lanes, add_terms)
-    _halve(body, sums, lanes)
-    count = body.constant(float(size), element)
-    mean, square = (body.op(arith.DivfOp(body.load(s, [0]), count)) for s in sums)
+    if is_cpu(e.target):
+        lanes = min(NORM_LANES, size)
+        sums = _partials(body, lanes, element, 0.0, 0.0)
+        _lanes_over(body, size, lanes, add_terms)
+        _halve(body, sums, lanes)
+        total, squares = (body.load(s, [0]) for s in sums)
+    else:
+        sums = _partials(body, 1, element, 0.0, 0.0)
+        strided, p = body.range(thread, size, count)
+        add_terms(strided, p, 0)
+        partials = [body.load(s, [0]) for s in sums]
+        total, squares = block_reduce(body, partials, thread, count, element, _add)
+    n = body.constant(float(size), element)
+    mean, square = (body.op(arith.DivfOp(s, n)) for s in (total, squares))
     variance = body.fmax(
         body.op(arith.SubfOp(square, body.op(arith.MulfOp(mean, mean)))),
         body.constant(0.0, element),
@@ -296,7 +310,10 @@ def _layer_norm(
     rstd = body.op(
         arith.DivfOp(body.constant(1.0, element), body.op(math_dialect.SqrtOp(spread)))
     )
-    lane, p = body.loop(size, ForKind.VECTORIZED)
+    if is_cpu(e.target):
+        lane, p = body.loop(size, ForKind.VECTORIZED)
+    else:
+        lane, p = body.range(thread, size, count)
     d = lane.op(arith.SubfOp(x.load(lane, element_at(lane, p)), shift))
     normal = lane.op(arith.MulfOp(lane.op(arith.SubfOp(d, mean)), rstd))
     index = lane.unflatten(p, inner)
