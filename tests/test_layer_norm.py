@@ -5,21 +5,31 @@ large next to their spread, and a fused epilogue."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
-from test_gpu_codegen import lower_and_check, ptx_of
-from test_lower_te import check_lowering
+from test_gpu_codegen import (
+    GPU,
+    _GpuInterpreterFunctions,
+    _Lockstep,
+    assemble,
+    ptx_of,
+)
+from test_lower_te import check_lowering, complete_interpreter, kernel_module
+from xdsl.context import Context
 from xdsl.dialects.builtin import TensorType, f32
 
 import hetero
+import hetero.interpreter.tir as tir_interpreter
 from hetero.context import parse_module
-from hetero.dialects import relay
+from hetero.dialects import relay, tir
 from hetero.dialects.tir import PrimFuncOp
 from hetero.driver import lower_to_tir
-from hetero.interpreter.relay import run_text
+from hetero.interpreter.relay import evaluate_function, run_text
+from hetero.transforms.lower_te import LowerTEPass
 
 RNG = np.random.default_rng(7)
 
@@ -129,12 +139,39 @@ def test_lowering_on_the_tir_interpreter(shape: tuple[int, ...], axis: int) -> N
     check_lowering([list(shape), normalised, normalised], _build(axis))
 
 
-def test_gpu_lowering_computes_and_assembles(tmp_path: Path) -> None:
-    """On a GPU target the rows are the flat launch's threads, each row's
-    loops serial in its thread."""
-    module, _, _ = lower_and_check([[5, 37], [37], [37]], _build(-1))
+@pytest.mark.parametrize(
+    "shape, axis, threads",
+    [([5, 37], -1, 32), ([2, 3, 600], -1, 64), ([2, 4, 9, 9], 1, 32)],
+)
+def test_gpu_rows_are_blocks(
+    shape: list[int], axis: int, threads: int, tmp_path: Path
+) -> None:
+    """On a GPU a row is a block of `row_threads` threads, strided over it,
+    whose partial sums meet in shared memory: run with each block's threads
+    concurrent and its barriers waited for (`_Lockstep`), against relay."""
+    normalised = shape[axis % len(shape) :]
+    shapes = [shape, normalised, normalised]
+    module = kernel_module(shapes, _build(axis), GPU)
+    inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    inputs[0] += np.float32(3.0)  # a mean far from 0, as a residual stream's
+    expected = evaluate_function(module, "k", inputs)
+    LowerTEPass().apply(Context(), module)
+    out = np.zeros(expected.shape, np.float32)
+    with complete_interpreter(_GpuInterpreterFunctions(), _Lockstep()):
+        tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    bound = {
+        op.thread_tag.data: op.ub.owner.value.value.data  # type: ignore[union-attr]
+        for op in module.walk()
+        if isinstance(op, tir.ForOp) and op.thread_tag is not None
+    }
+    assert bound == {
+        "blockIdx.x": math.prod(shape) // math.prod(normalised),
+        "threadIdx.x": threads,
+    }
     [ptx] = ptx_of(module)
-    assert ".entry k_tir" in ptx.ptx, ptx.ptx[:200]
+    assert "bar.sync" in ptx.ptx
+    assemble(ptx, tmp_path)
 
 
 def test_result_type_is_the_data_type() -> None:
