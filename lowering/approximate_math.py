@@ -25,8 +25,11 @@ reduction, a polynomial, reconstruction, as MLIR's
   [√½, √2) by integer arithmetic on the bits (denormals scaled by 2^23
   first), `log(1 + t) = t - t²/2 + t³ P(t)`; 0, negatives, +inf and NaN by
   selects.
-* `tanh(x) = x + x³ P(x²)` for |x| < 0.625, else `±(1 - 2 / (exp(2|x|) + 1))`
-  (which is ±1 once exp overflows).
+* `tanh(x) = x + x³ P(x²)` for |x| < 0.625, else `±(1 - 2 / (exp(2|x|) + 1))`,
+  |x| clamped to 9.1, from where tanh rounds to ±1.  With AVX-512, a
+  polynomial of degree 6 per piece of |x| (14 pieces, halves of binades),
+  its coefficients looked up in registers (`vpermps`): 22 instructions a
+  vector against 33, and no division.
 * `erf(x) = x + x P(x²)` for |x| < 1, else `±(1 - exp(-x²) R(|x| - 1))` with |x|
   clamped to 3.92, from where erf rounds to ±1 in f32.
 
@@ -122,6 +125,9 @@ LOG_POLY = (
 
 TANH_SMALL = 0.625
 """Below this |x|, tanh is the odd polynomial; above, computed from exp."""
+TANH_ONE = 9.1
+"""From here on tanh(x) rounds to 1 in f32 (above 13 ln 2 / 2): |x| is
+clamped to it, so that exp(2|x|) is finite."""
 TANH_POLY = (
     -0.3333328,
     0.13331442,
@@ -130,6 +136,177 @@ TANH_POLY = (
     -0.0057049873,
 )
 """`tanh(x) ≈ x + x³ P(x²)` on |x| < TANH_SMALL."""
+
+TANH_PIECES = (
+    (
+        2.0,
+        (
+            0.9640276,
+            0.07065032,
+            -0.06810244,
+            0.042081594,
+            -0.01788319,
+            0.004977521,
+            -0.00069664326,
+        ),
+    ),
+    (
+        3.0,
+        (
+            0.9950548,
+            0.009863823,
+            -0.009788144,
+            0.00633634,
+            -0.0028365138,
+            0.0008020777,
+            -0.00010303719,
+        ),
+    ),
+    (
+        4.0,
+        (
+            0.9993293,
+            0.0013389617,
+            -0.0013219824,
+            0.0008312251,
+            -0.00034427078,
+            8.54415e-05,
+            -9.488269e-06,
+        ),
+    ),
+    (
+        6.0,
+        (
+            0.9999877,
+            2.4206121e-05,
+            -2.2269807e-05,
+            1.1000262e-05,
+            -2.1843653e-06,
+            -2.8234777e-07,
+            1.3614019e-07,
+        ),
+    ),
+    (
+        8.0,
+        (
+            0.99999976,
+            1.3143652e-06,
+            -9.591298e-06,
+            3.5708974e-05,
+            -6.217716e-05,
+            5.0148494e-05,
+            -1.51841505e-05,
+        ),
+    ),
+    (0.0, (0.0,) * 7),  # unused
+    (0.0, (0.0,) * 7),  # unused
+    (
+        0.0,
+        (0.0, 1.0, -3.8979913e-08, -0.3333289, -0.00016402193, 0.1359849, -0.019526409),
+    ),
+    (
+        0.125,
+        (
+            0.124353,
+            0.9845397,
+            -0.123080485,
+            -0.26707318,
+            -1.3723167,
+            21.186852,
+            -114.273285,
+        ),
+    ),
+    (
+        0.1875,
+        (
+            0.1853332,
+            0.96564287,
+            -0.17728518,
+            -0.4061285,
+            3.7994583,
+            -53.05989,
+            286.65222,
+        ),
+    ),
+    (
+        0.25,
+        (
+            0.24491866,
+            0.9400167,
+            -0.23040883,
+            -0.250554,
+            0.038552724,
+            0.8054956,
+            -2.0572338,
+        ),
+    ),
+    (
+        0.375,
+        (
+            0.3583574,
+            0.8715792,
+            -0.31226012,
+            -0.18128304,
+            0.21023792,
+            -0.28524908,
+            0.75312495,
+        ),
+    ),
+    (
+        0.5,
+        (
+            0.46211717,
+            0.78644526,
+            -0.36330992,
+            -0.09636711,
+            0.18225497,
+            -0.09437658,
+            0.054554015,
+        ),
+    ),
+    (
+        0.75,
+        (
+            0.63514894,
+            0.59658873,
+            -0.37905777,
+            0.044159196,
+            0.08167391,
+            -0.0010596083,
+            -0.07723583,
+        ),
+    ),
+    (
+        1.0,
+        (
+            0.7615942,
+            0.41997176,
+            -0.31979805,
+            0.10325008,
+            0.028601322,
+            -0.046587475,
+            0.017904151,
+        ),
+    ),
+    (
+        1.5,
+        (
+            0.90514827,
+            0.18070482,
+            -0.16352898,
+            0.08755528,
+            -0.02431931,
+            -0.0024631058,
+            0.0039474405,
+        ),
+    ),
+)
+"""AVX-512's tanh: `tanh(|x|) ≈ P(|x| - start)`, P of degree 6, on the
+pieces [0, 1/8), [1/8, 3/16), [3/16, 1/4), [1/4, 3/8), ... (halves of
+binades) up to [8, TANH_ONE], row `bits(|x|) >> 22` modulo 16 (the first
+piece: every |x| below 1/8, row 7); P on [0, 1/8) is `x + x³ ...`."""
+TANH_FIRST_ROW = 247
+"""`bits(1/8) >> 22 - 1`: the row of every |x| below 1/8 (modulo 16: 7)."""
 
 ERF_SMALL = 1.0
 """Below this |x|, erf is the odd polynomial; above, computed from exp."""
@@ -166,8 +343,8 @@ class Builder:
     rewriter: PatternRewriter
     type: Attribute
     isa: str | None = None
-    """The vector ISA (of `ISA_LANES`) whose instructions the expansions may
-    use on `type`; None: plain `arith` only."""
+    """The vector ISA (of `ISAS`) whose instructions the expansions may
+    use on `type`; None: `ARITH`, plain `arith` only."""
     constants: dict[tuple[str, Attribute], SSAValue] = field(default_factory=dict)
     """Each constant made once per expansion (all ops go before the matched
     op), by `repr`, which tells -0.0 from 0.0."""
@@ -202,6 +379,11 @@ class Builder:
         """A vector constant of `values`, one a lane."""
         attr = DenseIntOrFPElementsAttr.from_list(self.type, list(values))
         return self.emit(arith.ConstantOp(attr, self.type))
+
+    def lookup(self, values: Sequence[float], row: SSAValue) -> SSAValue:
+        """`values[row % 16]` in each lane (`vpermps`, AVX-512)."""
+        table = self.table(values)
+        return self.intrinsic("llvm.x86.avx512.permvar.sf.512", table, row)
 
     def intrinsic(self, name: str, *args: SSAValue) -> SSAValue:
         """A call of the LLVM intrinsic `name` (the ISA's), of result `type`."""
@@ -277,8 +459,8 @@ def exp(b: Builder, x: SSAValue) -> SSAValue:
 
 
 def exp_clamped(b: Builder, x: SSAValue) -> SSAValue:
-    """exp of an x in `EXP_RANGE`, by `EXP_BY_ISA[b.isa]`."""
-    return EXP_BY_ISA.get(b.isa, exp_arith)(b, x)
+    """exp of an x in `EXP_RANGE`, by the ISA's code."""
+    return ISAS.get(b.isa, ARITH).exp(b, x)
 
 
 def exp_arith(b: Builder, x: SSAValue) -> SSAValue:
@@ -303,9 +485,7 @@ def exp_avx512(b: Builder, x: SSAValue) -> SSAValue:
     n = b.sub(rounded, b.const(EXP_TABLE_ROUNDER))  # a multiple of 1/16
     r = b.fma(n, b.const(-LN2_HIGH), x)
     r = b.fma(n, b.const(-LN2_LOW), r)
-    power = b.intrinsic(
-        "llvm.x86.avx512.permvar.sf.512", b.table(EXP_TABLE), b.bits(rounded)
-    )
+    power = b.lookup(EXP_TABLE, b.bits(rounded))
     er = b.fma(b.mul(r, r), b.horner(r, EXP_TABLE_POLY), r)  # e^r - 1
     # vscalefps multiplies by 2^⌊n⌋: the integer part of n.
     mask = b.emit(arith.ConstantOp(IntegerAttr(-1, i16), i16))
@@ -318,12 +498,6 @@ def exp_avx512(b: Builder, x: SSAValue) -> SSAValue:
         mask,
         current_rounding,
     )
-
-
-EXP_BY_ISA: dict[str | None, Callable[[Builder, SSAValue], SSAValue]] = {
-    "avx512": exp_avx512
-}
-"""exp's expansion by ISA; `exp_arith` for the others."""
 
 
 def log(b: Builder, x: SSAValue) -> SSAValue:
@@ -347,7 +521,8 @@ def log(b: Builder, x: SSAValue) -> SSAValue:
 
 def tanh(b: Builder, x: SSAValue) -> SSAValue:
     magnitude = b.abs(x)
-    e = exp(b, b.add(magnitude, magnitude))
+    clamped = b.at_most(magnitude, TANH_ONE)
+    e = exp_clamped(b, b.add(clamped, clamped))
     one = b.const(1.0)
     large = b.sub(one, b.emit(arith.DivfOp(b.const(2.0), b.add(e, one))))
     square = b.mul(magnitude, magnitude)
@@ -356,10 +531,24 @@ def tanh(b: Builder, x: SSAValue) -> SSAValue:
     return b.copysign(result, x)  # odd, and -0 stays -0
 
 
+def tanh_avx512(b: Builder, x: SSAValue) -> SSAValue:
+    """A polynomial per piece of |x| (`TANH_PIECES`), its coefficients
+    looked up in registers (`vpermps`): no exp, no division, and 6 FMAs."""
+    magnitude = b.at_most(b.abs(x), TANH_ONE)
+    shifted = b.emit(arith.ShRUIOp(b.bits(magnitude), b.int(22)))
+    row = b.emit(arith.MaxSIOp(shifted, b.int(TANH_FIRST_ROW)))
+    starts, coefficients = zip(*TANH_PIECES)
+    t = b.sub(magnitude, b.lookup(starts, row))
+    result = b.lookup([c[-1] for c in coefficients], row)
+    for i in reversed(range(len(coefficients[0]) - 1)):
+        result = b.fma(result, t, b.lookup([c[i] for c in coefficients], row))
+    return b.copysign(result, x)  # odd, and -0 stays -0
+
+
 def erf(b: Builder, x: SSAValue) -> SSAValue:
     magnitude = b.at_most(b.abs(x), ERF_ONE)
     square = b.mul(magnitude, magnitude)
-    gauss = exp(b, b.emit(arith.NegfOp(square)))
+    gauss = exp_clamped(b, b.emit(arith.NegfOp(square)))
     tail = b.mul(gauss, b.horner(b.sub(magnitude, b.const(ERF_SMALL)), ERFC_POLY))
     large = b.sub(b.const(1.0), tail)
     small = b.fma(magnitude, b.horner(square, ERF_POLY), magnitude)
@@ -379,13 +568,27 @@ APPROXIMATIONS: dict[type[Operation], Expansion] = {
 """The ops this pass expands on f32, and their expansions."""
 
 
-ISA_LANES = {"avx512": 16}
-"""The vector ISAs with expansions of their own (`EXP_BY_ISA`), and the f32
-vector width they take: other widths get the `arith` expansions."""
+@dataclass(frozen=True)
+class VectorMath:
+    """What the expansions build on, in a vector ISA's instructions."""
+
+    lanes: int
+    """The f32 vector width it takes: other widths get `ARITH`."""
+    exp: Expansion
+    """exp of an x in `EXP_RANGE`, which the others build on."""
+    expansions: dict[type[Operation], Expansion] = field(default_factory=dict)
+    """Expansions of ops of its own, in place of `APPROXIMATIONS`'."""
+
+
+ARITH = VectorMath(0, exp_arith)
+"""Plain `arith` code, for any target."""
+
+ISAS = {"avx512": VectorMath(16, exp_avx512, {math.TanhOp: tanh_avx512})}
+"""The vector ISAs with code of their own, by `approximate-math`'s `isa`."""
 
 
 def math_isa(machine: CpuMachine) -> str | None:
-    """The ISA of `ISA_LANES` that code for `machine` may use: AVX-512 where
+    """The ISA of `ISAS` that code for `machine` may use: AVX-512 where
     its `mattr` enables `avx512f`, or names it not and `mcpu` is the host's
     CPU, which has it (an `mcpu` of another CPU without `mattr` gets None,
     as its features are not asked of LLVM)."""
@@ -411,7 +614,7 @@ def _host_cpu() -> str:
 class ApproximateF32(RewritePattern):
     """Replaces an op of `expansions` (by default `APPROXIMATIONS`) on f32 (or
     a vector of it) by its expansion, using `isa`'s instructions (of
-    `ISA_LANES`) on vectors of its width."""
+    `ISAS`) on vectors of its width."""
 
     def __init__(
         self,
@@ -429,8 +632,11 @@ class ApproximateF32(RewritePattern):
         if not isinstance(get_element_type_or_self(t), Float32Type):
             return
         isa = None
-        if isinstance(t, VectorType) and t.get_shape() == (ISA_LANES.get(self.isa),):
-            isa = self.isa
+        if isinstance(t, VectorType) and self.isa is not None:
+            vector_math = ISAS[self.isa]
+            if t.get_shape() == (vector_math.lanes,):
+                isa = self.isa
+                expand = vector_math.expansions.get(type(op), expand)
         rewriter.replace(op, [], [expand(Builder(rewriter, t, isa), op.operands[0])])
 
 
@@ -444,9 +650,9 @@ class ApproximateMathPass(ModulePass):
     isa: str | None = None
 
     def __post_init__(self) -> None:
-        if self.isa is not None and self.isa not in ISA_LANES:
+        if self.isa is not None and self.isa not in ISAS:
             raise HeteroError(
-                f"approximate-math: no ISA '{self.isa}' (known: {', '.join(ISA_LANES)})"
+                f"approximate-math: no ISA '{self.isa}' (known: {', '.join(ISAS)})"
             )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:

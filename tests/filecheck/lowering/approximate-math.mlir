@@ -118,3 +118,21 @@ func.func @exp_other_width(%v: vector<8xf32>, %x: f32) -> (vector<8xf32>, f32) {
   %s = math.exp %x : f32
   return %r, %s : vector<8xf32>, f32
 }
+
+// -----
+
+// isa=avx512: tanh is a polynomial per piece of |x| (halves of binades), the
+// row bits(|x|) >> 22 (at least that of [0, 1/8)), its start and
+// coefficients looked up in registers: no exp, no division.
+// AVX512-LABEL: func.func @tanh_avx512
+// AVX512-NOT:   math.tanh
+// AVX512-NOT:   arith.divf
+// AVX512:       arith.shrui %{{.*}} : vector<16xi32>
+// AVX512:       arith.maxsi %{{.*}} : vector<16xi32>
+// AVX512:       llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// AVX512-NOT:   arith.divf
+// AVX512:       math.copysign %{{.*}}, %v : vector<16xf32>
+func.func @tanh_avx512(%v: vector<16xf32>) -> vector<16xf32> {
+  %r = math.tanh %v : vector<16xf32>
+  return %r : vector<16xf32>
+}
