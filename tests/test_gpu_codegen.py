@@ -117,7 +117,6 @@ OPS: dict[str, tuple[list[list[int]], Build]] = {
     "exp": ([[2, 3, 4]], lambda p: relay.ExpOp(p[0])),
     "erf": ([[300]], lambda p: relay.ErfOp(p[0])),
     "transpose": ([[2, 3, 4]], lambda p: relay.TransposeOp(p[0], axes=(1, 2, 0))),
-    "softmax": ([[3, 17]], lambda p: relay.SoftmaxOp(p[0])),
     "softmax-axis": ([[2, 5, 3]], lambda p: relay.SoftmaxOp(p[0], axis=1)),
     "max-pool": (
         [[1, 2, 7, 7]],
@@ -285,6 +284,37 @@ def test_tiled_gemm_with_many_threads_and_barriers(
     with complete_interpreter(_GpuInterpreterFunctions(), _Lockstep()):
         tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "shape, op",
+    [
+        ([3, 17], relay.SoftmaxOp),
+        ([2, 3, 300], relay.SoftmaxOp),
+        ([4, 40], relay.LogSoftmaxOp),
+    ],
+)
+def test_softmax_rows_are_blocks(
+    shape: list[int], op: type[relay.SoftmaxOp], tmp_path: Path
+) -> None:
+    """Softmax along the innermost axis on a GPU: a block per row, maxima
+    and sums met in shared memory, run with each block's threads concurrent
+    (`_Lockstep`); a row holding NaN is NaN, one holding -inf gives it 0."""
+    module = kernel_module([shape], lambda p: op(p[0]), GPU)
+    x = RNG.standard_normal(shape).astype(np.float32)
+    rows = x.reshape(-1, shape[-1])
+    rows[0, 1] = np.nan
+    rows[1, 0] = -np.inf
+    expected = evaluate_function(module, "k", [x])
+    LowerTEPass().apply(Context(), module)
+    out = np.zeros(expected.shape, np.float32)
+    with complete_interpreter(_GpuInterpreterFunctions(), _Lockstep()):
+        tir_interpreter.run_prim_func(module, "k_tir", x, out)
+    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    assert np.isnan(out.reshape(rows.shape)[0]).all()
+    [ptx] = ptx_of(module)
+    assert "bar.sync" in ptx.ptx
+    assemble(ptx, tmp_path)
 
 
 @pytest.mark.parametrize("name", GEMMS)

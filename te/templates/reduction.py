@@ -74,8 +74,45 @@ def _softmax(
     axis = channel_axis(op, len(data.shape))
     kind = ROW_NORMALIZATIONS[type(op)]
     if axis == len(data.shape) - 1:
+        if not is_cpu(e.target):
+            return _softmax_blocks(e, kind, data, out)
         return _softmax_along(e, kind, data, out)
     _softmax_across(e, kind, data, out, axis)
+
+
+def _softmax_blocks(
+    e: Emitter, kind: _RowNormalization, data: Tensor, out: SSAValue
+) -> None:
+    """Rows along the innermost axis on a GPU: a block per row
+    (`row_blocks`), each pass strided over the row by its threads, their
+    maxima and sums met by `block_reduce` (one thread per row ran GPT-2's
+    128-wide attention rows in 140 µs on an H200)."""
+    element, (*outer, size) = data.element_type, data.shape
+    body, row, thread, count = row_blocks(e, math.prod(outer), size)
+    at = body.unflatten(row, outer)
+    peak, total = _partials(body, 1, element, -math.inf, 0.0)
+    visit, p = body.range(thread, size, count)
+    visit.store(
+        visit.fmax(visit.load(peak, [0]), data.load(visit, [*at, p])), peak, [0]
+    )
+    partial = [body.load(peak, [0])]
+    (top,) = block_reduce(body, partial, thread, count, element, Emitter.fmax)
+    visit, p = body.range(thread, size, count)
+    value = visit.op(
+        math_dialect.ExpOp(visit.op(arith.SubfOp(data.load(visit, [*at, p]), top)))
+    )
+    if kind.keeps_exp:
+        visit.store(value, out, [*at, p])
+    accumulate(visit, total, [0], value, arith.AddfOp)
+    partial = [body.load(total, [0])]
+    (sum_,) = block_reduce(body, partial, thread, count, element, _add)
+    constant = kind.of_sum(body, sum_)
+    visit, p = body.range(thread, size, count)
+    if kind.keeps_exp:
+        value = visit.load(out, [*at, p])
+    else:
+        value = visit.op(arith.SubfOp(data.load(visit, [*at, p]), top))
+    visit.store(kind.element(visit, value, constant), out, [*at, p])
 
 
 SOFTMAX_VECTORS = 4
