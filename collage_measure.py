@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hetero.targets.costs import register_estimator
+from hetero.targets.costs import WHOLE, register_estimator
 
 if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
@@ -182,6 +182,10 @@ Measure = Callable[["ModuleOp | str", int], float]
 """Seconds of one candidate (its module, or the module's text in a worker),
 timed `runs` times: `measure`, or a stand-in in tests."""
 
+MeasureTogether = Callable[[Sequence["ModuleOp"], int], list[float]]
+"""Seconds of each of several whole programs, timed together `runs` times:
+`measure_together`, or a stand-in in tests."""
+
 
 def collage_jobs() -> int:
     """`HETERO_COLLAGE_JOBS`, else one worker a CPU this process may use."""
@@ -205,6 +209,8 @@ class Measurer:
     """None: this module's `measure`, looked up when used (a test may
     replace it).  A stand-in must be importable by name: workers are handed
     it."""
+    together: MeasureTogether | None = None
+    """None: this module's `measure_together`, looked up when used."""
     measured: int = 0
     reused: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
@@ -217,23 +223,28 @@ class Measurer:
         """`cost` of each candidate; those the database lacks are measured
         together (`measured_in_parallel`)."""
         keys = [CostDatabase.key(structure(m), b, self.device) for m, b in candidates]
-        missing: dict[str, ModuleOp] = {}
-        for key, (module, _) in zip(keys, candidates):
-            if key in self.seconds or key in missing:
+        alone: dict[str, ModuleOp] = {}
+        whole: dict[str, ModuleOp] = {}
+        for key, (module, backend) in zip(keys, candidates):
+            if key in self.seconds or key in alone or key in whole:
                 continue
             known = self.database.get(key)
             if known is None:
-                missing[key] = module
+                (whole if backend == WHOLE else alone)[key] = module
             else:
                 self.seconds[key] = known
                 self.reused += 1
         found = measured_in_parallel(
-            list(missing.values()),
+            list(alone.values()),
             self.runs,
             self.measure or measure,
             self.jobs,
             self.ray,
         )
+        if whole:
+            together = self.together or measure_together
+            found += together(list(whole.values()), self.runs)
+        missing = [*alone, *whole]
         for key, seconds in zip(missing, found):
             self.database.put(key, seconds)
             self.seconds[key] = seconds
@@ -259,6 +270,24 @@ def measure(module: ModuleOp | str, runs: int) -> float:
     compiled = driver.compile(module)
     with _TIMING:
         return max(0.0, _median_call(compiled, runs) - _call_overhead())
+
+
+def measure_together(modules: Sequence[ModuleOp], runs: int) -> list[float]:
+    """Median seconds of a call of each whole program's `@main`, compiled
+    here and timed in interleaved rounds (a call of each per round, after
+    one that warms it), so that a shared machine's load falls on all alike:
+    whole placements differ by a few per cent of a long call, less than
+    what separately timed samples drift by."""
+    from hetero import driver
+
+    calls = [_call(driver.compile(module)) for module in modules]
+    samples: list[list[float]] = [[] for _ in calls]
+    for call in calls:
+        call()
+    for _ in range(runs):
+        for call, taken in zip(calls, samples):
+            taken.append(_sample(call, 1))
+    return [statistics.median(taken) for taken in samples]
 
 
 def measured_in_parallel(
@@ -335,12 +364,27 @@ def _median_call(compiled: object, runs: int) -> float:
     """Median seconds per call over `runs` samples of enough calls to last
     about a millisecond (after one call that warms caches and JIT-compiles
     libraries' kernels)."""
-    rng = np.random.default_rng(0)
-    inputs = [rng.standard_normal(s.shape).astype(s.dtype) for s in compiled.inputs]  # type: ignore[attr-defined]
-    call = partial(compiled, *inputs)  # type: ignore[arg-type]
+    call = _call(compiled)
     call()
     repeat = max(1, int(1e-3 / max(_sample(call, 1), 1e-7)))
     return statistics.median(_sample(call, repeat) for _ in range(runs))
+
+
+def _call(compiled: object) -> Callable[[], object]:
+    """A call of `compiled` on inputs of its shapes (`_random`)."""
+    rng = np.random.default_rng(0)
+    inputs = [_random(rng, s.shape, np.dtype(s.dtype)) for s in compiled.inputs]  # type: ignore[attr-defined]
+    return partial(compiled, *inputs)  # type: ignore[arg-type]
+
+
+def _random(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype
+) -> np.ndarray:
+    """Random floats; zeros for integers, which a whole program measured
+    (`collage-partition`'s check) may use as indices (token ids)."""
+    if dtype.kind != "f":
+        return np.zeros(shape, dtype)
+    return rng.standard_normal(shape).astype(dtype)
 
 
 def _sample(call: Callable[[], object], repeat: int) -> float:

@@ -164,12 +164,18 @@ def _partition_stages(module: ModuleOp) -> list[ModulePass]:
             warn(f"hetero.compile: '{kind}' is not offered: {why}", stacklevel=4)
     if not offered:
         return []
-    if collage:
-        from hetero.transforms.collage_partition import CollagePartitionPass
+    from hetero.transforms.collage_partition import (
+        PLACED_ATTR,
+        CollagePartitionPass,
+    )
 
+    if collage:
         partition: list[ModulePass] = [
             CollagePartitionPass(tuple(offered), print_plan=True)
         ]
+    elif module.attributes.pop(PLACED_ATTR, None) is not None:
+        # placed by collage-partition (the programs it measures whole)
+        partition = [MergeCompilerRegionsPass(), PartitionGraphPass()]
     else:
         partition = [
             MergeCompositePass(tuple(offered)),

@@ -5,7 +5,8 @@
 
 Each network (the `onnx` wheel's light zoo with seeded random weights,
 `bench.onnx.bench_model`; a corpus model, `hetero.frontends.model_corpus`,
-exported by torch, skipped with a line where the `models` extra is missing)
+exported by torch, or read from `HETERO_MODEL_CORPUS_DIR` where it was
+exported before; skipped with a line where the `models` extra is missing)
 is imported and compiled four ways on one thread: hetero's own code alone
 (`llvm`), own + OpenBLAS (`blas`), own + oneDNN (`dnnl`), each kind taking
 every match of its pattern table, and `collage=True` over all three
@@ -40,9 +41,12 @@ import numpy as np
 
 import hetero
 from bench.common import interleaved, llvm_options, rounds_argument
+from hetero.frontends.onnx_models import LIGHT_MODELS
 
-ZOO = ("squeezenet", "inception_v1", "resnet50")
-TRANSFORMERS = ("distilbert", "vit_b_32")
+ZOO = LIGHT_MODELS
+CORPUS_VARIABLE = "HETERO_MODEL_CORPUS_DIR"
+"""A folder of exported corpus models (`model_corpus.file_name`) to load
+rather than export again (the corpus tests' folder)."""
 MODELS = ("squeezenet", "inception_v1", "resnet50", "distilbert")
 KINDS = ("blas", "dnnl")
 ROUNDS = 7
@@ -85,9 +89,14 @@ def network(name: str) -> tuple[Any, list[np.ndarray] | None] | str:
         from bench.onnx import bench_model
 
         return from_onnx(bench_model(name)), None
-    if missing := model_corpus.missing_packages(name, "torchscript"):
+    directory = os.environ.get(CORPUS_VARIABLE)
+    path = os.path.join(directory or "", model_corpus.file_name(name, "torchscript"))
+    if directory and os.path.exists(path):
+        model = onnx.load(path)
+    elif missing := model_corpus.missing_packages(name, "torchscript"):
         return f"its export needs {', '.join(missing)} (pip install 'hetero[models]')"
-    model = onnx.load_from_string(model_corpus.export(name))
+    else:
+        model = onnx.load_from_string(model_corpus.export(name))
     return from_onnx(model), list(model_corpus.example_inputs(name).values())
 
 
@@ -176,11 +185,12 @@ def main(argv: list[str]) -> None:
     )
     rounds_argument(parser, ROUNDS)
     args = parser.parse_args(argv)
+    from hetero.frontends.model_corpus import CORPUS
+
+    known = (*ZOO, *CORPUS)
     for name in args.models:
-        if name not in (*ZOO, *TRANSFORMERS):
-            parser.error(
-                f"unknown network '{name}' (choose from {', '.join((*ZOO, *TRANSFORMERS))})"
-            )
+        if name not in known:
+            parser.error(f"unknown network '{name}' (choose from {', '.join(known)})")
     for variable in ONE_THREAD:
         os.environ[variable] = "1"
     kinds = []

@@ -21,13 +21,19 @@ if TYPE_CHECKING:
     from xdsl.dialects.builtin import ModuleOp
 
 
+WHOLE = "whole"
+"""The backend of a whole program placed already (its library ops are
+annotated `Composite` calls): `collage-partition` checks its result so."""
+
+
 class CostEstimator(Protocol):
     """Seconds a candidate takes on a backend: what the search minimises."""
 
     def cost(self, module: ModuleOp, backend: str) -> float:
         """Seconds of a call of `module`'s `@main`, a module holding just the
         candidate's ops, on `backend` (the regular target `llvm` or an
-        external kind, whose ops are one `Composite` call annotated for it)."""
+        external kind, whose ops are one `Composite` call annotated for it);
+        or, for `WHOLE`, a whole program placed already."""
         ...
 
     def finish(self) -> str:

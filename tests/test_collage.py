@@ -25,14 +25,17 @@ import numpy as np
 import pytest
 from byoc_programs import random_inputs
 from xdsl.context import Context
+from xdsl.dialects.builtin import StringAttr
 
 import hetero
 from hetero import collage_measure as measuring
+from hetero import driver
 from hetero.collage_measure import CostDatabase, Measurer
 from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.interpreter.relay import run
 from hetero.targets import costs as estimators
+from hetero.targets.costs import WHOLE
 from hetero.transforms import collage_partition as collage
 from hetero.transforms.collage_partition import (
     PLAN_ATTR,
@@ -269,18 +272,34 @@ PROGRAM = """builtin.module {
 }"""
 
 
-def fake_costs(favourite: dict[str, str]):
-    """A `measure` that makes each anchor op cheapest on its favourite backend."""
+def fake_costs(favourite: dict[str, str], per_call: float = 0.0):
+    """A `measure` that makes each anchor op cheapest on its favourite
+    backend (the kind of the `Composite` it is in, else `llvm`), plus
+    `per_call` for each library call of a whole program."""
 
     def measure(module, runs):
-        main = next(iter(module.ops))
-        names = [op.name for op in main.walk()]
-        kind = next((str(op.attributes["relay.compiler"].data) for op in main.walk()
-                     if "relay.compiler" in op.attributes), "llvm")  # fmt: skip
-        anchors = [n for n in names if n in favourite]
-        return sum(1.0 if favourite[a] == kind else 5.0 for a in anchors) or 0.1
+        whole = collage.PLACED_ATTR in module.attributes
+        total = 0.0
+        for op in module.walk():
+            if op.name not in favourite:
+                continue
+            composite = getattr(op.parent_op(), "composite", None)
+            kind = composite.partition(".")[0] if composite else "llvm"
+            total += 1.0 if favourite[op.name] == kind else 5.0
+            total += per_call if whole and kind != "llvm" else 0.0
+        return total or 0.1
 
     return measure
+
+
+def stub_measure(monkeypatch: pytest.MonkeyPatch, measure) -> None:
+    """`measure` stands in for the timing of candidates and of whole programs."""
+    monkeypatch.setattr(measuring, "measure", measure)
+    monkeypatch.setattr(
+        measuring,
+        "measure_together",
+        lambda modules, runs: [measure(m, runs) for m in modules],
+    )
 
 
 def partitions(module) -> dict[str, list[str]]:
@@ -301,10 +320,8 @@ def test_collage_places_each_anchor_where_it_is_cheapest(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ):
     pytest.importorskip("scipy_openblas32")
-    monkeypatch.setattr(
-        measuring,
-        "measure",
-        fake_costs({"relay.nn.dense": "blas", "relay.nn.conv2d": "llvm"}),
+    stub_measure(
+        monkeypatch, fake_costs({"relay.nn.dense": "blas", "relay.nn.conv2d": "llvm"})
     )
     module = parse_module(PROGRAM)
     PlanDevicesPass(targets="llvm,blas").apply(Context(), module)
@@ -322,10 +339,8 @@ def test_collage_compile_equals_the_reference(
 ):
     pytest.importorskip("scipy_openblas32")
     monkeypatch.setenv(measuring.DATABASE_VARIABLE, str(tmp_path / "db.json"))
-    monkeypatch.setattr(
-        measuring,
-        "measure",
-        fake_costs({"relay.nn.dense": "blas", "relay.nn.conv2d": "llvm"}),
+    stub_measure(
+        monkeypatch, fake_costs({"relay.nn.dense": "blas", "relay.nn.conv2d": "llvm"})
     )
     compiled = hetero.compile(PROGRAM, targets=["llvm", "blas"], collage=True)
     assert "blas.dense_bias" in capsys.readouterr().err
@@ -353,9 +368,7 @@ def test_collage_with_dnnl_measured_for_real(
     entries = json.loads((tmp_path / "db.json").read_text())
     assert len(entries) > 0
     # a second compile measures nothing: every candidate is in the database
-    monkeypatch.setattr(
-        measuring, "measure", lambda module, runs: pytest.fail("measured again")
-    )
+    stub_measure(monkeypatch, lambda module, runs: pytest.fail("measured again"))
     hetero.compile(PROGRAM, targets=["llvm", "dnnl"], collage=True)
 
 
@@ -377,15 +390,18 @@ def test_hetero_opt_runs_the_pass_and_prints_the_plan(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     assert "collage plan" in done.stderr and "estimated total" in done.stderr
     assert PLAN_ATTR in done.stdout
-    # blas.dense_bias, blas.dense, and on llvm: dense+bias_add, dense, bias_add
-    assert len(json.loads(database.read_text())) == 5
+    assert "whole program measured" in done.stderr
+    # blas.dense_bias, blas.dense, and on llvm: dense+bias_add, dense, bias_add;
+    # the whole program placed by collage, on llvm alone and with blas (the
+    # last two, or all three, differ)
+    assert len(json.loads(database.read_text())) in (7, 8)
 
 
 class FixedCosts:
     """An injected estimator: the costs of `fake_costs`, nothing compiled."""
 
-    def __init__(self, favourite: dict[str, str]) -> None:
-        self.measure = fake_costs(favourite)
+    def __init__(self, favourite: dict[str, str], per_call: float = 0.0) -> None:
+        self.measure = fake_costs(favourite, per_call)
         self.asked = 0
 
     def cost(self, module, backend: str) -> float:
@@ -405,4 +421,128 @@ def test_the_pass_asks_the_registered_estimator(monkeypatch: pytest.MonkeyPatch)
     PlanDevicesPass(targets="llvm,blas").apply(Context(), module)
     CollagePartitionPass().apply(Context(), module)
     assert partitions(module) == {"blas": ["blas.dense_bias"]}
-    assert "candidates asked: 5" in module.attributes[PLAN_ATTR].data
+    # 5 candidates, then the program placed by collage, on llvm, with blas
+    assert "candidates asked: 8" in module.attributes[PLAN_ATTR].data
+
+
+# ----------------------------------------------------------------------------
+# Sound against noise and context: the margin, the whole-program check
+# ----------------------------------------------------------------------------
+
+
+def test_a_library_must_be_faster_by_the_margin():
+    graph = collage.Graph([None, None], chain(2))  # type: ignore[list-item]
+    table = {c("llvm", 0): 1.0, c("llvm", 1): 1.0, c("x", 0): 0.95, c("x", 1): 0.8}
+    plan = collage.plan_block(graph, list(table), costs(table), margin=0.1)
+    # 5% faster is within the margin; 20% is not
+    assert set(plan.chosen) == {c("llvm", 0), c("x", 1)}
+    assert plan.estimated == pytest.approx(1.8)  # measured costs, not weighed
+    plan = collage.plan_block(graph, list(table), costs(table), margin=0.0)
+    assert set(plan.chosen) == {c("x", 0), c("x", 1)}
+
+
+@pytest.mark.parametrize(
+    ("per_call", "kept", "expected"),
+    [(0.0, "collage", {"blas": ["blas.dense_bias"]}), (10.0, "llvm", {})],
+)
+def test_the_fastest_whole_program_is_kept(
+    per_call: float, kept: str, expected: dict[str, list[str]]
+):
+    """The candidates say blas's dense is faster; measured whole, a library
+    call may cost more than alone (here `per_call`): the placement measured
+    fastest is kept, collage's on a tie."""
+    pytest.importorskip("scipy_openblas32")
+    favourite = {"relay.nn.dense": "blas", "relay.nn.conv2d": "llvm"}
+    module = parse_module(PROGRAM)
+    PlanDevicesPass(targets="llvm,blas").apply(Context(), module)
+    (plan,) = collage.collage_partition(
+        module, estimator=FixedCosts(favourite, per_call)
+    )
+    assert [c.backend for c in plan.chosen if c.match] == ["blas"]
+    assert partitions(module) == expected
+    assert f"kept {kept}" in module.attributes[PLAN_ATTR].data
+    assert collage.PLACED_ATTR not in module.attributes
+
+
+def test_the_placements_measured_whole():
+    """Collage's, the regular target's, each kind's manual one: all marked,
+    so that the driver only partitions them."""
+    pytest.importorskip("scipy_openblas32")
+    module = parse_module(PROGRAM)
+    PlanDevicesPass(targets="llvm,blas").apply(Context(), module)
+    original = module.clone()
+    placed = collage.placements(module, original, ["blas"])
+    assert list(placed) == ["collage", "llvm", "blas"]
+    assert all(collage.PLACED_ATTR in m.attributes for m in placed.values())
+    composites = {
+        name: [f.composite for f in m.walk() if isinstance(f, relay.FnOp)]
+        for name, m in placed.items()
+    }
+    assert composites == {"collage": [], "llvm": [], "blas": ["blas.dense_bias"]}
+    # the driver compiles a placed program as placed: it only partitions it
+    stages = [stage.name for stage in driver._partition_stages(placed["llvm"].clone())]
+    assert "merge-composite" not in stages and "partition-graph" in stages
+    inputs = random_inputs(PROGRAM)
+    np.testing.assert_allclose(
+        hetero.compile(placed["blas"])(*inputs),
+        run(parse_module(PROGRAM), *inputs),
+        rtol=1e-5,
+        atol=1e-5,
+    )
+
+
+def test_without_the_check_collage_keeps_its_plan():
+    pytest.importorskip("scipy_openblas32")
+    favourite = {"relay.nn.dense": "blas", "relay.nn.conv2d": "llvm"}
+    module = parse_module(PROGRAM)
+    PlanDevicesPass(targets="llvm,blas").apply(Context(), module)
+    estimator = FixedCosts(favourite, per_call=10.0)
+    collage.collage_partition(module, estimator=estimator, whole=False)
+    assert partitions(module) == {"blas": ["blas.dense_bias"]}
+    assert estimator.asked == 5
+
+
+def test_whole_programs_are_timed_together_in_interleaved_rounds(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """Each round calls every program once, so a shared machine's load
+    falls on all alike; the median of each program's rounds is its cost."""
+    calls: list[str] = []
+    clock = iter(range(100))
+
+    def recorder(name: str):
+        return lambda: calls.append(name)
+
+    monkeypatch.setattr(driver, "compile", lambda module: module)
+    monkeypatch.setattr(measuring, "_call", recorder)
+    monkeypatch.setattr(
+        measuring, "_sample", lambda call, repeat: call() or next(clock)
+    )
+    assert measuring.measure_together(["a", "b"], 3) == [2, 3]  # type: ignore[list-item]
+    # a warm-up call of each, then rounds: a, b, a, b, ...
+    assert calls == ["a", "b", "a", "b", "a", "b", "a", "b"]
+
+
+def test_the_measurer_times_whole_programs_together_and_keeps_them(tmp_path: Path):
+    timed: list[list[str]] = []
+
+    def together(modules, runs):
+        timed.append([m.attributes["name"].data for m in modules])
+        return [1.0] * len(modules)
+
+    def named(name: str):
+        module = parse_module(PROGRAM)
+        module.attributes["name"] = StringAttr(name)
+        return module
+
+    path = tmp_path / "db.json"
+    measurer = Measurer(
+        CostDatabase.open(path), measure=lambda m, runs: 0.5, together=together
+    )
+    assert measurer.costs(
+        [(named("x"), "llvm"), (named("y"), WHOLE), (named("z"), WHOLE)]
+    ) == [0.5, 1.0, 1.0]
+    assert timed == [["y", "z"]]
+    measurer.finish()
+    again = Measurer(CostDatabase.open(path), together=together)
+    assert again.costs([(named("z"), WHOLE)]) == [1.0] and timed == [["y", "z"]]

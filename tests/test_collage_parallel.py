@@ -84,12 +84,23 @@ def plan_with(measurer: Measurer) -> tuple[str, dict[str, float]]:
     return module.attributes[collage.PLAN_ATTR].data, measurer.database.added  # type: ignore[attr-defined]
 
 
+def together(modules: list[ModuleOp], runs: int) -> list[float]:
+    """The whole programs `collage-partition` checks, costed by `stand_in`."""
+    return [stand_in(module, runs) for module in modules]
+
+
+def stand_in_measurer(**options: object) -> Measurer:
+    return Measurer(
+        CostDatabase.open(None), measure=stand_in, together=together, **options
+    )
+
+
 def serial_plan() -> tuple[str, dict[str, float]]:
-    return plan_with(Measurer(CostDatabase.open(None), jobs=1, measure=stand_in))
+    return plan_with(stand_in_measurer(jobs=1))
 
 
 def test_the_pool_measures_as_this_process_does():
-    pool = Measurer(CostDatabase.open(None), jobs=2, measure=stand_in)
+    pool = stand_in_measurer(jobs=2)
     plan, costs = plan_with(pool)
     assert pool.measured == len(costs) > 2
     assert (plan, costs) == serial_plan()
@@ -114,7 +125,7 @@ def test_ray_measures_as_this_process_does():
         runtime_env={"env_vars": {"PYTHONPATH": path}},
     )
     try:
-        on_ray = Measurer(CostDatabase.open(None), measure=stand_in, ray="local")
+        on_ray = stand_in_measurer(ray="local")
         assert plan_with(on_ray) == serial_plan()
     finally:
         ray.shutdown()

@@ -47,15 +47,16 @@ from itertools import count
 
 import numpy as np
 from xdsl.context import Context
-from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType
+from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from hetero.dialects import relay
 from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr, TargetAttr
 from hetero.dialects.target.config import module_config
-from hetero.targets.costs import CostEstimator, costs, default_estimator
+from hetero.targets.costs import WHOLE, CostEstimator, costs, default_estimator
 from hetero.targets.patterns import Match, OpPattern, PatternError, match, pattern_table
+from hetero.transforms.annotate_target import AnnotateTargetPass
 from hetero.transforms.byoc import (
     COMPILER_ATTR,
     ExternalTargets,
@@ -63,12 +64,23 @@ from hetero.transforms.byoc import (
     program_blocks,
 )
 from hetero.transforms.merge_compiler_regions import MergeCompilerRegionsPass
-from hetero.transforms.merge_composite import _one_device, _wrap
+from hetero.transforms.merge_composite import MergeCompositePass, _one_device, _wrap
 from hetero.transforms.partition_graph import PartitionGraphPass
 from hetero.utils.diagnostics import HeteroError, warn
 
 PLAN_ATTR = "hetero.collage_plan"
 """Module attribute: the chosen plan as text (`Plan.describe`)."""
+
+PLACED_ATTR = "hetero.collage_placed"
+"""Module attribute of a whole program whose external ops are placed
+already (annotated `Composite` calls): `hetero.compile` only merges and
+partitions its regions, so the program runs as placed."""
+
+MARGIN = 0.1
+"""How much faster than hetero's own code a library candidate must be
+measured, alone, to be chosen: a small measured gain is within the noise
+and is often lost in the network (no fusion with the neighbours, colder
+caches, the library's per-call set-up)."""
 
 
 # ----------------------------------------------------------------------------
@@ -380,9 +392,12 @@ def plan_block(
     found: Sequence[Candidate],
     cost: Callable[[Candidate], float],
     copy_cost: CopyCost = no_copies,
+    margin: float = 0.0,
 ) -> Plan:
     """The cheapest plan over the nodes candidates cover (other ops run on
-    the regular target whatever the plan), and the single-kind estimates."""
+    the regular target whatever the plan), and the single-kind estimates.
+    The search weighs a library candidate's cost by `1 + margin`: a library
+    takes ops only where it is measured that much faster."""
     covered = sorted({n for c in found for n in c.nodes})
     renumber = {n: i for i, n in enumerate(covered)}
     local = {
@@ -397,13 +412,17 @@ def plan_block(
         if e.producer in renumber and e.consumer in renumber
     ]
     costs = {c: cost(c) for c in found}
+    weighed = {
+        c: seconds * (1.0 if c.backend == REGULAR else 1.0 + margin)
+        for c, seconds in costs.items()
+    }
 
     def best(allowed: Callable[[Candidate], bool]) -> tuple[float, list[Candidate]]:
         options = [c for c in local if allowed(local[c])]
-        total, chosen = search(
-            len(covered), edges, options, lambda c: costs[local[c]], copy_cost
+        _, chosen = search(
+            len(covered), edges, options, lambda c: weighed[local[c]], copy_cost
         )
-        return total, [local[c] for c in chosen]
+        return sum(costs[local[c]] for c in chosen), [local[c] for c in chosen]
 
     _, chosen = best(lambda c: True)
     single = {
@@ -439,14 +458,18 @@ def collage_partition(
     module: ModuleOp,
     compilers: Sequence[str] = (),
     estimator: CostEstimator | None = None,
+    margin: float = MARGIN,
+    whole: bool = True,
 ) -> list[Plan]:
     """Partition `module` (planned by `plan-devices`) by cost, as the pass
-    does (costs from `estimator`, default the registered one); the plan of
+    does (costs from `estimator`, default the registered one; `margin`:
+    `plan_block`'s; `whole`: `keep_fastest` checks the result); the plan of
     each block of program code."""
     config = module_config(module, None, "collage-partition")
     externals = ExternalTargets(config, module, compiler_names(compilers, module))
     kinds = offered_kinds(externals)
     estimator = estimator or default_estimator()
+    original = module.clone()
     plans = []
     for block in program_blocks(module):
         graph = Graph.of(block)
@@ -455,16 +478,80 @@ def collage_partition(
             continue
         modules = [_candidate_module(externals, graph, c) for c in found]
         seconds = dict(zip(found, costs(estimator, modules)))
-        plan = plan_block(graph, found, seconds.__getitem__)
+        plan = plan_block(graph, found, seconds.__getitem__, margin=margin)
         apply_plan(plan)
         plans.append(plan)
+    text = "\n".join(p.describe() for p in plans)
+    if whole and plans and _whole_program(module):
+        text += "\n" + keep_fastest(module, original, kinds, estimator)
     summary = estimator.finish()
     for stage in (MergeCompilerRegionsPass(), PartitionGraphPass()):
         stage.apply(Context(), module)
-    text = "\n".join(p.describe() for p in plans)
     text += f"\n  {summary}"
     module.attributes[PLAN_ATTR] = StringAttr(text)
     return plans
+
+
+def _whole_program(module: ModuleOp) -> bool:
+    """Whether `module` is a program `hetero.compile` runs as it is: an
+    `@main` with static input shapes."""
+    main = next(
+        (
+            op
+            for op in module.ops
+            if isinstance(op, relay.FuncOp) and op.sym_name.data == "main"
+        ),
+        None,
+    )
+    return main is not None and all(
+        not isinstance(t, TensorType) or t.has_static_shape()
+        for t in main.function_type.inputs
+    )
+
+
+def placements(
+    module: ModuleOp, original: ModuleOp, kinds: Sequence[str]
+) -> dict[str, ModuleOp]:
+    """The whole program placed as collage's search placed `module`, on the
+    regular target alone, and with each of `kinds` taking every match of its
+    table (the manual flow), each a module marked `PLACED_ATTR`."""
+    placed = {"collage": module.clone(), REGULAR: original.clone()}
+    for kind in kinds:
+        placed[kind] = original.clone()
+        for stage in (MergeCompositePass((kind,)), AnnotateTargetPass((kind,))):
+            stage.apply(Context(), placed[kind])
+    for program in placed.values():
+        program.attributes[PLACED_ATTR] = UnitAttr()
+    return placed
+
+
+def keep_fastest(
+    module: ModuleOp,
+    original: ModuleOp,
+    kinds: Sequence[str],
+    estimator: CostEstimator,
+) -> str:
+    """Collage's placement of `module`, measured whole against each
+    single-backend placement (`placements`); `module` becomes the fastest.
+    Candidates measured alone miss what the network adds (fusion with their
+    neighbours, caches cold with the other layers' data, copies into a
+    concatenation), and the sum of many estimates accumulates their noise:
+    this check makes the result at least as fast as the best single backend,
+    as measured.  A line for the plan."""
+    placed = placements(module, original, kinds)
+    seconds = dict(zip(placed, costs(estimator, [(m, WHOLE) for m in placed.values()])))
+    fastest = min(placed, key=seconds.__getitem__)  # collage first: it wins ties
+    if fastest != "collage":
+        chosen = placed[fastest]
+        del chosen.attributes[PLACED_ATTR]
+        for op in list(module.ops):
+            op.detach()
+            op.erase()
+        for op in list(chosen.ops):
+            op.detach()
+            module.body.block.add_op(op)
+    measured = ", ".join(f"{name} {t * 1e3:.3f} ms" for name, t in seconds.items())
+    return f"  whole program measured: {measured}; kept {fastest}"
 
 
 def _candidate_module(
@@ -490,7 +577,10 @@ class CollagePartitionPass(ModulePass):
     `compilers=blas,dnnl` restricts the kinds; `database` and `runs` go to
     the registered cost estimator (the measuring one: the cost database's
     file, default `HETERO_COLLAGE_DB`, else hetero's cache directory; the
-    timed samples per candidate); `print_plan` writes the plan to stderr.
+    timed samples per candidate); `print_plan` writes the plan to stderr;
+    `margin`: how much faster a library candidate must be measured to be
+    chosen (`MARGIN`); `whole`: whether the result is measured whole against
+    the single-backend placements and the fastest kept (`keep_fastest`).
     """
 
     name = "collage-partition"
@@ -498,9 +588,11 @@ class CollagePartitionPass(ModulePass):
     database: str | None = None
     runs: int = 5
     print_plan: bool = False
+    margin: float = MARGIN
+    whole: bool = True
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         estimator = default_estimator(database=self.database, runs=self.runs)
-        collage_partition(op, self.compilers, estimator)
+        collage_partition(op, self.compilers, estimator, self.margin, self.whole)
         if self.print_plan:
             print(op.attributes[PLAN_ATTR].data, file=sys.stderr)  # type: ignore[attr-defined]
