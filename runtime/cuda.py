@@ -509,6 +509,9 @@ class GpuProgram:
                 else a
                 for i, a in enumerate(args)
             ]
+            # The copies in may return before their DMA lands (a pageable
+            # source): the GPU's work queues after them, CPU code does not.
+            device().synchronize()
             host_function(*map(_host_argument, managed))
             device().synchronize()
             # Nothing is pending now: the next call's first wait is free.

@@ -507,6 +507,9 @@ def _called_on_the_cpu(
         def refill(self, array: np.ndarray) -> None:
             self.array[...] = array
 
+        def copy_out(self, array: np.ndarray) -> None:
+            array[...] = self.array
+
     monkeypatch.setattr(cuda, "ManagedArray", Managed)
     monkeypatch.setattr(
         cuda, "device", lambda: SimpleNamespace(synchronize=_synchronize)
