@@ -57,6 +57,7 @@ MAX_ARGS = 8
 _CPU, _F32, _F64 = 1, 3, 7
 _FORWARD_INFERENCE, _CONVOLUTION_AUTO = 96, 0x3
 _ELTWISE_RELU, _BINARY_ADD = 0x20, 0x1FFF0
+_LRN_ACROSS_CHANNELS = 0xAFF
 ARG_SRC, ARG_SRC_1, ARG_DST, ARG_WEIGHTS, ARG_BIAS = 1, 2, 17, 33, 41
 _POST_OP_BASE = 32768
 _MAX_NDIMS = 12
@@ -174,7 +175,20 @@ class Matmul:
     """As `Convolution`'s."""
 
 
-Spec = Convolution | Matmul
+@dataclass(frozen=True)
+class Lrn:
+    """Local response normalisation across the channels of NCHW data (odd
+    `size`): `src / (bias + alpha / size * sum of src² over size channels) **
+    beta`, oneDNN's `lrn_across_channels`."""
+
+    src: Tensor
+    size: int
+    alpha: float
+    beta: float
+    bias: float
+
+
+Spec = Convolution | Matmul | Lrn
 
 BLOCKED_ACTIVATIONS: dict[type[Spec], bool] = {Convolution: True, Matmul: False}
 """Whether oneDNN picks the layout of the primitive's src and dst (then
@@ -360,8 +374,44 @@ class Dnnl:
         """The plan computing `spec`, made at the first request (per process)."""
         with self._lock:
             if spec not in self._plans:
-                self._plans[spec] = self._make(spec)
+                make = self._make_lrn if isinstance(spec, Lrn) else self._make
+                self._plans[spec] = make(spec)  # type: ignore[arg-type]
             return self._plans[spec]
+
+    def _impl(self, pd: ctypes.c_void_p) -> str:
+        """The implementation oneDNN chose for the primitive descriptor `pd`."""
+        info = ctypes.c_char_p()
+        self._check(
+            "dnnl_primitive_desc_query", pd, _QUERY_IMPL_INFO, 0, ctypes.byref(info)
+        )
+        return info.value.decode() if info.value else ""
+
+    def _make_lrn(self, spec: Lrn) -> Plan:
+        """The LRN primitive on the caller's NCHW src, its dst in the layout
+        oneDNN picks (reordered into the caller's buffer where it differs).
+        Slots: src, dst."""
+        plain = self._desc(spec.src)
+        pd, primitive = ctypes.c_void_p(), ctypes.c_void_p()
+        self._check(
+            "dnnl_lrn_forward_primitive_desc_create",
+            ctypes.byref(pd), self.engine, _FORWARD_INFERENCE, _LRN_ACROSS_CHANNELS,
+            plain, self._desc(spec.src, True), ctypes.c_int64(spec.size),
+            ctypes.c_float(spec.alpha), ctypes.c_float(spec.beta),
+            ctypes.c_float(spec.bias), self._attr(PostOps()),
+        )  # fmt: skip
+        dst = self.lib.dnnl_primitive_desc_query_md(pd, _QUERY_DST, 0)
+        self._check("dnnl_primitive_create", ctypes.byref(primitive), pd)
+        steps = _Steps(self, 2)
+        out = 1 if self.equal(plain, dst) else steps.buffer(dst)
+        steps.step(primitive, [(ARG_SRC, plain, 0), (ARG_DST, dst, out)])
+        if out != 1:
+            steps.reorder(dst, out, plain, 1)
+        keep: list[Any] = [pd, plain]
+        struct = steps.struct(self.engine, keep)
+        keep.append(struct)
+        return Plan(
+            ctypes.addressof(struct), self._impl(pd), tuple(steps.scratch), None, keep
+        )
 
     def _primitive_desc(
         self, spec: Spec, descs: list[ctypes.c_void_p], bias: Any
@@ -408,10 +458,6 @@ class Dnnl:
             self.lib.dnnl_primitive_desc_query_md(pd, q, 0)
             for q in (_QUERY_SRC, _QUERY_WEIGHTS, _QUERY_DST)
         )
-        info = ctypes.c_char_p()
-        self._check(
-            "dnnl_primitive_desc_query", pd, _QUERY_IMPL_INFO, 0, ctypes.byref(info)
-        )
         primitive = ctypes.c_void_p()
         self._check("dnnl_primitive_create", ctypes.byref(primitive), pd)
 
@@ -446,7 +492,7 @@ class Dnnl:
         keep.append(struct)
         return Plan(
             ctypes.addressof(struct),
-            info.value.decode() if info.value else "",
+            self._impl(pd),
             tuple(steps.scratch),
             (plain[1], weights) if constant else None,
             keep,

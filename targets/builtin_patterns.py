@@ -128,7 +128,8 @@ def _epilogues(
 def _dnnl_table() -> list[CompositePattern]:
     """oneDNN's CPU convolution (plain NCHW/OIHW, any groups: depthwise too)
     and matmul in f32, each with its bias, residual add and relu fused as
-    post-ops."""
+    post-ops; LRN across the channels of NCHW data (odd sizes, whose window
+    oneDNN centres as ONNX does)."""
     ok = dtype_in("f32")
     conv = is_op("nn.conv2d", wildcard(), wildcard()).where(
         ok,
@@ -143,7 +144,17 @@ def _dnnl_table() -> list[CompositePattern]:
         *_epilogues("dense", _dense(ok).where(static_shapes), ok, (1, -1)),
         CompositePattern("batch_matmul", matmul.where(rank_in(3), _same_batch)),
         CompositePattern("matmul", matmul.where(rank_in(2))),
+        CompositePattern(
+            "lrn",
+            is_op("nn.lrn", wildcard()).where(
+                ok, static_shapes, rank_in(4), attr_in("axis", 1), _odd_size
+            ),
+        ),
     ]
+
+
+def _odd_size(op: Operation) -> bool:
+    return op.size % 2 == 1  # type: ignore[attr-defined]
 
 
 def _cutlass_table() -> list[CompositePattern]:

@@ -1,7 +1,8 @@
 """The `dnnl` external codegen (docs/external-codegens.md): partitions run as oneDNN primitives.
 
 * conv2d (strided, padded, dilated, grouped, depthwise) with its bias,
-  residual add and relu fused as post-ops, dense and matmul, compiled with
+  residual add and relu fused as post-ops, dense, matmul and LRN (odd
+  sizes), compiled with
   `targets=["llvm", "dnnl"]`, equal the reference interpreter, each
   composite one `hetero_dnnl_execute` call;
 * a primitive is made once per distinct layer and process;
@@ -157,6 +158,20 @@ CASES = {
         ["tensor<3x6x4xf32>", "tensor<3x4x9xf32>"],
         "tensor<3x6x9xf32>",
         1,
+    ),
+    "lrn across channels": (
+        [
+            f"%r = relay.nn.lrn %a {{size = 5, alpha = 1.0e-2, beta = 0.75, bias = 2.0}} : {OUT}"
+        ],
+        [OUT],
+        OUT,
+        1,
+    ),
+    "lrn of an even size: not oneDNN's window": (
+        [f"%r = relay.nn.lrn %a {{size = 4, alpha = 1.0e-2}} : {OUT}"],
+        [OUT],
+        OUT,
+        0,
     ),
 }
 """Name → (body lines, input types, result type, primitives executed)."""

@@ -71,8 +71,8 @@ class Primitive:
     build: Callable[[Primitive, bool], Spec]
     """The spec, given whether the weights are a compile-time constant."""
     src: SSAValue
-    weights: SSAValue
-    weights_tensor: dnnl_runtime.Tensor
+    weights: SSAValue | None = None
+    """None: a primitive without weights (LRN)."""
     bias: SSAValue | None = None
     post_ops: list[str | SSAValue] = field(default_factory=list)
     result: SSAValue | None = None
@@ -80,8 +80,9 @@ class Primitive:
     def inputs(self) -> list[SSAValue]:
         """The values whose buffers the plan takes, in its order (the
         destination goes between the bias and the addends)."""
+        weights = [self.weights] if self.weights is not None else []
         bias = [self.bias] if self.bias is not None else []
-        return [self.src, self.weights, *bias]
+        return [self.src, *weights, *bias]
 
     def addends(self) -> list[SSAValue]:
         return [p for p in self.post_ops if isinstance(p, SSAValue)]
@@ -106,7 +107,7 @@ def _conv2d(op: Operation) -> Primitive:
             tuple(op.dilation), tuple(op.padding), p.spec_post_ops(), constant,  # type: ignore[arg-type]
         )  # fmt: skip
 
-    return Primitive(op, build, x, w, weights)
+    return Primitive(op, build, x, w)
 
 
 def _gemm(op: Operation) -> Primitive:
@@ -132,13 +133,25 @@ def _gemm(op: Operation) -> Primitive:
             constant,
         )
 
-    return Primitive(op, build, a, b, weights)
+    return Primitive(op, build, a, b)
+
+
+def _lrn(op: Operation) -> Primitive:
+    """LRN across channels (the pattern table takes NCHW, axis 1, odd sizes)."""
+    assert isinstance(op, relay.LRNOp)
+    x = op.operands[0]
+
+    def build(p: Primitive, constant: bool) -> dnnl_runtime.Lrn:
+        return dnnl_runtime.Lrn(_tensor(x), op.size, op.alpha, op.beta, op.bias)
+
+    return Primitive(op, build, x)
 
 
 ANCHORS: dict[type[Operation], Callable[[Operation], Primitive]] = {
     relay.Conv2DOp: _conv2d,
     relay.DenseOp: _gemm,
     relay.MatmulOp: _gemm,
+    relay.LRNOp: _lrn,
 }
 """Relay op → the oneDNN primitive computing it."""
 
@@ -239,7 +252,11 @@ class PartitionLowering:
             destination = self.emitter.alloc(
                 memref_type.get_shape(), memref_type.element_type
             )
-        weights = self.constants.get(outer[primitive.weights])
+        weights = (
+            self.constants.get(outer[primitive.weights])
+            if primitive.weights is not None
+            else None
+        )
         try:
             plan = self.library.plan(primitive.build(primitive, weights is not None))
             blocked = (
