@@ -60,9 +60,8 @@ def _signature(type: object, label: str, name: str | None = None) -> Signature:
     from hetero.interpreter.relay import element_dtype
 
     assert isinstance(type, TensorType)  # lower-aot-main accepted it
-    return Signature(
-        label, tuple(type.get_shape()), element_dtype(type.element_type), name
-    )
+    shape = tuple(-1 if d < 0 else d for d in type.get_shape())
+    return Signature(label, shape, element_dtype(type.element_type), name)
 
 
 def _decode_constants(values: ArrayAttr) -> tuple[np.ndarray, ...]:
@@ -342,20 +341,115 @@ def _target_strings(targets: str | Sequence[str] | None) -> tuple[str, ...]:
     )
 
 
+@dataclass
+class DynamicFunction:
+    """`f(*inputs)` for an entry function with dynamic (`?`) input
+    dimensions compiled once (`compile(..., dynamic="once")`): at each call
+    the shape functions (`hetero.analysis.shape_functions`) check the
+    guards the code was compiled under and size the outputs, then the one
+    native function runs (docs/dynamic-shapes.md)."""
+
+    compiled: CompiledFunction
+    """The native function; `?` sizes are -1 in its signatures."""
+    symbols: tuple[tuple[int, int], ...]
+    """The dynamic dimensions, (input, axis): the symbols of the shapes."""
+    outputs: tuple[tuple[Any, ...], ...]
+    """Each output's shape: ints and `Dim`s over the symbols."""
+    guards: tuple[Any, ...]
+    """The `Guard`s every call's sizes must pass."""
+    num_threads: int | None = None
+
+    def __call__(
+        self,
+        *inputs: object,
+        out: np.ndarray | Sequence[np.ndarray] | None = None,
+        num_threads: int | None = None,
+        **named: object,
+    ) -> Any:
+        """`CompiledFunction.__call__`, the outputs sized for these inputs."""
+        from hetero.analysis.shape_functions import evaluate
+
+        compiled = self.compiled
+        values = by_position(f"@{compiled.symbol}", compiled.parameters, inputs, named)
+        arrays = [s.check(v) for s, v in zip(compiled.inputs, values)]
+        sizes = {}
+        for index, axis in self.symbols:
+            if (size := arrays[index].shape[axis]) < 1:
+                raise CompiledFunctionError(
+                    f"{compiled.inputs[index].label}: dimension {axis} is empty; "
+                    "a dynamic dimension must have at least one element"
+                )
+            sizes[index, axis] = size
+        for guard in self.guards:
+            if not guard.holds(sizes):
+                raise CompiledFunctionError(
+                    f"@{compiled.symbol}: the input shapes "
+                    f"{[a.shape for a in arrays]} do not fit: {guard.what}"
+                )
+        shapes = [evaluate(shape, sizes) for shape in self.outputs]
+        if out is None:
+            outs = [np.empty(s, o.dtype) for s, o in zip(shapes, compiled.outputs)]
+        else:
+            outs = [out] if isinstance(out, np.ndarray) else list(out)
+            for o, shape, given in zip(compiled.outputs, shapes, outs):
+                if isinstance(given, np.ndarray) and given.shape != shape:
+                    raise CompiledFunctionError(
+                        f"out for {o.label} must have shape {shape} for these "
+                        f"inputs, got {given.shape}"
+                    )
+        count = self.num_threads if num_threads is None else num_threads
+        return compiled(*arrays, out=outs, num_threads=count)
+
+
+def _dynamic(
+    module: ModuleOp, entry: str, timings: dict[str, float]
+) -> DynamicFunction:
+    """`compile(..., dynamic="once")`: the module compiled once, with the
+    shape functions of its entry function."""
+    from hetero.analysis.shape_functions import function_shapes
+    from hetero.dialects.relay import FuncOp
+    from hetero.transforms.lower_aot_main import returned_leaves
+
+    compiled = _compile_static(module, entry, timings)
+    main = SymbolTable.lookup_symbol(module, entry)
+    assert isinstance(main, FuncOp)
+    analysis = function_shapes(main, module)  # what lower-aot-main compiled for
+    terminator = main.body.block.last_op
+    assert terminator is not None
+    outputs = tuple(
+        analysis.shape(leaf) for leaf in returned_leaves(terminator.operands[0])
+    )
+    symbols = tuple(
+        (i, axis)
+        for i, s in enumerate(compiled.inputs)
+        for axis, d in enumerate(s.shape)
+        if d < 0
+    )
+    return DynamicFunction(compiled, symbols, outputs, tuple(analysis.guards))
+
+
+DYNAMIC_MODES = ("specialize", "once")
+"""`compile`'s ways with an entry function of dynamic input dimensions."""
+
+
 def compile(
     module_or_text: ModuleOp | str,
     targets: str | Sequence[str] | None = ("llvm",),
     entry: str = "main",
     collage: bool = False,
-) -> CompiledFunction | ShapeSpecializedFunction:
+    dynamic: str = "specialize",
+) -> CompiledFunction | ShapeSpecializedFunction | DynamicFunction:
     """Compile relay `@entry` to native code; `targets` (one target string,
     a list of them, or None for `llvm`) only fills a missing `target.config`
     (the module's own is never overridden).  A given module is not changed: a
-    clone is compiled.  An entry function with dynamic input dimensions gives
-    a `ShapeSpecializedFunction`, compiled per input shapes at the first call
-    with them.  `collage`: the external kinds take what is measured faster
-    there (`collage-partition`, docs/passes/collage.md; its plan on stderr)
-    rather than all their patterns match."""
+    clone is compiled.  An entry function with dynamic input dimensions
+    gives, by `dynamic`, a `ShapeSpecializedFunction` (`"specialize"`, the
+    default: compiled per input shapes at the first call with them, every
+    kernel with its full schedule) or a `DynamicFunction` (`"once"`: one
+    compile for every size, docs/dynamic-shapes.md; what cannot be compiled
+    so is a located error).  `collage`: the external kinds take what is
+    measured faster there (`collage-partition`, docs/passes/collage.md; its
+    plan on stderr) rather than all their patterns match."""
     from hetero.context import parse_module
     from hetero.dialects.relay import FuncOp
     from hetero.dialects.target.config import module_config
@@ -363,6 +457,10 @@ def compile(
     from hetero.utils.diagnostics import verify_module
 
     targets = _target_strings(targets)
+    if dynamic not in DYNAMIC_MODES:
+        raise ValueError(
+            f"hetero.compile: dynamic must be one of {DYNAMIC_MODES}, not {dynamic!r}"
+        )
 
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -383,6 +481,8 @@ def compile(
             isinstance(a.type, TensorType) and not a.type.has_static_shape()
             for a in main.args
         ):
+            if dynamic == "once":
+                return _dynamic(module, entry, timings)
             blobs.keep()  # the module is compiled again for each input shape
             labels = (_input_label(i, a) for i, a in enumerate(main.args))
             return ShapeSpecializedFunction(

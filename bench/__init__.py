@@ -52,6 +52,10 @@ BENCHMARKS = {
         "bench.onnx",
         "ONNX models (squeezenet, resnet50) imported and compiled vs onnxruntime, 1/2 threads; compile time vs TVM where installed",
     ),
+    "dynamic": (
+        "bench.dynamic",
+        "a BERT-like encoder of dynamic sequence length compiled once vs compiled per length",
+    ),
     "collage": (
         "bench.collage",
         "Collage's measured plan vs llvm, llvm+blas, llvm+dnnl on CNNs and a transformer; search time cold and warm",

@@ -92,6 +92,7 @@ class Signature:
 
     label: str
     shape: tuple[int, ...]
+    """-1 where the size is known at each call only (a dynamic dimension)."""
     dtype: np.dtype[Any]
     name: str | None = None
     """An input's name: the relay function's parameter name (an ONNX
@@ -123,9 +124,13 @@ class Signature:
         return value
 
     def _check_type(self, value: np.ndarray, prefix: str = "") -> None:
-        if value.shape != self.shape or value.dtype != self.dtype:
+        fits = len(value.shape) == len(self.shape) and all(
+            d < 0 or d == n for d, n in zip(self.shape, value.shape)
+        )
+        if not fits or value.dtype != self.dtype:
+            shape = str(self.shape).replace("-1", "?")
             raise CompiledFunctionError(
-                f"{prefix}{self.label} must have shape {self.shape} and dtype "
+                f"{prefix}{self.label} must have shape {shape} and dtype "
                 f"{self.dtype}, got shape {value.shape} and dtype {value.dtype}"
             )
 

@@ -12,15 +12,24 @@ a relay value that every template reads its operands through.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from xdsl.builder import Builder, InsertPoint
 from xdsl.dialects import arith, memref, scf
-from xdsl.dialects.builtin import FloatAttr, IndexType, IntegerType, MemRefType
+from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
+    FloatAttr,
+    IndexType,
+    IntegerType,
+    MemRefType,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.traits import IsTerminator
 
+from hetero.analysis.shape_functions import Dim, DynamicShapeError, Symbol
 from hetero.dialects.memref_ops import PrefetchOp
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import (
@@ -33,8 +42,48 @@ from hetero.dialects.tir import (
 )
 from hetero.targets.cpu import is_cpu
 
-Index = int | SSAValue
-"""An index expression: a Python int (folded) or an SSA `index` value."""
+Index = int | Dim | SSAValue
+"""An index expression: a Python int (folded), a size known at run time
+(`Dim`, a product of a kernel's dynamic dimensions) or an SSA `index` value."""
+
+Shape = tuple[int | Dim, ...]
+"""A tensor's shape in a kernel: `Dim`s where it is dynamic."""
+
+_shapes: ContextVar[dict[SSAValue, Shape] | None] = ContextVar(
+    "hetero_te_shapes", default=None
+)
+
+
+@contextmanager
+def dynamic_shapes(shapes: dict[SSAValue, Shape]) -> Iterator[None]:
+    """While a kernel of dynamic shapes is emitted: the shapes of its relay
+    values and buffers (`shape_of`), which the templates read in place of
+    their types' `?`."""
+    token = _shapes.set(shapes)
+    try:
+        yield
+    finally:
+        _shapes.reset(token)
+
+
+def shape_of(value: SSAValue) -> Shape:
+    """`value`'s shape: its type's, or with `dynamic_shapes` its `Dim`s."""
+    if (shapes := _shapes.get()) is not None and value in shapes:
+        return shapes[value]
+    shape = tuple(value.type.get_shape())  # type: ignore[attr-defined]
+    if DYNAMIC_INDEX in shape:
+        raise DynamicShapeError(f"the sizes of {value.type} are not known")
+    return shape
+
+
+def _is(value: Index, number: int) -> bool:
+    """`value` is the int `number` (a `Dim` is never asked: it would be a
+    question about run-time sizes)."""
+    return isinstance(value, int) and value == number
+
+
+def _known(value: Index) -> bool:
+    return isinstance(value, int | Dim)
 
 
 class Emitter:
@@ -103,14 +152,70 @@ class Emitter:
 
     def index(self, value: Index) -> SSAValue:
         """`value` as an SSA index."""
-        return self.constant(value, INDEX) if isinstance(value, int) else value
+        if isinstance(value, int):
+            return self.constant(value, INDEX)
+        return self._size(value) if isinstance(value, Dim) else value
+
+    def bind_sizes(self, symbols: Mapping[Symbol, tuple[SSAValue, int]]) -> None:
+        """Where each symbol of the `Dim`s is read: a buffer's dimension."""
+        for symbol, source in symbols.items():
+            self.constants[("symbol", symbol)] = source  # type: ignore[index]
+
+    def _size(self, size: Dim) -> SSAValue:
+        """`size` computed once at the function's entry (after its constants):
+        `memref.dim`s of the buffers bound to its symbols, multiplied."""
+        key = ("size", size.coefficient, size.symbols)
+        if key not in self.constants:  # type: ignore[comparison-overlap]
+            value = self.constant(size.coefficient, INDEX)
+            for i, symbol in enumerate(size.symbols):
+                dim = self._symbol(symbol)
+                value = (
+                    dim
+                    if i == 0 and size.coefficient == 1
+                    else self._entry_op(arith.MuliOp(value, dim))
+                )
+            self.constants[key] = value  # type: ignore[index]
+        return self.constants[key]  # type: ignore[index]
+
+    def _symbol(self, symbol: Symbol) -> SSAValue:
+        key = ("dim", symbol)
+        if key not in self.constants:  # type: ignore[comparison-overlap]
+            source = self.constants.get(("symbol", symbol))  # type: ignore[call-overload]
+            if source is None:
+                raise DynamicShapeError(
+                    f"no buffer has the size d{symbol[0]}.{symbol[1]}"
+                )
+            buffer, axis = source
+            op = memref.DimOp(buffer, self.constant(axis, INDEX))
+            self.constants[key] = self._entry_op(op)  # type: ignore[index]
+        return self.constants[key]  # type: ignore[index]
+
+    def _entry_op(self, op: Operation) -> SSAValue:
+        """`op` at the function's entry, after its constants and sizes."""
+        at = self.entry.first_op
+        while at is not None and (
+            isinstance(at, arith.ConstantOp) or at in self._sizes_made()
+        ):
+            at = at.next_op
+        point = (
+            InsertPoint.before(at) if at is not None else InsertPoint.at_end(self.entry)
+        )
+        Builder(point).insert(op)
+        return op.results[0]
+
+    def _sizes_made(self) -> set[Operation]:
+        return {
+            v.owner
+            for k, v in self.constants.items()
+            if isinstance(k[0], str) and isinstance(v, SSAValue)  # type: ignore[index]
+        }  # type: ignore[misc]
 
     def add(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return a + b
-        if a == 0 and not self.uniform:
+        if _is(a, 0) and not self.uniform:
             return b
-        if b == 0 and not self.uniform:
+        if _is(b, 0) and not self.uniform:
             return a
         if (whole := _recombined(a, b)) is not None:
             return whole
@@ -119,32 +224,32 @@ class Emitter:
     def sub(self, a: Index, b: Index) -> Index:
         if isinstance(a, int) and isinstance(b, int):
             return a - b
-        if b == 0 and not self.uniform:
+        if _is(b, 0) and not self.uniform:
             return a
         return self._index_op(arith.SubiOp, self.index(a), self.index(b))
 
-    def mul(self, a: Index, b: int) -> Index:
-        if isinstance(a, int):
-            return a * b
-        if b in (0, 1) and not self.uniform:
-            return 0 if b == 0 else a
-        return self._index_op(arith.MuliOp, a, self.index(b))
+    def mul(self, a: Index, b: int | Dim) -> Index:
+        if _known(a) and _known(b):
+            return a * b  # type: ignore[operator]
+        if (_is(b, 0) or _is(b, 1)) and not self.uniform:
+            return 0 if _is(b, 0) else a
+        return self._index_op(arith.MuliOp, self.index(a), self.index(b))
 
-    def div(self, a: Index, b: int) -> Index:
+    def div(self, a: Index, b: int | Dim) -> Index:
         """`a // b` for non-negative `a`."""
-        if isinstance(a, int):
+        if isinstance(a, int) and isinstance(b, int):
             return a // b
-        if b == 1 and not self.uniform:
+        if _is(b, 1) and not self.uniform:
             return a
-        return self._index_op(arith.DivSIOp, a, self.index(b))
+        return self._index_op(arith.DivSIOp, self.index(a), self.index(b))
 
-    def rem(self, a: Index, b: int) -> Index:
+    def rem(self, a: Index, b: int | Dim) -> Index:
         """`a % b` for non-negative `a`."""
-        if isinstance(a, int):
+        if isinstance(a, int) and isinstance(b, int):
             return a % b
-        if b == 1 and not self.uniform:
+        if _is(b, 1) and not self.uniform:
             return 0
-        return self._index_op(arith.RemSIOp, a, self.index(b))
+        return self._index_op(arith.RemSIOp, self.index(a), self.index(b))
 
     def _index_op(
         self, op: type[arith.SignlessIntegerBinaryOperation], a: SSAValue, b: SSAValue
@@ -154,7 +259,7 @@ class Emitter:
         index arithmetic (as `hetero.lowering.conversion.llvm_constant`)."""
         return self.op(op.create(operands=[a, b], result_types=[INDEX]))
 
-    def unflatten(self, flat: Index, shape: Sequence[int]) -> list[Index]:
+    def unflatten(self, flat: Index, shape: Sequence[int | Dim]) -> list[Index]:
         """The row-major multi-index of element `flat` of `shape`."""
         if not shape:
             return []
@@ -224,7 +329,7 @@ class Emitter:
     # -- structure ------------------------------------------------------------
 
     def loop(
-        self, extent: int, kind: ForKind = ForKind.SERIAL
+        self, extent: int | Dim, kind: ForKind = ForKind.SERIAL
     ) -> tuple[Emitter, SSAValue]:
         """`tir.for %i = 0 to extent`; the emitter of its body and `%i`."""
         loop = ForOp(self.index(0), self.index(extent), self.index(1), kind=kind)
@@ -240,13 +345,13 @@ class Emitter:
         return self.at(loop.body.block), loop.induction_var
 
     def nest(
-        self, shape: Sequence[int], parallel: bool = False
+        self, shape: Sequence[int | Dim], parallel: bool = False
     ) -> tuple[Emitter, list[Index]]:
         """Loops over `shape` (outermost first; the outermost `parallel` if
         asked); extent-1 dimensions get no loop, their index is 0."""
         emitter, indices = self, []
         for extent in shape:
-            if extent == 1:
+            if _is(extent, 1):
                 indices.append(0)
                 continue
             kind = ForKind.PARALLEL if parallel and emitter is self else ForKind.SERIAL
@@ -284,10 +389,16 @@ class Emitter:
         )
 
     def alloc(
-        self, shape: Sequence[int], element_type: Attribute, scope: str = "global"
+        self, shape: Sequence[int | Dim], element_type: Attribute, scope: str = "global"
     ) -> SSAValue:
-        """A buffer for an intermediate (`global`) or an accumulator (`local`)."""
-        return self.op(AllocOp(scoped_memref(element_type, shape, scope)))
+        """A buffer for an intermediate (`global`) or an accumulator (`local`);
+        of a size known at run time where `shape` has `Dim`s."""
+        static = [d if isinstance(d, int) else DYNAMIC_INDEX for d in shape]
+        sizes = [self.index(d) for d in shape if isinstance(d, Dim)]
+        buffer = self.op(AllocOp(scoped_memref(element_type, static, scope), sizes))
+        if sizes and (shapes := _shapes.get()) is not None:
+            shapes[buffer] = tuple(shape)
+        return buffer
 
     def load(self, buffer: SSAValue, indices: Sequence[Index]) -> SSAValue:
         t = buffer.type
@@ -347,7 +458,7 @@ class Tensor:
     """A relay tensor value as lower-te sees it: its shape, element type, and
     how to read one element (from a buffer, or computed in place)."""
 
-    shape: tuple[int, ...]
+    shape: Shape
     element_type: Attribute
     load: Loader
     parts: tuple[tuple[Tensor, tuple[int, ...]], ...] = ()
@@ -362,7 +473,7 @@ class Tensor:
         type = buffer.type
         assert isinstance(type, MemRefType)
         return Tensor(
-            tuple(type.get_shape()),
+            shape_of(buffer),
             type.element_type,
             lambda e, idx: e.load(buffer, idx),
             buffer=buffer,

@@ -24,14 +24,16 @@ sequence as TVM's AOT executor does, as a public `tir.prim_func
   `relay.get_item` only regroup buffers: they cost nothing at run time.
 
 The relay functions stay (the module still verifies and interprets); only the
-`tir.prim_func`s need to be compiled.  Anything the host function cannot
-express yet (control flow, closures, unlowered ops, dynamic shapes,
-copies to non-CPU devices) is a located `HeteroError`.
+`tir.prim_func`s need to be compiled.  An entry function with dynamic (`?`) input dimensions gets a host function
+of dynamic memrefs whose intermediates are sized at run time by its shape
+functions (`hetero.analysis.shape_functions`, docs/dynamic-shapes.md).
+Anything the host function cannot express yet (control flow, closures,
+unlowered ops, copies to non-CPU devices) is a located `HeteroError`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from math import prod
 
@@ -53,12 +55,13 @@ from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
 from hetero.analysis.devices import device_of
+from hetero.analysis.shape_functions import Dim, DynamicShapeError, function_shapes
 from hetero.dialects import relay, tir
 from hetero.dialects.relay.functions import tensor_types, unflatten
 from hetero.dialects.target import TargetAttr, VirtualDeviceAttr
 from hetero.dialects.target.config import module_config
 from hetero.dialects.target.kind import DeviceType
-from hetero.te.emit import Emitter, Tensor, store_all
+from hetero.te.emit import Emitter, Shape, Tensor, dynamic_shapes, store_all
 from hetero.transforms.lower_te import LOWERED
 from hetero.transforms.plan_memory import VDEVICE
 from hetero.utils.diagnostics import HeteroError
@@ -71,16 +74,11 @@ PASS = "lower-aot-main"
 
 
 def _buffer_type(type: Attribute, what: str, op: Operation) -> MemRefType:
-    """The memref of a relay value; only static tensors have one."""
+    """The memref of a relay value (`?` where its shape is dynamic)."""
     if not isinstance(type, TensorType):
         raise HeteroError(
             f"{PASS}: {what} has type {type}; the host function passes tensors only "
             "(functions are not supported yet)",
-            op,
-        )
-    if any(d < 0 for d in type.get_shape()):
-        raise HeteroError(
-            f"{PASS}: {what} has a dynamic shape ({type}), which is not supported yet",
             op,
         )
     return MemRefType(type.element_type, type.get_shape())
@@ -140,6 +138,9 @@ class _HostBuilder:
     tuple returned whole, such as a prim_func's results, into several)."""
     skipped: set[Operation] = field(default_factory=set)
     """Calls of reshape kernels whose input is written into their output."""
+    shapes: dict[SSAValue, Shape] = field(default_factory=dict)
+    """The sizes of the relay values and buffers of dynamic shape
+    (`function_shapes`), read at run time."""
 
     def lower(
         self, params: tuple[SSAValue, ...], constants: tuple[SSAValue, ...]
@@ -287,7 +288,14 @@ class _HostBuilder:
         elements each in their own)."""
         if isinstance(type, TupleType):
             return tuple(self._alloc(t, result, op) for t in type.types.data)
-        alloc = tir.AllocOp(_buffer_type(type, f"the result of {op.name}", op))
+        buffer_type = _buffer_type(type, f"the result of {op.name}", op)
+        if buffer_type.has_static_shape():
+            alloc = tir.AllocOp(buffer_type)
+        else:  # sized at each call by the shape functions, on the heap
+            shape = self.shapes[result]
+            sizes = [self.emitter.index(d) for d in shape if isinstance(d, Dim)]
+            alloc = tir.AllocOp(buffer_type, sizes)
+            self.shapes[alloc.buffer] = shape
         if (device := device_of(result)) is not None:
             alloc.attributes[VDEVICE] = device
         return self.emitter.op(alloc)
@@ -322,8 +330,50 @@ def build_host_function(
     builder = _HostBuilder(
         symbols_of(module), main, Emitter(entry, entry, {}), output_params
     )
-    builder.lower(params, constant_params)
+    if all(t.has_static_shape() for t in (*inputs, *outputs)):
+        builder.lower(params, constant_params)
+        return host
+    _lower_dynamic(module, builder, params, constant_params)
     return host
+
+
+def _lower_dynamic(
+    module: ModuleOp,
+    builder: _HostBuilder,
+    params: Sequence[SSAValue],
+    constants: Sequence[SSAValue],
+) -> None:
+    """The host function of an entry function with dynamic (`?`)
+    dimensions: the shape functions (`function_shapes`) size each
+    intermediate from the parameters' sizes (`memref.dim`), allocated per
+    call; the driver checks their guards and sizes the outputs before the
+    call (docs/dynamic-shapes.md)."""
+    main = builder.main
+    try:
+        analysis = function_shapes(main, module)
+    except HeteroError as e:
+        raise HeteroError(f"{PASS}: {e.message}", e.op) from None
+    builder.shapes.update(analysis.shapes)
+    terminator = main.body.block.last_op
+    assert terminator is not None
+    leaves = returned_leaves(terminator.operands[0])
+    builder.shapes.update(
+        (out, analysis.shape(leaf)) for out, leaf in zip(builder.outputs, leaves)
+    )
+    builder.shapes.update((p, analysis.shape(arg)) for p, arg in zip(params, main.args))
+    builder.emitter.bind_sizes(
+        {
+            (i, axis): (buffer, axis)
+            for i, (arg, buffer) in enumerate(zip(main.args, params))
+            for axis, d in enumerate(arg.type.get_shape())  # type: ignore[attr-defined]
+            if d < 0 and (i, axis) not in analysis.same
+        }
+    )
+    with dynamic_shapes(builder.shapes):
+        try:
+            builder.lower(tuple(params), tuple(constants))
+        except DynamicShapeError as e:
+            raise HeteroError(f"{PASS}: {e}", main) from None
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,10 @@ does: a `Primitive` one to a private global lowered like the others, a
 `Compiler` one through the BYOC flow's last steps (outlined, compiled by its
 external codegen, marked `Extern`).
 
-Dynamic shapes are diagnosed (host shape functions are not generated yet).
+A function with dynamic (`?`) dimensions gets a kernel of the same
+dynamic memref types: its sizes are read at run time (`memref.dim`), as
+docs/dynamic-shapes.md describes; what cannot be compiled that way is a
+located error.
 """
 
 from __future__ import annotations
@@ -54,11 +57,13 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue
 from xdsl.passes import ModulePass
 
+from hetero.analysis.shape_functions import DynamicShapeError, function_shapes
 from hetero.dialects import relay
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.target.kind import DeviceType
 from hetero.dialects.tir import PrimFuncOp
-from hetero.te.emit import Emitter, Tensor, store_all
+from hetero.targets.cpu import is_cpu
+from hetero.te.emit import Emitter, Shape, Tensor, dynamic_shapes, store_all
 from hetero.te.schedules.gpu import GpuEmitter
 from hetero.te.templates import (
     NEST_TEMPLATES,
@@ -68,6 +73,7 @@ from hetero.te.templates import (
     epilogue_ops,
     lazy_template,
 )
+from hetero.te.templates.base import result_shape
 from hetero.transforms.byoc import open_blocks, program_functions
 from hetero.transforms.external_codegen import ExternalCodegenPass
 from hetero.transforms.fuse_ops import fused_name
@@ -114,16 +120,10 @@ def function_target(func: relay.FunctionOpBase) -> TargetAttr:
     )
 
 
-def _static_memref(type: Attribute, what: str, op: Operation) -> MemRefType:
-    """The buffer type of a tensor parameter or result, which must be static."""
+def _memref(type: Attribute, what: str, op: Operation) -> MemRefType:
+    """The buffer type of a tensor parameter or result (`?` where dynamic)."""
     if not isinstance(type, TensorType):
         raise HeteroError(f"lower-te: {what} must be a tensor, got {type}", op)
-    if any(d < 0 for d in type.get_shape()):
-        raise HeteroError(
-            f"lower-te: {what} has a dynamic shape ({type}); dynamic shapes need "
-            "host shape functions, which are not supported yet",
-            op,
-        )
     return MemRefType(type.element_type, type.get_shape())
 
 
@@ -154,11 +154,13 @@ class _KernelBuilder:
     func: relay.FuncOp
     out: SSAValue
     emitter: Emitter
+    current: Operation | None = None
+    """The op being lowered (where a dynamic size is refused)."""
 
     def lower(self, params: Sequence[SSAValue]) -> None:
         values: dict[SSAValue, Tensor] = {
             arg: Tensor.of_buffer(buffer) for arg, buffer in zip(self.func.args, params)
-        }
+        }  # after `_sized`: the buffers' shapes are registered
         body = list(self.func.body.block.ops)
         for op in body[:-1]:
             if op.results[0] not in values:  # else fused into its anchor
@@ -176,6 +178,7 @@ class _KernelBuilder:
         )
 
     def _lower_op(self, op: Operation, values: dict[SSAValue, Tensor]) -> Tensor:
+        self.current = op
         inputs = [values[v] for v in op.operands]
         if isinstance(op, relay.ConstantOp):
             return _constant_tensor(op)
@@ -221,24 +224,75 @@ class _KernelBuilder:
             return self.out
         type = result.type
         assert isinstance(type, TensorType)
-        return self.emitter.alloc(type.get_shape(), type.element_type)
+        return self.emitter.alloc(result_shape(op), type.element_type)
 
 
 def lower_function(func: relay.FuncOp, name: str) -> PrimFuncOp:
     """The prim_func computing `func` in destination-passing style."""
     target = function_target(func)
     inputs = [
-        _static_memref(t, f"parameter #{i}", func)
+        _memref(t, f"parameter #{i}", func)
         for i, t in enumerate(func.function_type.inputs.data)
     ]
-    output = _static_memref(func.result_type, "the result", func)
+    output = _memref(func.result_type, "the result", func)
     prim = PrimFuncOp(name, ([*inputs, output], []), target=target)
     prim.attributes["tir.noalias"] = IntegerAttr(1, i1)
     entry = prim.body.block
     *params, out = entry.args
     emitter = EMITTERS.get(target.device_type, Emitter)(entry, entry, {})
-    _KernelBuilder(func, out, emitter).lower(params)
+    builder = _KernelBuilder(func, out, emitter)
+    if all(t.has_static_shape() for t in (*inputs, output)):
+        builder.lower(params)
+    else:
+        _lower_dynamic(builder, params, target)
     return prim
+
+
+def _lower_dynamic(
+    builder: _KernelBuilder, params: Sequence[SSAValue], target: TargetAttr
+) -> None:
+    """A kernel whose buffers have `?` dimensions: its values' sizes are
+    `Dim`s over its parameters' (`function_shapes`; the host function checks
+    the guards at each call), read by `memref.dim` where a loop or an index
+    needs them, and every decision a template takes on a size must hold for
+    every size (`hetero.analysis.shape_functions`), else the function is
+    refused here."""
+    func = builder.func
+    if not is_cpu(target):
+        raise HeteroError(
+            f"lower-te: dynamic shapes are compiled for CPU targets only, not "
+            f"'{target.kind_name.data}'",
+            func,
+        )
+    try:
+        analysis = function_shapes(func)
+    except HeteroError as e:
+        raise HeteroError(f"lower-te: {e.message}", e.op) from None
+    shapes: dict[SSAValue, Shape] = dict(analysis.shapes)
+    returned = func.body.block.last_op
+    assert returned is not None
+    shapes[builder.out] = analysis.shape(returned.operands[0])
+    for arg, buffer in zip(func.args, params):
+        shapes[buffer] = analysis.shape(arg)
+    builder.emitter.bind_sizes(
+        {
+            (i, axis): (buffer, axis)
+            for i, (arg, buffer) in enumerate(zip(func.args, params))
+            for axis, d in enumerate(arg.type.get_shape())  # type: ignore[attr-defined]
+            if d < 0 and (i, axis) not in analysis.same
+        }
+    )
+    with dynamic_shapes(shapes):
+        op: Operation = func
+        try:
+            builder.lower(params)
+        except DynamicShapeError as e:
+            op = builder.current or func
+            raise HeteroError(
+                f"lower-te: {op.name} cannot be compiled for sizes known at run "
+                f"time only: {e}",
+                op,
+            ) from None
 
 
 def _compile_compiler_literals(ctx: Context, module: ModuleOp) -> None:

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from xdsl.dialects.builtin import AnyFloat, TensorType
+from xdsl.dialects.builtin import AnyFloat
 from xdsl.ir import Attribute, Operation, SSAValue
 
-from hetero.te.emit import Emitter, Index, Tensor
+from hetero.te.emit import Emitter, Index, Shape, Tensor, shape_of
 from hetero.utils.diagnostics import HeteroError
 
 LazyTemplate = Callable[[Operation, Sequence[Tensor]], Tensor]
 NestTemplate = Callable[[Emitter, Operation, Sequence[Tensor], SSAValue], None]
 
 
-def result_shape(op: Operation) -> tuple[int, ...]:
-    type = op.results[0].type
-    assert isinstance(type, TensorType)
-    return tuple(type.get_shape())
+def result_shape(op: Operation) -> Shape:
+    """`op`'s result shape (`Dim`s where it is dynamic, `shape_of`)."""
+    return shape_of(op.results[0])
 
 
 def require_float(op: Operation, element_type: Attribute) -> None:

@@ -13,6 +13,7 @@ from xdsl.dialects import math as math_dialect
 from xdsl.dialects.builtin import AnyFloat, IntegerType, Signedness
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from hetero.analysis.shape_functions import Dim, DynamicShapeError, same_size
 from hetero.dialects import relay
 from hetero.dialects.relay.elementwise import ScalarBody
 from hetero.targets.cpu import is_cpu
@@ -56,15 +57,32 @@ def scalar_bodies(cls: type[Operation]) -> Mapping[str, ScalarBody]:
 
 
 def broadcast_indices(
-    indices: Sequence[Index], out_shape: Sequence[int], shape: Sequence[int]
+    indices: Sequence[Index],
+    out_shape: Sequence[int | Dim],
+    shape: Sequence[int | Dim],
 ) -> list[Index]:
     """The element of an operand of `shape` that output element `indices`
     reads under NumPy broadcasting (trailing alignment, size-1 repeats)."""
     offset = len(out_shape) - len(shape)
     return [
-        0 if dim == 1 and out_shape[offset + i] != 1 else indices[offset + i]
+        _broadcast_index(indices[offset + i], dim, out_shape[offset + i])
         for i, dim in enumerate(shape)
     ]
+
+
+def _broadcast_index(index: Index, dim: int | Dim, out: int | Dim) -> Index:
+    """The index along one dimension of the operand's (`dim`) that output
+    index `index` (along `out`) reads.  Where a size is a `Dim`, known at run
+    time only, the operand's dimension must be the result's (the same
+    index, whatever the size) or a static 1 (index 0, whatever the
+    result's): the shape functions never compile a `?` broadcast from 1."""
+    if not isinstance(dim, Dim) and not isinstance(out, Dim):
+        return 0 if dim == 1 and out != 1 else index
+    if isinstance(dim, Dim) and isinstance(out, Dim) and same_size(dim, out):
+        return index
+    if isinstance(dim, int) and dim == 1:
+        return 0
+    raise DynamicShapeError(f"an operand's size {dim} against the result's {out}")
 
 
 def _element_kind(t: Attribute) -> str | None:

@@ -16,8 +16,9 @@ from functools import partial
 from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Operation, SSAValue
 
+from hetero.analysis.shape_functions import Dim
 from hetero.dialects import relay
-from hetero.te.emit import Emitter, Index, Tensor
+from hetero.te.emit import Emitter, Index, Tensor, shape_of
 from hetero.te.schedules.problems import Store
 from hetero.te.templates.base import channel_axis
 from hetero.te.templates.elementwise import scalar_bodies
@@ -130,7 +131,7 @@ def epilogue_of(
 
     result = anchor.results[0].type
     assert isinstance(result, TensorType)
-    shape = tuple(result.get_shape())
+    shape = shape_of(anchor.results[0])
 
     def apply(e: Emitter, idx: Sequence[Index], element: SSAValue) -> SSAValue:
         computed = {anchor.results[0]: element}
@@ -162,9 +163,9 @@ def _flat_pixels(
     tail is a per-channel one of a `bias_add` or `batch_norm` on an axis
     before the last two, or a buffer whose last two dimensions (aligned to
     the result's) are the result's or both broadcast."""
-    shape = anchor.results[0].type.get_shape()  # type: ignore[attr-defined]
-    if len(shape) < 2:
-        return False
+    shape = shape_of(anchor.results[0])
+    if len(shape) < 2 or any(isinstance(d, Dim) for d in shape):
+        return False  # (not asked of sizes known at run time only)
     inside = {anchor.results[0], *(op.results[0] for op in ops)}
     for op in ops:
         if isinstance(op, relay.BiasAddOp | relay.BatchNormOp):

@@ -11,9 +11,10 @@ from collections.abc import Callable, Sequence
 from xdsl.dialects import arith
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from hetero.analysis.shape_functions import Dim
 from hetero.dialects import relay
 from hetero.te.emit import Emitter, Index, Tensor
-from hetero.te.schedules import problem_schedule
+from hetero.te.schedules import Schedule, problem_schedule
 from hetero.te.schedules.problems import Gemm
 from hetero.te.templates.base import (
     NestTemplate,
@@ -59,7 +60,7 @@ def _dense(
     require_float(op, x.element_type)
     (m, n), k = result_shape(op), x.shape[1]
     w = _nk(op, packed)
-    if (schedule := problem_schedule(e.target, Gemm)) is not None:
+    if (schedule := _schedule(e, m, n, k)) is not None:
         problem = Gemm(
             1,
             m,
@@ -80,6 +81,14 @@ def _dense(
         return x.load(e, [idx[0], kk]), w.load(e, [idx[1], kk])
 
     _plain_gemm(e, out, (m, n), k, x.element_type, operands, epilogue)
+
+
+def _schedule(e: Emitter, *sizes: int | Dim) -> Schedule | None:
+    """The target's GEMM schedule; none where a size is known at run time
+    only (a `Dim`): the plain nest is right for every size."""
+    if any(isinstance(d, Dim) for d in sizes):
+        return None
+    return problem_schedule(e.target, Gemm)
 
 
 def _nk(op: relay.DenseOp, weight: Tensor) -> Tensor:
@@ -127,7 +136,7 @@ def _matmul(
     require_float(op, a.element_type)
     shape = result_shape(op)
     batch_shape = shape[:-2]
-    if (schedule := problem_schedule(e.target, Gemm)) is not None:
+    if (schedule := _schedule(e, *shape, a.shape[-1])) is not None:
 
         def operand(x: Tensor, e: Emitter, flat: Index) -> list[Index]:
             return broadcast_indices(

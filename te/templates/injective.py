@@ -12,12 +12,18 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Operation, SSAValue
 
+from hetero.analysis.shape_functions import Dim, DynamicShapeError, same_size
 from hetero.dialects import relay
 from hetero.te.emit import Emitter, Index, Tensor
 from hetero.te.templates.base import LazyTemplate, channel_axis, result_shape
 
 
-def _strides(shape: Sequence[int]) -> list[int]:
+def _has_elements(shape: Sequence[int | Dim]) -> bool:
+    """A `Dim` is at least 1 (`shape_functions`)."""
+    return all(isinstance(d, Dim) or d for d in shape)
+
+
+def _strides(shape: Sequence[int | Dim]) -> list[int | Dim]:
     """Row-major element strides."""
     return [math.prod(shape[i + 1 :]) for i in range(len(shape))]
 
@@ -29,7 +35,10 @@ def reshape_groups(
     consecutive groups of equal size, as small as can be: a reshape maps
     each group of `target` onto the same group of `source` alone
     (`[N, C, H, W]` to `[N, g, C/g, H, W]`: `C` to `g, C/g`, the others
-    one to one).  A dimension of size 1 left over is a group of its own."""
+    one to one).  A dimension of size 1 left over is a group of its own.
+    Sizes known at run time only (`Dim`s) are grouped by `_dynamic_groups`."""
+    if any(isinstance(d, Dim) for d in (*source, *target)):
+        return _dynamic_groups(source, target)
     groups: list[tuple[list[int], list[int]]] = []
     i = j = 0
     while i < len(source) or j < len(target):
@@ -53,6 +62,57 @@ def reshape_groups(
     return groups
 
 
+def _dynamic_groups(
+    source: Sequence[int | Dim], target: Sequence[int | Dim]
+) -> list[tuple[list[int], list[int]]]:
+    """`reshape_groups` where some sizes are `Dim`s, asking nothing about
+    their values: a static 1 is a group of its own, and a group grows on the
+    side whose size divides the other's (exactly, as expressions) until the
+    two are the same expression; where neither divides, the rest is one
+    group.  Any grouping into groups of equal size is right."""
+    groups: list[tuple[list[int], list[int]]] = []
+    i = j = 0
+    while i < len(source) or j < len(target):
+        if i < len(source) and _is_one(source[i]):
+            groups.append(([i], []))
+            i += 1
+        elif j < len(target) and _is_one(target[j]):
+            groups.append(([], [j]))
+            j += 1
+        else:
+            a, b = [i], [j]
+            size_a, size_b, i, j = source[i], target[j], i + 1, j + 1
+            while not same_size(size_a, size_b):
+                if i < len(source) and _divides(size_a, size_b):
+                    a.append(i)
+                    size_a, i = size_a * source[i], i + 1
+                elif j < len(target) and _divides(size_b, size_a):
+                    b.append(j)
+                    size_b, j = size_b * target[j], j + 1
+                else:
+                    a.extend(range(i, len(source)))
+                    b.extend(range(j, len(target)))
+                    i, j = len(source), len(target)
+                    break
+            groups.append((a, b))
+    return groups
+
+
+def _is_one(size: int | Dim) -> bool:
+    return isinstance(size, int) and size == 1
+
+
+def _divides(small: int | Dim, large: int | Dim) -> bool:
+    """`large` is `small` times a product of sizes, whatever the sizes."""
+    if isinstance(large, int):
+        return isinstance(small, int) and large % small == 0
+    try:
+        large // small
+    except DynamicShapeError:
+        return False
+    return True
+
+
 def _reshape(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     """Same row-major order, group by group (`reshape_groups`): a dimension
     kept as it is keeps its index (an image's rows and columns stay affine,
@@ -60,7 +120,7 @@ def _reshape(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     split for the input."""
     (x,) = inputs
     shape = result_shape(op)
-    groups = reshape_groups(x.shape, shape) if math.prod(shape) else None
+    groups = reshape_groups(x.shape, shape) if _has_elements(shape) else None
 
     def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
         if groups is None:  # no element is ever read

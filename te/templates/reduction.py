@@ -12,6 +12,7 @@ from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
 from xdsl.ir import Attribute, Operation, SSAValue
 
+from hetero.analysis.shape_functions import Dim
 from hetero.dialects import relay
 from hetero.dialects.tir import ForKind
 from hetero.targets.cpu import is_cpu
@@ -122,12 +123,13 @@ chains of maxima and sums, so that each step need not wait for the last
 AVX2 registers for `exp`'s constants."""
 
 
-def _row_lanes(e: Emitter, element: Attribute, size: int) -> int:
+def _row_lanes(e: Emitter, element: Attribute, size: int | Dim) -> int:
     """Partial results a softmax row keeps: `SOFTMAX_VECTORS` vectors on a
     CPU, one on a GPU (whose threads are its lanes)."""
     if not is_cpu(e.target):
         return 1
-    return min(SOFTMAX_VECTORS * vector_isa(e.target).lanes(element), size)
+    lanes = SOFTMAX_VECTORS * vector_isa(e.target).lanes(element)
+    return lanes if isinstance(size, Dim) else min(lanes, size)
 
 
 def _softmax_along(
@@ -372,11 +374,22 @@ def _partials(
 
 
 def _lanes_over(
-    e: Emitter, size: int, lanes: int, visit: Callable[[Emitter, Index, Index], None]
+    e: Emitter,
+    size: int | Dim,
+    lanes: int,
+    visit: Callable[[Emitter, Index, Index], None],
 ) -> None:
     """`visit(e, p, j)` for each `p < size`, `j` the partial result it goes
     into (`p % lanes`): vectorized loops of `lanes` over the whole chunks,
-    then one over the rest."""
+    then one over the rest (of a size known at run time where `size` is)."""
+    if isinstance(size, Dim):
+        whole = e.div(size, lanes)
+        chunks, c = e.loop(whole)  # type: ignore[arg-type]
+        lane, j = chunks.loop(lanes, ForKind.VECTORIZED)
+        visit(lane, lane.add(lane.mul(c, lanes), j), j)
+        start = e.mul(whole, lanes)
+        lane, j = e.range(0, e.sub(size, start), kind=ForKind.VECTORIZED)
+        return visit(lane, lane.add(j, start), j)
     whole, rest = divmod(size, lanes)
     chunks, c = e.loop(whole)
     lane, j = chunks.loop(lanes, ForKind.VECTORIZED)

@@ -11,9 +11,23 @@ builtin.module {
 
 // -----
 
+// Dynamic shapes (lower-te-dynamic.mlir): a kernel whose code could not be
+// right for every size is refused at the op; `[?] + [3]` reads its first
+// operand at 0 if the `?` is 1, along the result if it is 3.
 builtin.module {
-  // expected-error@+1 {{lower-te: parameter #0 has a dynamic shape (tensor<?xf32>); dynamic shapes need host shape functions, which are not supported yet}}
-  relay.func private @k(%x: tensor<?xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) -> (tensor<?xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) attributes {Primitive} {
+  relay.func private @k(%x: tensor<?xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}, %y: tensor<3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) -> (tensor<3xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm">>}) attributes {Primitive} {
+    // expected-error@+1 {{lower-te: dynamic shapes: relay.add: its shape rule fails where sizes known at run time only are not 1 and equal to each other (cannot broadcast shapes [d0.0] and [3])}}
+    %0 = relay.add %x, %y : (tensor<?xf32>, tensor<3xf32>) -> tensor<3xf32>
+    relay.return %0 : tensor<3xf32>
+  }
+}
+
+// -----
+
+// Dynamic shapes are compiled for CPU targets only.
+builtin.module {
+  // expected-error@+1 {{lower-te: dynamic shapes are compiled for CPU targets only, not 'cuda'}}
+  relay.func private @k(%x: tensor<?xf32> {vdevice = #target.vdevice<cuda:0, target = #target.target<"cuda">>}) -> (tensor<?xf32> {vdevice = #target.vdevice<cuda:0, target = #target.target<"cuda">>}) attributes {Primitive} {
     %0 = relay.exp %x : tensor<?xf32>
     relay.return %0 : tensor<?xf32>
   }

@@ -1,0 +1,55 @@
+// RUN: hetero-opt %s -p lower-te | filecheck %s
+
+// Dynamic shapes compiled once (docs/dynamic-shapes.md): a kernel of `?`
+// dimensions keeps them in its memrefs, reads each size once at its entry
+// (`memref.dim`) and loops to it.  Two parameters of one size are one size
+// (the host function checks that they agree): the add reads both along the
+// same loop.
+#cpu = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>
+
+builtin.module {
+  relay.func private @add(%x: tensor<?x8xf32> {vdevice = #cpu}, %y: tensor<?x8xf32> {vdevice = #cpu}) -> (tensor<?x8xf32> {vdevice = #cpu}) attributes {Primitive} {
+    %0 = relay.add %x, %y : (tensor<?x8xf32>, tensor<?x8xf32>) -> tensor<?x8xf32>
+    %1 = relay.exp %0 : tensor<?x8xf32>
+    relay.return %1 : tensor<?x8xf32>
+  }
+  // CHECK:      tir.prim_func @add_tir(%0: memref<?x8xf32>, %1: memref<?x8xf32>, %2: memref<?x8xf32>)
+  // CHECK:        %[[ROWS:.*]] = memref.dim %0, %[[ZERO:.*]] : memref<?x8xf32>
+  // CHECK-NEXT:   tir.for %[[I:.*]] = %[[ZERO]] to %[[ROWS]] step %{{.*}} parallel {
+  // CHECK-NEXT:     tir.for %[[J:.*]] = %[[ZERO]] to %{{.*}} step %{{.*}} vectorized {
+  // CHECK-NEXT:       memref.load %0[%[[I]], %[[J]]]
+  // CHECK-NEXT:       memref.load %1[%[[I]], %[[J]]]
+  // CHECK-NEXT:       arith.addf
+  // CHECK-NEXT:       math.exp
+  // CHECK-NEXT:       memref.store %{{.*}}, %2[%[[I]], %[[J]]]
+
+  // A row of run-time length: its partial sums over whole vectors of 32
+  // lanes, then a vectorized loop over the rest (`divsi`, `subi`).
+  relay.func private @softmax(%x: tensor<2x?xf32> {vdevice = #cpu}) -> (tensor<2x?xf32> {vdevice = #cpu}) attributes {Primitive} {
+    %0 = relay.nn.softmax %x {axis = -1} : tensor<2x?xf32>
+    relay.return %0 : tensor<2x?xf32>
+  }
+  // CHECK:      tir.prim_func @softmax_tir(%0: memref<2x?xf32>, %1: memref<2x?xf32>)
+  // CHECK:        %[[SIZE:.*]] = memref.dim %0, %{{.*}} : memref<2x?xf32>
+  // CHECK:          %[[CHUNKS:.*]] = arith.divsi %[[SIZE]], %[[LANES:.*]] : index
+  // CHECK-NEXT:     tir.for %{{.*}} = %{{.*}} to %[[CHUNKS]] step
+  // CHECK:          %[[DONE:.*]] = arith.muli %[[CHUNKS]], %[[LANES]] : index
+  // CHECK-NEXT:     %[[REST:.*]] = arith.subi %[[SIZE]], %[[DONE]] : index
+  // CHECK-NEXT:     tir.for %{{.*}} = %{{.*}} to %[[REST]] step %{{.*}} vectorized
+
+  // A reshape of `[1, S, 6]` to `[S, 2, 3]`: the size-1 dimension is read
+  // at 0, `S` along `S`, and 6 split into 2 x 3, asking nothing about `S`.
+  relay.func private @reshape(%x: tensor<1x?x6xf32> {vdevice = #cpu}) -> (tensor<?x2x3xf32> {vdevice = #cpu}) attributes {Primitive} {
+    %0 = relay.reshape %x {newshape = array<i64: -1, 2, 3>} : (tensor<1x?x6xf32>) -> tensor<?x2x3xf32>
+    relay.return %0 : tensor<?x2x3xf32>
+  }
+  // CHECK:      tir.prim_func @reshape_tir(%0: memref<1x?x6xf32>, %1: memref<?x2x3xf32>)
+  // CHECK:        %[[S:.*]] = memref.dim %0, %{{.*}} : memref<1x?x6xf32>
+  // CHECK-NEXT:   tir.for %[[I:.*]] = %{{.*}} to %[[S]] step %{{.*}} parallel {
+  // CHECK-NEXT:     tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} {
+  // CHECK-NEXT:       tir.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
+  // CHECK-NEXT:         %[[A:.*]] = arith.muli %[[J]], %{{.*}} : index
+  // CHECK-NEXT:         %[[FLAT:.*]] = arith.addi %[[A]], %[[K]] : index
+  // CHECK-NEXT:         %[[AT:.*]] = arith.remsi %[[FLAT]], %{{.*}} : index
+  // CHECK-NEXT:         memref.load %0[%{{.*}}, %[[I]], %[[AT]]] : memref<1x?x6xf32>
+}

@@ -1,0 +1,141 @@
+"""Dynamic shapes compiled once (`hetero.compile(..., dynamic="once")`): the
+shape functions (`hetero.analysis.shape_functions`), kernels of run-time
+extents, and a BERT-like encoder run at several sequence lengths against the
+relay interpreter."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from xdsl.traits import SymbolTable
+
+import hetero
+from bench.dynamic import encoder, inputs
+from hetero.analysis.shape_functions import Dim, DynamicShapeError, function_shapes
+from hetero.context import parse_module
+from hetero.driver import (
+    CompiledFunctionError,
+    DynamicFunction,
+    ShapeSpecializedFunction,
+)
+from hetero.interpreter.relay import run
+from hetero.utils.diagnostics import HeteroError
+
+S = Dim(1, ((0, 1),))
+
+
+def test_sizes_compute_exactly_and_never_guess() -> None:
+    assert S * 768 // 768 == S
+    assert (S * 12 * 64) // 768 == S
+    assert S != -1 and S > 0 and S >= 1  # a size is at least 1
+    assert S * 2 != S  # decided for every S
+    for undecided in (lambda: S == 1, lambda: S < 64, lambda: S == Dim(1, ((1, 1),))):
+        with pytest.raises(DynamicShapeError):
+            undecided()
+    for inexact in (lambda: S // 2, lambda: S + 1, lambda: S * 768 // 1024):
+        with pytest.raises(DynamicShapeError):
+            inexact()
+
+
+TWO_INPUTS = """
+builtin.module {
+  relay.func @main(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x2x2xf32> {
+    %0 = relay.add %a, %b : (tensor<?x4xf32>, tensor<?x4xf32>) -> tensor<?x4xf32>
+    %1 = relay.reshape %0 {newshape = array<i64: -1, 2, 2>} : (tensor<?x4xf32>) -> tensor<?x2x2xf32>
+    relay.return %1 : tensor<?x2x2xf32>
+  }
+}
+"""
+
+
+def test_two_dynamic_dimensions_that_must_agree_are_one_guarded_size() -> None:
+    module = parse_module(TWO_INPUTS)
+    main = SymbolTable.lookup_symbol(module, "main")
+    shapes = function_shapes(main, module)  # type: ignore[arg-type]
+    returned = main.body.block.last_op.operands[0]  # type: ignore[union-attr]
+    assert shapes.shape(returned) == (Dim(1, ((0, 0),)), 2, 2)
+    assert shapes.same == {(1, 0): (0, 0)}
+    assert shapes.check({(0, 0): 5, (1, 0): 5}) is None
+    assert shapes.check({(0, 0): 5, (1, 0): 3}) is not None
+    # NumPy would broadcast a 1 against 5: the code compiled once does not,
+    # and says so rather than compute a wrong result
+    assert shapes.check({(0, 0): 5, (1, 0): 1}) is not None
+    assert shapes.check({(0, 0): 1, (1, 0): 1}) is None
+
+
+def test_two_inputs_compiled_once_run_at_each_size_and_refuse_what_does_not_fit() -> (
+    None
+):
+    f = hetero.compile(TWO_INPUTS, dynamic="once")
+    assert isinstance(f, DynamicFunction)
+    for rows in (1, 3, 17):
+        a, b = (np.random.default_rng(rows + i).random((rows, 4), "f4") for i in (0, 1))
+        np.testing.assert_allclose(f(a, b), (a + b).reshape(rows, 2, 2), rtol=1e-6)
+    a = np.ones((5, 4), "f4")
+    with pytest.raises(CompiledFunctionError, match="do not fit"):
+        f(a, np.ones((3, 4), "f4"))
+    with pytest.raises(CompiledFunctionError, match="do not fit"):
+        f(a, np.ones((1, 4), "f4"))
+    with pytest.raises(CompiledFunctionError, match="at least one element"):
+        f(np.ones((0, 4), "f4"), np.ones((0, 4), "f4"))
+    with pytest.raises(CompiledFunctionError, match=r"must have shape \(\?, 4\)"):
+        f(a, np.ones((5, 3), "f4"))
+    with pytest.raises(CompiledFunctionError, match=r"shape \(5, 2, 2\)"):
+        f(a, a, out=np.empty((4, 2, 2), "f4"))
+    out = np.empty((5, 2, 2), "f4")
+    assert f(a, a, out=out) is out and (out == 2).all()
+
+
+def test_specialization_stays_the_default() -> None:
+    assert isinstance(hetero.compile(TWO_INPUTS), ShapeSpecializedFunction)
+    with pytest.raises(ValueError, match="dynamic must be one of"):
+        hetero.compile(TWO_INPUTS, dynamic="sometimes")
+
+
+BROADCAST_AGAINST_STATIC = """
+builtin.module {
+  relay.func @main(%a: tensor<?xf32>, %b: tensor<3xf32>) -> tensor<3xf32> {
+    %0 = relay.add %a, %b : (tensor<?xf32>, tensor<3xf32>) -> tensor<3xf32>
+    relay.return %0 : tensor<3xf32>
+  }
+}
+"""
+
+
+def test_what_cannot_compile_once_is_a_located_error() -> None:
+    """`[?] + [3]` is `[3]` whether the `?` is 1 or 3: no kernel reads the
+    operand right for both, so compiling once refuses (specializing works)."""
+    with pytest.raises(HeteroError, match="relay.add") as error:
+        hetero.compile(BROADCAST_AGAINST_STATIC, dynamic="once")
+    assert error.value.location is not None
+    f = hetero.compile(BROADCAST_AGAINST_STATIC)
+    np.testing.assert_allclose(
+        f(np.ones(1, "f4"), np.arange(3, dtype="f4")), np.arange(3) + 1
+    )
+
+
+@pytest.fixture(scope="module")
+def bert() -> tuple[object, DynamicFunction]:
+    module = encoder(layers=1)
+    compiled = hetero.compile(module, dynamic="once")
+    assert isinstance(compiled, DynamicFunction)
+    return module, compiled
+
+
+@pytest.mark.parametrize("length", [1, 7, 77, 128])
+def test_bert_like_encoder_compiled_once_runs_every_length(
+    bert: tuple[object, DynamicFunction], length: int
+) -> None:
+    module, f = bert
+    x = inputs(length)
+    expected = run(module, *x)  # type: ignore[arg-type]
+    np.testing.assert_allclose(f(*x), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_bert_like_encoder_checks_its_lengths_agree(
+    bert: tuple[object, DynamicFunction],
+) -> None:
+    _, f = bert
+    ids, _ = inputs(7)
+    with pytest.raises(CompiledFunctionError, match="do not fit"):
+        f(ids, inputs(8)[1])
