@@ -136,3 +136,18 @@ func.func @tanh_avx512(%v: vector<16xf32>) -> vector<16xf32> {
   %r = math.tanh %v : vector<16xf32>
   return %r : vector<16xf32>
 }
+
+// -----
+
+// isa=avx512: erf the same way (pieces up to [3, 3.92]), plus x on [0, 1/8):
+// x + x P(x) there, as 2/sqrt(pi) is no f32.
+// AVX512-LABEL: func.func @erf_avx512
+// AVX512-NOT:   math.erf
+// AVX512-NOT:   arith.bitcast %{{.*}} : vector<16xi32> to vector<16xf32>
+// AVX512:       arith.maxsi %{{.*}} : vector<16xi32>
+// AVX512:       llvm.call_intrinsic "llvm.x86.avx512.permvar.sf.512"
+// AVX512:       math.copysign %{{.*}}, %v : vector<16xf32>
+func.func @erf_avx512(%v: vector<16xf32>) -> vector<16xf32> {
+  %r = math.erf %v : vector<16xf32>
+  return %r : vector<16xf32>
+}
