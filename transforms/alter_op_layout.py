@@ -78,7 +78,8 @@ def _packable(
 ) -> tuple[relay.ConstantOp, TargetAttr] | None:
     """`op`'s weight and the target whose own schedule computes `op`, when
     that weight is a constant still in its `plain` layout and the shapes are
-    static (None: the weight stays as it is)."""
+    static, but for a dense's rows, which the GEMM schedule also walks at
+    run time (docs/dynamic-shapes.md) (None: the weight stays as it is)."""
     weight = op.weight.owner
     if layout != plain or not isinstance(weight, relay.ConstantOp):
         return None
@@ -93,6 +94,8 @@ def _packable(
     if function is not None and (function.compiler is not None or function.is_extern):
         return None
     types = (op.weight.type, op.results[0].type)
+    if isinstance(op, relay.DenseOp):
+        types = types[:1]
     if not all(isinstance(t, TensorType) and t.has_static_shape() for t in types):
         return None
     return weight, target

@@ -55,6 +55,58 @@ def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     _task(task, p, b, panel_b, flat)
 
 
+def gemm_rows(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
+    """`gemm` of a row count `g.m` known at run time only (a `Dim`: a dense
+    over a dynamic sequence length): `b`'s panels as `gemm` has them
+    (a packed weight read in place), then the rows in chunks of one cache
+    block of row tiles, each chunk `gemm`'s parallel tasks for that many
+    rows, and the rows left one row tile at a time.  The last tile, when the
+    rows do not fill it, reads its rows past the end as the last row (in
+    bounds, no branch in the packing) and stores only the rows that exist:
+    right for every row count."""
+    t = tiles(target, g.element_type)
+    chunk = _cache_rows(t, g.k, g.element_type.bitwidth // 8)  # type: ignore[attr-defined]
+    p = Params(replace(g, m=chunk), target, t)
+    panel_b = _panels_of_b(e, p, math.ceil(g.n / t.nr))
+    b = _blocks(p)
+    rows = e.index(g.m)
+    whole = e.div(rows, chunk)
+    body, c = e.loop(whole)  # type: ignore[arg-type]
+    _chunk(body, p, b, panel_b, body.mul(c, chunk), None)
+    first = e.mul(whole, chunk)
+    tile = Params(replace(g, m=t.mr), target, t)
+    left = e.div(e.add(e.sub(rows, first), t.mr - 1), t.mr)
+    body, c = e.loop(left)  # type: ignore[arg-type]
+    _chunk(body, tile, _blocks(tile), panel_b, body.add(first, body.mul(c, t.mr)), rows)
+
+
+def _chunk(
+    e: Emitter,
+    p: Params,
+    b: _Blocks,
+    panel_b: PanelReader,
+    m0: Index,
+    rows: Index | None,
+) -> None:
+    """`gemm_rows`' chunk of rows from `m0`: all of them (`rows` None), or
+    those below `rows`."""
+    g = p.problem
+
+    def a(e: Emitter, batch: Index, i: Index, k: Index) -> SSAValue:
+        row = e.add(m0, i)
+        return g.a(e, batch, row if rows is None else e.min(row, e.sub(rows, 1)), k)
+
+    def store(e: Emitter, idx: list[Index], value: SSAValue) -> None:
+        at = [idx[0], e.add(m0, idx[1]), *idx[2:]]
+        inside = e if rows is None else e.when(e.less(at[1], rows))
+        if inside is not None:
+            g.store(inside, at, value)
+
+    chunk = Params(replace(g, a=a, store=store), p.target, p.t)
+    task, flat = e.loop(g.batch * b.row_blocks * b.panel_blocks, ForKind.PARALLEL)
+    _task(task, chunk, b, panel_b, flat)
+
+
 def _even_rows(t: Tiles, m: int) -> Tiles:
     """The tile with the fewest rows that covers `m` rows in as many row
     tiles as `t` does: ViT's 50 tokens in five tiles of 10 rows, not five

@@ -13,8 +13,10 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.analysis.shape_functions import Dim
 from hetero.dialects import relay
+from hetero.targets.cpu import is_cpu
 from hetero.te.emit import Emitter, Index, Tensor
 from hetero.te.schedules import Schedule, problem_schedule
+from hetero.te.schedules.cpu_gemm import gemm_rows
 from hetero.te.schedules.problems import Gemm
 from hetero.te.templates.base import (
     NestTemplate,
@@ -60,19 +62,21 @@ def _dense(
     require_float(op, x.element_type)
     (m, n), k = result_shape(op), x.shape[1]
     w = _nk(op, packed)
+    problem = Gemm(
+        1,
+        m,  # type: ignore[arg-type]
+        n,
+        k,
+        x.element_type,
+        lambda e, _, i, kk: x.load(e, [i, kk]),
+        lambda e, _, kk, j: w.load(e, [j, kk]),
+        lambda e, idx, value: store_into(out, epilogue)(e, idx[1:], value),
+        b_along_k=True,
+        packed_b=packed if w is not packed else None,
+    )
+    if isinstance(m, Dim) and is_cpu(e.target) and _schedule(e, n, k) is not None:
+        return gemm_rows(e, problem, e.target)
     if (schedule := _schedule(e, m, n, k)) is not None:
-        problem = Gemm(
-            1,
-            m,
-            n,
-            k,
-            x.element_type,
-            lambda e, _, i, kk: x.load(e, [i, kk]),
-            lambda e, _, kk, j: w.load(e, [j, kk]),
-            lambda e, idx, value: store_into(out, epilogue)(e, idx[1:], value),
-            b_along_k=True,
-            packed_b=packed if w is not packed else None,
-        )
         return schedule(e, problem, e.target)
 
     def operands(
