@@ -1,7 +1,7 @@
 """Collage's measured plan against each single-backend plan.
 
     python -m bench collage [--rounds N] [MODEL ...]
-                      # default: squeezenet inception_v1 resnet50 distilbert
+        # default: squeezenet bvlc_alexnet inception_v1 resnet50 distilbert
 
 Each network (the `onnx` wheel's light zoo with seeded random weights,
 `bench.onnx.bench_model`; a corpus model, `hetero.frontends.model_corpus`,
@@ -47,7 +47,7 @@ ZOO = LIGHT_MODELS
 CORPUS_VARIABLE = "HETERO_MODEL_CORPUS_DIR"
 """A folder of exported corpus models (`model_corpus.file_name`) to load
 rather than export again (the corpus tests' folder)."""
-MODELS = ("squeezenet", "inception_v1", "resnet50", "distilbert")
+MODELS = ("squeezenet", "bvlc_alexnet", "inception_v1", "resnet50", "distilbert")
 KINDS = ("blas", "dnnl")
 ROUNDS = 7
 ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "HETERO_NUM_THREADS")

@@ -546,3 +546,17 @@ def test_the_measurer_times_whole_programs_together_and_keeps_them(tmp_path: Pat
     measurer.finish()
     again = Measurer(CostDatabase.open(path), together=together)
     assert again.costs([(named("z"), WHOLE)]) == [1.0] and timed == [["y", "z"]]
+
+
+@pytest.mark.parametrize(
+    ("shape", "name", "whole"),
+    [("2x4", "main", True), ("?x4", "main", False), ("2x4", "f", False)],
+)
+def test_only_a_static_main_is_measured_whole(shape: str, name: str, whole: bool):
+    module = parse_module(f"""builtin.module {{
+  relay.func @{name}(%x: tensor<{shape}xf32>) -> tensor<{shape}xf32> {{
+    %y = relay.relu %x : tensor<{shape}xf32>
+    relay.return %y : tensor<{shape}xf32>
+  }}
+}}""")
+    assert collage._whole_program(module) == whole

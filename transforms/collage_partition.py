@@ -50,6 +50,7 @@ from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp, StringAttr, TensorType, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.traits import SymbolTable
 
 from hetero.dialects import relay
 from hetero.dialects.target import CONFIG_ATTR_NAME, CompilationConfigAttr, TargetAttr
@@ -469,7 +470,7 @@ def collage_partition(
     externals = ExternalTargets(config, module, compiler_names(compilers, module))
     kinds = offered_kinds(externals)
     estimator = estimator or default_estimator()
-    original = module.clone()
+    original = module.clone() if whole else None
     plans = []
     for block in program_blocks(module):
         graph = Graph.of(block)
@@ -482,7 +483,7 @@ def collage_partition(
         apply_plan(plan)
         plans.append(plan)
     text = "\n".join(p.describe() for p in plans)
-    if whole and plans and _whole_program(module):
+    if original is not None and plans and _whole_program(module):
         text += "\n" + keep_fastest(module, original, kinds, estimator)
     summary = estimator.finish()
     for stage in (MergeCompilerRegionsPass(), PartitionGraphPass()):
@@ -495,15 +496,8 @@ def collage_partition(
 def _whole_program(module: ModuleOp) -> bool:
     """Whether `module` is a program `hetero.compile` runs as it is: an
     `@main` with static input shapes."""
-    main = next(
-        (
-            op
-            for op in module.ops
-            if isinstance(op, relay.FuncOp) and op.sym_name.data == "main"
-        ),
-        None,
-    )
-    return main is not None and all(
+    main = SymbolTable.lookup_symbol(module, "main")
+    return isinstance(main, relay.FuncOp) and all(
         not isinstance(t, TensorType) or t.has_static_shape()
         for t in main.function_type.inputs
     )
