@@ -20,7 +20,7 @@ reduction, a polynomial, reconstruction, as MLIR's
   `2^(n - ⌊n⌋)` comes from a 16-entry table in a register (`vpermps`), so
   that |r| ≤ ln 2 / 32 and P is linear, and `vscalefps` applies `2^⌊n⌋`
   (denormals rounded once, overflow to inf): 12 instructions a vector
-  against 24.
+  against 22.
 * `log(x) = k ln 2 + log(1 + t)`, `1 + t` the significand scaled into
   [√½, √2) by integer arithmetic on the bits (denormals scaled by 2^23
   first), `log(1 + t) = t - t²/2 + t³ P(t)`; 0, negatives, +inf and NaN by
@@ -28,12 +28,14 @@ reduction, a polynomial, reconstruction, as MLIR's
 * `tanh(x) = x + x³ P(x²)` for |x| < 0.625, else `±(1 - 2 / (exp(2|x|) + 1))`,
   |x| clamped to 9.1, from where tanh rounds to ±1.  With AVX-512, a
   polynomial of degree 6 per piece of |x| (14 pieces, halves of binades),
-  its coefficients looked up in registers (`vpermps`): 22 instructions a
-  vector against 33, and no division.
+  its coefficients looked up in registers (`vpermps`): 20 instructions a
+  vector against 34, and no division.
 * `erf(x) = x + x P(x²)` for |x| < 1, else `±(1 - exp(-x²) R(|x| - 1))` with |x|
   clamped to 3.92, from where erf rounds to ±1 in f32.  With AVX-512, as
   tanh: a polynomial of degree 7 per piece (11 pieces), `x + x P(x)` on the
-  first: 24 instructions a vector against 31, and no exp.
+  first: 24 instructions a vector against 44, and no exp.  With AVX2
+  (`isa="avx2"`, 8-lane vectors), tanh and erf the same way on whole
+  binades (8-entry tables), polynomials of degree 9 and 10.
 
 NaN propagates through every branch (the clamps are `select`s on ordered
 comparisons, which leave NaN be).  The polynomials are weighted minimax fits
@@ -74,7 +76,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.utils.type import get_element_type_or_self
 
 from hetero.runtime.cpu import CpuMachine
-from hetero.targets.cpu import simd_bits
+from hetero.targets.cpu import _host_features
 from hetero.utils.cpus import triple_arch
 from hetero.utils.diagnostics import HeteroError
 
@@ -139,176 +141,6 @@ TANH_POLY = (
 )
 """`tanh(x) ≈ x + x³ P(x²)` on |x| < TANH_SMALL."""
 
-TANH_PIECES = (
-    (
-        2.0,
-        (
-            0.9640276,
-            0.07065032,
-            -0.06810244,
-            0.042081594,
-            -0.01788319,
-            0.004977521,
-            -0.00069664326,
-        ),
-    ),
-    (
-        3.0,
-        (
-            0.9950548,
-            0.009863823,
-            -0.009788144,
-            0.00633634,
-            -0.0028365138,
-            0.0008020777,
-            -0.00010303719,
-        ),
-    ),
-    (
-        4.0,
-        (
-            0.9993293,
-            0.0013389617,
-            -0.0013219824,
-            0.0008312251,
-            -0.00034427078,
-            8.54415e-05,
-            -9.488269e-06,
-        ),
-    ),
-    (
-        6.0,
-        (
-            0.9999877,
-            2.4206121e-05,
-            -2.2269807e-05,
-            1.1000262e-05,
-            -2.1843653e-06,
-            -2.8234777e-07,
-            1.3614019e-07,
-        ),
-    ),
-    (
-        8.0,
-        (
-            0.99999976,
-            1.3143652e-06,
-            -9.591298e-06,
-            3.5708974e-05,
-            -6.217716e-05,
-            5.0148494e-05,
-            -1.51841505e-05,
-        ),
-    ),
-    (0.0, (0.0,) * 7),  # unused
-    (0.0, (0.0,) * 7),  # unused
-    (
-        0.0,
-        (0.0, 1.0, -3.8979913e-08, -0.3333289, -0.00016402193, 0.1359849, -0.019526409),
-    ),
-    (
-        0.125,
-        (
-            0.124353,
-            0.9845397,
-            -0.123080485,
-            -0.26707318,
-            -1.3723167,
-            21.186852,
-            -114.273285,
-        ),
-    ),
-    (
-        0.1875,
-        (
-            0.1853332,
-            0.96564287,
-            -0.17728518,
-            -0.4061285,
-            3.7994583,
-            -53.05989,
-            286.65222,
-        ),
-    ),
-    (
-        0.25,
-        (
-            0.24491866,
-            0.9400167,
-            -0.23040883,
-            -0.250554,
-            0.038552724,
-            0.8054956,
-            -2.0572338,
-        ),
-    ),
-    (
-        0.375,
-        (
-            0.3583574,
-            0.8715792,
-            -0.31226012,
-            -0.18128304,
-            0.21023792,
-            -0.28524908,
-            0.75312495,
-        ),
-    ),
-    (
-        0.5,
-        (
-            0.46211717,
-            0.78644526,
-            -0.36330992,
-            -0.09636711,
-            0.18225497,
-            -0.09437658,
-            0.054554015,
-        ),
-    ),
-    (
-        0.75,
-        (
-            0.63514894,
-            0.59658873,
-            -0.37905777,
-            0.044159196,
-            0.08167391,
-            -0.0010596083,
-            -0.07723583,
-        ),
-    ),
-    (
-        1.0,
-        (
-            0.7615942,
-            0.41997176,
-            -0.31979805,
-            0.10325008,
-            0.028601322,
-            -0.046587475,
-            0.017904151,
-        ),
-    ),
-    (
-        1.5,
-        (
-            0.90514827,
-            0.18070482,
-            -0.16352898,
-            0.08755528,
-            -0.02431931,
-            -0.0024631058,
-            0.0039474405,
-        ),
-    ),
-)
-"""AVX-512's tanh: `tanh(|x|) ≈ P(|x| - start)`, P of degree 6, on the
-pieces [0, 1/8), [1/8, 3/16), [3/16, 1/4), [1/4, 3/8), ... (halves of
-binades) up to [8, TANH_ONE], row `bits(|x|) >> 22` modulo 16 (the first
-piece: every |x| below 1/8, row 7); P on [0, 1/8) is `x + x³ ...`."""
-TANH_FIRST_ROW = 247
-"""`bits(1/8) >> 22 - 1`: the row of every |x| below 1/8 (modulo 16: 7)."""
 
 ERF_SMALL = 1.0
 """Below this |x|, erf is the odd polynomial; above, computed from exp."""
@@ -335,140 +167,91 @@ ERFC_POLY = (
     -0.0003888842,
 )
 """`erfc(x) ≈ exp(-x²) R(x - 1)` on [ERF_SMALL, ERF_ONE]."""
-ERF_PIECES = (
-    (
-        2.0,
-        (
-            0.9953223,
-            0.020665988,
-            -0.041332427,
-            0.04831989,
-            -0.035190895,
-            0.015474284,
-            -0.0035369012,
-            0.00025566542,
-        ),
-    ),
-    (
-        3.0,
-        (
-            0.9999779,
-            0.00014058524,
-            -0.00042920554,
-            0.0008079238,
-            -0.00095777307,
-            0.0006452619,
-            -0.00018513332,
-            0.0,
-        ),
-    ),
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """`f(x) ≈ P(x - start)` for x ≥ 0, a polynomial P per piece of x: the
+    row `bits(x) >> shift` (at least `first_row`) modulo `len(rows)` of
+    `rows`, (start, coefficients of P from the constant up).  The pieces are
+    binades or halves of them (shift 23 or 22), below them [0, 2^-3) (the
+    first row, where P is odd: `x + x³ ...`, or `x + x P(x)` where `linear`
+    says so, when P'(0) is no f32).  The starts and coefficients are looked
+    up in registers (`Builder.lookup`), one per vector lane."""
+
+    shift: int
+    first_row: int
+    """`bits(2^-3) >> shift` - 1: the row of every x below 2^-3."""
+    rows: tuple[tuple[float, tuple[float, ...]], ...]
+    linear: bool = False
+
+
+# fmt: off
+TANH_HALF_BINADES = Pieces(22, 247, (
+    (2.0, (0.9640276, 0.07065032, -0.06810244, 0.042081594, -0.01788319, 0.004977521, -0.00069664326)),
+    (3.0, (0.9950548, 0.009863823, -0.009788144, 0.00633634, -0.0028365138, 0.0008020777, -0.00010303719)),
+    (4.0, (0.9993293, 0.0013389617, -0.0013219824, 0.0008312251, -0.00034427078, 8.54415e-05, -9.488269e-06)),
+    (6.0, (0.9999877, 2.4206121e-05, -2.2269807e-05, 1.1000262e-05, -2.1843653e-06, -2.8234777e-07, 1.3614019e-07)),
+    (8.0, (0.99999976, 1.3143652e-06, -9.591298e-06, 3.5708974e-05, -6.217716e-05, 5.0148494e-05, -1.51841505e-05)),
+    (0.0, (0.0,) * 7),  # unused
+    (0.0, (0.0,) * 7),  # unused
+    (0.0, (0.0, 1.0, -3.8979913e-08, -0.3333289, -0.00016402193, 0.1359849, -0.019526409)),
+    (0.125, (0.124353, 0.9845397, -0.123080485, -0.26707318, -1.3723167, 21.186852, -114.273285)),
+    (0.1875, (0.1853332, 0.96564287, -0.17728518, -0.4061285, 3.7994583, -53.05989, 286.65222)),
+    (0.25, (0.24491866, 0.9400167, -0.23040883, -0.250554, 0.038552724, 0.8054956, -2.0572338)),
+    (0.375, (0.3583574, 0.8715792, -0.31226012, -0.18128304, 0.21023792, -0.28524908, 0.75312495)),
+    (0.5, (0.46211717, 0.78644526, -0.36330992, -0.09636711, 0.18225497, -0.09437658, 0.054554015)),
+    (0.75, (0.63514894, 0.59658873, -0.37905777, 0.044159196, 0.08167391, -0.0010596083, -0.07723583)),
+    (1.0, (0.7615942, 0.41997176, -0.31979805, 0.10325008, 0.028601322, -0.046587475, 0.017904151)),
+    (1.5, (0.90514827, 0.18070482, -0.16352898, 0.08755528, -0.02431931, -0.0024631058, 0.0039474405)),
+))
+"""tanh on 14 halves of binades up to [8, TANH_ONE], P of degree 6 (AVX-512)."""
+ERF_HALF_BINADES = Pieces(22, 247, (
+    (2.0, (0.9953223, 0.020665988, -0.041332427, 0.04831989, -0.035190895, 0.015474284, -0.0035369012, 0.00025566542)),
+    (3.0, (0.9999779, 0.00014058524, -0.00042920554, 0.0008079238, -0.00095777307, 0.0006452619, -0.00018513332, 0.0)),
     (0.0, (0.0,) * 8),  # unused
     (0.0, (0.0,) * 8),  # unused
     (0.0, (0.0,) * 8),  # unused
     (0.0, (0.0,) * 8),  # unused
     (0.0, (0.0,) * 8),  # unused
-    (
-        0.0,
-        (
-            0.0,
-            0.12837917,
-            2.2321674e-07,
-            -0.37613952,
-            0.00025758086,
-            0.11108906,
-            0.0,
-            0.0,
-        ),
-    ),
-    (
-        0.125,
-        (
-            0.1403162,
-            1.1108872,
-            -0.13923338,
-            -0.33242193,
-            -0.7638829,
-            12.187916,
-            -65.540245,
-            0.0,
-        ),
-    ),
-    (
-        0.1875,
-        (0.20911768, 1.0893967, -0.20408106, -0.3427007, 0.1493315, 0.0, 0.0, 0.0),
-    ),
-    (
-        0.25,
-        (
-            0.2763264,
-            1.060015,
-            -0.26505882,
-            -0.30794898,
-            0.11650983,
-            0.105307564,
-            0.0,
-            0.0,
-        ),
-    ),
+    (0.0, (0.0, 0.12837917, 2.2321674e-07, -0.37613952, 0.00025758086, 0.11108906, 0.0, 0.0)),
+    (0.125, (0.1403162, 1.1108872, -0.13923338, -0.33242193, -0.7638829, 12.187916, -65.540245, 0.0)),
+    (0.1875, (0.20911768, 1.0893967, -0.20408106, -0.3427007, 0.1493315, 0.0, 0.0, 0.0)),
+    (0.25, (0.2763264, 1.060015, -0.26505882, -0.30794898, 0.11650983, 0.105307564, 0.0, 0.0)),
     (0.375, (0.4041169, 0.9803552, -0.3677103, -0.23437689, 0.17122504, 0.0, 0.0, 0.0)),
-    (
-        0.5,
-        (
-            0.5204999,
-            0.87878054,
-            -0.43930084,
-            -0.14793146,
-            0.19385277,
-            -0.029599095,
-            0.0,
-            0.0,
-        ),
-    ),
-    (
-        0.75,
-        (
-            0.71115565,
-            0.6429269,
-            -0.4820528,
-            0.024980316,
-            0.16055189,
-            -0.07759419,
-            0.0,
-            0.0,
-        ),
-    ),
-    (
-        1.0,
-        (
-            0.8427008,
-            0.41510892,
-            -0.4151285,
-            0.1384008,
-            0.070075415,
-            -0.074924156,
-            0.018789435,
-            0.0,
-        ),
-    ),
-    (
-        1.5,
-        (
-            0.96610516,
-            0.118928656,
-            -0.1783726,
-            0.13871278,
-            -0.045336112,
-            -0.010608257,
-            0.0109990435,
-            0.0,
-        ),
-    ),
-)
-"""AVX-512's erf: `erf(|x|) ≈ P(|x| - start)`, P of degree 7 (at most), on
-the pieces of `TANH_PIECES` up to [3, ERF_ONE]; on [0, 1/8), `x + x P(x)`
-(`ERF_LINEAR`), as 2/√π is no f32."""
-ERF_LINEAR = tuple(float(row == TANH_FIRST_ROW % 16) for row in range(16))
-"""1 on the row of [0, 1/8), where erf's polynomial is `x + x P(x)`."""
+    (0.5, (0.5204999, 0.87878054, -0.43930084, -0.14793146, 0.19385277, -0.029599095, 0.0, 0.0)),
+    (0.75, (0.71115565, 0.6429269, -0.4820528, 0.024980316, 0.16055189, -0.07759419, 0.0, 0.0)),
+    (1.0, (0.8427008, 0.41510892, -0.4151285, 0.1384008, 0.070075415, -0.074924156, 0.018789435, 0.0)),
+    (1.5, (0.96610516, 0.118928656, -0.1783726, 0.13871278, -0.045336112, -0.010608257, 0.0109990435, 0.0)),
+), linear=True)
+"""erf on 11 halves of binades up to [3, ERF_ONE], P of degree 7 (AVX-512)."""
+TANH_BINADES = Pieces(23, 123, (
+    (2.0, (0.9640276, 0.07065106, -0.06811621, 0.04216606, -0.018116629, 0.0052890177, -0.0008714049, -9.753952e-07, 3.0453633e-05, -4.195171e-06)),
+    (4.0, (0.9993293, 0.001339598, -0.0013294629, 0.00085968367, -0.00039333597, 0.00012850304, -2.9043516e-05, 4.2560323e-06, -3.5863306e-07, 1.2990372e-08)),
+    (8.0, (0.99999976, 1.0516177e-06, -4.8139564e-06, 1.1389378e-05, -1.1646242e-05, 4.2140364e-06, 0.0, 0.0, 0.0, 0.0)),
+    (0.0, (0.0, 1.0, 3.1190083e-07, -0.33335564, 0.0004725123, 0.12998746, 0.0, 0.0, 0.0, 0.0)),
+    (0.125, (0.124353, 0.98453754, -0.12251344, -0.31103793, 0.062564224, 0.1628041, 0.0, 0.0, 0.0, 0.0)),
+    (0.25, (0.24491866, 0.940017, -0.23046932, -0.24652417, -0.08330629, 2.7332735, -18.628136, 75.1243, -163.50285, 147.91428)),
+    (0.5, (0.46211717, 0.78644496, -0.36327592, -0.09750959, 0.19976048, -0.23506302, 0.6696278, -1.4195454, 1.5723985, -0.7127318)),
+    (1.0, (0.7615942, 0.4199709, -0.31975424, 0.10258285, 0.033174735, -0.062804334, 0.048574954, -0.029521497, 0.012930789, -0.0027207767)),
+))
+"""tanh on 8 binades up to [8, TANH_ONE], P of degree 9 (AVX2)."""
+ERF_BINADES = Pieces(23, 123, (
+    (2.0, (0.9953223, 0.020665074, -0.041306812, 0.04807911, -0.03408922, 0.012669128, 0.00063614425, -0.0033668245, 0.0017499386, -0.0004224491, 4.1511743e-05)),
+    (0.0, (0.0,) * 11),  # unused
+    (0.0, (0.0,) * 11),  # unused
+    (0.0, (0.0, 0.12837917, 2.2321674e-07, -0.37613952, 0.00025758086, 0.11108906, 0.0, 0.0, 0.0, 0.0, 0.0)),
+    (0.125, (0.1403162, 1.110886, -0.1389084, -0.35762382, 0.05881343, 0.13149528, 0.0, 0.0, 0.0, 0.0, 0.0)),
+    (0.25, (0.2763264, 1.0600156, -0.26516476, -0.30222794, -0.021477144, 1.8515539, -12.395105, 50.00133, -108.843994, 98.45833, 0.0)),
+    (0.5, (0.5204999, 0.8787811, -0.43934202, -0.14705731, 0.18637997, -0.0015136944, -0.04064434, 0.007891216, 0.0, 0.0, 0.0)),
+    (1.0, (0.8427008, 0.41510975, -0.41516906, 0.13901594, 0.065773204, -0.058994215, -0.0136294225, 0.035111405, -0.018089972, 0.0034938687, 0.0)),
+), linear=True)
+"""erf on 6 binades up to [2, ERF_ONE], P of degree 10 (AVX2)."""
+# fmt: on
+
+PERMUTES = {16: "llvm.x86.avx512.permvar.sf.512", 8: "llvm.x86.avx2.permps"}
+"""The intrinsic that looks up a table of this many f32 in a register, by
+the low bits of each lane's index (`vpermps`)."""
 
 
 @dataclass
@@ -517,9 +300,8 @@ class Builder:
         return self.emit(arith.ConstantOp(attr, self.type))
 
     def lookup(self, values: Sequence[float], row: SSAValue) -> SSAValue:
-        """`values[row % 16]` in each lane (`vpermps`, AVX-512)."""
-        table = self.table(values)
-        return self.intrinsic("llvm.x86.avx512.permvar.sf.512", table, row)
+        """`values[row % len(values)]` in each lane (`PERMUTES`)."""
+        return self.intrinsic(PERMUTES[len(values)], self.table(values), row)
 
     def intrinsic(self, name: str, *args: SSAValue) -> SSAValue:
         """A call of the LLVM intrinsic `name` (the ISA's), of result `type`."""
@@ -667,36 +449,28 @@ def tanh(b: Builder, x: SSAValue) -> SSAValue:
     return b.copysign(result, x)  # odd, and -0 stays -0
 
 
-def tanh_avx512(b: Builder, x: SSAValue) -> SSAValue:
-    """`TANH_PIECES`: no exp, no division, and 6 FMAs."""
-    magnitude = b.at_most(b.abs(x), TANH_ONE)
-    return b.copysign(piecewise(b, magnitude, TANH_PIECES), x)  # -0 stays -0
+def odd_pieces(pieces: Pieces, one: float) -> Expansion:
+    """The expansion of an odd function that is `pieces` for x ≥ 0, and
+    rounds to 1 in f32 from `one` on: no exp, no division."""
+
+    def expand(b: Builder, x: SSAValue) -> SSAValue:
+        magnitude = b.at_most(b.abs(x), one)
+        return b.copysign(piecewise(b, magnitude, pieces), x)  # -0 stays -0
+
+    return expand
 
 
-def erf_avx512(b: Builder, x: SSAValue) -> SSAValue:
-    """`ERF_PIECES`: no exp, 9 FMAs."""
-    magnitude = b.at_most(b.abs(x), ERF_ONE)
-    result = piecewise(b, magnitude, ERF_PIECES, ERF_LINEAR)
-    return b.copysign(result, x)  # odd, and -0 stays -0
-
-
-def piecewise(
-    b: Builder,
-    x: SSAValue,
-    pieces: Sequence[tuple[float, Sequence[float]]],
-    linear: Sequence[float] | None = None,
-) -> SSAValue:
-    """`P(x - start) + linear · (x - start)` of x's row of `pieces`, row
-    `bits(x) >> 22` (at least `TANH_FIRST_ROW`) modulo 16 (a piece a half
-    binade, from 1/8 up; [0, 1/8) the first); starts and coefficients are
-    looked up in registers (`vpermps`, AVX-512), 16 lanes at once."""
-    shifted = b.emit(arith.ShRUIOp(b.bits(x), b.int(22)))
-    row = b.emit(arith.MaxSIOp(shifted, b.int(TANH_FIRST_ROW)))
-    starts, coefficients = zip(*pieces)
+def piecewise(b: Builder, x: SSAValue, pieces: Pieces) -> SSAValue:
+    """`pieces` at an x ≥ 0: Horner's rule on coefficients looked up by row."""
+    shifted = b.emit(arith.ShRUIOp(b.bits(x), b.int(pieces.shift)))
+    row = b.emit(arith.MaxSIOp(shifted, b.int(pieces.first_row)))
+    starts, coefficients = zip(*pieces.rows)
     t = b.sub(x, b.lookup(starts, row))
     constant = b.lookup([c[0] for c in coefficients], row)
-    if linear is not None:
-        constant = b.fma(t, b.lookup(linear, row), constant)
+    if pieces.linear:
+        first = pieces.first_row % len(starts)
+        ones = [float(i == first) for i in range(len(starts))]
+        constant = b.fma(t, b.lookup(ones, row), constant)
     result = b.lookup([c[-1] for c in coefficients], row)
     for i in reversed(range(1, len(coefficients[0]) - 1)):
         result = b.fma(result, t, b.lookup([c[i] for c in coefficients], row))
@@ -743,24 +517,44 @@ ARITH = VectorMath(0, exp_arith)
 
 ISAS = {
     "avx512": VectorMath(
-        16, exp_avx512, {math.TanhOp: tanh_avx512, math.ErfOp: erf_avx512}
-    )
+        16,
+        exp_avx512,
+        {
+            math.TanhOp: odd_pieces(TANH_HALF_BINADES, TANH_ONE),
+            math.ErfOp: odd_pieces(ERF_HALF_BINADES, ERF_ONE),
+        },
+    ),
+    "avx2": VectorMath(
+        8,
+        exp_arith,
+        {
+            math.TanhOp: odd_pieces(TANH_BINADES, TANH_ONE),
+            math.ErfOp: odd_pieces(ERF_BINADES, ERF_ONE),
+        },
+    ),
 }
 """The vector ISAs with code of their own, by `approximate-math`'s `isa`."""
 
 
+ISA_FEATURES = (("avx512", ("avx512f",)), ("avx2", ("avx2", "fma")))
+"""The x86 features each ISA of `ISAS` needs, the best ISA first."""
+
+
 def math_isa(machine: CpuMachine) -> str | None:
-    """The ISA of `ISAS` that code for `machine` may use: AVX-512 where
-    its `mattr` enables `avx512f`, or names it not and `mcpu` is the host's
-    CPU, which has it (an `mcpu` of another CPU without `mattr` gets None,
-    as its features are not asked of LLVM)."""
-    features = dict(_feature(item) for item in machine.mattr.split(",") if item)
-    avx512 = features.get("avx512f")
-    if avx512 is None:
-        host = machine.native and machine.mcpu == _host_cpu()
-        avx512 = host and simd_bits(None) == 512
-    x86 = triple_arch(machine.machine.triple) == "x86_64"
-    return "avx512" if avx512 and x86 else None
+    """The best ISA of `ISAS` that code for `machine` may use: by the
+    features its `mattr` enables, else, where `mcpu` is the host's CPU, the
+    host's (an `mcpu` of another CPU without `mattr` gets None, as LLVM is
+    not asked for its features)."""
+    if triple_arch(machine.machine.triple) != "x86_64":
+        return None
+    features = {}
+    if machine.native and machine.mcpu == _host_cpu():
+        features = dict(_host_features())
+    features.update(_feature(item) for item in machine.mattr.split(",") if item)
+    for isa, needs in ISA_FEATURES:
+        if all(features.get(feature) for feature in needs):
+            return isa
+    return None
 
 
 def _feature(item: str) -> tuple[str, bool]:
@@ -770,6 +564,7 @@ def _feature(item: str) -> tuple[str, bool]:
 
 @cache
 def _host_cpu() -> str:
+    """The host's CPU name, asked of LLVM once (0.1 ms an asking)."""
     return llvm_binding.get_host_cpu_name()
 
 

@@ -5,6 +5,7 @@ docs/lowering.md states."""
 
 import math
 
+import llvmlite.binding as llvm
 import numpy as np
 import pytest
 
@@ -14,7 +15,6 @@ from hetero.lowering.approximate_math import ApproximateMathPass, math_isa
 from hetero.lowering.llvm_codegen import compile_llvm
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cpu import CpuMachine
-from hetero.targets.cpu import simd_bits
 from hetero.utils.diagnostics import HeteroError
 
 MAX_ULPS = {"exp": 1.5, "log": 1.0, "tanh": 1.5, "erf": 1.5, "sigmoid": 2.5}
@@ -97,8 +97,8 @@ func.func @{name}_{lanes}(%x: memref<?xf32>, %y: memref<?xf32>) {{
 }}
 """
 
-LANES = (1, 4, 16)
-"""Scalars, SSE-wide and AVX-512-wide vectors."""
+LANES = (1, 4, 8, 16)
+"""Scalars, SSE-, AVX2- and AVX-512-wide vectors."""
 
 
 def kernel(name: str, lanes: int) -> str:
@@ -115,7 +115,10 @@ def kernel(name: str, lanes: int) -> str:
     return KERNEL.format(name=name, lanes=lanes, load=load, store=store, type=type)
 
 
-HOST_AVX512 = simd_bits(None) == 512
+HOST_FEATURES = llvm.get_host_cpu_features()
+HOST_AVX512 = bool(HOST_FEATURES.get("avx512f"))
+HOST_ISA = "avx2" if HOST_FEATURES.get("avx2") and HOST_FEATURES.get("fma") else None
+"""The host's ISA of `approximate-math` without AVX-512."""
 
 
 @pytest.mark.parametrize(
@@ -130,12 +133,20 @@ HOST_AVX512 = simd_bits(None) == 512
                 not HOST_AVX512, reason="runs AVX-512 code: the host has no avx512f"
             ),
         ),
+        pytest.param(
+            {"mattr": "-avx512f"},
+            "avx2",
+            marks=pytest.mark.skipif(
+                HOST_ISA is None and not HOST_AVX512,
+                reason="runs AVX2 code: the host has no avx2 and fma",
+            ),
+        ),
     ],
-    ids=["host", "without-fma", "avx512"],
+    ids=["host", "without-fma", "avx512", "avx2"],
 )
 def test_math_ops_of_any_width(options: dict[str, str], isa: str | None) -> None:
     """The same bounds for scalars and vectors, with and without FMA, and
-    with AVX-512's code for its 16-lane vectors."""
+    with AVX-512's and AVX2's code for their vectors (16 and 8 lanes)."""
     names = ("exp", "log", "tanh", "erf")
     text = "".join(kernel(name, lanes) for name in names for lanes in LANES)
     module = compile_llvm(lower_to_llvm(parse_module(text), isa=isa), **options)
@@ -146,6 +157,17 @@ def test_math_ops_of_any_width(options: dict[str, str], isa: str | None) -> None
             y = np.empty_like(x)
             module.function(f"{name}_{lanes}")(x, y)
             assert_within_bound(y, x, name)
+
+
+def test_avx2_instructions() -> None:
+    """`isa="avx2"` code for a Haswell (on any host: not run): tanh and erf
+    look their coefficients up in registers, without exp or division."""
+    text = "".join(kernel(name, 8) for name in ("tanh", "erf"))
+    module = compile_llvm(lower_to_llvm(parse_module(text), isa="avx2"), mcpu="haswell")
+    assembly = module.assembly()
+    assert "vperm" in assembly
+    assert "div" not in assembly
+    assert "call" not in assembly
 
 
 def test_avx512_instructions() -> None:
@@ -167,10 +189,11 @@ def test_avx512_instructions() -> None:
     ("mcpu", "mattr", "isa"),
     [
         ("x86-64", "+avx512f", "avx512"),
-        ("znver4", "-avx512f", None),
+        ("x86-64", "+avx2,+fma", "avx2"),
+        ("x86-64", "+avx2", None),  # no FMA
         ("x86-64", None, None),  # its default features are not asked of LLVM
-        (None, None, "avx512" if HOST_AVX512 else None),  # the host's
-        (None, "-avx512f", None),
+        (None, None, "avx512" if HOST_AVX512 else HOST_ISA),  # the host's
+        (None, "-avx512f", HOST_ISA),
     ],
 )
 def test_math_isa(mcpu: str | None, mattr: str | None, isa: str | None) -> None:
