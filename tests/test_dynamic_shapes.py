@@ -139,3 +139,26 @@ def test_bert_like_encoder_checks_its_lengths_agree(
     ids, _ = inputs(7)
     with pytest.raises(CompiledFunctionError, match="do not fit"):
         f(ids, inputs(8)[1])
+
+
+def _dense(k: int, n: int) -> str:
+    return f"""
+builtin.module {{
+  relay.func @main(%x: tensor<?x{k}xf32>, %w: tensor<{n}x{k}xf32>) -> tensor<?x{n}xf32> {{
+    %0 = relay.nn.dense %x, %w {{units = {n}}} : (tensor<?x{k}xf32>, tensor<{n}x{k}xf32>) -> tensor<?x{n}xf32>
+    %1 = relay.tanh %0 : tensor<?x{n}xf32>
+    relay.return %1 : tensor<?x{n}xf32>
+  }}
+}}
+"""
+
+
+def test_dense_of_run_time_rows_at_every_chunk_boundary() -> None:
+    """`gemm_rows`: whole chunks (a cache block of row tiles: a dozen or two
+    rows at K = 3072), then the rows left, the last tile partly outside."""
+    f = hetero.compile(_dense(3072, 40), dynamic="once")
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((40, 3072), dtype="f4") * 0.02
+    for rows in (1, 5, 6, 11, 12, 13, 18, 19, 25, 37, 40):
+        x = rng.standard_normal((rows, 3072), dtype="f4")
+        np.testing.assert_allclose(f(x, w), np.tanh(x @ w.T), rtol=2e-4, atol=2e-5)

@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import AnyFloat
+from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, MemRefType
 from xdsl.ir import Attribute, SSAValue
 
 from hetero.dialects.target import TargetAttr
-from hetero.dialects.tir import ForKind
+from hetero.dialects.tir import AllocOp, ForKind
 from hetero.te.emit import Emitter, Index
 from hetero.te.schedules.cpu_tiles import (
     CONTRACT,
@@ -36,7 +36,7 @@ from hetero.te.schedules.cpu_tiles import (
     store_tile,
     tiles,
 )
-from hetero.te.schedules.problems import Gemm
+from hetero.te.schedules.problems import Gemm, Store
 
 Params = ScheduleParams[Gemm]
 
@@ -57,13 +57,14 @@ def gemm(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
 
 def gemm_rows(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     """`gemm` of a row count `g.m` known at run time only (a `Dim`: a dense
-    over a dynamic sequence length): `b`'s panels as `gemm` has them
-    (a packed weight read in place), then the rows in chunks of one cache
-    block of row tiles, each chunk `gemm`'s parallel tasks for that many
-    rows, and the rows left one row tile at a time.  The last tile, when the
-    rows do not fill it, reads its rows past the end as the last row (in
-    bounds, no branch in the packing) and stores only the rows that exist:
-    right for every row count."""
+    over a dynamic sequence length, `g.batch` 1): `b`'s panels as `gemm`
+    has them (a packed weight read in place), then the rows in chunks of
+    one cache block of row tiles, each chunk `gemm`'s parallel tasks for
+    that many rows.  The rows left are a last chunk of as many row tiles as
+    they need (its tasks' tile count a run-time value), which reads its
+    rows past the end as the last row (in bounds, no branch in the packing)
+    and stores into a scratch buffer, whose rows that exist are then
+    stored: right for every row count, with no branch per element."""
     t = tiles(target, g.element_type)
     chunk = _cache_rows(t, g.k, g.element_type.bitwidth // 8)  # type: ignore[attr-defined]
     p = Params(replace(g, m=chunk), target, t)
@@ -72,12 +73,15 @@ def gemm_rows(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     rows = e.index(g.m)
     whole = e.div(rows, chunk)
     body, c = e.loop(whole)  # type: ignore[arg-type]
-    _chunk(body, p, b, panel_b, body.mul(c, chunk), None)
+    m0 = body.mul(c, chunk)
+    _chunk(body, p, b, panel_b, lambda e, i: e.add(m0, i), g.store, m0)
     first = e.mul(whole, chunk)
-    tile = Params(replace(g, m=t.mr), target, t)
-    left = e.div(e.add(e.sub(rows, first), t.mr - 1), t.mr)
-    body, c = e.loop(left)  # type: ignore[arg-type]
-    _chunk(body, tile, _blocks(tile), panel_b, body.add(first, body.mul(c, t.mr)), rows)
+    if (rest := e.when(e.less(first, rows))) is not None:
+        _last_chunk(rest, p, b, panel_b, first, rows)
+
+
+Row = Callable[[Emitter, Index], Index]
+"""The row of the problem's `a` that row `i` of a chunk reads."""
 
 
 def _chunk(
@@ -85,26 +89,47 @@ def _chunk(
     p: Params,
     b: _Blocks,
     panel_b: PanelReader,
+    row: Row,
+    store: Store,
     m0: Index,
-    rows: Index | None,
 ) -> None:
-    """`gemm_rows`' chunk of rows from `m0`: all of them (`rows` None), or
-    those below `rows`."""
+    """`gemm`'s parallel tasks over one chunk of `p.problem.m` rows from
+    `m0`, reading `a`'s row `row(i)` for its row `i` and storing through
+    `store` at the chunk's own rows plus `m0`."""
     g = p.problem
 
     def a(e: Emitter, batch: Index, i: Index, k: Index) -> SSAValue:
-        row = e.add(m0, i)
-        return g.a(e, batch, row if rows is None else e.min(row, e.sub(rows, 1)), k)
+        return g.a(e, batch, row(e, i), k)
 
-    def store(e: Emitter, idx: list[Index], value: SSAValue) -> None:
-        at = [idx[0], e.add(m0, idx[1]), *idx[2:]]
-        inside = e if rows is None else e.when(e.less(at[1], rows))
-        if inside is not None:
-            g.store(inside, at, value)
+    def shifted(e: Emitter, idx: list[Index], value: SSAValue) -> None:
+        store(e, [idx[0], e.add(m0, idx[1]), *idx[2:]], value)
 
-    chunk = Params(replace(g, a=a, store=store), p.target, p.t)
+    chunk = Params(replace(g, a=a, store=shifted), p.target, p.t)
     task, flat = e.loop(g.batch * b.row_blocks * b.panel_blocks, ForKind.PARALLEL)
     _task(task, chunk, b, panel_b, flat)
+
+
+def _last_chunk(
+    e: Emitter, p: Params, b: _Blocks, panel_b: PanelReader, m0: Index, rows: SSAValue
+) -> None:
+    """`gemm_rows`' rows from `m0` to `rows` (fewer than a chunk)."""
+    g, t = p.problem, p.t
+    left = e.sub(rows, m0)
+    tiles_left = e.div(e.add(left, t.mr - 1), t.mr)
+    height = e.mul(tiles_left, t.mr)  # the rows the tiles store
+    scratch = e.op(AllocOp(MemRefType(g.element_type, [DYNAMIC_INDEX, g.n]), [height]))
+    last = e.sub(rows, 1)
+
+    def row(e: Emitter, i: Index) -> Index:
+        return e.min(e.add(m0, i), last)
+
+    def keep(e: Emitter, idx: list[Index], value: SSAValue) -> None:
+        e.store(value, scratch, [e.sub(idx[1], m0), idx[2]])
+
+    _chunk(e, p, replace(b, row_tiles=tiles_left), panel_b, row, keep, m0)  # type: ignore[arg-type]
+    each, i = e.range(0, left, kind=ForKind.PARALLEL)
+    lane, j = each.loop(g.n, ForKind.VECTORIZED)
+    g.store(lane, [0, lane.add(m0, i), j], lane.load(scratch, [i, j]))
 
 
 def _even_rows(t: Tiles, m: int) -> Tiles:

@@ -13,10 +13,12 @@ from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.analysis.shape_functions import Dim
 from hetero.dialects import relay
+from hetero.dialects.tir import ForKind
 from hetero.targets.cpu import is_cpu
-from hetero.te.emit import Emitter, Index, Tensor
+from hetero.te.emit import Emitter, Index, Shape, Tensor
 from hetero.te.schedules import Schedule, problem_schedule
 from hetero.te.schedules.cpu_gemm import gemm_rows
+from hetero.te.schedules.isa import vector_isa
 from hetero.te.schedules.problems import Gemm
 from hetero.te.templates.base import (
     NestTemplate,
@@ -27,6 +29,7 @@ from hetero.te.templates.base import (
 from hetero.te.templates.elementwise import broadcast_indices
 from hetero.te.templates.epilogue import Epilogue, finish, store_into
 from hetero.te.templates.injective import VIEW_OPS, unblocked
+from hetero.te.templates.reduction import halve, lane_partials, lanes_over
 
 
 def _plain_gemm(
@@ -140,6 +143,9 @@ def _matmul(
     require_float(op, a.element_type)
     shape = result_shape(op)
     batch_shape = shape[:-2]
+    along_k = _contiguous_axis(op.operands[1]) == len(b.shape) - 2
+    if any(isinstance(d, Dim) for d in (*shape, a.shape[-1])) and is_cpu(e.target):
+        return _matmul_rows(e, shape, a, b, out, epilogue, along_k)
     if (schedule := _schedule(e, *shape, a.shape[-1])) is not None:
 
         def operand(x: Tensor, e: Emitter, flat: Index) -> list[Index]:
@@ -158,7 +164,7 @@ def _matmul(
             lambda e, idx, value: store_into(out, epilogue)(
                 e, [*e.unflatten(idx[0], batch_shape), *idx[1:]], value
             ),
-            b_along_k=_contiguous_axis(op.operands[1]) == len(b.shape) - 2,
+            b_along_k=along_k,
         )
         return schedule(e, problem, e.target)
 
@@ -171,6 +177,58 @@ def _matmul(
         return a.load(e, a_idx), b.load(e, b_idx)
 
     _plain_gemm(e, out, shape, a.shape[-1], a.element_type, operands, epilogue)
+
+
+def _matmul_rows(
+    e: Emitter,
+    shape: Shape,
+    a: Tensor,
+    b: Tensor,
+    out: SSAValue,
+    epilogue: Epilogue | None,
+    along_k: bool,
+) -> None:
+    """A matmul with sizes known at run time only (an attention's `Q·Kᵀ`
+    and `P·V` over a dynamic sequence length) on a CPU: a task per output
+    row, vectorized along the axis `b` is contiguous in.  Along `k` (`Kᵀ`),
+    each output is a dot product kept in a vector of partial sums
+    (`lanes_over`, `halve`); along `n` (`V`), the row accumulates `a[m, k]
+    * b[k, :]` for each `k` in place.  No tile is sized from a run-time
+    extent, so every size is right."""
+    *batch_shape, rows, columns = shape
+    depth = a.shape[-1]
+    body, (flat,) = e.nest([math.prod(batch_shape) * rows], parallel=True)
+    *batch, m = body.unflatten(flat, [*batch_shape, rows])
+
+    def a_at(e: Emitter, k: Index) -> SSAValue:
+        return a.load(e, [*broadcast_indices(batch, batch_shape, a.shape[:-2]), m, k])
+
+    def b_at(e: Emitter, k: Index, n: Index) -> SSAValue:
+        return b.load(e, [*broadcast_indices(batch, batch_shape, b.shape[:-2]), k, n])
+
+    element = a.element_type
+    if along_k:
+        each, n = body.loop(columns)
+        lanes = vector_isa(e.target).lanes(element)
+        (total,) = lane_partials(each, lanes, element, 0.0)
+
+        def add_product(e: Emitter, k: Index, j: Index) -> None:
+            product = e.op(arith.MulfOp(a_at(e, k), b_at(e, k, n)))
+            accumulate(e, total, [j], product, arith.AddfOp)
+
+        lanes_over(each, depth, lanes, add_product)
+        halve(each, [total], lanes)
+        return store_into(out, epilogue)(each, [*batch, m, n], each.load(total, [0]))
+    zero, n = body.loop(columns, ForKind.VECTORIZED)
+    zero.store(zero.constant(0.0, element), out, [*batch, m, n])
+    step, k = body.loop(depth)
+    lane, n = step.loop(columns, ForKind.VECTORIZED)
+    product = lane.op(arith.MulfOp(a_at(lane, k), b_at(lane, k, n)))
+    accumulate(lane, out, [*batch, m, n], product, arith.AddfOp)
+    if epilogue is not None:
+        lane, n = body.loop(columns, ForKind.VECTORIZED)
+        at = [*batch, m, n]
+        lane.store(epilogue(lane, at, lane.load(out, at)), out, at)
 
 
 TEMPLATES: dict[type[Operation], NestTemplate] = {

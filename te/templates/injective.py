@@ -121,6 +121,11 @@ def _reshape(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     (x,) = inputs
     shape = result_shape(op)
     groups = reshape_groups(x.shape, shape) if _has_elements(shape) else None
+    # A group's flat index is below its size, so its outermost dimension
+    # needs no remainder: left out where sizes are dynamic (a remainder in a
+    # vectorized loop, which an attention's fused views read in its
+    # products), kept for static ones (their code stays as it is).
+    dynamic = any(isinstance(d, Dim) for d in (*x.shape, *shape))
 
     def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
         if groups is None:  # no element is ever read
@@ -134,7 +139,9 @@ def _reshape(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
             for d, stride in zip(b, _strides([shape[d] for d in b])):
                 flat = e.add(flat, e.mul(idx[d], stride))
             for d, stride in zip(a, _strides([x.shape[d] for d in a])):
-                source[d] = e.rem(e.div(flat, stride), x.shape[d])
+                split = e.div(flat, stride)
+                outermost = dynamic and d == a[0]
+                source[d] = split if outermost else e.rem(split, x.shape[d])
         return x.load(e, source)
 
     return Tensor(shape, x.element_type, load)

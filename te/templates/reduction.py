@@ -1,6 +1,6 @@
 """The templates of the reductions along rows: softmax and log-softmax,
 layer_norm, lrn, sum and mean.  A row's partial results are kept in a
-`local` buffer, a vector's lanes on a CPU (`_partials`, `_halve`)."""
+`local` buffer, a vector's lanes on a CPU (`lane_partials`, `halve`)."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def _softmax_blocks(
     element, (*outer, size) = data.element_type, data.shape
     body, row, thread, count = row_blocks(e, math.prod(outer), size)
     at = body.unflatten(row, outer)
-    peak, total = _partials(body, 1, element, -math.inf, 0.0)
+    peak, total = lane_partials(body, 1, element, -math.inf, 0.0)
     visit, p = body.range(thread, size, count)
     visit.store(
         visit.fmax(visit.load(peak, [0]), data.load(visit, [*at, p])), peak, [0]
@@ -136,19 +136,19 @@ def _softmax_along(
     e: Emitter, kind: _RowNormalization, data: Tensor, out: SSAValue
 ) -> None:
     """Rows along the innermost axis: the maximum and the sum each kept in
-    `lanes` partial results (`_lanes_over`), then `_halve`d."""
+    `lanes` partial results (`lanes_over`), then `halve`d."""
     element, (*outer, size) = data.element_type, data.shape
     body, (row,) = e.nest([math.prod(outer)], parallel=True)
     at = body.unflatten(row, outer)
     lanes = _row_lanes(body, element, size)
-    peak, total = _partials(body, lanes, element, -math.inf, 0.0)
+    peak, total = lane_partials(body, lanes, element, -math.inf, 0.0)
 
     def fold_peak(e: Emitter, p: Index, j: Index) -> None:
         value = data.load(e, [*at, p])
         e.store(e.fmax(e.load(peak, [j]), value), peak, [j])
 
-    _lanes_over(body, size, lanes, fold_peak)
-    _halve(body, [peak], lanes, Emitter.fmax)
+    lanes_over(body, size, lanes, fold_peak)
+    halve(body, [peak], lanes, Emitter.fmax)
     top = body.load(peak, [0])
 
     def add_exp(e: Emitter, p: Index, j: Index) -> None:
@@ -159,8 +159,8 @@ def _softmax_along(
             e.store(value, out, [*at, p])
         accumulate(e, total, [j], value, arith.AddfOp)
 
-    _lanes_over(body, size, lanes, add_exp)
-    _halve(body, [total], lanes)
+    lanes_over(body, size, lanes, add_exp)
+    halve(body, [total], lanes)
     constant = kind.of_sum(body, body.load(total, [0]))
     lane, p = body.loop(size, ForKind.VECTORIZED)
     if kind.keeps_exp:
@@ -188,7 +188,7 @@ def _softmax_across(
 
     def rows(width: int) -> Callable[[Emitter], None]:
         def emit(at: Emitter) -> None:
-            peak, total = _partials(at, width, element, -math.inf, 0.0)
+            peak, total = lane_partials(at, width, element, -math.inf, 0.0)
 
             def each(
                 visit: Callable[[Emitter, list[Index], Index], None],
@@ -329,12 +329,12 @@ def _layer_norm(
 
     if is_cpu(e.target):
         lanes = min(NORM_LANES, size)
-        sums = _partials(body, lanes, element, 0.0, 0.0)
-        _lanes_over(body, size, lanes, add_terms)
-        _halve(body, sums, lanes)
+        sums = lane_partials(body, lanes, element, 0.0, 0.0)
+        lanes_over(body, size, lanes, add_terms)
+        halve(body, sums, lanes)
         total, squares = (body.load(s, [0]) for s in sums)
     else:
-        sums = _partials(body, 1, element, 0.0, 0.0)
+        sums = lane_partials(body, 1, element, 0.0, 0.0)
         strided, p = body.range(thread, size, count)
         add_terms(strided, p, 0)
         partials = [body.load(s, [0]) for s in sums]
@@ -361,7 +361,7 @@ def _layer_norm(
     store_into(out, epilogue)(lane, element_at(lane, p), value)
 
 
-def _partials(
+def lane_partials(
     e: Emitter, lanes: int, element: Attribute, *starts: float
 ) -> list[SSAValue]:
     """A `local` row of `lanes` partial results for each of `starts`, filled
@@ -373,7 +373,7 @@ def _partials(
     return rows
 
 
-def _lanes_over(
+def lanes_over(
     e: Emitter,
     size: int | Dim,
     lanes: int,
@@ -403,7 +403,7 @@ def _add(e: Emitter, a: SSAValue, b: SSAValue) -> SSAValue:
     return e.op(arith.AddfOp(a, b))
 
 
-def _halve(
+def halve(
     e: Emitter,
     partials: Sequence[SSAValue],
     live: int,

@@ -5,7 +5,7 @@
 // (`memref.dim`) and loops to it.  Two parameters of one size are one size
 // (the host function checks that they agree): the add reads both along the
 // same loop.
-#cpu = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"]}>>
+#cpu = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 1}>>
 
 builtin.module {
   relay.func private @add(%x: tensor<?x8xf32> {vdevice = #cpu}, %y: tensor<?x8xf32> {vdevice = #cpu}) -> (tensor<?x8xf32> {vdevice = #cpu}) attributes {Primitive} {
@@ -38,7 +38,8 @@ builtin.module {
   // CHECK-NEXT:     tir.for %{{.*}} = %{{.*}} to %[[REST]] step %{{.*}} vectorized
 
   // A reshape of `[1, S, 6]` to `[S, 2, 3]`: the size-1 dimension is read
-  // at 0, `S` along `S`, and 6 split into 2 x 3, asking nothing about `S`.
+  // at 0, `S` along `S`, and 6 split into 2 x 3, asking nothing about `S`;
+  // the flat index of a group is below its size, so no remainder is taken.
   relay.func private @reshape(%x: tensor<1x?x6xf32> {vdevice = #cpu}) -> (tensor<?x2x3xf32> {vdevice = #cpu}) attributes {Primitive} {
     %0 = relay.reshape %x {newshape = array<i64: -1, 2, 3>} : (tensor<1x?x6xf32>) -> tensor<?x2x3xf32>
     relay.return %0 : tensor<?x2x3xf32>
@@ -50,6 +51,45 @@ builtin.module {
   // CHECK-NEXT:       tir.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
   // CHECK-NEXT:         %[[A:.*]] = arith.muli %[[J]], %{{.*}} : index
   // CHECK-NEXT:         %[[FLAT:.*]] = arith.addi %[[A]], %[[K]] : index
-  // CHECK-NEXT:         %[[AT:.*]] = arith.remsi %[[FLAT]], %{{.*}} : index
-  // CHECK-NEXT:         memref.load %0[%{{.*}}, %[[I]], %[[AT]]] : memref<1x?x6xf32>
+  // CHECK-NEXT:         memref.load %0[%{{.*}}, %[[I]], %[[FLAT]]] : memref<1x?x6xf32>
+
+  // A dense of run-time rows runs the GEMM schedule (`gemm_rows`): whole
+  // chunks of 8190 rows (a cache block of 6-row tiles at K = 8), then the
+  // rows left as as many tiles as they need into a scratch buffer of a
+  // run-time height, whose rows that exist are copied out.
+  relay.func private @dense(%x: tensor<?x8xf32> {vdevice = #cpu}, %w: tensor<16x8xf32> {vdevice = #cpu}) -> (tensor<?x16xf32> {vdevice = #cpu}) attributes {Primitive} {
+    %0 = relay.nn.dense %x, %w {units = 16} : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+    relay.return %0 : tensor<?x16xf32>
+  }
+  // CHECK:      tir.prim_func @dense_tir(%0: memref<?x8xf32>, %1: memref<16x8xf32>, %2: memref<?x16xf32>)
+  // CHECK-DAG:    %[[CHUNK:.*]] = arith.constant 8190 : index
+  // CHECK:        %[[ROWS:.*]] = memref.dim %0, %{{.*}} : memref<?x8xf32>
+  // CHECK:        %[[WHOLE:.*]] = arith.divsi %[[ROWS]], %[[CHUNK]] : index
+  // CHECK-NEXT:   tir.for %{{.*}} = %{{.*}} to %[[WHOLE]] step
+  // CHECK:          tir.alloc : memref<6x16xf32, "local">
+  // CHECK:        scf.if
+  // CHECK:          %[[HEIGHT:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+  // CHECK-NEXT:     %[[SCRATCH:.*]] = tir.alloc(%[[HEIGHT]]) : memref<?x16xf32>
+  // CHECK:            arith.minsi
+  // CHECK:            memref.store %{{.*}}, %[[SCRATCH]]
+  // CHECK:          tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+  // CHECK-NEXT:       tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
+  // CHECK-NEXT:         %[[ROW:.*]] = arith.addi %{{.*}}, %[[I]] : index
+  // CHECK-NEXT:         %[[VALUE:.*]] = memref.load %[[SCRATCH]][%[[I]], %[[J]]]
+  // CHECK-NEXT:         memref.store %[[VALUE]], %2[%[[ROW]], %[[J]]]
+
+  // A batched matmul of run-time sizes: a task per output row, which adds
+  // `a[m, k] * b[k, :]` in place along the contiguous `n`, vectorized.
+  relay.func private @qk(%q: tensor<2x?x4xf32> {vdevice = #cpu}, %k: tensor<2x4x?xf32> {vdevice = #cpu}) -> (tensor<2x?x?xf32> {vdevice = #cpu}) attributes {Primitive} {
+    %0 = relay.matmul %q, %k : (tensor<2x?x4xf32>, tensor<2x4x?xf32>) -> tensor<2x?x?xf32>
+    relay.return %0 : tensor<2x?x?xf32>
+  }
+  // CHECK:      tir.prim_func @qk_tir(%0: memref<2x?x4xf32>, %1: memref<2x4x?xf32>, %2: memref<2x?x?xf32>)
+  // CHECK:        %[[M:.*]] = memref.dim %0, %{{.*}} : memref<2x?x4xf32>
+  // CHECK-NEXT:   %[[TASKS:.*]] = arith.muli %{{.*}}, %[[M]] : index
+  // CHECK-NEXT:   %[[N:.*]] = memref.dim %1, %{{.*}} : memref<2x4x?xf32>
+  // CHECK-NEXT:   tir.for %{{.*}} = %{{.*}} to %[[TASKS]] step %{{.*}} parallel {
+  // CHECK:          tir.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} vectorized {
+  // CHECK:          tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+  // CHECK-NEXT:       tir.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} vectorized {
 }
