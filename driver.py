@@ -372,33 +372,54 @@ class DynamicFunction:
         compiled = self.compiled
         values = by_position(f"@{compiled.symbol}", compiled.parameters, inputs, named)
         arrays = [s.check(v) for s, v in zip(compiled.inputs, values)]
-        sizes = {}
+        sizes = self._sizes(arrays)
+        shapes = [evaluate(shape, sizes) for shape in self.outputs]
+        outs = self._outs(shapes, out)
+        return compiled.run(
+            arrays, outs, self.num_threads if num_threads is None else num_threads
+        )
+
+    def _sizes(self, arrays: Sequence[np.ndarray]) -> dict[tuple[int, int], int]:
+        """The symbols' sizes in this call, checked against the guards."""
+        inputs, sizes = self.compiled.inputs, {}
         for index, axis in self.symbols:
             if (size := arrays[index].shape[axis]) < 1:
                 raise CompiledFunctionError(
-                    f"{compiled.inputs[index].label}: dimension {axis} is empty; "
+                    f"{inputs[index].label}: dimension {axis} is empty; "
                     "a dynamic dimension must have at least one element"
                 )
             sizes[index, axis] = size
         for guard in self.guards:
             if not guard.holds(sizes):
                 raise CompiledFunctionError(
-                    f"@{compiled.symbol}: the input shapes "
+                    f"@{self.compiled.symbol}: the input shapes "
                     f"{[a.shape for a in arrays]} do not fit: {guard.what}"
                 )
-        shapes = [evaluate(shape, sizes) for shape in self.outputs]
+        return sizes
+
+    def _outs(
+        self,
+        shapes: Sequence[tuple[int, ...]],
+        out: np.ndarray | Sequence[np.ndarray] | None,
+    ) -> list[np.ndarray]:
+        """Fresh outputs of `shapes`, or `out`, checked to have them."""
+        signatures = self.compiled.outputs
         if out is None:
-            outs = [np.empty(s, o.dtype) for s, o in zip(shapes, compiled.outputs)]
-        else:
-            outs = [out] if isinstance(out, np.ndarray) else list(out)
-            for o, shape, given in zip(compiled.outputs, shapes, outs):
-                if isinstance(given, np.ndarray) and given.shape != shape:
-                    raise CompiledFunctionError(
-                        f"out for {o.label} must have shape {shape} for these "
-                        f"inputs, got {given.shape}"
-                    )
-        count = self.num_threads if num_threads is None else num_threads
-        return compiled(*arrays, out=outs, num_threads=count)
+            return [np.empty(s, o.dtype) for s, o in zip(shapes, signatures)]
+        given = [out] if isinstance(out, np.ndarray) else list(out)
+        if len(given) != len(shapes):
+            raise CompiledFunctionError(
+                f"@{self.compiled.symbol} has {len(shapes)} output(s), out gives "
+                f"{len(given)}"
+            )
+        outs = [o.check_out(g) for o, g in zip(signatures, given)]
+        for o, shape, array in zip(signatures, shapes, outs):
+            if array.shape != shape:
+                raise CompiledFunctionError(
+                    f"out for {o.label} must have shape {shape} for these "
+                    f"inputs, got {array.shape}"
+                )
+        return outs
 
 
 def _dynamic(

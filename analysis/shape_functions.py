@@ -40,7 +40,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from math import prod
 
-from xdsl.dialects.builtin import TensorType, TupleType
+from xdsl.dialects.builtin import TensorType
 from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
@@ -522,11 +522,11 @@ def function_shapes(
 
 def _analyse(analysis: _Analysis, op: Operation) -> None:
     match op:
-        case relay.ReturnOp() | relay.TupleOp() | relay.GetItemOp():
-            if isinstance(op, relay.GetItemOp) or any(
-                isinstance(v.type, TupleType) for v in op.operands
-            ):
-                raise DynamicShapeError("tuples are not supported with dynamic shapes")
+        case relay.TupleOp() | relay.GetItemOp():
+            raise DynamicShapeError("tuples are not supported with dynamic shapes")
+        case relay.ReturnOp():
+            if not isinstance(op.operands[0].type, TensorType):
+                raise DynamicShapeError("only a tensor result is supported")
         case relay.ConstantOp():
             analysis.set(op.results[0], tuple(op.results[0].type.get_shape()))  # type: ignore[attr-defined]
         case relay.CallOp():

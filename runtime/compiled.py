@@ -176,10 +176,35 @@ class CompiledFunction:
         flattened in order) to write the result into, which is returned;
         `num_threads`: this call's parallel loops' threads (see the field)."""
         arrays, outs = self._arguments(inputs, named, out)
+        return self.run(arrays, outs, num_threads)
+
+    def run(
+        self,
+        arrays: Sequence[np.ndarray],
+        outs: Sequence[np.ndarray],
+        num_threads: int | None = None,
+    ) -> Any:
+        """The native call on inputs and outputs already checked (by
+        `__call__`, or by a `hetero.driver.DynamicFunction`, which also
+        checks the sizes fit): the result."""
         with _threads(num_threads, self.num_threads):
             function = self.native.function(self.symbol, results=len(outs))
             function(*arrays, *self.constants, *outs)
         return _regroup(self.structure, outs)
+
+    @property
+    def dynamic(self) -> bool:
+        """Compiled once for dynamic shapes (`?` sizes, -1 in the
+        signatures): only its `DynamicFunction` knows the sizes that fit."""
+        return any(d < 0 for s in (*self.inputs, *self.outputs) for d in s.shape)
+
+    def _refuse_dynamic(self) -> None:
+        if self.dynamic:
+            raise CompiledFunctionError(
+                f"@{self.symbol} is compiled once for dynamic shapes: call the "
+                "DynamicFunction that hetero.compile returned, which checks that "
+                "the sizes fit and sizes the outputs (it is not saved)"
+            )
 
     def profile(
         self, *inputs: object, num_threads: int | None = None, **named: object
@@ -200,6 +225,7 @@ class CompiledFunction:
         `hetero.load` runs without the compiler (docs/deployment.md)."""
         from hetero.runtime.artifact import save
 
+        self._refuse_dynamic()
         save(self, Path(path))
 
     @property
@@ -215,6 +241,7 @@ class CompiledFunction:
     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """The checked inputs and the output arrays of a call: `out`, checked,
         else fresh ones."""
+        self._refuse_dynamic()
         values = by_position(f"@{self.symbol}", self.parameters, inputs, named)
         arrays = [s.check(v) for s, v in zip(self.inputs, values)]
         if out is None:

@@ -162,3 +162,14 @@ def test_dense_of_run_time_rows_at_every_chunk_boundary() -> None:
     for rows in (1, 5, 6, 11, 12, 13, 18, 19, 25, 37, 40):
         x = rng.standard_normal((rows, 3072), dtype="f4")
         np.testing.assert_allclose(f(x, w), np.tanh(x @ w.T), rtol=2e-4, atol=2e-5)
+
+
+def test_the_function_compiled_once_is_only_called_through_its_guards(
+    tmp_path: object,
+) -> None:
+    f = hetero.compile(TWO_INPUTS, dynamic="once")
+    a = np.ones((3, 4), "f4")
+    with pytest.raises(CompiledFunctionError, match="call the DynamicFunction"):
+        f.compiled(a, a, out=np.empty((3, 2, 2), "f4"))  # type: ignore[union-attr]
+    with pytest.raises(CompiledFunctionError, match="it is not saved"):
+        f.compiled.save(f"{tmp_path}/f.hetero")  # type: ignore[union-attr]

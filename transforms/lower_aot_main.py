@@ -349,6 +349,19 @@ def _lower_dynamic(
     call; the driver checks their guards and sizes the outputs before the
     call (docs/dynamic-shapes.md)."""
     main = builder.main
+    for op in main.body.block.ops:
+        callee = (
+            builder.callees.get(op.callee.string_value())
+            if isinstance(op, relay.CallOp)
+            else None
+        )
+        if isinstance(callee, relay.FuncOp) and callee.is_extern:
+            raise HeteroError(
+                f"{PASS}: @{callee.sym_name.data} is an external codegen's, compiled "
+                "for static shapes only: compile this program per shape "
+                '(hetero.compile\'s dynamic="specialize")',
+                op,
+            )
     try:
         analysis = function_shapes(main, module)
     except HeteroError as e:
