@@ -15,7 +15,9 @@ candidate a worker (`HETERO_COLLAGE_JOBS` of them, default one a CPU), or as
 Ray tasks where `HETERO_COLLAGE_RAY` names a cluster.  Compiling, most of a
 measurement's time, overlaps; the timed calls of the process pool's workers
 take turns (`_TIMING`), since two candidates timed at once on a shared
-machine slow each other down and skew the plan.
+machine slow each other down and skew the plan.  The whole programs of the
+pass's check (backend `whole`) are compiled here and timed together, in
+interleaved rounds (`measure_together`).
 
 `hetero/__init__.py` imports this module, so every use of hetero, from
 `hetero-opt` to `hetero.compile`, has it registered.  That import must not
