@@ -393,7 +393,8 @@ class DynamicFunction:
             if not guard.holds(sizes):
                 raise CompiledFunctionError(
                     f"@{self.compiled.symbol}: the input shapes "
-                    f"{[a.shape for a in arrays]} do not fit: {guard.what}"
+                    f"{[a.shape for a in arrays]} do not fit, {guard.failing()} "
+                    f"(dI.A: axis A of input #I): {guard.what}"
                 )
         return sizes
 

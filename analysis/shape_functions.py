@@ -256,6 +256,14 @@ class Guard:
     """The rule's failure, for the message."""
     op: Operation | None = None
 
+    def failing(self) -> str:
+        """The sizes it refuses, `d1.0 != d0.0` (`dP.A`: axis A of parameter P)."""
+        negated = {"==": "!=", "<": ">="}
+        return " and ".join(
+            f"{a} {rel if answer else negated[rel]} {b}"
+            for (a, rel, b), answer in self.answers
+        )
+
     def holds(self, sizes: Mapping[Symbol, int]) -> bool:
         return not all(
             RELATIONS[rel](_value(a, sizes), _value(b, sizes)) == answer
@@ -452,7 +460,7 @@ class _Analysis:
         for question, answer in main:
             if question[1] == "==" and answer and isinstance(question[2], Dim):
                 self.unify(question[0], question[2])
-                what = f"{question[0]} and {question[2]} must be equal"
+                what = f"{op.name} needs two of its sizes equal"
                 self.guard([Guard(((question, False),), what, op)])
         self.set(op.results[0], shape)
         compiled = self.result.shapes[op.results[0]]
