@@ -19,11 +19,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import DYNAMIC_INDEX, AnyFloat, MemRefType
+from xdsl.dialects.builtin import AnyFloat
 from xdsl.ir import Attribute, SSAValue
 
 from hetero.dialects.target import TargetAttr
-from hetero.dialects.tir import AllocOp, ForKind
+from hetero.dialects.tir import ForKind
 from hetero.te.emit import Emitter, Index
 from hetero.te.schedules.cpu_tiles import (
     CONTRACT,
@@ -60,10 +60,10 @@ def gemm_rows(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     over a dynamic sequence length, `g.batch` 1): `b`'s panels as `gemm`
     has them (a packed weight read in place), then the rows in chunks of
     one cache block of row tiles, each chunk `gemm`'s parallel tasks for
-    that many rows.  The rows left are a last chunk of as many row tiles as
-    they need (its tasks' tile count a run-time value), which reads its
-    rows past the end as the last row (in bounds, no branch in the packing)
-    and stores into a scratch buffer, whose rows that exist are then
+    that many rows.  The rows left are a last chunk of their whole row
+    tiles (its tasks' tile count a run-time value), then one tile that
+    reads its rows past the end as the last row (in bounds, no branch in
+    the packing) into a scratch tile, whose rows that exist are then
     stored: right for every row count, with no branch per element."""
     t = tiles(target, g.element_type)
     chunk = _cache_rows(t, g.k, g.element_type.bitwidth // 8)  # type: ignore[attr-defined]
@@ -74,7 +74,7 @@ def gemm_rows(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     whole = e.div(rows, chunk)
     body, c = e.loop(whole)  # type: ignore[arg-type]
     m0 = body.mul(c, chunk)
-    _chunk(body, p, b, panel_b, lambda e, i: e.add(m0, i), g.store, m0)
+    _chunk(body, p, b, panel_b, _from(m0), g.store, m0)
     first = e.mul(whole, chunk)
     if (rest := e.when(e.less(first, rows))) is not None:
         _last_chunk(rest, p, b, panel_b, first, rows)
@@ -112,24 +112,33 @@ def _chunk(
 def _last_chunk(
     e: Emitter, p: Params, b: _Blocks, panel_b: PanelReader, m0: Index, rows: SSAValue
 ) -> None:
-    """`gemm_rows`' rows from `m0` to `rows` (fewer than a chunk)."""
+    """`gemm_rows`' rows from `m0` to `rows` (fewer than a chunk): the whole
+    row tiles stored in place, then the last rows' tile into a scratch tile,
+    whose rows that exist are stored."""
     g, t = p.problem, p.t
-    left = e.sub(rows, m0)
-    tiles_left = e.div(e.add(left, t.mr - 1), t.mr)
-    height = e.mul(tiles_left, t.mr)  # the rows the tiles store
-    scratch = e.op(AllocOp(MemRefType(g.element_type, [DYNAMIC_INDEX, g.n]), [height]))
-    last = e.sub(rows, 1)
+    whole = e.div(e.sub(rows, m0), t.mr)
+    _chunk(e, p, replace(b, row_tiles=whole), panel_b, _from(m0), g.store, m0)  # type: ignore[arg-type]
+    m1 = e.add(m0, e.mul(whole, t.mr))
+    if (part := e.when(e.less(m1, rows))) is None:
+        return
+    scratch = part.alloc([t.mr, g.n], g.element_type)
+    last = part.sub(rows, 1)
 
     def row(e: Emitter, i: Index) -> Index:
-        return e.min(e.add(m0, i), last)
+        return e.min(e.add(m1, i), last)
 
     def keep(e: Emitter, idx: list[Index], value: SSAValue) -> None:
-        e.store(value, scratch, [e.sub(idx[1], m0), idx[2]])
+        e.store(value, scratch, [e.sub(idx[1], m1), idx[2]])
 
-    _chunk(e, p, replace(b, row_tiles=tiles_left), panel_b, row, keep, m0)  # type: ignore[arg-type]
-    each, i = e.range(0, left, kind=ForKind.PARALLEL)
+    _chunk(part, p, replace(b, row_tiles=1), panel_b, row, keep, m1)
+    each, i = part.range(0, part.sub(rows, m1))
     lane, j = each.loop(g.n, ForKind.VECTORIZED)
-    g.store(lane, [0, lane.add(m0, i), j], lane.load(scratch, [i, j]))
+    g.store(lane, [0, lane.add(m1, i), j], lane.load(scratch, [i, j]))
+
+
+def _from(m0: Index) -> Row:
+    """Row `i` of a chunk from `m0` reads row `m0 + i`."""
+    return lambda e, i: e.add(m0, i)
 
 
 def _even_rows(t: Tiles, m: int) -> Tiles:
