@@ -5,20 +5,26 @@ relay interpreter."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
+from xdsl.dialects.builtin import ModuleOp, TensorType, f32
+from xdsl.ir import Block, Operation, Region, SSAValue
 from xdsl.traits import SymbolTable
 
 import hetero
 from bench.dynamic import encoder, inputs
 from hetero.analysis.shape_functions import Dim, DynamicShapeError, function_shapes
 from hetero.context import parse_module
+from hetero.dialects import relay
+from hetero.dialects.relay import DYNAMIC
 from hetero.driver import (
     CompiledFunctionError,
     DynamicFunction,
     ShapeSpecializedFunction,
 )
-from hetero.interpreter.relay import run
+from hetero.interpreter.relay import InterpreterError, run
 from hetero.utils.diagnostics import HeteroError
 
 S = Dim(1, ((0, 1),))
@@ -173,3 +179,99 @@ def test_the_function_compiled_once_is_only_called_through_its_guards(
         f.compiled(a, a, out=np.empty((3, 2, 2), "f4"))  # type: ignore[union-attr]
     with pytest.raises(CompiledFunctionError, match="it is not saved"):
         f.compiled.save(f"{tmp_path}/f.hetero")  # type: ignore[union-attr]
+
+
+D = DYNAMIC
+
+
+def _program(inputs: list[list[int]], build: Callable[..., object]) -> ModuleOp:
+    """`@main` of f32 parameters of `inputs` (`D`: dynamic) returning
+    `build(*parameters)`, built with the relay Python builders."""
+    block = Block(arg_types=[TensorType(f32, shape) for shape in inputs])
+    ops: list[Operation] = []
+
+    def emit(op: Operation) -> SSAValue:
+        ops.append(op)
+        return op.results[0]
+
+    result = build(emit, *block.args)
+    for op in ops:
+        block.add_op(op)
+    block.add_op(relay.ReturnOp(result))
+    types = [a.type for a in block.args]
+    return ModuleOp([relay.FuncOp("main", types, result.type, Region(block))])  # type: ignore[attr-defined]
+
+
+PROGRAMS: dict[str, tuple[list[list[int]], Callable[..., object]]] = {
+    "outer add": ([[D, 1], [1, D]], lambda e, x, y: e(relay.AddOp(x, y))),
+    "same-size add": ([[D, 4], [D, 4]], lambda e, x, y: e(relay.AddOp(x, y))),
+    "add to static": ([[D, 3], [1, 3]], lambda e, x, y: e(relay.AddOp(x, y))),
+    "reshape split": (
+        [[D, 6]],
+        lambda e, x: e(relay.ReshapeOp(x, newshape=[-1, 2, 3])),
+    ),
+    "reshape flatten": ([[2, D]], lambda e, x: e(relay.ReshapeOp(x, newshape=[-1]))),
+    "transpose exp": (
+        [[D, 3, D]],
+        lambda e, x: e(relay.ExpOp(e(relay.TransposeOp(x, axes=[2, 0, 1])))),
+    ),
+    "softmax along": ([[3, D]], lambda e, x: e(relay.SoftmaxOp(x, axis=-1))),
+    "softmax across": ([[D, 5]], lambda e, x: e(relay.SoftmaxOp(x, axis=0))),
+    "sum": ([[D, 3]], lambda e, x: e(relay.SumOp(x, axis=[0]))),
+    "mean": ([[4, D]], lambda e, x: e(relay.MeanOp(x, axis=[1]))),
+    "matmul": ([[D, 4], [4, D]], lambda e, x, y: e(relay.MatmulOp(x, y))),
+    "batched matmul": (
+        [[2, 3, D], [2, D, 5]],
+        lambda e, x, y: e(relay.MatmulOp(x, y)),
+    ),
+    "concatenate": (
+        [[D, 2], [D, 2]],
+        lambda e, x, y: e(relay.ConcatenateOp(x, y, axis=0)),
+    ),
+    "expand squeeze": (
+        [[D, 3]],
+        lambda e, x: e(relay.SqueezeOp(e(relay.ExpandDimsOp(x, axis=1)), axis=[1])),
+    ),
+    "slice": (
+        [[D, 4]],
+        lambda e, x: e(
+            relay.StridedSliceOp(x, begin=[0, 1], end=[2, 3], strides=[1, 1])
+        ),
+    ),
+    "layer norm": (
+        [[D, 8], [8], [8]],
+        lambda e, x, g, b: e(relay.LayerNormOp(x, g, b, axis=-1, epsilon=1e-5)),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_compiled_once_is_right_at_every_size_or_says_it_is_not(name: str) -> None:
+    """Soundness: for every sizes (1 included), compiling once either
+    refuses (at compile time, at the op), or the call refuses those sizes
+    (a guard), or it computes what the interpreter computes."""
+    inputs, build = PROGRAMS[name]
+    module = _program(inputs, build)
+    try:
+        f = hetero.compile(module, dynamic="once")
+    except HeteroError as error:
+        assert error.op is not None  # refused at an op, with its location
+        return
+    rng = np.random.default_rng(0)
+    for sizes in ((1, 1), (1, 3), (3, 1), (2, 2), (5, 5), (17, 17)):
+        fill = iter(sizes * 4)
+        arrays = [
+            rng.standard_normal([next(fill) if d == D else d for d in shape], "f4")
+            for shape in inputs
+        ]
+        try:
+            expected = run(module, *arrays)
+        except InterpreterError:  # the sizes do not fit the program itself
+            with pytest.raises(CompiledFunctionError):
+                f(*arrays)
+            continue
+        try:
+            got = f(*arrays)
+        except CompiledFunctionError:
+            continue  # a guard: not compiled for these sizes, and says so
+        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
