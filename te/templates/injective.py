@@ -223,9 +223,10 @@ def _take(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
 def _squeeze(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     """The dropped dimensions have size 1: read them at 0."""
     (x,) = inputs
-    kept = [i for i, d in enumerate(x.shape) if d != 1]
     axis = op.axis  # type: ignore[attr-defined]
-    if axis is not None:
+    if axis is None:
+        kept = [i for i, d in enumerate(x.shape) if d != 1]
+    else:  # (asks nothing of the sizes, which may be known at run time only)
         dropped = {a + len(x.shape) if a < 0 else a for a in axis}
         kept = [i for i in range(len(x.shape)) if i not in dropped]
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
+from xdsl.dialects.builtin import i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.analysis.shape_functions import Dim
@@ -279,8 +280,17 @@ def _reduce(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) 
         source[i] = v
     accumulate(inner, out, idx, x.load(inner, source), arith.AddfOp)
     if isinstance(op, relay.MeanOp):
-        count = body.constant(float(math.prod(x.shape[i] for i in reduced)), element)
+        count = _count(body, math.prod(x.shape[i] for i in reduced), element)
         body.store(body.op(arith.DivfOp(body.load(out, idx), count)), out, idx)
+
+
+def _count(e: Emitter, size: int | Dim, element: Attribute) -> SSAValue:
+    """`size` as a float of `element`: a constant, or converted at run time
+    where it is a `Dim`."""
+    if isinstance(size, int):
+        return e.constant(float(size), element)
+    as_int = e.op(arith.IndexCastOp(e.index(size), i64))
+    return e.op(arith.SIToFPOp(as_int, element))
 
 
 NORM_LANES = 16
