@@ -277,13 +277,21 @@ def test_tiled_gemm_with_many_threads_and_barriers(
     monkeypatch.setattr(gpu_schedules, "STEP", 4)
     shapes, build = GEMMS[name]
     module = kernel_module(shapes, build, GPU)
-    inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    check_in_lockstep(
+        module, [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    )
+
+
+def check_in_lockstep(module: ModuleOp, inputs: Sequence[np.ndarray]) -> np.ndarray:
+    """Lower `@k` of `module` (on the GPU) and run it with each block's
+    threads concurrent (`_Lockstep`), against the relay interpreter; the result."""
     expected = evaluate_function(module, "k", inputs)
     LowerTEPass().apply(Context(), module)
     out = np.zeros(expected.shape, np.float32)
     with complete_interpreter(_GpuInterpreterFunctions(), _Lockstep()):
         tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    return out
 
 
 @pytest.mark.parametrize(
@@ -305,12 +313,7 @@ def test_softmax_rows_are_blocks(
     rows = x.reshape(-1, shape[-1])
     rows[0, 1] = np.nan
     rows[1, 0] = -np.inf
-    expected = evaluate_function(module, "k", [x])
-    LowerTEPass().apply(Context(), module)
-    out = np.zeros(expected.shape, np.float32)
-    with complete_interpreter(_GpuInterpreterFunctions(), _Lockstep()):
-        tir_interpreter.run_prim_func(module, "k_tir", x, out)
-    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    out = check_in_lockstep(module, [x])
     assert np.isnan(out.reshape(rows.shape)[0]).all()
     [ptx] = ptx_of(module)
     assert "bar.sync" in ptx.ptx

@@ -13,23 +13,19 @@ import numpy as np
 import pytest
 from test_gpu_codegen import (
     GPU,
-    _GpuInterpreterFunctions,
-    _Lockstep,
     assemble,
+    check_in_lockstep,
     ptx_of,
 )
-from test_lower_te import check_lowering, complete_interpreter, kernel_module
-from xdsl.context import Context
+from test_lower_te import check_lowering, kernel_module
 from xdsl.dialects.builtin import TensorType, f32
 
 import hetero
-import hetero.interpreter.tir as tir_interpreter
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
 from hetero.dialects.tir import PrimFuncOp
 from hetero.driver import lower_to_tir
-from hetero.interpreter.relay import evaluate_function, run_text
-from hetero.transforms.lower_te import LowerTEPass
+from hetero.interpreter.relay import run_text
 
 RNG = np.random.default_rng(7)
 
@@ -154,12 +150,7 @@ def test_gpu_rows_are_blocks(
     module = kernel_module(shapes, _build(axis), GPU)
     inputs = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
     inputs[0] += np.float32(3.0)  # a mean far from 0, as a residual stream's
-    expected = evaluate_function(module, "k", inputs)
-    LowerTEPass().apply(Context(), module)
-    out = np.zeros(expected.shape, np.float32)
-    with complete_interpreter(_GpuInterpreterFunctions(), _Lockstep()):
-        tir_interpreter.run_prim_func(module, "k_tir", *inputs, out)
-    np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+    check_in_lockstep(module, inputs)
     bound = {
         op.thread_tag.data: op.ub.owner.value.value.data  # type: ignore[union-attr]
         for op in module.walk()
