@@ -113,16 +113,36 @@ def _last_chunk(
     e: Emitter, p: Params, b: _Blocks, panel_b: PanelReader, m0: Index, rows: SSAValue
 ) -> None:
     """`gemm_rows`' rows from `m0` to `rows` (fewer than a chunk): the whole
-    row tiles stored in place, then the last rows' tile into a scratch tile,
-    whose rows that exist are stored."""
+    row tiles stored in place, then the last rows (`_last_tile`)."""
     g, t = p.problem, p.t
     whole = e.div(e.sub(rows, m0), t.mr)
     _chunk(e, p, replace(b, row_tiles=whole), panel_b, _from(m0), g.store, m0)  # type: ignore[arg-type]
     m1 = e.add(m0, e.mul(whole, t.mr))
-    if (part := e.when(e.less(m1, rows))) is None:
-        return
-    scratch = part.alloc([t.mr, g.n], g.element_type)
-    last = part.sub(rows, 1)
+    left = e.sub(rows, m1)
+    below = 0
+    for height in _last_tile_heights(t.mr):
+        if (fits := e.when(e.in_range(left, below + 1, height + 1))) is not None:
+            _last_tile(fits, p, height, panel_b, m1, rows)
+        below = height
+
+
+def _last_tile_heights(mr: int) -> list[int]:
+    """The row tiles the last rows of `gemm_rows` may take: a third, two
+    thirds or all of `mr` (even), the smallest that holds them, so that 7
+    rows compute 8, not 12."""
+    return sorted({max(2, mr * q // 3 // 2 * 2) for q in (1, 2)} | {mr})
+
+
+def _last_tile(
+    e: Emitter, p: Params, height: int, panel_b: PanelReader, m1: Index, rows: SSAValue
+) -> None:
+    """The rows from `m1` to `rows` (at most `height`) in one tile of
+    `height` rows, its rows past the end reading the last row, stored into
+    a scratch tile whose rows that exist are then stored."""
+    g = p.problem
+    tile = Params(replace(g, m=height), p.target, replace(p.t, mr=height))
+    scratch = e.alloc([height, g.n], g.element_type)
+    last = e.sub(rows, 1)
 
     def row(e: Emitter, i: Index) -> Index:
         return e.min(e.add(m1, i), last)
@@ -130,8 +150,8 @@ def _last_chunk(
     def keep(e: Emitter, idx: list[Index], value: SSAValue) -> None:
         e.store(value, scratch, [e.sub(idx[1], m1), idx[2]])
 
-    _chunk(part, p, replace(b, row_tiles=1), panel_b, row, keep, m1)
-    each, i = part.range(0, part.sub(rows, m1))
+    _chunk(e, tile, _blocks(tile), panel_b, row, keep, m1)
+    each, i = e.range(0, e.sub(rows, m1))
     lane, j = each.loop(g.n, ForKind.VECTORIZED)
     g.store(lane, [0, lane.add(m1, i), j], lane.load(scratch, [i, j]))
 
