@@ -16,6 +16,11 @@ is left out, with a line.  The compiled functions are checked against the
 this process, medians of per-call CPU time (one thread: the CPU time is the
 latency, without the time other processes held the CPU).
 
+Plans of the same machine code are timed once (`same_programs`): collage's
+where it kept a single backend's placement (its whole-program check found
+its own plan no faster), a kind's that takes nothing of the network (then
+hetero's own program); the row says which.
+
 Collage's search is timed twice: cold (a fresh cost database, every
 candidate measured, in parallel worker processes: `HETERO_COLLAGE_JOBS`),
 then warm (the same database, nothing measured).
@@ -157,17 +162,36 @@ def bench_network(name: str, kinds: tuple[str, ...], rounds: int) -> Row | None:
         float(np.abs(f(*inputs) - reference).max() / np.abs(reference).max())
         for f in plans.values()
     )
-    calls: list[Callable[[], object]] = [partial(f, *inputs) for f in plans.values()]
-    times = dict(zip(plans, interleaved(calls, rounds, clock=time.process_time)))
+    alike = same_programs(plans)
+    timed = {n: f for n, f in plans.items() if alike[n] == n}
+    calls: list[Callable[[], object]] = [partial(f, *inputs) for f in timed.values()]
+    measured = dict(zip(timed, interleaved(calls, rounds, clock=time.process_time)))
+    times = {n: measured[first] for n, first in alike.items()}
     collage = times.pop("collage")
     row = Row(name, times, collage)
     cells = " ".join(f"{1e3 * t:>10.2f}" for t in times.values())
+    shared = [f"{n} is {first}'s" for n, first in alike.items() if n != first]
     print(
         f"{name:>14} {cells} {1e3 * collage:>10.2f} {row.ratio:>9.2f}× "
-        f"{error:>8.1e}  {search}",
+        f"{error:>8.1e}  {search}"
+        + (f"; the same program: {', '.join(shared)}" if shared else ""),
         flush=True,
     )
     return row
+
+
+def same_programs(plans: dict[str, Any]) -> dict[str, str]:
+    """Each plan → the first plan of the same machine code: collage's compile
+    is a single backend's where it kept that placement (`collage-partition`'s
+    whole-program check), and a kind that takes nothing of a network leaves
+    hetero's own program.  One program is timed once: timed twice, it would
+    only measure the noise between two runs of it."""
+
+    def code(plan: Any) -> tuple[bytes, ...]:
+        return tuple(sorted(o.object for o in plan.native.objects))
+
+    first: dict[tuple[bytes, ...], str] = {}
+    return {n: first.setdefault(code(f), n) for n, f in plans.items()}
 
 
 def main(argv: list[str]) -> None:

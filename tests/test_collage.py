@@ -20,6 +20,7 @@ import random
 import stat
 import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -442,15 +443,33 @@ def test_a_library_must_be_faster_by_the_margin():
 
 
 @pytest.mark.parametrize(
+    ("seconds", "kept"),
+    [
+        ({"collage": 0.96, "llvm": 1.0, "blas": 1.2}, "collage"),
+        ({"collage": 0.98, "llvm": 1.0, "blas": 1.2}, "llvm"),
+        ({"collage": 2.0, "llvm": 6.0, "blas": 2.0}, "blas"),
+        ({"collage": 3.0, "llvm": 1.0, "blas": 2.0}, "llvm"),
+    ],
+)
+def test_collage_is_kept_only_ahead_by_the_whole_margin(
+    seconds: dict[str, float], kept: str
+):
+    """Within `WHOLE_MARGIN` (3 %) of the fastest single-backend placement,
+    collage's is not shown to be faster: that backend's program is kept."""
+    assert collage.kept_placement(seconds) == kept
+
+
+@pytest.mark.parametrize(
     ("per_call", "kept", "expected"),
-    [(0.0, "collage", {"blas": ["blas.dense_bias"]}), (10.0, "llvm", {})],
+    [(0.0, "blas", {"blas": ["blas.dense_bias"]}), (10.0, "llvm", {})],
 )
 def test_the_fastest_whole_program_is_kept(
     per_call: float, kept: str, expected: dict[str, list[str]]
 ):
     """The candidates say blas's dense is faster; measured whole, a library
     call may cost more than alone (here `per_call`): the placement measured
-    fastest is kept, collage's on a tie."""
+    fastest is kept, a single backend's where collage's is no faster (here
+    the same placement as blas's)."""
     pytest.importorskip("scipy_openblas32")
     favourite = {"relay.nn.dense": "blas", "relay.nn.conv2d": "llvm"}
     module = parse_module(PROGRAM)
@@ -560,3 +579,22 @@ def test_only_a_static_main_is_measured_whole(shape: str, name: str, whole: bool
   }}
 }}""")
     assert collage._whole_program(module) == whole
+
+
+def test_the_bench_knows_collage_kept_a_single_backends_program():
+    """Plans of the same machine code (collage's kept a single backend's; a
+    kind that took nothing) are one program to the bench, timed once."""
+    from bench.collage import same_programs
+
+    def plan(*objects: bytes) -> SimpleNamespace:
+        code = [SimpleNamespace(object=o) for o in objects]
+        return SimpleNamespace(native=SimpleNamespace(objects=code))
+
+    plans = {"llvm": plan(b"a", b"b"), "+blas": plan(b"b", b"a"), "+dnnl": plan(b"c")}
+    assert same_programs({**plans, "collage": plan(b"c")}) == {
+        "llvm": "llvm",
+        "+blas": "llvm",
+        "+dnnl": "+dnnl",
+        "collage": "+dnnl",
+    }
+    assert same_programs({**plans, "collage": plan(b"d")})["collage"] == "collage"
