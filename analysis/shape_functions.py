@@ -35,7 +35,7 @@ for every extent.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from math import prod
@@ -50,8 +50,6 @@ from hetero.utils.diagnostics import HeteroError
 
 Symbol = tuple[int, int]
 """A dynamic dimension: (parameter index, axis)."""
-
-Size = "int | Dim"
 
 MAX_ANSWERS = 256
 """The most answer sequences `_explore` tries for one op."""
@@ -88,6 +86,8 @@ class Dim:
 
     def __mul__(self, other: object) -> int | Dim:
         if isinstance(other, int):
+            if other < 0:
+                raise DynamicShapeError(f"{self} * {other} is not a size")
             return Dim.of(self.coefficient * other, self.symbols) if other else 0
         if isinstance(other, Dim):
             return Dim.of(
@@ -550,10 +550,3 @@ def _analyse(analysis: _Analysis, op: Operation) -> None:
 def evaluate(shape: Shape, sizes: Mapping[Symbol, int]) -> tuple[int, ...]:
     """`shape` for the symbols' run-time sizes."""
     return tuple(_value(d, sizes) for d in shape)
-
-
-def symbols_of(shapes: Sequence[Shape]) -> Iterator[Symbol]:
-    for shape in shapes:
-        for d in shape:
-            if isinstance(d, Dim):
-                yield from d.symbols
