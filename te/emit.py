@@ -289,6 +289,7 @@ class Emitter:
         """`lo <= value < hi` (a Python bool when it folds)."""
         if isinstance(value, int):
             return lo <= value < hi
+        value = self.index(value)
         above = self.op(arith.CmpiOp(value, self.index(lo), "sge"))
         below = self.op(arith.CmpiOp(value, self.index(hi), "slt"))
         return self.op(arith.AndIOp(above, below))
