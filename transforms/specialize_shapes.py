@@ -9,12 +9,13 @@ type its operator infers from its operands' new types — the same inference the
 ops' builders use, so a shape that does not fit (a reshape that no longer
 divides, mismatched broadcast) is a located error, never a wrong program.
 
-`hetero.compile` uses this for programs with dynamic input shapes: each call
-with new input shapes specializes and compiles once, then reuses the compiled
-function (see `hetero.driver.ShapeSpecializedFunction`).  It is the
-specialize-then-compile strategy of JIT compilers, in place of TVM's host
-shape functions: every kernel is compiled for static shapes and gets their
-full schedule.
+`hetero.compile` uses this by default for programs with dynamic input
+shapes: each call with new input shapes specializes and compiles once, then
+reuses the compiled function (see `hetero.driver.ShapeSpecializedFunction`).
+It is the specialize-then-compile strategy of JIT compilers: every kernel is
+compiled for static shapes and gets their full schedule.  TVM's way, one
+compile with host shape functions, is `hetero.compile(..., dynamic="once")`
+(docs/dynamic-shapes.md).
 
 `shapes` lists one shape per parameter, separated by commas, dimensions by
 `x` (`4x3,3`; a scalar is the empty string).  A given size must match a
