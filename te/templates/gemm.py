@@ -179,6 +179,11 @@ def _matmul(
     _plain_gemm(e, out, shape, a.shape[-1], a.element_type, operands, epilogue)
 
 
+DOT_GROUP = 4
+"""Outputs a row of `_matmul_rows` computes together along `k`: each load
+of `a` feeds as many products."""
+
+
 def _matmul_rows(
     e: Emitter,
     shape: Shape,
@@ -191,8 +196,8 @@ def _matmul_rows(
     """A matmul with sizes known at run time only (an attention's `Q·Kᵀ`
     and `P·V` over a dynamic sequence length) on a CPU: a task per output
     row, vectorized along the axis `b` is contiguous in.  Along `k` (`Kᵀ`),
-    each output is a dot product kept in a vector of partial sums
-    (`lanes_over`, `halve`); along `n` (`V`), the row accumulates `a[m, k]
+    the outputs are dot products, `DOT_GROUP` at a time, each kept in a
+    vector of partial sums (`lanes_over`, `halve`); along `n` (`V`), the row accumulates `a[m, k]
     * b[k, :]` for each `k` in place.  No tile is sized from a run-time
     extent, so every size is right."""
     *batch_shape, rows, columns = shape
@@ -208,27 +213,42 @@ def _matmul_rows(
 
     element = a.element_type
     if along_k:
-        each, n = body.loop(columns)
+        store = store_into(out, epilogue)
         lanes = vector_isa(e.target).lanes(element)
-        (total,) = lane_partials(each, lanes, element, 0.0)
 
-        def add_product(e: Emitter, k: Index, j: Index) -> None:
-            product = e.op(arith.MulfOp(a_at(e, k), b_at(e, k, n)))
-            accumulate(e, total, [j], product, arith.AddfOp)
+        def dot_products(e: Emitter, n0: Index, count: int) -> None:
+            """Outputs `n0` to `n0 + count`, each `a`'s row loaded once for all."""
+            totals = lane_partials(e, lanes, element, *(0.0,) * count)
 
-        lanes_over(each, depth, lanes, add_product)
-        halve(each, [total], lanes)
-        return store_into(out, epilogue)(each, [*batch, m, n], each.load(total, [0]))
+            def add_products(e: Emitter, k: Index, j: Index) -> None:
+                x = a_at(e, k)
+                for c, total in enumerate(totals):
+                    product = e.op(arith.MulfOp(x, b_at(e, k, e.add(n0, c))))
+                    accumulate(e, total, [j], product, arith.AddfOp)
+
+            lanes_over(e, depth, lanes, add_products)
+            halve(e, totals, lanes)
+            for c, total in enumerate(totals):
+                store(e, [*batch, m, e.add(n0, c)], e.load(total, [0]))
+
+        groups = body.div(columns, DOT_GROUP)
+        each, g = body.loop(groups)  # type: ignore[arg-type]
+        dot_products(each, each.mul(g, DOT_GROUP), DOT_GROUP)
+        rest, n = body.range(body.mul(groups, DOT_GROUP), columns)
+        return dot_products(rest, n, 1)
+    if isinstance(columns, Dim):  # the row accumulates in place
+        row, at = out, [*batch, m]
+    else:  # in a local row (registers), stored once
+        row, at = body.alloc([columns], element, "local"), []
     zero, n = body.loop(columns, ForKind.VECTORIZED)
-    zero.store(zero.constant(0.0, element), out, [*batch, m, n])
+    zero.store(zero.constant(0.0, element), row, [*at, n])
     step, k = body.loop(depth)
     lane, n = step.loop(columns, ForKind.VECTORIZED)
     product = lane.op(arith.MulfOp(a_at(lane, k), b_at(lane, k, n)))
-    accumulate(lane, out, [*batch, m, n], product, arith.AddfOp)
-    if epilogue is not None:
+    accumulate(lane, row, [*at, n], product, arith.AddfOp)
+    if epilogue is not None or row is not out:
         lane, n = body.loop(columns, ForKind.VECTORIZED)
-        at = [*batch, m, n]
-        lane.store(epilogue(lane, at, lane.load(out, at)), out, at)
+        store_into(out, epilogue)(lane, [*batch, m, n], lane.load(row, [*at, n]))
 
 
 TEMPLATES: dict[type[Operation], NestTemplate] = {

@@ -101,4 +101,38 @@ builtin.module {
   // CHECK:          tir.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} vectorized {
   // CHECK:          tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
   // CHECK-NEXT:       tir.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} vectorized {
+
+  // Along `k` (`Kᵀ`, a transposed view read in place), the row's outputs
+  // are dot products, four at a time: each load of `a` feeds four partial
+  // rows; the columns past a multiple of four one at a time.
+  relay.func private @qkt(%q: tensor<2x?x8xf32> {vdevice = #cpu}, %k: tensor<2x?x8xf32> {vdevice = #cpu}) -> (tensor<2x?x?xf32> {vdevice = #cpu}) attributes {Primitive} {
+    %0 = relay.transpose %k {axes = array<i64: 0, 2, 1>} : (tensor<2x?x8xf32>) -> tensor<2x8x?xf32>
+    %1 = relay.matmul %q, %0 : (tensor<2x?x8xf32>, tensor<2x8x?xf32>) -> tensor<2x?x?xf32>
+    relay.return %1 : tensor<2x?x?xf32>
+  }
+  // CHECK:      tir.prim_func @qkt_tir(%0: memref<2x?x8xf32>, %1: memref<2x?x8xf32>, %2: memref<2x?x?xf32>)
+  // CHECK:        %[[N:.*]] = memref.dim %1, %{{.*}} : memref<2x?x8xf32>
+  // CHECK:          %[[GROUPS:.*]] = arith.divsi %[[N]], %{{.*}} : index
+  // CHECK-NEXT:     tir.for %{{.*}} = %{{.*}} to %[[GROUPS]] step
+  // CHECK-COUNT-4:    tir.alloc : memref<8xf32, "local">
+  // CHECK:                %[[A:.*]] = memref.load %0[
+  // CHECK-COUNT-4:        arith.mulf %[[A]], %{{.*}} : f32
+  // CHECK:          %[[DONE:.*]] = arith.muli %[[GROUPS]], %{{.*}} : index
+  // CHECK-NEXT:     tir.for %{{.*}} = %[[DONE]] to %[[N]] step
+
+  // Along `n` of a static width, the row accumulates in a local row
+  // (registers), stored once.
+  relay.func private @pv(%p: tensor<2x?x?xf32> {vdevice = #cpu}, %v: tensor<2x?x8xf32> {vdevice = #cpu}) -> (tensor<2x?x8xf32> {vdevice = #cpu}) attributes {Primitive} {
+    %0 = relay.matmul %p, %v : (tensor<2x?x?xf32>, tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
+    relay.return %0 : tensor<2x?x8xf32>
+  }
+  // CHECK:      tir.prim_func @pv_tir(
+  // CHECK:          %[[ROW:.*]] = tir.alloc : memref<8xf32, "local">
+  // CHECK:              arith.mulf
+  // CHECK-NEXT:         memref.load %[[ROW]]
+  // CHECK-NEXT:         arith.addf
+  // CHECK-NEXT:         memref.store %{{.*}}, %[[ROW]][
+  // CHECK:          tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
+  // CHECK-NEXT:       %[[SUM:.*]] = memref.load %[[ROW]][%[[J]]]
+  // CHECK-NEXT:       memref.store %[[SUM]], %2[
 }
