@@ -13,8 +13,8 @@ from collections.abc import Sequence
 import isas
 import numpy as np
 import pytest
-from test_gpu_codegen import lower_and_check
-from test_lower_te import check_lowering
+from test_gpu_codegen import GPU, check_in_lockstep
+from test_lower_te import check_lowering, kernel_module
 from xdsl.dialects import memref
 
 import hetero
@@ -218,5 +218,7 @@ def test_lowering_on_the_tir_interpreter(
 def test_gpu_lowering_on_the_tir_interpreter(
     op: type[relay.RowNormalizationOp], shape: tuple[int, ...], axis: int
 ) -> None:
-    """On a GPU a thread per row (one partial result: its lanes are threads)."""
-    lower_and_check([list(shape)], _build(op, axis))
+    """On a GPU a block per row along the innermost axis, a thread per row
+    across an outer one: run with each block's threads concurrent."""
+    module = kernel_module([list(shape)], _build(op, axis), GPU)
+    check_in_lockstep(module, [RNG.standard_normal(shape).astype(np.float32)])

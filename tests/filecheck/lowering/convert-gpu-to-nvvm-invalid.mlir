@@ -7,8 +7,8 @@ builtin.module attributes {gpu.container_module} {
     "gpu.func"() <{function_type = (f32, memref<1xf32>) -> (), kernel}> ({
     ^bb0(%x: f32, %out: memref<1xf32>):
       %c0 = arith.constant 0 : index
-      // expected-error@+1 {{convert-gpu-to-nvvm: 'math.erf' is a C library function (no libdevice on the GPU)}}
-      %y = math.erf %x : f32
+      // expected-error@+1 {{convert-gpu-to-nvvm: 'math.cbrt' is a C library function (no libdevice on the GPU)}}
+      %y = math.cbrt %x : f32
       memref.store %y, %out[%c0] : memref<1xf32>
       "gpu.return"() : () -> ()
     }) {sym_name = "k"} : () -> ()
