@@ -47,6 +47,7 @@ from hetero.runtime.compiled import (
     CompiledFunctionError,
     Signature,
     by_position,
+    output_arrays,
 )
 from hetero.utils import progress
 from hetero.utils.diagnostics import HeteroError, warn
@@ -374,7 +375,7 @@ class DynamicFunction:
         arrays = [s.check(v) for s, v in zip(compiled.inputs, values)]
         sizes = self._sizes(arrays)
         shapes = [evaluate(shape, sizes) for shape in self.outputs]
-        outs = self._outs(shapes, out)
+        outs = output_arrays(compiled.symbol, compiled.outputs, shapes, out)
         return compiled.run(
             arrays, outs, self.num_threads if num_threads is None else num_threads
         )
@@ -397,30 +398,6 @@ class DynamicFunction:
                     f"(dI.A: axis A of input #I): {guard.what}"
                 )
         return sizes
-
-    def _outs(
-        self,
-        shapes: Sequence[tuple[int, ...]],
-        out: np.ndarray | Sequence[np.ndarray] | None,
-    ) -> list[np.ndarray]:
-        """Fresh outputs of `shapes`, or `out`, checked to have them."""
-        signatures = self.compiled.outputs
-        if out is None:
-            return [np.empty(s, o.dtype) for s, o in zip(shapes, signatures)]
-        given = [out] if isinstance(out, np.ndarray) else list(out)
-        if len(given) != len(shapes):
-            raise CompiledFunctionError(
-                f"@{self.compiled.symbol} has {len(shapes)} output(s), out gives "
-                f"{len(given)}"
-            )
-        outs = [o.check_out(g) for o, g in zip(signatures, given)]
-        for o, shape, array in zip(signatures, shapes, outs):
-            if array.shape != shape:
-                raise CompiledFunctionError(
-                    f"out for {o.label} must have shape {shape} for these "
-                    f"inputs, got {array.shape}"
-                )
-        return outs
 
 
 def _dynamic(

@@ -66,11 +66,12 @@ def measure(name: str, targets: tuple[str, ...], rounds: int) -> tuple[float, st
     from hetero.frontends.onnx import from_onnx
 
     model = onnx.load_from_string(model_corpus.export(name))
-    inputs = list(model_corpus.example_inputs(name).values())
+    feed = model_corpus.example_inputs(name)
+    inputs = list(feed.values())
     session = onnxruntime.InferenceSession(
         model.SerializeToString(), providers=["CPUExecutionProvider"]
     )
-    expected = session.run(None, dict(zip(model_corpus.example_inputs(name), inputs)))
+    expected = session.run(None, feed)
     start = time.perf_counter()
     compiled = hetero.compile(from_onnx(model), targets=targets)
     compile_s = time.perf_counter() - start

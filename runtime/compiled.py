@@ -244,14 +244,34 @@ class CompiledFunction:
         self._refuse_dynamic()
         values = by_position(f"@{self.symbol}", self.parameters, inputs, named)
         arrays = [s.check(v) for s, v in zip(self.inputs, values)]
-        if out is None:
-            return arrays, [np.empty(o.shape, o.dtype) for o in self.outputs]
-        outs = [out] if isinstance(out, np.ndarray) else list(out)
-        if len(outs) != len(self.outputs):
+        shapes = [o.shape for o in self.outputs]
+        return arrays, output_arrays(self.symbol, self.outputs, shapes, out)
+
+
+def output_arrays(
+    symbol: str,
+    signatures: Sequence[Signature],
+    shapes: Sequence[tuple[int, ...]],
+    out: np.ndarray | Sequence[np.ndarray] | None,
+) -> list[np.ndarray]:
+    """A call's output arrays: fresh ones of `shapes` (this call's sizes of
+    `signatures`), else `out` (a sequence for a tuple result, flattened),
+    checked to fit."""
+    if out is None:
+        return [np.empty(shape, o.dtype) for shape, o in zip(shapes, signatures)]
+    given = [out] if isinstance(out, np.ndarray) else list(out)
+    if len(given) != len(signatures):
+        raise CompiledFunctionError(
+            f"@{symbol} has {len(signatures)} output(s), out gives {len(given)}"
+        )
+    outs = [o.check_out(g) for o, g in zip(signatures, given)]
+    for o, shape, array in zip(signatures, shapes, outs):
+        if array.shape != tuple(shape):
             raise CompiledFunctionError(
-                f"@{self.symbol} has {len(self.outputs)} output(s), out gives {len(outs)}"
+                f"out for {o.label} must have shape {shape} for these "
+                f"inputs, got {array.shape}"
             )
-        return arrays, [o.check_out(v) for o, v in zip(self.outputs, outs)]
+    return outs
 
 
 def _threads(call: int | None, function: int | None) -> AbstractContextManager[None]:

@@ -173,6 +173,25 @@ class _Allocation:
             self._free(pointer)
 
 
+def _to_device(pointer: Any, array: np.ndarray) -> None:
+    """`array`'s bytes into the device (or managed) memory at `pointer`."""
+    if array.nbytes:
+        source = np.ascontiguousarray(array)
+        _check(
+            _driver().cuMemcpyHtoD(pointer, source.ctypes.data, array.nbytes),
+            "cuMemcpyHtoD",
+        )
+
+
+def _to_host(array: np.ndarray, pointer: Any) -> None:
+    """The device (or managed) memory at `pointer` into the C-contiguous `array`."""
+    if array.nbytes:
+        _check(
+            _driver().cuMemcpyDtoH(array.ctypes.data, pointer, array.nbytes),
+            "cuMemcpyDtoH",
+        )
+
+
 class DeviceArray(_Allocation):
     """An array in GPU memory: a device pointer, a shape and a dtype."""
 
@@ -192,21 +211,14 @@ class DeviceArray(_Allocation):
     def copy_from_host(self, array: np.ndarray) -> None:
         """Host → device; `array` must match in shape and dtype."""
         self._check_like(array.shape, array.dtype)
-        source = np.ascontiguousarray(array)
-        _check(
-            _driver().cuMemcpyHtoD(self.pointer, source.ctypes.data, self.nbytes),
-            "cuMemcpyHtoD",
-        )
+        _to_device(self.pointer, array)
 
     def copy_to_host(self, array: np.ndarray) -> None:
         """Device → host, into a C-contiguous `array` of the same shape and dtype."""
         self._check_like(array.shape, array.dtype)
         if not array.flags.c_contiguous:
             raise ValueError("copy_to_host needs a C-contiguous array")
-        _check(
-            _driver().cuMemcpyDtoH(array.ctypes.data, self.pointer, self.nbytes),
-            "cuMemcpyDtoH",
-        )
+        _to_host(array, self.pointer)
 
     def copy_from(self, other: DeviceArray) -> None:
         """Device → device."""
@@ -401,12 +413,7 @@ class ManagedArray(_Allocation):
         """Copies `array` (of this shape and type) in by the driver's copy
         engine: written through the host view, each page the last call left
         on the GPU would fault back to the host first, one at a time."""
-        if array.nbytes:
-            source = np.ascontiguousarray(array)
-            _check(
-                _driver().cuMemcpyHtoD(self.pointer, source.ctypes.data, array.nbytes),
-                "cuMemcpyHtoD",
-            )
+        _to_device(self.pointer, array)
 
     def copy_out(self, array: np.ndarray) -> None:
         """Into `array` (of this shape and type), by the copy engine rather
@@ -414,11 +421,8 @@ class ManagedArray(_Allocation):
         through the host view on an H200, most of its call)."""
         if not array.flags.c_contiguous:
             array[...] = self.array
-        elif array.nbytes:
-            _check(
-                _driver().cuMemcpyDtoH(array.ctypes.data, self.pointer, array.nbytes),
-                "cuMemcpyDtoH",
-            )
+        else:
+            _to_host(array, self.pointer)
 
 
 class ResidentArray:
