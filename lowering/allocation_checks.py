@@ -57,29 +57,58 @@ def _check_function(function: func.FuncOp, module: ModuleOp) -> None:
         return  # rejected by convert-memref-to-llvm's signature lowering
     entry = function.body.blocks.first
     assert entry is not None
+    checked = _checked(function, entry)
+    if any(isinstance(op, func.CallOp) for op, _ in checked):
+        _declare_failed(module)
+    # From the last op back, so that each split moves only the ops up to the
+    # next checked one (forwards, a host function's hundreds of calls each
+    # moved the rest of its body); the failure blocks in the ops' order.
+    failures = [_branch_on_failure(function, op, live) for op, live in checked[::-1]]
+    for failure in reversed(failures):
+        function.body.add_block(failure)
+
+
+def _checked(
+    function: func.FuncOp, entry: Block
+) -> list[tuple[Operation, list[memref.AllocOp]]]:
+    """The ops after which `function` branches on a failure, in order, each
+    with the owned buffers live there (`_owned_buffers`: allocated before
+    it and not deallocated before it), tracked in one sweep."""
     owned = _owned_buffers(entry)
+    owning = set(owned)
+    live: dict[memref.AllocOp, None] = {}  # in allocation order
+    outside = [a for a in owned if not _freed_in(a, entry)]  # live in other blocks
     checked: list[tuple[Operation, list[memref.AllocOp]]] = []
     is_entry = _is_entry(function)
     for op in function.walk():
-        if isinstance(op, memref.AllocOp):
-            if op.parent_region() is not function.body:
-                raise HeteroError(
-                    f"memref.alloc inside '{op.parent_op().name}': lower structured "  # type: ignore[union-attr]
-                    "control flow first (convert-scf-to-cf), a failed allocation "
-                    "returns from the function",
-                    op,
-                )
-            checked.append((op, _live(owned, op, entry)))
-        elif (
-            is_entry
-            and isinstance(op, func.CallOp)
-            and op.callee.string_value() != FAILED
-        ):
-            checked.append((op, _live(owned, op, entry)))
-    if any(isinstance(op, func.CallOp) for op, _ in checked):
-        _declare_failed(module)
-    for op, live in checked:
-        _branch_on_failure(function, op, live)
+        if isinstance(op, memref.DeallocOp) and op.parent is entry:
+            live.pop(op.memref.owner, None)  # pyright: ignore[reportArgumentType]
+        elif not _may_fail(op, function, is_entry):
+            continue
+        elif op.parent is not entry:
+            checked.append((op, outside))
+        else:
+            checked.append((op, list(live)))
+            if op in owning:
+                live[op] = None  # pyright: ignore[reportArgumentType]
+    return checked
+
+
+def _may_fail(op: Operation, function: func.FuncOp, is_entry: bool) -> bool:
+    """Whether `op` is an allocation, or in a host function a call, that is
+    checked (an allocation nested in an op is an error)."""
+    if isinstance(op, memref.AllocOp):
+        if op.parent_region() is not function.body:
+            raise HeteroError(
+                f"memref.alloc inside '{op.parent_op().name}': lower structured "  # type: ignore[union-attr]
+                "control flow first (convert-scf-to-cf), a failed allocation "
+                "returns from the function",
+                op,
+            )
+        return True
+    return (
+        is_entry and isinstance(op, func.CallOp) and op.callee.string_value() != FAILED
+    )
 
 
 def _is_entry(function: func.FuncOp) -> bool:
@@ -94,28 +123,6 @@ def _owned_buffers(entry: Block) -> list[memref.AllocOp]:
         for op in entry.ops
         if isinstance(op, memref.AllocOp)
         and any(isinstance(u.operation, memref.DeallocOp) for u in op.memref.uses)
-    ]
-
-
-def _live(
-    owned: Sequence[memref.AllocOp], at: Operation, entry: Block
-) -> list[memref.AllocOp]:
-    """The `owned` buffers allocated before `at` and not deallocated before it."""
-    if at.parent_block() is not entry:
-        return [a for a in owned if not _freed_in(a, entry)]
-    before = set()
-    for op in entry.ops:
-        if op is at:
-            break
-        before.add(op)
-    return [
-        a
-        for a in owned
-        if a in before
-        and not any(
-            isinstance(u.operation, memref.DeallocOp) and u.operation in before
-            for u in a.memref.uses
-        )
     ]
 
 
@@ -143,8 +150,9 @@ def _failure_test(op: Operation) -> list[Operation]:
 
 def _branch_on_failure(
     function: func.FuncOp, op: Operation, live: Sequence[memref.AllocOp]
-) -> None:
-    """After `op`: on failure, deallocate `live` and return; else go on."""
+) -> Block:
+    """After `op`: on failure, deallocate `live` and return (the block that
+    does, for the caller to add to `function`); else go on."""
     block = op.parent_block()
     assert block is not None and op.next_op is not None
     test = _failure_test(op)
@@ -154,8 +162,8 @@ def _branch_on_failure(
     failure.add_ops([memref.DeallocOp.get(b.memref) for b in live])
     zeros = [_zero(t, function) for t in function.function_type.outputs]
     failure.add_ops([*zeros, func.ReturnOp(*zeros)])
-    function.body.add_block(failure)
     block.add_op(cf.ConditionalBranchOp(test[-1].results[0], failure, [], rest, []))
+    return failure
 
 
 def _zero(t: Attribute, function: func.FuncOp) -> arith.ConstantOp:
