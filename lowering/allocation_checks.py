@@ -79,11 +79,11 @@ def _checked(
     live: dict[memref.AllocOp, None] = {}  # in allocation order
     outside = [a for a in owned if not _freed_in(a, entry)]  # live in other blocks
     checked: list[tuple[Operation, list[memref.AllocOp]]] = []
-    is_entry = _is_entry(function)
+    host = is_entry(function)
     for op in function.walk():
         if isinstance(op, memref.DeallocOp) and op.parent is entry:
             live.pop(op.memref.owner, None)  # pyright: ignore[reportArgumentType]
-        elif not _may_fail(op, function, is_entry):
+        elif not _may_fail(op, function, host):
             continue
         elif op.parent is not entry:
             checked.append((op, outside))
@@ -94,7 +94,7 @@ def _checked(
     return checked
 
 
-def _may_fail(op: Operation, function: func.FuncOp, is_entry: bool) -> bool:
+def _may_fail(op: Operation, function: func.FuncOp, host: bool) -> bool:
     """Whether `op` is an allocation, or in a host function a call, that is
     checked (an allocation nested in an op is an error)."""
     if isinstance(op, memref.AllocOp):
@@ -106,12 +106,11 @@ def _may_fail(op: Operation, function: func.FuncOp, is_entry: bool) -> bool:
                 op,
             )
         return True
-    return (
-        is_entry and isinstance(op, func.CallOp) and op.callee.string_value() != FAILED
-    )
+    return host and isinstance(op, func.CallOp) and op.callee.string_value() != FAILED
 
 
-def _is_entry(function: func.FuncOp) -> bool:
+def is_entry(function: Operation) -> bool:
+    """Whether `function` is a host function (`ENTRY`), whose calls are checked."""
     flag = function.attributes.get(ENTRY)
     return isinstance(flag, IntegerAttr) and flag.value.data != 0
 

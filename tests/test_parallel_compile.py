@@ -13,6 +13,7 @@ import os
 import numpy as np
 import pytest
 from test_cpu_runtime import SAXPY
+from xdsl.dialects.builtin import IntegerAttr, i1
 
 from hetero.context import parse_module
 from hetero.dialects import tir
@@ -20,6 +21,7 @@ from hetero.lowering import parallel_compile
 from hetero.lowering.cpu_codegen import compile_cpu
 from hetero.lowering.llvm_codegen import CpuTarget
 from hetero.lowering.parallel_compile import (
+    CHECKED_CALL_OPS,
     DYNAMIC_VECTOR_OP_EXTRA,
     FUNCTION_OPS,
     JOBS_VARIABLE,
@@ -184,6 +186,16 @@ def test_split_balances_public_functions_by_cost():
     assert sorted(map(sorted, chunks)) == [["host", "stats"], ["scale"]]
     assert split(module, 9) == [["scale"], ["stats"], ["host"]]
     assert split(module, 1) == [["scale", "stats", "host"]]
+
+
+def test_calls_of_a_host_function_cost_their_checks():
+    """A host function's calls are each followed by a failure check
+    (`allocation_checks`): `CHECKED_CALL_OPS` more each; a kernel's are not."""
+    module = parse_module(PROGRAM)
+    host = module.ops.last
+    assert isinstance(host, tir.PrimFuncOp)
+    host.attributes["tir.is_entry_func"] = IntegerAttr(1, i1)
+    assert compile_cost(host) == 4 + 2 * CHECKED_CALL_OPS + FUNCTION_OPS
 
 
 VECTOR_LOOPS = """
