@@ -681,6 +681,14 @@ def test_conv2d_channels_in_lanes(
     _lanes_conv(x, w, attrs)
 
 
+@pytest.mark.parametrize("block, out_channels", [(32, 160), (48, 48)])
+def test_conv2d_channels_in_narrower_lanes(block: int, out_channels: int) -> None:
+    """A 7x7 image's channel tiles narrower than `nr` that divide its
+    output channels (`conv2d_weight_block`: 160 channels in five tiles of
+    32, 48 in one of 48) cover the output once, through the epilogue."""
+    _lanes_conv((1, 128, 7, 7), (out_channels, 128, 1, 1), {}, block=block)
+
+
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_conv2d_channels_in_lanes_any_thread_count(threads: int) -> None:
     _lanes_conv((1, 64, 9, 9), (130, 64, 3, 3), {"padding": (1, 1, 1, 1)}, threads)
@@ -723,7 +731,13 @@ def test_conv2d_weight_in_another_packed_layout_is_read_through() -> None:
         (["+avx512f"], (1000, 512, 1, 1), (1, 1000, 13, 13), 64),  # 98 % of 16 tiles
         (["+avx512f"], (64, 64, 1, 1), (1, 64, 56, 56), 8),  # a reduction of 64
         (["+avx512f"], (64, 16, 3, 3), (1, 64, 56, 56), 0),  # 144
-        (["+avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 12),  # 48 of 64 lanes
+        (["+avx512f"], (48, 256, 1, 1), (1, 48, 14, 14), 12),  # 48 of 64 lanes
+        (["+avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 48),  # 3 vectors at 7x7
+        (["+avx512f"], (160, 960, 1, 1), (1, 160, 7, 7), 32),  # five 2-vector tiles
+        (["+avx512f"], (160, 960, 1, 1), (1, 160, 14, 14), 10),  # 160 of 192
+        (["+avx512f"], (960, 160, 1, 1), (1, 960, 7, 7), 64),  # 160 deep at 7x7
+        (["+avx512f"], (960, 160, 1, 1), (1, 960, 14, 14), 12),  # ... at 14x14
+        (["+avx512f"], (960, 64, 1, 1), (1, 960, 7, 7), 12),  # 64 deep: pixels
         (["+avx2", "-avx512f"], (48, 256, 1, 1), (1, 48, 7, 7), 16),
         (["+avx2", "-avx512f"], (100, 32, 3, 3), (1, 100, 14, 14), 0),  # 100 of 112
         (
@@ -738,7 +752,9 @@ def test_conv2d_weight_block(
     mattr: list[str], weight: tuple[int, ...], out: tuple[int, ...], block: int
 ) -> None:
     """The CPU schedule asks for channels in the lanes for deep reductions
-    whose output channels fill the tiles; else, for a 1x1 conv, for its
+    whose output channels fill the tiles, and on images whose pixels fill
+    too little of their lanes (7x7) for shallower ones too, in narrower
+    tiles that divide the channels; else, for a 1x1 conv, for its
     pixel tile's rows side by side (8 or 12 rows), where they are fewer
     than a vector's lanes (else `OIHW`: a whole number of vectors would
     mean channel lanes)."""

@@ -57,6 +57,14 @@ LANE_USE = 0.9
 """Least share of the channel tiles' lanes that must hold real output
 channels (1000 of 1024: yes; 16 of 64: no)."""
 
+SMALL_IMAGE_LANE_DEPTH = 128
+"""`LANE_DEPTH` where pixel lanes fill less than `LANE_USE` of theirs (a
+7x7 image fills 49 of 64): there channel lanes pay from a shallower
+reduction (MobileNet-v3's and EfficientNet's 160 -> 960 and 192 -> 1152
+1x1 layers at 7x7, one Zen 4 thread: 0.20 -> 0.17 and 0.29 -> 0.23 ms;
+at 14x14 and 28x28, which fill 94 % and 100 %, depths 128-240 measured
+5-15 % slower in channel lanes)."""
+
 LANE_ROW_CHOICES = {False: 3, True: 2}
 """How many pixel counts a channel-lanes tile chooses among (`lane_tiles`),
 from the most its registers hold down, for `NCHW` data and for blocked

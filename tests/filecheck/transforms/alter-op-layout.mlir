@@ -134,10 +134,11 @@ relay.func @shallow(%x: tensor<1x64x7x7xf32>) -> tensor<1x64x7x7xf32> {
 
 // -----
 
-// 16 output channels would use a quarter of a 64-channel tile: pixel lanes,
-// rows packed as above.
+// 16 output channels would use a quarter of a 64-channel tile, but a 7x7
+// image fills only 49 of the pixel lanes' 64: channel lanes in a tile of
+// one vector, which divides the channels.
 // CHECK-LABEL: relay.func @few_channels
-// CHECK:         relay.nn.conv2d %x, %{{.*}} {vdevice = {{.*}}, kernel_layout = "OIHW8o", channels = 16 : i64} : (tensor<1x256x7x7xf32>, tensor<2x256x1x1x8xf32>)
+// CHECK:         relay.nn.conv2d %x, %{{.*}} {vdevice = {{.*}}, kernel_layout = "OIHW16o", channels = 16 : i64} : (tensor<1x256x7x7xf32>, tensor<1x256x1x1x16xf32>)
 relay.func @few_channels(%x: tensor<1x256x7x7xf32>) -> tensor<1x16x7x7xf32> {
   %w = relay.constant {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} dense<0.5> : tensor<16x256x1x1xf32>
   %c = relay.nn.conv2d %x, %w {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"]}>>} : (tensor<1x256x7x7xf32>, tensor<16x256x1x1xf32>) -> tensor<1x16x7x7xf32>
