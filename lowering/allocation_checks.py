@@ -36,8 +36,8 @@ from xdsl.dialects.builtin import (
     i1,
 )
 from xdsl.ir import Attribute, Block, Operation
-from xdsl.traits import SymbolTable
 
+from hetero.lowering.conversion import lookup_symbol
 from hetero.runtime.buffers import FAILED
 from hetero.utils.diagnostics import HeteroError
 
@@ -134,7 +134,7 @@ def _freed_in(buffer: memref.AllocOp, block: Block) -> bool:
 
 
 def _declare_failed(module: ModuleOp) -> None:
-    if SymbolTable.lookup_symbol(module, FAILED) is None:
+    if lookup_symbol(module, FAILED) is None:
         module.body.block.add_op(func.FuncOp.external(FAILED, [], [i1]))
 
 

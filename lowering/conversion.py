@@ -12,11 +12,13 @@ option every pass has (64 by default).
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from types import UnionType
 from typing import TypeVar, Union, get_args, get_origin
+from weakref import WeakKeyDictionary
 
 from xdsl.dialects import func, llvm
 from xdsl.dialects.builtin import (
@@ -370,11 +372,40 @@ def declare_function(
     while not isinstance(module, ModuleOp):
         assert module is not None
         module = module.parent_op()
-    if SymbolTable.lookup_symbol(module, name) is None:
+    if lookup_symbol(module, name) is None:
         declaration = llvm.FuncOp(
             name, function_type, linkage=llvm.LinkageAttr("external")
         )
         rewriter.insert(declaration, InsertPoint.at_end(module.body.block))
+        _symbols(module)[name] = weakref.ref(declaration)
+
+
+_SYMBOLS: WeakKeyDictionary[ModuleOp, dict[str, weakref.ref[Operation]]] = (
+    WeakKeyDictionary()
+)
+"""Per module, the symbols `lookup_symbol` found (weakly held: an op holds
+its module)."""
+
+
+def _symbols(module: ModuleOp) -> dict[str, weakref.ref[Operation]]:
+    return _SYMBOLS.setdefault(module, {})
+
+
+def lookup_symbol(module: ModuleOp, name: str) -> Operation | None:
+    """The op of `module` named `name` (`SymbolTable.lookup_symbol`),
+    remembered while it stays in `module`: a lookup goes through every op
+    of the module, and lowering a host function asks for the same few
+    runtime functions after each of its calls (ViT-B/32: 190 lookups among
+    200 functions)."""
+    known = _symbols(module)
+    if (ref := known.get(name)) is not None:
+        found = ref()
+        if found is not None and found.parent is module.body.block:
+            return found
+    found = SymbolTable.lookup_symbol(module, name)
+    if found is not None:
+        known[name] = weakref.ref(found)
+    return found
 
 
 def reject_leftovers(module: ModuleOp, dialects: Sequence[str], pass_name: str) -> None:

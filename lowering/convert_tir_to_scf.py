@@ -44,13 +44,13 @@ from xdsl.pattern_rewriter import (
     op_type_rewrite_pattern,
 )
 from xdsl.rewriter import InsertPoint
-from xdsl.traits import SymbolTable
 from xdsl.transforms.canonicalization_patterns.scf import SimplifyTrivialLoops
 
 from hetero.dialects import tir
 from hetero.lowering.conversion import (
     apply_lowerings,
     erase_dead_ops,
+    lookup_symbol,
     lowering,
     mentions,
     nested_ops,
@@ -139,7 +139,7 @@ class CallExternLowering(RewritePattern):
         signature = (op.args.types, op.res.types)
         module = op.get_toplevel_object()
         assert isinstance(module, ModuleOp)
-        existing = SymbolTable.lookup_symbol(module, name)
+        existing = lookup_symbol(module, name)
         if existing is None:
             declaration = func.FuncOp.external(name, *signature)
             rewriter.insert(declaration, InsertPoint.at_end(module.body.block))
