@@ -127,6 +127,10 @@ PASSES: dict[str, tuple[str, str]] = {
 
 REPLACED_PASSES: dict[str, tuple[str, str]] = {
     "convert-scf-to-cf": ("hetero.lowering.convert_scf_to_cf", "ConvertScfToCfPass"),
+    "reconcile-unrealized-casts": (
+        "hetero.lowering.reconcile_unrealized_casts",
+        "ReconcileUnrealizedCastsPass",
+    ),
 }
 """xDSL passes that hetero's tools replace by hetero's own of the same name.
 Not in the universe: `xdsl-opt` would meet two passes of one name."""

@@ -7,9 +7,10 @@ the passes GPU kernels share (`lower_to_llvm_passes`), in order:
 `hetero.lowering.convert_scf_to_cf`), then `convert-to-llvm`, which
 converts the rest in one go with the patterns of the passes of one dialect
 each (memref, vector, arith, math, cf, func: see
-`hetero.lowering.convert_to_llvm`), and finally xDSL's
-`reconcile-unrealized-casts`.  What is left is `llvm` dialect only, ready
-for `hetero.lowering.llvmir`.
+`hetero.lowering.convert_to_llvm`), and finally
+`reconcile-unrealized-casts` (xDSL's pattern, on the casts only:
+`hetero.lowering.reconcile_unrealized_casts`).  What is left is `llvm`
+dialect only, ready for `hetero.lowering.llvmir`.
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 
 from hetero.lowering.approximate_math import ApproximateMathPass
 from hetero.lowering.convert_scf_to_cf import ConvertScfToCfPass
 from hetero.lowering.convert_to_llvm import ConvertToLLVMPass
+from hetero.lowering.reconcile_unrealized_casts import ReconcileUnrealizedCastsPass
 from hetero.utils.diagnostics import HeteroError
 
 
