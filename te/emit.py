@@ -419,9 +419,12 @@ class Emitter:
             )
         )
 
-    def prefetch(self, buffer: SSAValue, indices: Sequence[Index]) -> None:
-        """Asks for the cache line of `buffer[indices]`, to be read later."""
-        self.op(PrefetchOp(buffer, [self.index(i) for i in indices]))
+    def prefetch(
+        self, buffer: SSAValue, indices: Sequence[Index], locality: int = 3
+    ) -> None:
+        """Asks for the cache line of `buffer[indices]`, to be read later
+        (`locality` 3: into L1; 2: L2)."""
+        self.op(PrefetchOp(buffer, [self.index(i) for i in indices], locality=locality))
 
 
 Loader = Callable[[Emitter, Sequence[Index]], SSAValue]

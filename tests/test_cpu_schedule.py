@@ -443,6 +443,30 @@ def test_micro_kernel_assembly(isa: str) -> None:
     assert inner.count("vfmadd231ps") >= t.mr * t.nr // t.lanes
     assert "vbroadcastss" in inner or "{1to" in inner
     assert not re.search(r"vmov\w*\t[^\n]*\(%rsp", inner)
+    assert "prefetch" not in inner  # `b` is packed per call, already in cache
+
+
+@pytest.mark.parametrize("isa", isas.ISAS)
+def test_packed_weight_prefetches_the_next_panel(isa: str) -> None:
+    """A dense with a constant weight (packed at compile time, read in
+    place) prefetches, in each step of its register tile, the step's row
+    of the next panel: one prefetch per cache line of the row, into the
+    outer caches (`prefetcht2`), and still no spill."""
+    t = tiles(isas.target(isa), f32)
+    m, n, k = 2 * t.mr, 4 * t.nr, 64
+    w = (n, k)
+    text = _program(
+        f"%x: {_t((m, k))}",
+        _t((m, n)),
+        f"{_random_weight(w)}\n"
+        f"    %r = relay.nn.dense %x, %w : ({_t((m, k))}, {_t(w)}) -> {_t((m, n))}",
+        options=isas.options(isa),
+    )
+    inner = _reduction_step(hetero.compile(text).native.assembly())
+    assert inner.count("prefetcht2") == t.nr * 4 // 64
+    assert not re.search(r"vmov\w*\t[^\n]*\(%rsp", inner)
+    if isas.runs_here(isa):
+        _check(text, (m, k))
 
 
 def _random_weight(shape: tuple[int, ...]) -> str:
