@@ -70,11 +70,11 @@ from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
 )
 from xdsl.utils.type import get_element_type_or_self
 
+from hetero.lowering.conversion import nested_ops
 from hetero.runtime.cpu import CpuMachine
 from hetero.targets.cpu import _host_features
 from hetero.utils.cpus import triple_arch
@@ -613,6 +613,10 @@ class ApproximateMathPass(ModulePass):
             )
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(
-            ApproximateF32(isa=self.isa), apply_recursively=False
-        ).rewrite_module(op)
+        # The ops to expand, found in one sweep: a walker would offer the
+        # pattern every op of the module and every op an expansion makes
+        # (none of which it expands).
+        pattern = ApproximateF32(isa=self.isa)
+        for inner in nested_ops(op):
+            if type(inner) in pattern.expansions:
+                pattern.match_and_rewrite(inner, PatternRewriter(inner))

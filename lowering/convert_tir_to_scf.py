@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from math import prod
 
 from xdsl.context import Context
-from xdsl.dialects import func, memref
+from xdsl.dialects import func, memref, scf
 from xdsl.dialects.builtin import MemRefType, ModuleOp, NoneAttr
 from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
@@ -265,6 +265,13 @@ def rejection(op: Operation) -> str | None:
     return None
 
 
+def _attached(op: Operation, module: ModuleOp) -> bool:
+    """Whether `op` is still in `module` (not in a loop erased before it)."""
+    while (parent := op.parent_op()) is not None:
+        op = parent
+    return op is module
+
+
 @dataclass(frozen=True)
 class ConvertTirToScfPass(ModulePass):
     """Lowers CPU `tir` functions to `func`/`scf`/`memref`/`vector`."""
@@ -281,9 +288,10 @@ class ConvertTirToScfPass(ModulePass):
         # A loop of one trip is its body, one of none nothing (a vectorized
         # loop's tail, a register tile's row of one): as loops, each would
         # cost every later pass a few ops and LLVM its per-loop passes.
-        PatternRewriteWalker(
-            SimplifyTrivialLoops(), apply_recursively=False
-        ).rewrite_module(op)
+        simplify = SimplifyTrivialLoops()
+        for loop in nested_ops(op):
+            if isinstance(loop, scf.ForOp) and _attached(loop, op):
+                simplify.match_and_rewrite(loop, PatternRewriter(loop))
         apply_lowerings(
             op,
             [

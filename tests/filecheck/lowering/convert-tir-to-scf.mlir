@@ -846,3 +846,31 @@ tir.prim_func @trivial_loops(%a: memref<4xf32>, %x: f32) {
     memref.store %x, %a[%k] : memref<4xf32>
   }
 }
+
+// -----
+
+// Loops of one trip are their bodies, nested ones too (the outer first); a
+// loop of none goes, with the loops in it.
+// CHECK-LABEL: func.func @nested_trivial_loops(%a: memref<4xf32>, %x: f32)
+// CHECK-NEXT:    %c1 = arith.constant 1 : index
+// CHECK-NEXT:    %c2 = arith.constant 2 : index
+// CHECK-NEXT:    %s = arith.addi %c1, %c2 : index
+// CHECK-NEXT:    memref.store %x, %a[%s] : memref<4xf32>
+// CHECK-NEXT:    func.return
+tir.prim_func @nested_trivial_loops(%a: memref<4xf32>, %x: f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  tir.for %i = %c1 to %c2 step %c1 {
+    tir.for %j = %c2 to %c1 step %c1 {
+      tir.for %k = %c0 to %c1 step %c1 {
+        memref.store %x, %a[%k] : memref<4xf32>
+      }
+    }
+    tir.for %k = %c2 to %c3 step %c1 {
+      %s = arith.addi %i, %k : index
+      memref.store %x, %a[%s] : memref<4xf32>
+    }
+  }
+}
