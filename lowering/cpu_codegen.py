@@ -32,7 +32,13 @@ from hetero.lowering.approximate_math import math_isa
 from hetero.lowering.compile_cache import Cache, compile_cached, open_cache
 from hetero.lowering.convert_tir_to_scf import ConvertTirToScfPass
 from hetero.lowering.llvm_codegen import CpuTarget
-from hetero.lowering.parallel_compile import restrict, run_forked, split
+from hetero.lowering.parallel_compile import (
+    TAIL_SHARE,
+    compile_jobs,
+    restrict,
+    run_forked,
+    split,
+)
 from hetero.lowering.parallel_launchers import define_launchers
 from hetero.lowering.pipeline import lower_to_llvm
 from hetero.runtime.cpu import CpuModule, ObjectCode
@@ -83,7 +89,7 @@ def compile_cpu(
     timings = {} if timings is None else timings
     target = CpuTarget(**codegen_options(module))
     cache = open_cache() if cached else None
-    chunks = split(module, jobs)
+    chunks = split(module, jobs, TAIL_SHARE)
     kernels = sum(map(len, chunks)) or len(module.ops)
     progress.stage("code generation", kernels)
     if len(chunks) > 1:
@@ -93,6 +99,7 @@ def compile_cpu(
             lambda i: _compile(restrict(module, chunks[i]), target, ctx, cache),
             len(chunks),
             lambda i: progress.advance(len(chunks[i])),
+            at_once=jobs or compile_jobs(),
         )
         timings["compile-workers"] = time.perf_counter() - start
         if objects is not None:

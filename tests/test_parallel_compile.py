@@ -9,6 +9,7 @@ as the very error the sequential compile raises.
 import gc
 import multiprocessing
 import os
+import time
 
 import numpy as np
 import pytest
@@ -27,6 +28,7 @@ from hetero.lowering.parallel_compile import (
     JOBS_VARIABLE,
     PARALLEL_LOOP_OPS,
     VECTOR_OP_EXTRA,
+    balance,
     compile_cost,
     run_forked,
     split,
@@ -167,6 +169,35 @@ def test_run_forked_reports_how_each_worker_ended():
         run_forked(breaks, 2)
     with pytest.raises(RuntimeError, match="exited with code 3 before it answered"):
         run_forked(lambda index: os._exit(3), 1)
+
+
+def test_run_forked_runs_at_most_at_once_workers_at_a_time():
+    """With `at_once`, the first workers start at once, each other one as
+    an earlier one answers: none starts before the first answer."""
+
+    def times(index: int):
+        start = time.monotonic()
+        time.sleep(0.2 if index < 2 else 0.0)
+        return [start, time.monotonic()]  # stands for the code of a chunk
+
+    results = run_forked(times, 4, at_once=2)
+    assert results is not None
+    first_answer = min(end for _, end in results[:2])
+    assert all(start >= first_answer for start, _ in results[2:])
+    assert max(start for start, _ in results[:2]) < first_answer
+
+
+def test_balance_keeps_a_tail_of_the_cheapest_for_whoever_is_free():
+    """The cheapest names up to `tail` of the cost go to `TAIL_CHUNKS` chunks
+    a job (of `MIN_CHUNK_OPS` each) after the `jobs` first ones; without
+    enough of them for two chunks, there is no tail."""
+    sizes = {"a": 4000.0, "b": 3500.0, "c": 3000.0, "d": 500.0, "e": 400.0}
+    sizes |= {"f": 350.0, "g": 330.0, "h": 320.0}
+    chunks = balance(sizes, 2, tail=0.2)
+    assert chunks[:2] == [["a"], ["b", "c"]]
+    assert sorted(map(sorted, chunks[2:])) == [["d"], ["e"], ["f"], ["g", "h"]]
+    assert balance(sizes, 2) == [["a", "d", "e", "f", "g", "h"], ["b", "c"]]
+    assert len(balance(sizes, 2, tail=0.03)) == 2  # 320 ops: one tail chunk
 
 
 def test_split_balances_public_functions_by_cost():
