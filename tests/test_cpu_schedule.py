@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import Any
 
 import isas
@@ -86,6 +87,7 @@ ODD = [
     (25, 64, 100),
     (13, 40, 300),
     (5, 70, 513),
+    (25, 40, 1024),  # rows 4 KiB apart: `a` packed, the last row tile ragged
 ]
 
 
@@ -156,6 +158,23 @@ def test_gemm_wide_output_splits_its_panels() -> None:
     g = Gemm(1, 128, 50257, 768, f32, None, None, None, b_along_k=True)  # type: ignore[arg-type]
     blocks = _blocks(Params(g, target, tiles(target, f32)))
     assert (blocks.row_blocks, blocks.panel_blocks) == (2, 2)
+
+
+@pytest.mark.parametrize(
+    "k, in_place", [(64, True), (768, True), (2304, True), (512, False), (3072, False)]
+)
+def test_gemm_reads_rows_of_a_in_place(k: int, in_place: bool) -> None:
+    """The register tiles read a buffer's rows of `a` where they are unless
+    their stride puts more than `ROWS_PER_SET` of a tile's 12 rows in one
+    L1 set (rows 2 or 4 KiB apart); a computed `a` is always packed."""
+    from hetero.te.schedules.cpu_gemm import Params, _reads_a_in_place
+    from hetero.te.schedules.problems import Gemm
+
+    target = isas.target("avx512", num_threads=1)
+    g = Gemm(1, 128, 768, k, f32, None, None, None, a_in_place=True)  # type: ignore[arg-type]
+    assert _reads_a_in_place(Params(g, target, tiles(target, f32))) == in_place
+    computed = replace(g, a_in_place=False)
+    assert not _reads_a_in_place(Params(computed, target, tiles(target, f32)))
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])

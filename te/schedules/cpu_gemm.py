@@ -105,7 +105,7 @@ def _chunk(
     def shifted(e: Emitter, idx: list[Index], value: SSAValue) -> None:
         store(e, [idx[0], e.add(m0, idx[1]), *idx[2:]], value)
 
-    chunk = Params(replace(g, a=a, store=shifted), p.target, p.t)
+    chunk = Params(replace(g, a=a, store=shifted, a_in_place=False), p.target, p.t)
     task, flat = e.loop(g.batch * b.row_blocks * b.panel_blocks, ForKind.PARALLEL)
     _task(task, chunk, b, panel_b, flat)
 
@@ -223,9 +223,10 @@ class _Tile:
 def _task(
     task: Emitter, p: Params, b: _Blocks, panel_b: PanelReader, flat: Index
 ) -> None:
-    """Task `flat`: its rows of `a` packed, then for each of its panels
-    each row tile over the whole of `k`, stored through the epilogue."""
-    g, t = p.problem, p.t
+    """Task `flat`: its rows of `a` packed (or read in place: `_RowsOfA`),
+    then for each of its panels each row tile over the whole of `k`, stored
+    through the epilogue."""
+    t = p.t
     tasks_per_batch = b.row_blocks * b.panel_blocks
     batch = task.div(flat, tasks_per_batch)
     within = task.rem(flat, tasks_per_batch)
@@ -236,24 +237,93 @@ def _task(
     )
     p_lo = task.mul(pb, b.panel_block)
     p_hi = task.min(task.add(p_lo, b.panel_block), b.panels)
-    packed_a = task.alloc([b.row_block, g.k, t.mr], g.element_type)
-    packing, tt = task.range(0, count)
-    m0 = packing.mul(packing.add(first_tile, tt), t.mr)
-    _pack_rows(packing, p, packed_a, batch, m0, tt)
+    a = _rows_of_a(task, p, b, batch, first_tile, count)
 
     panel, q = task.range(p_lo, p_hi)
     following = panel.min(panel.add(q, 1), panel.sub(p_hi, 1))
     row, tt = panel.range(0, count)
     m0 = row.mul(row.add(first_tile, tt), t.mr)
+    top = a.top(row, p, m0)
     acc = register_tile(
         row,
         p,
         t.mr,
         lambda r: _reduction(r, p, following),
-        lambda r, i, ks: r.load(packed_a, [tt, ks[0], i]),
+        lambda r, i, ks: a.read(r, p, tt, top, i, ks[0]),
         lambda r, j, ks: panel_b(r, [batch, q, ks[0], j]),
     )
-    _store_rows(row, p, _Tile(batch, q, m0, row.mul(q, t.nr)), acc)
+    _store_rows(row, p, _Tile(batch, q, m0, row.mul(q, t.nr)), acc, a, top)
+
+
+@dataclass(frozen=True)
+class _RowsOfA:
+    """How a task's register tiles read `a`: from its rows packed per call
+    (`packed`, `[row tile, k, mr]`, zero rows past `m`), or, where `a` is a
+    buffer of rows contiguous along `k` (`Gemm.a_in_place`), where they
+    are.  Packing is a transpose written element by element, which only
+    a task's many panels pay back: an attention's `Q·Kᵀ` (12 × 128×64 ·
+    64×128, four panels) spent 12 % of its time packing, `P·V` (64 columns,
+    two panels) 22 %; read in place, each step of a tile loads its `mr`
+    rows' elements from `mr` cache lines per 16 steps, as many as packed."""
+
+    batch: Index
+    packed: SSAValue | None
+
+    def top(self, e: Emitter, p: Params, m0: Index) -> Index:
+        """The first row a tile of `m0` computes: `m0`, but in place the
+        last tile of a ragged `m` ends at row `m` (it overlaps the tile
+        before, whose rows it does not store again: `_store_rows`) rather
+        than read past it."""
+        g, t = p.problem, p.t
+        if self.packed is not None or g.m % t.mr == 0:
+            return m0
+        return e.min(m0, g.m - t.mr)
+
+    def read(
+        self, e: Emitter, p: Params, tile: Index, top: Index, i: Index, k: Index
+    ) -> SSAValue:
+        """`a` of the tile's row `i` at `k`."""
+        if self.packed is not None:
+            return e.load(self.packed, [tile, k, i])
+        return p.problem.a(e, self.batch, e.add(top, i), k)
+
+
+L1_WAY_BYTES = 4096
+"""The bytes one way of the L1 data cache spans (64 sets of 64-byte lines,
+on current x86 and Arm cores): addresses this far apart share a set."""
+
+ROWS_PER_SET = 4
+"""Most rows of a register tile whose elements at one `k` may share an L1
+set when the tile reads `a` in place (of the set's 8 or more ways: the
+panel of `b` streams through the same sets)."""
+
+
+def _reads_a_in_place(p: Params) -> bool:
+    """Whether the register tiles read `a`'s rows where they are: `a` is
+    a buffer of rows (`Gemm.a_in_place`) whose stride does not put more
+    than `ROWS_PER_SET` of a tile's rows in one L1 set.  Rows 12 KiB apart
+    (3072 floats) share every set: a 128×3072·3072×768 dense took 7.5-8.0
+    ms read in place, 6.5 packed; 768 floats apart, 4 rows a set, 1.44
+    against 1.52-1.61 ms (128×768·768×768)."""
+    g, t = p.problem, p.t
+    stride = g.k * g.element_type.bitwidth // 8  # type: ignore[attr-defined]
+    rows_apart = L1_WAY_BYTES // math.gcd(stride, L1_WAY_BYTES)
+    return g.a_in_place and math.ceil(t.mr / rows_apart) <= ROWS_PER_SET
+
+
+def _rows_of_a(
+    task: Emitter, p: Params, b: _Blocks, batch: Index, first_tile: Index, count: Index
+) -> _RowsOfA:
+    """The task's rows of `a`: read in place (`_reads_a_in_place`), else
+    packed here (`_pack_rows`)."""
+    g, t = p.problem, p.t
+    if _reads_a_in_place(p):
+        return _RowsOfA(batch, None)
+    packed = task.alloc([b.row_block, g.k, t.mr], g.element_type)
+    packing, tt = task.range(0, count)
+    m0 = packing.mul(packing.add(first_tile, tt), t.mr)
+    _pack_rows(packing, p, packed, batch, m0, tt)
+    return _RowsOfA(batch, packed)
 
 
 PREFETCH_LOCALITY = 1
@@ -284,24 +354,31 @@ def _reduction(
     return body, ks
 
 
-def _store_rows(e: Emitter, p: Params, tile: _Tile, acc: SSAValue) -> None:
-    """The tile's rows that are inside the output: all `mr`, or the last
-    row tile's `m % mr`."""
+def _store_rows(
+    e: Emitter, p: Params, tile: _Tile, acc: SSAValue, a: _RowsOfA, top: Index
+) -> None:
+    """The tile's rows that are inside the output and not another tile's:
+    all `mr`, or the last row tile's `m % mr` (in place, the last of its
+    rows, from `top`: `_RowsOfA.top`)."""
     g, t = p.problem, p.t
-    whole_rows = g.m - g.m % t.mr
-    if not g.m % t.mr or not whole_rows:
-        return _store_columns(e, p, tile, acc, g.m % t.mr or t.mr)
+    rest = g.m % t.mr
+    whole_rows = g.m - rest
+    if not rest or not whole_rows:
+        return _store_columns(e, p, tile, acc, rest or t.mr)
     if (full := e.when(e.less(tile.m0, whole_rows))) is not None:
         _store_columns(full, p, tile, acc, t.mr)
     if (edge := e.when(e.less(whole_rows - 1, tile.m0))) is not None:
-        _store_columns(edge, p, tile, acc, g.m % t.mr)
+        if a.packed is not None:
+            _store_columns(edge, p, tile, acc, rest)
+        else:
+            _store_columns(edge, p, replace(tile, m0=top), acc, t.mr, t.mr - rest)
 
 
 def _store_columns(
-    e: Emitter, p: Params, tile: _Tile, acc: SSAValue, rows: int
+    e: Emitter, p: Params, tile: _Tile, acc: SSAValue, rows: int, first: int = 0
 ) -> None:
-    """The tile's `rows` through the epilogue: all `nr` columns, or the
-    last panel's `n % nr`."""
+    """The tile's rows `first` to `rows - 1` through the epilogue (row `i`
+    at `tile.m0 + i`): all `nr` columns, or the last panel's `n % nr`."""
 
     def store(w: Emitter, i: Index, j: Index, value: SSAValue) -> None:
         at = [tile.batch, w.add(tile.m0, i), w.add(tile.n0, j)]
@@ -312,7 +389,7 @@ def _store_columns(
         p.t,
         p.problem.n,
         tile.panel,
-        lambda s, cols: store_tile(s, acc, rows, cols, store),
+        lambda s, cols: store_tile(s, acc, rows, cols, store, first),
     )
 
 

@@ -148,9 +148,12 @@ Store = Callable[[Emitter, Index, Index, SSAValue], None]
 """Writes element (row, column) of a tile: (emitter, row, column, value)."""
 
 
-def store_tile(e: Emitter, acc: SSAValue, rows: int, cols: int, store: Store) -> None:
-    """Hands the first `cols` columns of each row of the tile to `store`."""
-    row, i = e.loop(rows, ForKind.UNROLLED)
+def store_tile(
+    e: Emitter, acc: SSAValue, rows: int, cols: int, store: Store, first: int = 0
+) -> None:
+    """Hands the first `cols` columns of rows `first` to `rows - 1` of the
+    tile to `store`."""
+    row, i = e.range(first, rows, kind=ForKind.UNROLLED)
     lane, j = row.loop(cols, ForKind.VECTORIZED)
     store(lane, i, j, lane.load(acc, [i, j]))
 

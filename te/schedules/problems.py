@@ -44,6 +44,10 @@ class Gemm:
     store: Store
     b_along_k: bool = False
     packed_b: Tensor | None = None
+    a_in_place: bool = False
+    """`a` reads a buffer as it is, each row contiguous along `k` (not a
+    view whose elements are computed): the schedule may read its rows where
+    they are rather than pack them."""
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,7 @@ def _dense(
         lambda e, idx, value: store_into(out, epilogue)(e, idx[1:], value),
         b_along_k=True,
         packed_b=packed if w is not packed else None,
+        a_in_place=x.buffer is not None,
     )
     if isinstance(m, Dim) and is_cpu(e.target) and _schedule(e, n, k) is not None:
         return gemm_rows(e, problem, e.target)
@@ -165,6 +166,7 @@ def _matmul(
                 e, [*e.unflatten(idx[0], batch_shape), *idx[1:]], value
             ),
             b_along_k=along_k,
+            a_in_place=a.buffer is not None,
         )
         return schedule(e, problem, e.target)
 
