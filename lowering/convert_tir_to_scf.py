@@ -37,7 +37,6 @@ from xdsl.ir import Attribute, Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
     PatternRewriter,
-    PatternRewriteWalker,
     RewritePattern,
     TypeConversionPattern,
     attr_type_rewrite_pattern,
@@ -282,9 +281,11 @@ class ConvertTirToScfPass(ModulePass):
         for inner in op.walk():
             if (why := rejection(inner)) is not None:
                 raise HeteroError(f"convert-tir-to-scf: {why}", inner)
-        PatternRewriteWalker(
-            ForLowering(), walk_regions_first=True, apply_recursively=False
-        ).rewrite_module(op)
+        # Inner loops first; a lowering makes no `tir.for` (a walker would
+        # offer the pattern every op, and the ops each lowering makes).
+        loops = ForLowering()
+        for loop in [o for o in op.walk(region_first=True) if isinstance(o, tir.ForOp)]:
+            loops.match_and_rewrite(loop, PatternRewriter(loop))
         # A loop of one trip is its body, one of none nothing (a vectorized
         # loop's tail, a register tile's row of one): as loops, each would
         # cost every later pass a few ops and LLVM its per-loop passes.
