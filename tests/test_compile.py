@@ -661,3 +661,24 @@ def test_a_module_using_a_value_before_its_definition_is_a_diagnostic():
     main.body.block.insert_op_after(exp, negative)
     with pytest.raises(HeteroError, match="does not dominate this use"):
         hetero.compile(module)
+
+
+def test_the_garbage_collector_is_paused_for_the_whole_compile(monkeypatch):
+    """From its first step (the configuration) to its last, and enabled again
+    after: a collection would go through the whole model, live all along."""
+    import gc
+
+    from hetero.dialects.target import config
+
+    seen: list[bool] = []
+    module_config = config.module_config
+
+    def recording(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return module_config(*args, **kwargs)
+
+    monkeypatch.setattr(config, "module_config", recording)
+    assert gc.isenabled()
+    hetero.compile(CONSTANTS)
+    assert seen and not any(seen)
+    assert gc.isenabled()
