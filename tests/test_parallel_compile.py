@@ -30,6 +30,7 @@ from hetero.lowering.parallel_compile import (
     VECTOR_OP_EXTRA,
     balance,
     compile_cost,
+    restrict,
     run_forked,
     split,
 )
@@ -185,6 +186,23 @@ def test_run_forked_runs_at_most_at_once_workers_at_a_time():
     first_answer = min(end for _, end in results[:2])
     assert all(start >= first_answer for start, _ in results[2:])
     assert max(start for start, _ in results[:2]) < first_answer
+
+
+def test_restrict_declares_the_other_chunks_functions_it_calls():
+    """A chunk keeps its public functions and the private ones; of the other
+    public functions, those it calls are declared, the rest dropped."""
+
+    def symbols(chunk: list[str]) -> dict[str, str]:
+        module = restrict(parse_module(PROGRAM), chunk)
+        return {f.sym_name.data: type(f).__name__ for f in module.ops}
+
+    assert symbols(["host"]) == {
+        "relu": "PrimFuncOp",
+        "scale": "FuncOp",
+        "stats": "FuncOp",
+        "host": "PrimFuncOp",
+    }
+    assert symbols(["scale"]) == {"relu": "PrimFuncOp", "scale": "PrimFuncOp"}
 
 
 def test_balance_keeps_a_tail_of_the_cheapest_for_whoever_is_free():
