@@ -240,7 +240,9 @@ def _task(
     a = _rows_of_a(task, p, b, batch, first_tile, count)
 
     panel, q = task.range(p_lo, p_hi)
-    following = panel.min(panel.add(q, 1), panel.sub(p_hi, 1))
+    following = None
+    if _packed_in_place(p):
+        following = panel.min(panel.add(q, 1), panel.sub(p_hi, 1))
     row, tt = panel.range(0, count)
     m0 = row.mul(row.add(first_tile, tt), t.mr)
     top = a.top(row, p, m0)
@@ -333,7 +335,7 @@ panel and packed rows are."""
 
 
 def _reduction(
-    e: Emitter, p: Params, following: Index
+    e: Emitter, p: Params, following: Index | None
 ) -> tuple[Emitter, Sequence[Index]]:
     """The loop over `k`.  Where `b` is a weight packed at compile time, each
     step also prefetches its row of panel `following` (the task's next; its
@@ -344,7 +346,7 @@ def _reduction(
     93.8-95.6 -> 92.0-93.1 ms, 50×768·768×3072 2.39-2.43 -> 2.31 ms."""
     g, t = p.problem, p.t
     body, ks = _one_loop(e, g.k)
-    if _packed_in_place(p):
+    if following is not None:
         assert g.packed_b is not None and g.packed_b.buffer is not None
         line = CACHE_LINE_BYTES * 8 // g.element_type.bitwidth  # type: ignore[attr-defined]
         for j in range(0, t.nr, line):

@@ -5,10 +5,13 @@
 // 13 rows take three row tiles, so each is 5 rows high (`_even_rows`), and
 // 13 x 33 is a multiple of neither 5 nor 16.  B is packed into zero-padded 16-wide panels by one
 // parallel loop (the last panel holds 1 column), then a parallel loop over
-// blocks of row tiles packs its rows of A (zero rows past 13) and runs the
-// register tile over each (panel, row tile): zeroed, one fused multiply-add
-// per k (A broadcast, B a vector), then stored whole or, at the edges, 3 rows
-// and/or 1 column.
+// blocks of row tiles runs the register tile over each (panel, row tile):
+// zeroed, one fused multiply-add per k (A broadcast, B a vector), then
+// stored.  A's rows (5 floats apart) are read where they are, no packed
+// copy; the last row tile starts at row 8 (`minsi`), overlapping the one
+// before, and stores only its rows 2 to 4 (rows 10 to 12), so each of the
+// four stores (whole or last tile, whole or last panel) stores 5 or 3 rows
+// of 16 or 1 columns.
 // CHECK-LABEL: tir.prim_func @mm_tir
 // CHECK:         %[[PB:.*]] = tir.alloc : memref<1x3x5x16xf32>
 // CHECK-NEXT:    tir.for %[[P:.*]] = %{{.*}} to %{{.*}} step %{{.*}} parallel {
@@ -18,15 +21,17 @@
 // CHECK-NEXT:          %[[V:.*]] = memref.load %1[%[[K]], %[[N]]] : memref<5x33xf32>
 // CHECK-NEXT:          memref.store %[[V]], %[[PB]][%{{.*}}, %{{.*}}, %[[K]], %[[J]]]
 // CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
-// CHECK:           %[[PA:.*]] = tir.alloc : memref<1x5x5xf32>
-// CHECK:           memref.store %{{.*}}, %[[PA]]
-// CHECK:           %[[ACC:.*]] = tir.alloc : memref<5x16xf32, "local">
+// CHECK-NOT:       tir.alloc : memref<{{.*}}x5x5xf32>
+// CHECK:           %[[M0:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+// CHECK-NEXT:      %[[TOP:.*]] = arith.minsi %[[M0]], %{{.*}} : index
+// CHECK-NEXT:      %[[ACC:.*]] = tir.alloc : memref<5x16xf32, "local">
 // CHECK-NEXT:      tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
 // CHECK-NEXT:        tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
 // CHECK-NEXT:          memref.store %{{.*}}, %[[ACC]]
 // CHECK:           tir.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:        tir.for %[[I:.*]] = %{{.*}} to %{{.*}} step %{{.*}} unrolled {
-// CHECK-NEXT:          %[[A:.*]] = memref.load %[[PA]][%{{.*}}, %[[K]], %[[I]]]
+// CHECK-NEXT:          %[[ROW:.*]] = arith.addi %[[TOP]], %[[I]] : index
+// CHECK-NEXT:          %[[A:.*]] = memref.load %0[%[[ROW]], %[[K]]] : memref<13x5xf32>
 // CHECK-NEXT:          tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
 // CHECK-NEXT:            %[[B:.*]] = memref.load %[[PB]][%{{.*}}, %{{.*}}, %[[K]], %[[J]]]
 // CHECK-NEXT:            %[[AB:.*]] = arith.mulf %[[A]], %[[B]] fastmath<contract> : f32
@@ -35,12 +40,32 @@
 // CHECK-NEXT:            memref.store %[[S]], %[[ACC]][%[[I]], %[[J]]]
 // CHECK:           memref.store %{{.*}}, %2[%{{.*}}, %{{.*}}] : memref<13x33xf32>
 // CHECK:           memref.store %{{.*}}, %2[%{{.*}}, %{{.*}}] : memref<13x33xf32>
-// CHECK:           memref.store %{{.*}}, %2[%{{.*}}, %{{.*}}] : memref<13x33xf32>
+// CHECK:           tir.for %[[L:.*]] = %[[TWO:.*]] to %{{.*}} step %{{.*}} unrolled {
+// CHECK:             %[[R:.*]] = arith.addi %[[TOP]], %[[L]] : index
+// CHECK:             memref.store %{{.*}}, %2[%[[R]], %{{.*}}] : memref<13x33xf32>
 // CHECK:           memref.store %{{.*}}, %2[%{{.*}}, %{{.*}}] : memref<13x33xf32>
 // CHECK-NOT:       memref.store %{{.*}}, %2
 builtin.module {
   relay.func private @mm(%a: tensor<13x5xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}, %b: tensor<5x33xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}) -> (tensor<13x33xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "haswell", mattr = ["+avx2", "-avx512f"], num_threads = 2 : i64}>>}) attributes {Primitive} {
     %0 = relay.matmul %a, %b : (tensor<13x5xf32>, tensor<5x33xf32>) -> tensor<13x33xf32>
+    relay.return %0 : tensor<13x33xf32>
+  }
+}
+
+
+// -----
+
+// Rows of A 1024 floats (4 KiB) apart would all fall in one L1 set (12 rows
+// of an AVX-512 tile): A's rows are packed per task, zero rows past 13, and
+// the register tile reads the packed copy.
+// CHECK-LABEL: tir.prim_func @mm_packed_tir
+// CHECK:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+// CHECK:           %[[PA:.*]] = tir.alloc : memref<1x1024x7xf32>
+// CHECK:           memref.store %{{.*}}, %[[PA]]
+// CHECK:           %[[A:.*]] = memref.load %[[PA]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<1x1024x7xf32>
+builtin.module {
+  relay.func private @mm_packed(%a: tensor<13x1024xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"], num_threads = 1 : i64}>>}, %b: tensor<1024x33xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"], num_threads = 1 : i64}>>}) -> (tensor<13x33xf32> {vdevice = #target.vdevice<cpu:0, target = #target.target<"llvm", {mcpu = "x86-64", mattr = ["+avx512f"], num_threads = 1 : i64}>>}) attributes {Primitive} {
+    %0 = relay.matmul %a, %b : (tensor<13x1024xf32>, tensor<1024x33xf32>) -> tensor<13x33xf32>
     relay.return %0 : tensor<13x33xf32>
   }
 }
@@ -95,11 +120,11 @@ builtin.module {
 // -----
 
 // k = 300 in one pass (no blocks of k, no partial sums carried between
-// them): a task packs its rows of `a` whole, `[tiles, k, mr]`; each tile
-// starts from zeros, accumulates over all of k and is stored to the output
-// (with the epilogue) once.
+// them): each tile reads its rows of `a` where they are, starts from zeros,
+// accumulates over all of k and is stored to the output (with the
+// epilogue) once.
 // CHECK-LABEL: tir.prim_func @mk_tir
-// CHECK:         %[[PA:.*]] = tir.alloc : memref<1x300x5xf32>
+// CHECK-NOT:     tir.alloc : memref<1x300x5xf32>
 // CHECK-NOT:     tir.alloc : memref<1x1x5x16xf32>
 // CHECK:           %[[ACC:.*]] = tir.alloc : memref<5x16xf32, "local">
 // CHECK-NEXT:      tir.for %{{.*}} unrolled {
@@ -107,7 +132,8 @@ builtin.module {
 // CHECK-NEXT:          memref.store %{{.*}}, %[[ACC]]
 // CHECK:           tir.for %[[K:.*]] = %{{.*}} to %{{.*}} step %{{[0-9]+}} {
 // CHECK-NEXT:        tir.for %[[I:.*]] = %{{.*}} unrolled {
-// CHECK-NEXT:          memref.load %[[PA]][%{{.*}}, %[[K]], %[[I]]]
+// CHECK-NEXT:          %[[ROW:.*]] = arith.addi %{{.*}}, %[[I]] : index
+// CHECK-NEXT:          memref.load %0[%[[ROW]], %[[K]]]
 // CHECK:               arith.addf %{{.*}} fastmath<contract>
 // CHECK-NOT:       memref.load %[[ACC]]
 // CHECK:           scf.if
