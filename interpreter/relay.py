@@ -27,7 +27,7 @@ from collections import ChainMap
 from collections.abc import Callable, Iterator, MutableMapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, partial
 from typing import Any, TypeAlias, cast
 
 import numpy as np
@@ -779,9 +779,11 @@ def evaluate_op(op: Operation, args: Sequence[np.ndarray]) -> np.ndarray:
 
 
 def _array_kernel(op: Operation) -> Callable[..., Any] | None:
-    """`op`'s value as a function of its operand arrays alone, if it has one."""
+    """`op`'s value as a function of its operand arrays alone, if it has one:
+    its own rule with its attribute values, read now."""
     if (rule := _rule(op)) is not None:
-        return None if cast(TensorOp, op).params() else rule
+        params = {name: getattr(op, name) for name in cast(TensorOp, op).params()}
+        return partial(rule, **params) if params else rule
     return _PLAIN.get(op.name.removeprefix("relay."))
 
 
@@ -789,10 +791,11 @@ def array_evaluator(
     op: Operation,
 ) -> Callable[[Sequence[np.ndarray]], np.ndarray] | None:
     """`evaluate_op` of `op` as a function of the operand arrays alone, when
-    its value depends on nothing else (an elementwise operator: `add`,
-    `multiply`, ...), else None.  It reads nothing of the op once made, so
-    it may run on another thread while the op is rewritten (`fold-constant`
-    folds a weight's scaling in the background)."""
+    its value depends on nothing else (an operator with a NumPy rule: `add`,
+    `multiply`, `transpose` with its axes, ...), else None.  It reads
+    nothing of the op once made, so it may run on another thread while the
+    op is rewritten (`fold-constant` folds a weight's scaling in the
+    background, `matmul-to-dense` a weight's transpose)."""
     kernel = _array_kernel(op)
     if kernel is None or len(op.results) != 1:
         return None
