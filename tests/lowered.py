@@ -32,3 +32,17 @@ def local_buffer_shapes(text: str) -> list[tuple[int, ...]]:
         for op in module.walk()
         if isinstance(op, tir.AllocOp) and op.scope == "local"
     ]
+
+
+def global_buffer_shapes(text: str) -> list[tuple[int, ...]]:
+    """The shape of every buffer the kernels allocate other than their
+    `local` register tiles (a packed copy of an operand)."""
+    module = parse_module(text)
+    lower_to_tir(module)
+    return [
+        tuple(op.buffer.type.get_shape())
+        for f in module.ops
+        if isinstance(f, tir.PrimFuncOp) and not f.sym_name.data.endswith("_host")
+        for op in f.walk()
+        if isinstance(op, tir.AllocOp) and op.scope != "local"
+    ]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lowered import local_buffer_shapes
+from lowered import global_buffer_shapes, local_buffer_shapes
 from xdsl.dialects.builtin import f32
 
 import hetero
@@ -175,6 +175,36 @@ def test_gemm_reads_rows_of_a_in_place(k: int, in_place: bool) -> None:
     assert _reads_a_in_place(Params(g, target, tiles(target, f32))) == in_place
     computed = replace(g, a_in_place=False)
     assert not _reads_a_in_place(Params(computed, target, tiles(target, f32)))
+
+
+@pytest.mark.parametrize(
+    "view, packs",
+    [
+        (
+            "%v = relay.reshape %x {newshape = array<i64: 26, 48>} : (tensor<2x13x48xf32>) -> tensor<26x48xf32>",
+            False,
+        ),
+        (
+            "%v = relay.reshape %x {newshape = array<i64: 26, 48>} : (tensor<2x13x48xf32>) -> tensor<26x48xf32>\n    %t = relay.transpose %v {axes = array<i64: 1, 0>} : (tensor<26x48xf32>) -> tensor<48x26xf32>\n    %u = relay.transpose %t {axes = array<i64: 1, 0>} : (tensor<48x26xf32>) -> tensor<26x48xf32>",
+            True,
+        ),
+    ],
+)
+def test_dense_reads_a_reshaped_parameter_in_place(view: str, packs: bool) -> None:
+    """A dense of a reshape that keeps the last dimension (`[2, 13, 48]` as
+    `[26, 48]`: a transformer's projections) reads its rows where they are;
+    through a transpose, `a` is packed; the result is right either way."""
+    x, w, out = (2, 13, 48), (40, 48), (26, 40)
+    source = "%v" if not packs else "%u"
+    text = _program(
+        f"%x: {_t(x)}",
+        _t(out),
+        f"{_random_weight(w)}\n    {view}\n"
+        f"    %r = relay.nn.dense {source}, %w : ({_t((26, 48))}, {_t(w)}) -> {_t(out)}",
+    )
+    packed = [s for s in global_buffer_shapes(text) if len(s) == 3 and s[1] == 48]
+    assert bool(packed) == packs
+    _check(text, x)
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])

@@ -9,7 +9,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from xdsl.dialects import arith
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from hetero.analysis.shape_functions import Dim
 from hetero.dialects import relay
@@ -76,7 +76,7 @@ def _dense(
         lambda e, idx, value: store_into(out, epilogue)(e, idx[1:], value),
         b_along_k=True,
         packed_b=packed if w is not packed else None,
-        a_in_place=x.buffer is not None,
+        a_in_place=_rows_in_place(op.operands[0]),
     )
     if isinstance(m, Dim) and is_cpu(e.target) and _schedule(e, n, k) is not None:
         return gemm_rows(e, problem, e.target)
@@ -109,6 +109,25 @@ VIEW_READERS: frozenset[type[Operation]] = frozenset({relay.MatmulOp, relay.Dens
 """Anchors whose schedule reads each operand element through a loader
 (`Gemm.a`, `Gemm.b`, once per element when packing), so that a view of a
 buffer fused before them (`fuse-ops`) is read in place, never copied."""
+
+
+def _rows_in_place(value: SSAValue) -> bool:
+    """Whether a kernel reads `value` as rows of a buffer, in place
+    (`Gemm.a_in_place`): a parameter of the kernel, or reshapes of one that
+    keep its last dimension (`[1, 128, 768]` read as `[128, 768]`), so that
+    element `k` of a row is element `k` of a row of the buffer and a row's
+    address takes the reshape's divisions once a row, not once an element.
+    A transpose, or a reshape that splits or joins the last dimension, is
+    read element by element: packed."""
+    owner = value.owner
+    if isinstance(owner, Block):
+        return True
+    if type(owner) not in VIEW_OPS or isinstance(owner, relay.TransposeOp):
+        return False
+    assert isinstance(owner, Operation)
+    source = owner.operands[0]
+    last = value.type.get_shape()[-1]  # type: ignore[attr-defined]
+    return source.type.get_shape()[-1] == last and _rows_in_place(source)  # type: ignore[attr-defined]
 
 
 def _contiguous_axis(value: SSAValue) -> int | None:
@@ -166,7 +185,7 @@ def _matmul(
                 e, [*e.unflatten(idx[0], batch_shape), *idx[1:]], value
             ),
             b_along_k=along_k,
-            a_in_place=a.buffer is not None,
+            a_in_place=_rows_in_place(op.operands[0]),
         )
         return schedule(e, problem, e.target)
 
