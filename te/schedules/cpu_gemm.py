@@ -2,10 +2,11 @@
 
 `gemm` packs `b` into zero-padded panels `[batch, panel, k, nr]`
 (contiguous per `k`, in one parallel loop), then runs a parallel loop over
-blocks of row tiles (at most `L2_BLOCK_BYTES` of packed `a`) × panels.  A
-task packs its rows of `a` (zero rows past `m`), then for each panel runs
-every row tile over the whole of `k` and stores it, the last row tile with
-`m % mr` rows, the last panel with `n % nr` columns.  A dense's constant
+blocks of row tiles (at most `L2_BLOCK_BYTES` of `a`) × panels.  A task
+packs its rows of `a` (zero rows past `m`) unless it reads them where they
+are (`_RowsOfA`), then for each panel runs every row tile over the whole of
+`k` and stores it, the last row tile with `m % mr` rows, the last panel
+with `n % nr` columns.  A dense's constant
 weight comes packed in those panels (`alter-op-layout`, layout `NK<nr>n` as
 `dense_weight_block` asks): its panels are read in place, nothing is packed
 per call.  A single row (`m = 1`, a GEMV: a classifier's dense layer) skips
