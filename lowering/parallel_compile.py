@@ -277,6 +277,8 @@ def start_forked(
                     waiting[workers[-1][1]] = len(workers) - 1
                 if done is not None:
                     done(index)
+        for process, _ in workers:
+            process.join()
         results = [answered[i] for i in range(count)]
         if failures := [r for r in results if isinstance(r, str)]:
             raise RuntimeError(f"a compile worker failed:\n{failures[0]}")
@@ -325,6 +327,9 @@ def _worker(work: Callable[[int], Code], index: int, sender: Connection) -> None
 
 
 def _receive(process: BaseProcess, receiver: Connection) -> WorkerResult:
+    """A worker's answer, not waiting for it to exit (`answers` joins the
+    workers at the end: a worker's exit took 15-20 ms, which the next one
+    to start would wait for)."""
     try:
         return receiver.recv()
     except EOFError:
@@ -332,4 +337,3 @@ def _receive(process: BaseProcess, receiver: Connection) -> WorkerResult:
         return f"it exited with code {process.exitcode} before it answered"
     finally:
         receiver.close()
-        process.join()
