@@ -168,6 +168,31 @@ def thread_counts() -> list[int]:
     return sorted({1, available_cpus()})
 
 
+def corpus_models_argument(
+    parser: argparse.ArgumentParser,
+) -> Callable[[list[str]], None]:
+    """`MODEL ...`: models of the corpus (`hetero.frontends.model_corpus`),
+    default all; returns the check of the parsed names, an unknown one
+    argparse's usage line and exit status 2."""
+    from hetero.frontends.model_corpus import CORPUS
+
+    parser.add_argument(
+        "models",
+        nargs="*",
+        metavar="MODEL",
+        help=f"corpus models (default: all of {', '.join(CORPUS)})",
+    )
+
+    def check(names: list[str]) -> None:
+        for name in names:
+            if name not in CORPUS:
+                parser.error(
+                    f"unknown model '{name}' (choose from {', '.join(CORPUS)})"
+                )
+
+    return check
+
+
 def rounds_argument(parser: argparse.ArgumentParser, default: int) -> None:
     """`--rounds N`: interleaved timed calls of each side."""
     parser.add_argument(

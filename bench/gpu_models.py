@@ -29,7 +29,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from bench.common import interleaved, rounds_argument
+from bench.common import corpus_models_argument, interleaved, rounds_argument
 from hetero.runtime import cuda
 
 ROUNDS = 20
@@ -94,18 +94,11 @@ def measure(name: str, targets: tuple[str, ...], rounds: int) -> tuple[float, st
 def arguments(argv: list[str]) -> argparse.Namespace:
     """The models and options of `python -m bench gpu-models` (a bad one:
     argparse's usage line and exit status 2)."""
-    from hetero.frontends.model_corpus import CORPUS
-
     parser = argparse.ArgumentParser(
         prog="python -m bench gpu-models",
         description="Batch-1 latency of the model corpus on the GPU, hetero and PyTorch.",
     )
-    parser.add_argument(
-        "models",
-        nargs="*",
-        metavar="MODEL",
-        help=f"corpus models (default: all of {', '.join(CORPUS)})",
-    )
+    check_models = corpus_models_argument(parser)
     parser.add_argument(
         "--targets",
         default="cuda",
@@ -113,9 +106,7 @@ def arguments(argv: list[str]) -> argparse.Namespace:
     )
     rounds_argument(parser, ROUNDS)
     args = parser.parse_args(argv)
-    for name in args.models:
-        if name not in CORPUS:
-            parser.error(f"unknown model '{name}' (choose from {', '.join(CORPUS)})")
+    check_models(args.models)
     args.targets = tuple(args.targets.split(","))
     return args
 

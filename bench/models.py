@@ -37,7 +37,12 @@ from functools import partial
 import numpy as np
 
 import hetero
-from bench.common import interleaved, positive_int, rounds_argument
+from bench.common import (
+    corpus_models_argument,
+    interleaved,
+    positive_int,
+    rounds_argument,
+)
 from bench.onnx import THREADS, _onnxruntime, compile_table, with_threads
 
 ROUNDS = 7
@@ -47,18 +52,13 @@ COMPILE_ROUNDS = 1
 def arguments(argv: list[str]) -> argparse.Namespace:
     """The models and options of `python -m bench models` (a bad one:
     argparse's usage line and exit status 2)."""
-    from hetero.frontends.model_corpus import CORPUS, OPSETS
+    from hetero.frontends.model_corpus import OPSETS
 
     parser = argparse.ArgumentParser(
         prog="python -m bench models",
         description="Latency and compile time of the model corpus, hetero and onnxruntime.",
     )
-    parser.add_argument(
-        "models",
-        nargs="*",
-        metavar="MODEL",
-        help=f"corpus models (default: all of {', '.join(CORPUS)})",
-    )
+    check_models = corpus_models_argument(parser)
     parser.add_argument("--exporter", choices=tuple(OPSETS), default="torchscript")
     rounds_argument(parser, ROUNDS)
     parser.add_argument(
@@ -68,9 +68,7 @@ def arguments(argv: list[str]) -> argparse.Namespace:
         help=f"compiles of each side for the TVM comparison (default {COMPILE_ROUNDS})",
     )
     args = parser.parse_args(argv)
-    for name in args.models:
-        if name not in CORPUS:
-            parser.error(f"unknown model '{name}' (choose from {', '.join(CORPUS)})")
+    check_models(args.models)
     return args
 
 

@@ -29,6 +29,7 @@ from hetero.te.emit import Emitter, Index
 from hetero.te.schedules.cpu_tiles import (
     CACHE_LINE_BYTES,
     CONTRACT,
+    L1_WAY_BYTES,
     L2_BLOCK_BYTES,
     ScheduleParams,
     Tiles,
@@ -290,10 +291,6 @@ class _RowsOfA:
             return e.load(self.packed, [tile, k, i])
         return p.problem.a(e, self.batch, e.add(top, i), k)
 
-
-L1_WAY_BYTES = 4096
-"""The bytes one way of the L1 data cache spans (64 sets of 64-byte lines,
-on current x86 and Arm cores): addresses this far apart share a set."""
 
 ROWS_PER_SET = 4
 """Most rows of a register tile whose elements at one `k` may share an L1

@@ -41,6 +41,10 @@ MAX_ROWS = 12
 L2_BLOCK_BYTES = 256 * 1024
 """The part of a core's L2 a cache block of `a` rows may take."""
 
+L1_WAY_BYTES = 4096
+"""The bytes one way of the L1 data cache spans (64 sets of 64-byte lines,
+on current x86 and Arm cores): addresses this far apart share a set."""
+
 CACHE_LINE_BYTES = 64
 """The unit a prefetch fetches (x86-64 and most AArch64 cores)."""
 
