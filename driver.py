@@ -55,6 +55,8 @@ from hetero.utils.gc_pause import gc_paused
 
 if TYPE_CHECKING:
     from hetero.dialects.tir import PrimFuncOp
+    from hetero.runtime.cpu import CpuModule
+    from hetero.runtime.cuda import GpuProgram
     from hetero.runtime.profiler import HostPlan, Profile
 
 
@@ -512,34 +514,19 @@ def _compile(
 
 
 @progress.reporting()
-def _compile_static(
+def _code_generation(
     module: ModuleOp, entry: str, timings: dict[str, float]
-) -> CompiledFunction:
-    """`compile` of a module whose entry function has static input shapes
-    (its progress on stderr: `hetero.utils.progress`)."""
+) -> CpuModule | GpuProgram:
+    """The native code of the functions `@<entry>_host` calls, which are moved
+    out of `module` (code generation may lower them in place); the host
+    function stays, as the host plan reads it afterwards."""
     from hetero.dialects import tir
-    from hetero.dialects.relay import FuncOp
-    from hetero.dialects.relay.functions import tensor_types, unflatten
     from hetero.lowering.cpu_codegen import compile_cpu
     from hetero.lowering.cuda_codegen import compile_cuda, has_gpu_functions
-    from hetero.lowering.host_plan import host_plan
-    from hetero.runtime.cuda import GpuProgram, ResidentArray
     from hetero.transforms.external_codegen import external_modules
-    from hetero.transforms.lower_aot_main import CONSTANTS
-    from hetero.transforms.plan_memory import memory_report
-    from hetero.utils.background import settle
-    from hetero.utils.huge_pages import small_pages
 
-    with small_pages():  # the weights are folded and packed here
-        lower_to_tir(module, entry, timings)
-        start = time.perf_counter()
-        settle()  # the weights made in the background (before forking workers)
-        timings["weights"] = time.perf_counter() - start
-    main = SymbolTable.lookup_symbol(module, entry)
     host = SymbolTable.lookup_symbol(module, f"{entry}_host")
-    assert isinstance(main, FuncOp) and isinstance(host, tir.PrimFuncOp)
-    constants = host.attributes[CONSTANTS]
-    assert isinstance(constants, ArrayAttr)
+    assert isinstance(host, tir.PrimFuncOp)
     start = time.perf_counter()
     # The external codegens' functions first: convert-tir-to-scf lowers them
     # before the host function's `tir.call_extern`s of them, which then call
@@ -548,8 +535,6 @@ def _compile_static(
     prim_funcs = _called_from(
         host, [op for ops in sources for op in ops if isinstance(op, tir.PrimFuncOp)]
     )
-    # Moved, not cloned (code generation may lower them in place), except
-    # the host function, which the host plan reads afterwards.
     for op in prim_funcs:
         if op is not host:
             op.detach()
@@ -560,6 +545,38 @@ def _compile_static(
         else compile_cpu(kernels, timings=timings, cached=True)
     )
     timings["compile_cpu"] = time.perf_counter() - start
+    return native
+
+
+def _compile_static(
+    module: ModuleOp, entry: str, timings: dict[str, float]
+) -> CompiledFunction:
+    """`compile` of a module whose entry function has static input shapes
+    (its progress on stderr: `hetero.utils.progress`)."""
+    from hetero.dialects import tir
+    from hetero.dialects.relay import FuncOp
+    from hetero.dialects.relay.functions import tensor_types, unflatten
+    from hetero.lowering.host_plan import host_plan
+    from hetero.runtime.cuda import GpuProgram, ResidentArray
+    from hetero.transforms.lower_aot_main import CONSTANTS
+    from hetero.transforms.plan_memory import memory_report
+    from hetero.utils.background import settle
+    from hetero.utils.dense_resources import make_in_background
+    from hetero.utils.huge_pages import small_pages
+
+    with small_pages():  # the weights are folded and packed here ...
+        lower_to_tir(module, entry, timings)
+        host = SymbolTable.lookup_symbol(module, f"{entry}_host")
+        assert isinstance(host, tir.PrimFuncOp)
+        make_in_background(host.attributes[CONSTANTS])
+        native = _code_generation(module, entry, timings)
+        start = time.perf_counter()
+        settle()  # ... on the background thread, meanwhile
+        timings["weights"] = time.perf_counter() - start
+    main = SymbolTable.lookup_symbol(module, entry)
+    assert isinstance(main, FuncOp)
+    constants = host.attributes[CONSTANTS]
+    assert isinstance(constants, ArrayAttr)
     decoded = _decode_constants(constants)
     try:
         plan: HostPlan | HeteroError = host_plan(host)

@@ -73,7 +73,7 @@ from hetero.dialects.relay import (
 from hetero.dialects.relay.functions import tensor_types, unflatten
 from hetero.dialects.tir import PrimFuncOp
 from hetero.interpreter.tir import run_prim_func
-from hetero.utils.dense_resources import resource_bytes
+from hetero.utils.dense_resources import resource_bytes, resource_view
 from hetero.utils.winograd import spatial_weight
 
 
@@ -516,7 +516,14 @@ def constant_value(op: ConstantOp) -> np.ndarray:
 
 def attribute_value(attr: DenseIntOrFPElementsAttr | DenseResourceAttr) -> np.ndarray:
     """`constant_value` of a `relay.constant` of `attr` (on any thread: an
-    attribute never changes)."""
+    attribute never changes); a read-only array, which a blob not yet made
+    gives as the view it is (`resource_view`: a weight's transpose, packed
+    from the weight itself)."""
+    if (
+        isinstance(attr, DenseResourceAttr)
+        and (view := resource_view(attr)) is not None
+    ):
+        return view
     type_ = cast(TensorType[Attribute], attr.type)
     element_type = type_.element_type
     dtype = element_dtype(element_type)  # first: it rejects types NumPy lacks

@@ -18,9 +18,11 @@ copies are internal symbols, which do not clash.
 The workers are forked, so they start with the parent's module and send
 back only the object code.  They run Python, xDSL and llvmlite only, never
 compiled code: whatever threads the parent has (OpenBLAS, onnxruntime,
-`hetero.runtime.parallel`'s pool, which a fork resets) play no part.  Each
-chunk gets a fresh process, as a worker lowers its copy of the module in
-place.
+`hetero.runtime.parallel`'s pool, which a fork resets) play no part.  Nor do
+they read a weight's values, only its shape: they are forked while the
+parent's background thread may still be making them
+(`hetero.utils.background.forking_unsettled`).  Each chunk gets a fresh
+process, as a worker lowers its copy of the module in place.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from hetero.lowering.allocation_checks import is_entry
 from hetero.lowering.conversion import nested_ops
 from hetero.runtime.cpu import ObjectCode
 from hetero.targets.cpu import outlines_parallel_loops
+from hetero.utils.background import forking_unsettled
 from hetero.utils.cpus import available_cpus
 from hetero.utils.diagnostics import HeteroError
 
@@ -299,7 +302,7 @@ def _fork(
     # collections, which would otherwise write to (and so copy) every page.
     gc.freeze()
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), forking_unsettled():
             # Python >= 3.12 warns of fork in a process with threads: see above.
             warnings.filterwarnings("ignore", ".*fork", DeprecationWarning)
             for index in indices:

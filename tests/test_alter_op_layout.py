@@ -17,10 +17,10 @@ import hetero
 from hetero.context import parse_module
 from hetero.dialects import relay, tir
 from hetero.dialects.target.kind import DeviceType
-from hetero.interpreter.relay import packed_weight, run
+from hetero.interpreter.relay import constant_value, packed_weight, run
 from hetero.te.schedules import DENSE_WEIGHT_BLOCKS
 from hetero.transforms.alter_op_layout import AlterOpLayoutPass
-from hetero.transforms.fold_constant import FoldConstantPass
+from hetero.transforms.fold_constant import LATER_LIMIT, FoldConstantPass
 from hetero.transforms.fuse_ops import FuseOpsPass
 from hetero.transforms.lower_te import LowerTEPass
 from hetero.transforms.matmul_to_dense import MatmulToDensePass
@@ -191,3 +191,23 @@ def test_the_interpreter_reads_a_packed_dense_weight() -> None:
     np.testing.assert_allclose(
         run(module, data), run(parse_module(text), data), rtol=1e-6
     )
+
+
+def test_a_transposed_weight_is_packed_from_the_weight(
+    background_jobs: list[Any],
+) -> None:
+    """`matmul-to-dense`'s transpose of a large weight is kept as a view
+    (`fold-constant`'s `VIEWS`), which the packing reads: one job makes the
+    panels from the `[K, N]` weight, and the transposed `[N, K]` copy is
+    never made (it was a second job, and a second pass over the weight)."""
+    w = RNG.standard_normal((256, 300)).astype(np.float32)
+    assert w.size > LATER_LIMIT
+    text = _dense_program((2, 4, 256), w, np.zeros(300, np.float32), "avx512")
+    module = parse_module(text)
+    for stage in (MatmulToDensePass(), PlanDevicesPass(), AlterOpLayoutPass()):
+        stage.apply(Context(), module)
+    weights = {op.weight.owner for op in module.walk() if isinstance(op, relay.DenseOp)}
+    for weight in weights:
+        assert isinstance(weight, relay.ConstantOp)
+        np.testing.assert_array_equal(constant_value(weight), packed_weight(w.T, 32))
+    assert len(background_jobs) == len(weights)  # the packing alone

@@ -1,5 +1,6 @@
 """`hetero.utils.background`: jobs on one thread, in order; the switch
-interval lowered only while jobs are queued; a fork waits for them."""
+interval lowered only while jobs are queued; a fork waits for them, except
+in `forking_unsettled`."""
 
 from __future__ import annotations
 
@@ -8,9 +9,17 @@ import sys
 import threading
 from collections.abc import Iterator
 
+import numpy as np
 import pytest
+from xdsl.dialects.builtin import TensorType, f32
 
-from hetero.utils.background import SWITCH_INTERVAL, later, settle
+from hetero.utils.background import SWITCH_INTERVAL, forking_unsettled, later, settle
+from hetero.utils.dense_resources import (
+    dense_resource,
+    dense_resource_later,
+    resource_bytes,
+)
+from hetero.utils.diagnostics import HeteroError
 
 
 @pytest.fixture(autouse=True)
@@ -114,3 +123,40 @@ def test_a_fork_waits_for_the_queue_and_the_child_has_its_own() -> None:
             os._exit(code)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_an_unsettled_fork_does_not_wait_and_its_child_cannot_read_the_jobs() -> None:
+    """In `forking_unsettled` (code generation's workers) the fork goes on
+    while a job runs; in the child, a blob the parent is still making is an
+    error to read (it would wait forever for a thread the child lacks),
+    and so is one it had made (its future's lock may have been held at the
+    fork), while other blobs read as ever."""
+    gate = threading.Event()
+    t = TensorType(f32, [2])
+    pending = dense_resource_later(
+        lambda: (gate.wait(5), np.ones(2, np.float32))[1], t, "p"
+    )
+    made = dense_resource_later(lambda: np.zeros(2, np.float32), t, "m")
+    resource_bytes(made)
+    plain = dense_resource(np.full(2, 3, np.float32), t, "plain")
+    with forking_unsettled():
+        pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            for attr in (pending, made):
+                with pytest.raises(HeteroError, match="forked while it was being made"):
+                    resource_bytes(attr)
+            code = (
+                0
+                if bytes(resource_bytes(plain)) == np.full(2, 3, "<f4").tobytes()
+                else 1
+            )
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert not gate.is_set()  # the child ran while the job was still waiting
+    gate.set()
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert bytes(resource_bytes(pending)) == np.ones(2, "<f4").tobytes()

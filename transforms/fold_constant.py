@@ -22,7 +22,11 @@ with more than `INLINE_LIMIT` elements are stored as `dense_resource` blobs,
 as large weights are, so that the printed IR stays readable; those of more
 than `LATER_LIMIT` elements of an elementwise operator (a weight scaled by
 `fold-scale-axis`) are computed on the background thread
-(`hetero.utils.background`) while the passes go on.
+(`hetero.utils.background`) while the passes go on, and those of an
+operator that only views its operand (`VIEWS`: `matmul-to-dense`'s
+transpose of a weight) are kept as that view until their bytes are read
+(`dense_resource_view`): `alter-op-layout` packs such a weight from the
+array it views, in one pass instead of a copy and a pass over the copy.
 """
 
 from __future__ import annotations
@@ -59,7 +63,11 @@ from hetero.interpreter.relay import (
     element_dtype,
     evaluate_op,
 )
-from hetero.utils.dense_resources import dense_resource, dense_resource_later
+from hetero.utils.dense_resources import (
+    dense_resource,
+    dense_resource_later,
+    dense_resource_view,
+)
 
 INLINE_LIMIT = 64
 """Folded constants with more elements than this become `dense_resource`s."""
@@ -69,6 +77,11 @@ LATER_LIMIT = 1 << 16
 computed in the background where they can be (`array_evaluator`): such
 weights (a network's scaled convolution weights) are most of the pass's
 time (docs/performance.md)."""
+
+
+VIEWS = (relay.TransposeOp, relay.ExpandDimsOp)
+"""Operators whose NumPy rule returns a view of the operand, never a copy
+(a reshape copies a view it cannot reshape in place)."""
 
 
 def constant_of(
@@ -90,6 +103,14 @@ def constant_later(
     return relay.ConstantOp(
         dense_resource_later(lambda: _elements(make(), type), type, hint)
     )
+
+
+def constant_view(
+    view: Callable[[], np.ndarray], type: TensorType[Attribute], hint: str
+) -> relay.ConstantOp:
+    """A `relay.constant` of type `type` holding the values `view()` returns,
+    a view of other constants, made when first read (`dense_resource_view`)."""
+    return relay.ConstantOp(dense_resource_view(view, type, hint))
 
 
 def _elements(array: np.ndarray, type: TensorType[Attribute]) -> np.ndarray:
@@ -136,7 +157,8 @@ class FoldTensorOp(RewritePattern):
         evaluate = array_evaluator(op)
         if evaluate is not None and type.element_count() > LATER_LIMIT:
             make = partial(_evaluated, evaluate, values)
-            _replace(op, partial(constant_later, make), rewriter)
+            later = constant_view if isinstance(op, VIEWS) else constant_later
+            _replace(op, partial(later, make), rewriter)
             return
         value = evaluate_op(op, [attribute_value(v) for v in values])
         # Fresh, or a view of the (read-only) constants: a blob without a copy.

@@ -21,7 +21,9 @@ while the main thread rewrites: a `dense_resource` made `later` is read
   `einsum`'s own loop for that).
 * The thread lives while jobs are queued.  A fork waits for the queue first
   (`os.register_at_fork`): a child starts with no half-done job, and a
-  fresh queue.
+  fresh queue.  Forks in `forking_unsettled` do not wait: children that
+  read no job's result (code generation's workers need the weights'
+  shapes, not their values) start while the jobs go on in the parent.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 SWITCH_INTERVAL = 0.0002
@@ -90,15 +93,53 @@ class _Queue:
 
 _QUEUE = _Queue()
 
+_UNSETTLED_FORKS = threading.local()
+"""`forking_unsettled`'s depth in each thread (its `depth`)."""
+
+
+def _before_fork() -> None:
+    if not getattr(_UNSETTLED_FORKS, "depth", 0):
+        _QUEUE.settle()
+
+
+_ORPHAN_HOOKS: list[Callable[[], None]] = []
+"""What runs in a child forked in `forking_unsettled` (`on_unsettled_fork`)."""
+
 
 def _forget() -> None:
     """In a forked child: the thread is the parent's."""
     global _QUEUE
     _QUEUE = _Queue()
+    if getattr(_UNSETTLED_FORKS, "depth", 0):
+        for hook in _ORPHAN_HOOKS:
+            hook()
 
 
 if hasattr(os, "register_at_fork"):  # POSIX
-    os.register_at_fork(before=lambda: _QUEUE.settle(), after_in_child=_forget)
+    os.register_at_fork(before=_before_fork, after_in_child=_forget)
+
+
+@contextmanager
+def forking_unsettled() -> Iterator[None]:
+    """Forks from this thread within the block do not wait for the queued
+    jobs.  For children that read none of their results: a job still
+    running at the fork never ends in the child, whose futures of it stay
+    pending (`on_unsettled_fork`: `hetero.utils.dense_resources` fails a
+    read of any).  ViT-B/32
+    packs 340 MB of weights in 0.3-0.5 s, which its compile workers no
+    longer wait for (docs/performance.md)."""
+    _UNSETTLED_FORKS.depth = getattr(_UNSETTLED_FORKS, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _UNSETTLED_FORKS.depth -= 1
+
+
+def on_unsettled_fork(hook: Callable[[], None]) -> None:
+    """Run `hook()` in each child forked in `forking_unsettled`, first thing:
+    it may drop the futures of the parent's jobs (unread: one whose job was
+    running holds a lock no thread of the child will release)."""
+    _ORPHAN_HOOKS.append(hook)
 
 
 def later(job: Callable[[], _T]) -> Future[_T]:
