@@ -9,11 +9,14 @@ PTX (`hetero.lowering.gpu_codegen`, in worker processes while this one
 compiles the host code), and the host functions, whose calls of kernels
 become launches (`lower-gpu-launch`), to a `CpuModule` that links in the
 launch stubs written here, the CUDA driver shim and the stubs of the cuBLAS
-calls (`hetero.runtime.cuda`, `hetero.runtime.cublas`).  No GPU is needed to
+and cuDNN calls (`hetero.runtime.cuda`, `hetero.runtime.cublas`,
+`hetero.runtime.cudnn`).  No GPU is needed to
 compile: the program touches the GPU at its first call.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from xdsl.backend.llvm.convert_type import convert_type
 from xdsl.context import Context
@@ -37,7 +40,7 @@ from hetero.lowering.lower_gpu_launch import (
 )
 from hetero.lowering.parallel_launchers import define_launchers
 from hetero.lowering.pipeline import lower_to_llvm
-from hetero.runtime import cublas
+from hetero.runtime import cublas, cudnn
 from hetero.runtime.cuda import MANAGED_ALLOCATION, GpuProgram, shim_ir
 from hetero.transforms.annotate_device_regions import AnnotateDeviceRegionsPass
 from hetero.transforms.inline_private_functions import InlinePrivateFunctionsPass
@@ -45,28 +48,33 @@ from hetero.transforms.lower_device_kernel_launch import LowerDeviceKernelLaunch
 from hetero.transforms.split_host_device import SplitHostDevicePass
 
 
-def _calls_cublas(function: tir.PrimFuncOp) -> bool:
+def _is_library_stub(name: str) -> bool:
+    """Whether `name` is a stub of a GPU library's call (cuBLAS, cuDNN)."""
+    return cublas.is_stub(name) or cudnn.is_stub(name)
+
+
+def _calls_library(function: tir.PrimFuncOp) -> bool:
     return any(
-        isinstance(op, tir.CallExternOp) and cublas.is_stub(op.callee.data)
+        isinstance(op, tir.CallExternOp) and _is_library_stub(op.callee.data)
         for op in function.walk()
     )
 
 
 def has_gpu_functions(module: ModuleOp) -> bool:
     """Whether `module` has functions for a GPU target, or host functions
-    calling cuBLAS on managed buffers (then `compile_cuda`)."""
+    calling cuBLAS or cuDNN on managed buffers (then `compile_cuda`)."""
     return any(
-        isinstance(op, tir.PrimFuncOp) and (is_gpu(op.target) or _calls_cublas(op))
+        isinstance(op, tir.PrimFuncOp) and (is_gpu(op.target) or _calls_library(op))
         for op in module.ops
     )
 
 
-def mark_cublas_stubs(module: ModuleOp) -> None:
-    """Mark `LAUNCHES` the declarations of the cuBLAS stubs: a call of one
-    queues GPU work, as a launch does.  `lower-gpu-launch` then marks their
-    callers, whose buffers become managed memory, and waits after them."""
+def mark_library_stubs(module: ModuleOp) -> None:
+    """Mark `LAUNCHES` the declarations of the cuBLAS and cuDNN stubs: a call
+    of one queues GPU work, as a launch does.  `lower-gpu-launch` then marks
+    their callers, whose buffers become managed memory, and waits after them."""
     for op in module.ops:
-        if isinstance(op, func_dialect.FuncOp) and cublas.is_stub(op.sym_name.data):
+        if isinstance(op, func_dialect.FuncOp) and _is_library_stub(op.sym_name.data):
             op.attributes[LAUNCHES] = UnitAttr()
 
 
@@ -99,7 +107,7 @@ def compile_cuda(module: ModuleOp, ctx: Context | None = None) -> GpuProgram:
     for device in [op for op in module.ops if isinstance(op, gpu.ModuleOp)]:
         module.body.block.detach_op(device)
     ConvertTirToScfPass().apply(ctx, module)
-    mark_cublas_stubs(module)
+    mark_library_stubs(module)
     LowerGpuLaunchPass().apply(ctx, module)
     lower_to_llvm(module, ctx=ctx)
     define_launchers(module)
@@ -161,9 +169,12 @@ def launch_stubs(module: ModuleOp) -> str:
             and LAUNCHES in function.attributes
         ):
             _use_managed_memory(module, function)
-    return "\n\n".join(
-        [shim_ir(), *(_launch_stub(op) for op in stubs), *_cublas_stubs(module)]
-    )
+    return "\n\n".join([
+        shim_ir(),
+        *(_launch_stub(op) for op in stubs),
+        *_cublas_stubs(module),
+        *cudnn.stubs_ir(_stub_names(module, cudnn.is_stub)),
+    ])  # fmt: skip
 
 
 def _use_managed_memory(module: ModuleOp, function: llvm_dialect.FuncOp) -> None:
@@ -220,18 +231,21 @@ def _cublas_stub(function: str) -> str:
     ])  # fmt: skip
 
 
-def _cublas_functions(module: ModuleOp) -> list[str]:
-    """The cuBLAS functions whose stubs the (`llvm`-dialect) host `module` declares."""
+def _stub_names(module: ModuleOp, is_stub: Callable[[str], bool]) -> list[str]:
+    """The stubs of one library the (`llvm`-dialect) host `module` declares."""
     return [
-        op.sym_name.data.removeprefix(cublas.STUB_PREFIX)
+        op.sym_name.data
         for op in module.ops
-        if isinstance(op, llvm_dialect.FuncOp) and cublas.is_stub(op.sym_name.data)
+        if isinstance(op, llvm_dialect.FuncOp) and is_stub(op.sym_name.data)
     ]
 
 
 def _cublas_stubs(module: ModuleOp) -> list[str]:
     """LLVM IR defining the cuBLAS stubs `module` calls (none: nothing)."""
-    functions = _cublas_functions(module)
+    functions = [
+        name.removeprefix(cublas.STUB_PREFIX)
+        for name in _stub_names(module, cublas.is_stub)
+    ]
     unknown = sorted(set(functions) - set(cublas.FUNCTIONS))
     if unknown:
         raise ValueError(f"no cuBLAS stub for {', '.join(unknown)}")

@@ -32,6 +32,7 @@ import weakref
 from functools import cache
 
 from hetero.runtime.native import NativeModule, runtime_ir
+from hetero.runtime.nvidia import load_nvidia_library, unavailable
 from hetero.utils.diagnostics import HeteroError
 
 INSTALL = "pip install 'hetero[cublas]' (which installs NVIDIA's nvidia-cublas wheel)"
@@ -60,30 +61,15 @@ their parameters after the handle: `alpha`/`beta` are scalars passed by
 pointer, `ptr` device pointers, the rest integers (enums are `i32`)."""
 
 
-class CublasUnavailable(RuntimeError):
-    """No cuBLAS library; the message says what to install."""
-
-
 @cache
 def load_cublas() -> str:
     """Load libcublas from NVIDIA's wheel (once); its path."""
-    try:
-        from cuda.pathfinder import load_nvidia_dynamic_lib
-
-        path = load_nvidia_dynamic_lib("cublas").abs_path
-    except Exception as e:  # pathfinder's several not-found errors
-        raise CublasUnavailable(f"cuBLAS not found ({e}): {INSTALL}") from e
-    assert path is not None
-    return path
+    return load_nvidia_library("cublas", "cuBLAS", INSTALL)
 
 
 def unavailable_reason() -> str | None:
     """Why cuBLAS partitions cannot be compiled here, or None."""
-    try:
-        load_cublas()
-    except CublasUnavailable as e:
-        return str(e)
-    return None
+    return unavailable(load_cublas)
 
 
 def stub_name(function: str) -> str:

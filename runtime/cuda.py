@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from hetero.runtime import cublas
+from hetero.runtime import cublas, cudnn
 from hetero.runtime.native import NativeModule, runtime_ir
 from hetero.utils.diagnostics import HeteroError
 
@@ -439,17 +439,24 @@ class ResidentArray:
         return self._managed.array
 
 
+LIBRARIES = (
+    (cublas.uses_cublas, cublas.CublasBinding),
+    (cudnn.uses_cudnn, cudnn.CudnnBinding),
+)
+"""The GPU libraries host code may call: whether it does, and the binding
+(entry points, handle, state) made at a program's first call."""
+
+
 class GpuProgram:
     """Host code (a `CpuModule`) that launches the kernels of its `PtxModule`s.
 
     The GPU is touched on the first call only: the PTX is loaded, each
     kernel's handle stored in the host code's `@k.function`, and the driver
-    entry points in its function pointers, and cuBLAS is bound when the host
-    code calls it (`hetero.runtime.cublas.CublasBinding`: one handle per
-    program).  A call copies NumPy arguments into managed memory (a
-    `ResidentArray` is uploaded once and reused), runs the host function,
-    reports the first failed driver or cuBLAS call (`CudaError`,
-    `CublasError`) and copies the arrays back (they are shared, as on the
+    entry points in its function pointers, and each library the host code
+    calls is bound (`LIBRARIES`: one handle per program).  A call copies
+    NumPy arguments into managed memory (a `ResidentArray` is uploaded once
+    and reused), runs the host function, reports the first failed driver or
+    library call (`CudaError`, `CublasError`, `CudnnError`) and copies the arrays back (they are shared, as on the
     CPU).  The managed buffers stay with the program for the next call with
     arrays of the same shapes (`_staged`), and calls take turns (a lock):
     they share those buffers and the host code's status."""
@@ -458,7 +465,7 @@ class GpuProgram:
         self.host = host
         self.kernels = tuple(kernels)
         self._modules: list[CudaModule] | None = None
-        self._cublas: cublas.CublasBinding | None = None
+        self._libraries: list[cublas.CublasBinding | cudnn.CudnnBinding] = []
         self._staging: dict[tuple[str, int], ManagedArray] = {}
         self._lock = threading.Lock()
 
@@ -478,8 +485,9 @@ class GpuProgram:
                 self._store(
                     f"{info.name}.function", int(module.kernel(info.name).function)
                 )
-        if cublas.uses_cublas(self.host):
-            self._cublas = cublas.CublasBinding(self.host, self)
+        self._libraries = [
+            bind(self.host, self) for uses, bind in LIBRARIES if uses(self.host)
+        ]
         self._modules = modules  # loaded: only now may the host code run
 
     def _store(self, global_name: str, value: int | None) -> None:
@@ -505,8 +513,8 @@ class GpuProgram:
             self._load()
             status = ctypes.c_int32.from_address(self.host.global_address(STATUS))
             status.value = 0
-            if self._cublas is not None:
-                self._cublas.reset()
+            for library in self._libraries:
+                library.reset()
             managed = [
                 self._staged(name, i, a, fill=not is_result(i, len(args)))
                 if isinstance(a, np.ndarray)
@@ -522,8 +530,8 @@ class GpuProgram:
             ctypes.c_bool.from_address(self.host.global_address(PENDING)).value = False
             if status.value:
                 _check((_driver().CUresult(status.value),), f"a driver call of @{name}")
-            if self._cublas is not None:
-                self._cublas.check(name)
+            for library in self._libraries:
+                library.check(name)
             for i, (arg, copy) in enumerate(zip(args, managed)):
                 copied_back = results is None or is_result(i, len(args))
                 if isinstance(copy, ManagedArray) and copied_back:

@@ -85,15 +85,35 @@ def _blas_table() -> list[CompositePattern]:
     ]
 
 
-def _conv_table(dtypes: tuple[str, ...]) -> list[CompositePattern]:
-    """conv2d, fused with its bias and relu where the library fuses them."""
+def _conv_table(dtypes: tuple[str, ...], *conv_ok: Predicate) -> list[CompositePattern]:
+    """conv2d (where `conv_ok` holds), fused with its bias and relu where the
+    library fuses them."""
     ok = dtype_in(*dtypes)
-    conv = is_op("nn.conv2d", wildcard(), wildcard()).where(ok)
+    conv = is_op("nn.conv2d", wildcard(), wildcard()).where(ok, *conv_ok)
     return [
         CompositePattern("conv2d_bias_relu", _relu(_bias(conv, ok, (1,)), ok)),
         CompositePattern("conv2d_bias", _bias(conv, ok, (1,))),
         CompositePattern("conv2d", conv),
     ]
+
+
+def _symmetric_padding(op: Operation) -> bool:
+    """Padding the same on both sides: cuDNN's convolution descriptor has one
+    padding per dimension."""
+    top, left, bottom, right = op.padding  # type: ignore[attr-defined]
+    return (top, left) == (bottom, right)
+
+
+_CUDNN_CONV = (
+    attr_in("data_layout", "NCHW"),
+    attr_in("kernel_layout", "OIHW"),
+    attr_in("out_layout", "NCHW"),
+    static_shapes,
+    _symmetric_padding,
+)
+"""The convolutions cuDNN's descriptors describe (any groups: depthwise too);
+its bias and relu are `cudnnAddTensor` and `cudnnActivationForward` after
+it (lowering/external/cudnn.py)."""
 
 
 def _same_shapes(op: Operation) -> bool:
@@ -193,7 +213,7 @@ BUILTIN_PATTERNS: dict[str, list[CompositePattern]] = {
     "blas": _blas_table(),
     "dnnl": _dnnl_table(),
     "cublas": _gemm_table(_GPU_DTYPES),
-    "cudnn": _conv_table(_GPU_DTYPES),
+    "cudnn": _conv_table(_GPU_DTYPES, *_CUDNN_CONV),
     "cutlass": _cutlass_table(),
     "tensorrt": _tensorrt_table(),
 }

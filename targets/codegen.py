@@ -57,6 +57,7 @@ class ExternalCodegen:
 BUILTIN_CODEGENS: dict[str, str] = {
     "blas": "hetero.lowering.external.blas:CODEGEN",
     "cublas": "hetero.lowering.external.cublas:CODEGEN",
+    "cudnn": "hetero.lowering.external.cudnn:CODEGEN",
     "dnnl": "hetero.lowering.external.dnnl:CODEGEN",
 }
 """Kind → `module:attribute` of its built-in hook, imported on first use."""

@@ -438,10 +438,10 @@ def test_entry_point_codegens(monkeypatch: pytest.MonkeyPatch):
 
 def test_builtin_hooks_are_registered_by_name():
     assert codegen.codegen_for("blas") is not None
-    assert codegen.codegen_for("cudnn") is None
+    assert codegen.codegen_for("cutlass") is None
     assert (
-        codegen.unavailable_reason("cudnn")
-        == "no codegen is registered for the external kind 'cudnn'"
+        codegen.unavailable_reason("cutlass")
+        == "no codegen is registered for the external kind 'cutlass'"
     )
 
 

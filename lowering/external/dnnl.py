@@ -47,13 +47,12 @@ from xdsl.ir import Operation, SSAValue
 
 from hetero.dialects import relay, tir
 from hetero.interpreter.relay import constant_value
-from hetero.lowering.external.gemm import buffer_type, partition_prim_func
+from hetero.lowering.external.composites import CompositeLowering
+from hetero.lowering.external.gemm import partition_prim_func
 from hetero.runtime import dnnl as dnnl_runtime
 from hetero.runtime.dnnl import Convolution, Dnnl, Matmul, PostOps, Spec
 from hetero.targets.codegen import ExternalCodegen
-from hetero.te.emit import Emitter, Tensor, store_all
-from hetero.transforms.byoc import composite_callee
-from hetero.transforms.lower_aot_main import returned_leaves
+from hetero.te.emit import Emitter
 from hetero.utils.diagnostics import HeteroError
 
 
@@ -205,62 +204,29 @@ def primitive_of(callee: relay.FnOp) -> Primitive:
     return primitive
 
 
-@dataclass
-class PartitionLowering:
-    """Lowers one partition's composite calls into its prim_func's entry block."""
+@dataclass(kw_only=True)
+class PartitionLowering(CompositeLowering):
+    """Lowers one partition's composite calls, one oneDNN plan each."""
 
-    library: Dnnl
-    emitter: Emitter
+    kind = "dnnl"
+    library = "oneDNN"
+    dnnl: Dnnl
     constants: dict[SSAValue, np.ndarray] = field(default_factory=dict)
     """The partition's parameters that are constants at its call site."""
-    buffers: dict[SSAValue, SSAValue] = field(default_factory=dict)
 
-    def lower(self, func: relay.FuncOp, args: Sequence[SSAValue]) -> None:
-        params, outputs = args[: len(func.args)], args[len(func.args) :]
-        self.buffers.update(zip(func.args, params))
-        *ops, returned = func.body.block.ops
-        value = returned.operands[0]
-        leaves = returned_leaves(value)
-        destinations: dict[SSAValue, SSAValue] = {}
-        for leaf, out in zip(leaves, outputs):
-            destinations.setdefault(leaf, out)
-        for op in ops:
-            if isinstance(op, relay.FnOp) or (
-                op is value.owner and isinstance(op, relay.TupleOp)
-            ):
-                continue
-            callee = composite_callee(op)
-            if callee is None:
-                raise HeteroError(
-                    f"dnnl: {op.name} cannot be compiled by the oneDNN codegen "
-                    "(it runs composites of the dnnl pattern table)",
-                    op,
-                )
-            self._call(op, callee, destinations.get(op.results[0]))
-        for leaf, out in zip(leaves, outputs):
-            if self.buffers[leaf] is not out:
-                store_all(self.emitter, Tensor.of_buffer(self.buffers[leaf]), out)
-
-    def _call(
-        self, op: Operation, callee: relay.FnOp, destination: SSAValue | None
-    ) -> None:
+    def call(self, op: Operation, callee: relay.FnOp, destination: SSAValue) -> None:
         """One `hetero_dnnl_execute` of the composite `callee` called by `op`."""
         primitive = primitive_of(callee)
-        outer = dict(zip(callee.body.block.args, op.args))  # type: ignore[attr-defined]
-        if destination is None:
-            memref_type = buffer_type(op.results[0].type, "an intermediate", op, "dnnl")
-            destination = self.emitter.alloc(
-                memref_type.get_shape(), memref_type.element_type
-            )
+        outer = self.outer(op, callee)
         weights = (
             self.constants.get(outer[primitive.weights])
             if primitive.weights is not None
             else None
         )
         try:
-            plan = self.library.plan(primitive.build(primitive, weights is not None))
+            plan = self.dnnl.plan(primitive.build(primitive, weights is not None))
             blocked = (
-                self.library.reordered_weights(plan, weights)
+                self.dnnl.reordered_weights(plan, weights)
                 if plan.weights is not None
                 else None
             )
@@ -274,7 +240,6 @@ class PartitionLowering:
             buffers[1] = blocked
         buffers += [self.emitter.alloc([-(-n // 4)], f32) for n in plan.scratch]
         self._execute(plan.address, buffers)
-        self.buffers[op.results[0]] = destination
 
     def _execute(self, plan: int, buffers: Sequence[SSAValue | int]) -> None:
         """The call; a buffer given as an int is that address (a constant
@@ -323,7 +288,9 @@ def lower_partition(
     prim.attributes["tir.noalias"] = IntegerAttr(1, i1)
     entry = prim.body.block
     emitter = Emitter(entry, entry, {})
-    PartitionLowering(library, emitter, constants or {}).lower(func, entry.args)
+    PartitionLowering(emitter, dnnl=library, constants=constants or {}).lower(
+        func, entry.args
+    )
     return prim
 
 

@@ -2,8 +2,8 @@
 // REQUIRES: blas
 
 builtin.module {
-  // expected-error@+1 {{external-codegen: no codegen is registered for 'cudnn'}}
-  relay.func @cudnn_main_0(%a: tensor<4xf32>) -> tensor<4xf32> attributes {Compiler = "cudnn", global_symbol = "cudnn_main_0"} {
+  // expected-error@+1 {{external-codegen: no codegen is registered for 'cutlass'}}
+  relay.func @cutlass_main_0(%a: tensor<4xf32>) -> tensor<4xf32> attributes {Compiler = "cutlass", global_symbol = "cutlass_main_0"} {
     relay.return %a : tensor<4xf32>
   }
 }
