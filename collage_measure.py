@@ -5,7 +5,11 @@ estimator registered in `hetero.targets.costs` what a candidate costs.  This
 module is that estimator, at the driver's layer because measuring compiles
 (`hetero.compile`) and runs code: a candidate's module is compiled alone and
 timed on this host, the median of a few timed runs on random inputs of the
-right shapes, less the cost of calling an empty function.  Measurements go to
+right shapes, less the cost of calling an empty function (on the candidate's
+kind of device).  A CPU candidate is timed by the lesser of wall and CPU
+time, a GPU candidate (a `GpuProgram`: hetero's kernels, cuBLAS, cuDNN) by
+the wall clock between two synchronizations of the device, since the host's
+wait for the GPU is no CPU time (`_sample`).  Measurements go to
 a `CostDatabase` keyed by the candidate's structure (its module printed with
 constants as their shapes), the backend and the machine, so a layer measured
 once is never measured again, in any model or process (docs/passes/collage.md).
@@ -269,9 +273,10 @@ def measure(module: ModuleOp | str, runs: int) -> float:
     random inputs, less the cost of calling an empty function."""
     from hetero import driver
 
-    compiled = driver.compile(module)
+    call = _call(driver.compile(module))
     with _TIMING:
-        return max(0.0, _median_call(compiled, runs) - _call_overhead())
+        overhead = _call_overhead(call.wait is not None)
+        return max(0.0, _median_call(call, runs) - overhead)
 
 
 def measure_together(modules: Sequence[ModuleOp], runs: int) -> list[float]:
@@ -362,21 +367,43 @@ def _on_this_device(done: Sequence[tuple[float, str]]) -> list[float]:
     return [seconds for seconds, _ in done]
 
 
-def _median_call(compiled: object, runs: int) -> float:
+def _median_call(call: Callable[[], object], runs: int) -> float:
     """Median seconds per call over `runs` samples of enough calls to last
     about a millisecond (after one call that warms caches and JIT-compiles
     libraries' kernels)."""
-    call = _call(compiled)
     call()
     repeat = max(1, int(1e-3 / max(_sample(call, 1), 1e-7)))
     return statistics.median(_sample(call, repeat) for _ in range(runs))
 
 
-def _call(compiled: object) -> Callable[[], object]:
+@dataclass(frozen=True)
+class _Call:
+    """A call of a compiled function, and how to wait for its device when
+    it runs on a GPU (None: on the CPU), which decides how it is timed
+    (`_sample`)."""
+
+    run: Callable[[], object]
+    wait: Callable[[], None] | None = None
+
+    def __call__(self) -> object:
+        return self.run()
+
+
+def _call(compiled: object) -> _Call:
     """A call of `compiled` on inputs of its shapes (`_random`)."""
     rng = np.random.default_rng(0)
     inputs = [_random(rng, s.shape, np.dtype(s.dtype)) for s in compiled.inputs]  # type: ignore[attr-defined]
-    return partial(compiled, *inputs)  # type: ignore[arg-type]
+    return _Call(partial(compiled, *inputs), _device_wait(compiled))  # type: ignore[arg-type]
+
+
+def _device_wait(compiled: object) -> Callable[[], None] | None:
+    """The GPU's synchronization where `compiled` is a GPU program (its host
+    code launches kernels or calls cuBLAS/cuDNN), else None."""
+    from hetero.runtime import cuda
+
+    if not isinstance(getattr(compiled, "native", None), cuda.GpuProgram):
+        return None
+    return lambda: cuda.device().synchronize()
 
 
 def _random(
@@ -390,30 +417,59 @@ def _random(
 
 
 def _sample(call: Callable[[], object], repeat: int) -> float:
-    """Seconds per call of `repeat` calls: the wall time, or the process's
-    CPU time where that is less.  On a shared machine the wall time counts
-    the time other processes held the CPU (on a loaded 2-core host it made
-    a 20 µs candidate take milliseconds); a candidate that runs on one
-    thread takes its CPU time undisturbed, and one on many threads uses more
-    CPU time than wall time, which is then its latency."""
+    """Seconds per call of `repeat` calls.
+
+    On the CPU: the wall time, or the process's CPU time where that is less.
+    On a shared machine the wall time counts the time other processes held
+    the CPU (on a loaded 2-core host it made a 20 µs candidate take
+    milliseconds); a candidate that runs on one thread takes its CPU time
+    undisturbed, and one on many threads uses more CPU time than wall time,
+    which is then its latency.
+
+    On a GPU (the call has a `wait`): the wall time from a synchronized
+    device to the device synchronized after the last call.  The host waits
+    for the GPU's kernels, and a wait that sleeps or yields is no CPU time:
+    the CPU rule would read a GPU candidate as nearly free."""
+    wait = getattr(call, "wait", None)
+    if wait is not None:
+        wait()
+        start = time.perf_counter()
+        for _ in range(repeat):
+            call()
+        wait()
+        return (time.perf_counter() - start) / repeat
     wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(repeat):
         call()
     return min(time.perf_counter() - wall, time.process_time() - cpu) / repeat
 
 
+_GPU_CONFIG = (
+    " attributes {target.config = #target.config<"
+    '[#target.target<"llvm">, #target.target<"cuda">], fallback = cuda>}'
+)
+
+
+def empty_program(gpu: bool) -> str:
+    """The program whose call is the overhead of calling any compiled
+    function on the CPU or (`gpu`) the GPU: there, one small kernel, the
+    copies in and out and the waits."""
+    return (
+        f"builtin.module{_GPU_CONFIG if gpu else ''} {{\n"
+        "  relay.func @main(%x: tensor<1xf32>) -> tensor<1xf32> {\n"
+        "    %y = relay.negative %x : tensor<1xf32>\n    relay.return %y : tensor<1xf32>\n  }\n}\n"
+    )
+
+
 @cache
-def _call_overhead() -> float:
-    """What calling any compiled function costs (argument checks, output
-    allocation): counted once per kernel would favour fewer, larger
+def _call_overhead(gpu: bool = False) -> float:
+    """What calling any compiled function on the CPU or (`gpu`) the GPU
+    costs (argument checks, output allocation; on a GPU, staging and
+    synchronization too): counted once per kernel would favour fewer, larger
     candidates for no reason."""
     from hetero import driver
 
-    text = (
-        "builtin.module {\n  relay.func @main(%x: tensor<1xf32>) -> tensor<1xf32> {\n"
-        "    %y = relay.negative %x : tensor<1xf32>\n    relay.return %y : tensor<1xf32>\n  }\n}\n"
-    )
-    return _median_call(driver.compile(text), 9)
+    return _median_call(_call(driver.compile(empty_program(gpu))), 9)
 
 
 @register_estimator

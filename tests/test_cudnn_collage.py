@@ -1,0 +1,111 @@
+"""How Collage's measuring estimator times a GPU candidate (`cudnn`, `cublas`,
+hetero's own kernels) against a CPU one (hetero.collage_measure._sample,
+docs/passes/collage.md), with stand-ins for the GPU: no GPU is needed.
+
+A GPU candidate's call ends in a wait for the device, which a blocking or
+yielding synchronization spends asleep: its CPU time is not its latency, so
+a GPU candidate is timed by the wall clock between two synchronizations of
+the device, a CPU candidate by the lesser of wall and CPU time as before.
+"""
+
+from __future__ import annotations
+
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from hetero import collage_measure as measuring
+from hetero import driver
+from hetero.runtime import cuda
+
+SLEEP = 0.02
+"""What a stand-in GPU takes per call: wall time the host spends waiting."""
+
+
+class _StandInGpu:
+    """Calls queue work on the 'GPU' at once; a synchronization sleeps until
+    the queued work is done, as a blocking `cuCtxSynchronize` does."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.queued = 0
+
+    def call(self) -> None:
+        self.events.append("call")
+        self.queued += 1
+
+    def synchronize(self) -> None:
+        self.events.append("wait")
+        time.sleep(SLEEP * self.queued)
+        self.queued = 0
+
+
+def test_a_cpu_candidate_is_timed_by_the_lesser_of_wall_and_cpu_time() -> None:
+    """A call that sleeps (another process holding the CPU, as far as this
+    one can tell) costs its CPU time, nearly nothing."""
+    assert measuring._sample(lambda: time.sleep(SLEEP), 2) < SLEEP / 4
+
+
+def test_a_gpu_candidate_is_timed_by_the_wall_clock_between_synchronizations() -> None:
+    gpu = _StandInGpu()
+    call = measuring._Call(gpu.call, gpu.synchronize)
+    seconds = measuring._sample(call, 3)
+    # The host slept through the GPU's work: CPU time would read ~0.
+    assert seconds >= SLEEP * 0.9
+    assert gpu.events == ["wait", "call", "call", "call", "wait"]
+
+
+def _gpu_program() -> cuda.GpuProgram:
+    """A `GpuProgram` that is never loaded (no GPU is touched)."""
+    return cuda.GpuProgram.__new__(cuda.GpuProgram)
+
+
+def test_the_wait_is_the_devices_synchronization_for_gpu_programs_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    gpu = _StandInGpu()
+    monkeypatch.setattr(cuda, "device", lambda: gpu)
+    wait = measuring._device_wait(SimpleNamespace(native=_gpu_program()))
+    assert wait is not None
+    wait()
+    assert gpu.events == ["wait"]
+    assert measuring._device_wait(SimpleNamespace(native=object())) is None
+    assert measuring._device_wait("not compiled") is None
+
+
+class _Compiled:
+    """A compiled function of no inputs, on `native`."""
+
+    inputs = ()
+
+    def __init__(self, native: object) -> None:
+        self.native = native
+
+    def __call__(self) -> None:
+        pass
+
+
+def test_a_gpu_candidate_is_charged_a_gpu_programs_call_overhead(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The overhead subtracted is that of an empty program on the
+    candidate's kind of device (on a GPU: a kernel, staging, two waits)."""
+    asked: list[bool] = []
+    compiled = _Compiled(_gpu_program())
+    monkeypatch.setattr(driver, "compile", lambda module: compiled)
+    monkeypatch.setattr(measuring, "_median_call", lambda call, runs: 1.0)
+    monkeypatch.setattr(
+        measuring, "_call_overhead", lambda gpu: asked.append(gpu) or 0.25
+    )
+    assert measuring.measure("a candidate", 3) == 0.75  # type: ignore[arg-type]
+    compiled.native = object()
+    measuring.measure("a candidate", 3)  # type: ignore[arg-type]
+    assert asked == [True, False]
+
+
+def test_the_gpu_overhead_program_compiles_to_a_gpu_program_without_a_gpu() -> None:
+    """What `_call_overhead(True)` times (it runs only where there is a GPU)."""
+    assert isinstance(
+        driver.compile(measuring.empty_program(True)).native, cuda.GpuProgram
+    )
