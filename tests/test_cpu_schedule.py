@@ -160,6 +160,35 @@ def test_gemm_wide_output_splits_its_panels() -> None:
     assert (blocks.row_blocks, blocks.panel_blocks) == (2, 2)
 
 
+@pytest.mark.parametrize("threads, panel_blocks", [(1, 1), (2, 2), (4, 4)])
+def test_gemm_splits_its_panels_where_threads_would_be_uneven(
+    threads: int, panel_blocks: int
+) -> None:
+    """GPT-2's 128×3072 · 3072×768 dense: a cache block of `a` holds one
+    row tile of 3072, so its 11 row tiles are 11 tasks, of which one of two
+    threads would run 6.  With more threads than one, the panels are split
+    too, so that each thread runs an even share (`makespan`)."""
+    from hetero.te.schedules.cpu_gemm import Params, _blocks
+    from hetero.te.schedules.problems import Gemm
+
+    target = isas.target("avx512", num_threads=threads)
+    g = Gemm(1, 128, 768, 3072, f32, None, None, None, b_along_k=True)  # type: ignore[arg-type]
+    blocks = _blocks(Params(g, target, tiles(target, f32)))
+    assert (blocks.row_blocks, blocks.panel_blocks) == (11, panel_blocks)
+
+
+def test_makespan_follows_the_pools_chunks() -> None:
+    """Threads take the next chunk as they get free: 11 equal tasks leave
+    one of two threads 6; 64 tasks go in chunks of 4 on two threads."""
+    from hetero.te.schedules.cpu_tiles import makespan
+
+    assert makespan([1] * 11, 2) == 6
+    assert makespan([1] * 11, 1) == 11
+    assert makespan([3, 3, 3, 2], 2) == 6
+    assert makespan([2] * 32 + [1] * 32, 2) == 48
+    assert makespan([10, 1, 1, 1, 1], 2) == 10
+
+
 @pytest.mark.parametrize(
     "k, in_place", [(64, True), (768, True), (2304, True), (512, False), (3072, False)]
 )

@@ -27,7 +27,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from hetero.dialects.target import TargetAttr
 from hetero.dialects.tir import ForKind
-from hetero.targets.cpu import num_threads
+from hetero.targets.cpu import num_threads, parallel_chunk
 from hetero.te.emit import Emitter, Index
 from hetero.te.schedules.isa import VectorIsa, vector_isa
 from hetero.te.schedules.problems import Conv2D, Gemm
@@ -173,6 +173,23 @@ def each_panel(
         emit(full, t.nr)
     if (last := e.when(e.less(whole - 1, p))) is not None:
         emit(last, rest)
+
+
+BALANCE_SLACK = 0.03
+"""How much longer than an even share of the work a parallel loop's busiest
+thread may run (`makespan`) before a schedule cuts its tasks finer."""
+
+
+def makespan(sizes: Sequence[int], threads: int) -> int:
+    """The work of the busiest of `threads` running tasks of `sizes` in a
+    parallel loop: each takes the next chunk (`parallel_chunk`) as it gets
+    free, as the pool's threads do."""
+    chunk = parallel_chunk(len(sizes), threads)
+    loads = [0] * max(1, threads)
+    for start in range(0, len(sizes), chunk):
+        least = loads.index(min(loads))
+        loads[least] += sum(sizes[start : start + chunk])
+    return max(loads)
 
 
 def split(count: int, parts: int) -> tuple[int, int]:
