@@ -70,14 +70,20 @@ this process's own.  Unset: the process pool."""
 
 @cache
 def device_name() -> str:
-    """This host as measurements depend on it: the CPU and its features."""
+    """This host as measurements depend on it: the CPU and its features, and
+    the GPU where there is one (a GPU candidate's cost is the GPU's: hosts of
+    one CPU with different GPUs must not share it)."""
     import llvmlite.binding as llvm
 
+    from hetero.runtime import cuda
     from hetero.runtime.cpu import _initialize
 
     _initialize()
     features = llvm.get_host_cpu_features().flatten()
-    return f"{llvm.get_host_cpu_name()} {hashlib.sha256(features.encode()).hexdigest()[:16]}"
+    name = f"{llvm.get_host_cpu_name()} {hashlib.sha256(features.encode()).hexdigest()[:16]}"
+    if cuda.unavailable_reason() is None:
+        name += f" + {cuda.device().name}"
+    return name
 
 
 def database_path() -> Path | None:

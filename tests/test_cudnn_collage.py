@@ -109,3 +109,22 @@ def test_the_gpu_overhead_program_compiles_to_a_gpu_program_without_a_gpu() -> N
     assert isinstance(
         driver.compile(measuring.empty_program(True)).native, cuda.GpuProgram
     )
+
+
+def test_the_cost_databases_device_names_the_gpu(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two hosts of one CPU with different GPUs keep apart in a shared cost
+    database: the device of a key names the GPU where there is one, and only
+    the CPU where there is none."""
+    names = {}
+    for gpu in (None, "NVIDIA H100", "NVIDIA H200"):
+        measuring.device_name.cache_clear()
+        reason = "no GPU" if gpu is None else None
+        monkeypatch.setattr(cuda, "unavailable_reason", lambda r=reason: r)
+        monkeypatch.setattr(cuda, "device", lambda g=gpu: SimpleNamespace(name=g))
+        names[gpu] = measuring.device_name()
+    measuring.device_name.cache_clear()
+    assert len(set(names.values())) == 3
+    assert names["NVIDIA H200"].endswith(" + NVIDIA H200")
+    assert names["NVIDIA H100"].startswith(names[None])
