@@ -329,6 +329,35 @@ CASES: dict[str, Case] = {
         initializers={"a": np.array(1, np.int64)},
         output_type=TensorProto.INT64,
     ),
+    # -- Slice with negative steps (x[::-1], as Swin's exports slice) ---------
+    "slice_reversed_whole_axis": _case(
+        [_node("Slice", ["x", "s", "e", "a", "t"])],
+        {"x": _X},
+        initializers={
+            "s": _i64(-1),
+            "e": _i64(-(2**63)),
+            "a": _i64(2),
+            "t": _i64(-1),
+        },
+    ),
+    "slice_negative_steps_clamped_and_mixed": _case(
+        [_node("Slice", ["x", "s", "e", "a", "t"])],
+        {"x": _X},
+        initializers={
+            "s": _i64(100, 1, 6),
+            "e": _i64(0, 5, -9),
+            "a": _i64(1, 0, -1),
+            "t": _i64(-2, 1, -3),
+        },
+    ),
+    "slice_negative_step_empty": _case(
+        [
+            _node("Slice", ["x", "s", "e", "a", "t"], "z"),
+            _node("Concat", ["z", "x"], axis=2),
+        ],
+        {"x": _X},
+        initializers={"s": _i64(2), "e": _i64(5), "a": _i64(2), "t": _i64(-1)},
+    ),
     "split_input_sizes_opset13": _case(
         [
             helper.make_node("Split", ["x", "s"], ["a", "b"], axis=-1),

@@ -100,15 +100,22 @@ def slice_bounds(
     steps: Sequence[int],
 ) -> SSAValue:
     """relay.strided_slice of ONNX slice parameters: negative indices count
-    from the end, bounds are clamped; negative steps are not supported."""
+    from the end, bounds are clamped.  An axis of negative step (`x[::-1]`)
+    of a static dimension is left whole by the slice and picked afterwards
+    by a `relay.take` of its positions, which relay's slice (positive
+    strides) cannot express."""
     rank = len(shape)
     begin, strides = [0] * rank, [1] * rank
     end = [_TO_THE_END if d < 0 else d for d in shape]
+    backwards: list[tuple[int, np.ndarray]] = []
     for start, stop, axis, step in zip(starts, ends, axes, steps):
         axis %= rank
         dim = shape[axis]
-        if step < 1:
-            raise n.error("slices with a step below 1 are not supported")
+        if step == 0:
+            raise n.error("a slice step of 0")
+        if step < 0:
+            backwards.append((axis, _backward_positions(n, dim, start, stop, step)))
+            continue
         if dim < 0 and (start < 0 or stop < 0):
             raise n.error(
                 "negative slice bounds on a dynamic dimension are not supported"
@@ -117,13 +124,30 @@ def slice_bounds(
         begin[axis] = min(max(start + dim if start < 0 else start, 0), limit)
         end[axis] = min(max(stop + dim if stop < 0 else stop, 0), limit)
         strides[axis] = step
-    return n.op(
+    result = n.op(
         relay.StridedSliceOp,
         x,
         begin=tuple(begin),
         end=tuple(end),
         strides=tuple(strides),
     )
+    for axis, positions in backwards:
+        indices = n.graph.constant(positions, "positions")
+        result = n.op(relay.TakeOp, result, indices, axis=axis)
+    return result
+
+
+def _backward_positions(
+    n: Node, dim: int, start: int, stop: int, step: int
+) -> np.ndarray:
+    """The positions a slice of negative `step` picks from a dimension of
+    size `dim`, by ONNX's clamping: a negative bound counts from the end,
+    then `start` is clamped to [0, dim - 1] and `stop` to [-1, dim - 1]."""
+    if dim < 0:
+        raise n.error("negative slice steps on a dynamic dimension are not supported")
+    first = min(max(start + dim if start < 0 else start, 0), dim - 1)
+    last = min(max(stop + dim if stop < 0 else stop, -1), dim - 1)
+    return np.arange(first, last, step, dtype=np.int64)
 
 
 def _slice(n: Node) -> SSAValue:
