@@ -329,6 +329,26 @@ CASES: dict[str, Case] = {
         initializers={"a": np.array(1, np.int64)},
         output_type=TensorProto.INT64,
     ),
+    # -- norms (ReduceL2: Swin-v2's normalised attention) -----------------------
+    "reduce_l2_last_axis": _case(
+        [_node("ReduceL2", ["x"], axes=[-1])], {"x": _X}, opset=17
+    ),
+    "reduce_l2_axes_input_opset18": _case(
+        [_node("ReduceL2", ["x", "a"], keepdims=0)],
+        {"x": _X},
+        opset=18,
+        initializers={"a": _i64(0, 2)},
+    ),
+    "reduce_l2_noop_empty_axes_opset18": _case(
+        [_node("ReduceL2", ["x"], noop_with_empty_axes=1)], {"x": _X}, opset=18
+    ),
+    "reduce_l1_all_axes": _case([_node("ReduceL1", ["x"])], {"x": _X}),
+    "reduce_sum_square": _case(
+        [_node("ReduceSumSquare", ["x"], axes=[1], keepdims=0)], {"x": _X}
+    ),
+    "reduce_log_sum": _case(
+        [_node("ReduceLogSum", ["x"], axes=[2])], {"x": np.abs(_X) + 0.1}
+    ),
     # -- Slice with negative steps (x[::-1], as Swin's exports slice) ---------
     "slice_reversed_whole_axis": _case(
         [_node("Slice", ["x", "s", "e", "a", "t"])],

@@ -1,7 +1,10 @@
-"""Converters of the reductions over axes (ReduceSum, ReduceMean) and of
+"""Converters of the reductions over axes (ReduceSum, ReduceMean, the
+norms ReduceL1, ReduceL2, ReduceSumSquare, and ReduceLogSum) and of
 the running sum along one (CumSum)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from xdsl.ir import SSAValue
 
@@ -9,19 +12,38 @@ from hetero.dialects import relay
 from hetero.frontends.onnx.node import Converter, Node
 from hetero.frontends.onnx.transform import slice_bounds
 
+Elementwise = Callable[[Node, SSAValue], SSAValue]
 
-def _reduce(cls: type[relay.ReduceOp]) -> Converter:
-    """ReduceSum/ReduceMean: axes an attribute, or an input (ReduceSum from
-    opset 13, ReduceMean from 18); none reduce everything unless
-    `noop_with_empty_axes`."""
+
+def _square(n: Node, x: SSAValue) -> SSAValue:
+    return n.op(relay.MultiplyOp, x, x)
+
+
+def _unary(cls: type[relay.TensorOp]) -> Elementwise:
+    return lambda n, x: n.op(cls, x)
+
+
+def _reduce(
+    cls: type[relay.ReduceOp],
+    before: Elementwise | None = None,
+    after: Elementwise | None = None,
+) -> Converter:
+    """A reduction as relay's sum or mean between elementwise steps (the
+    norms: ReduceL2 is `sqrt(sum(x * x))`): axes an attribute, or an input
+    (ReduceSum from opset 13, the others from 18); none reduce everything
+    unless `noop_with_empty_axes`, which reduces nothing but still applies
+    the steps (as onnxruntime does: ReduceL2 of no axes is `|x|`)."""
 
     def convert(n: Node) -> SSAValue:
+        x = n.input(0) if before is None else before(n, n.input(0))
         axes = n.ints("axes", 1)
         if not axes and n.attrs.get("noop_with_empty_axes", 0):
-            return n.input(0)
-        keepdims = bool(n.attrs.get("keepdims", 1))
-        axis = tuple(axes) if axes else None
-        return n.op(cls, n.input(0), axis=axis, keepdims=keepdims)
+            result = x
+        else:
+            keepdims = bool(n.attrs.get("keepdims", 1))
+            axis = tuple(axes) if axes else None
+            result = n.op(cls, x, axis=axis, keepdims=keepdims)
+        return result if after is None else after(n, result)
 
     return convert
 
@@ -61,6 +83,10 @@ def _cumsum(n: Node) -> SSAValue:
 CONVERTERS: dict[str, Converter] = {
     "ReduceSum": _reduce(relay.SumOp),
     "ReduceMean": _reduce(relay.MeanOp),
+    "ReduceSumSquare": _reduce(relay.SumOp, _square),
+    "ReduceL1": _reduce(relay.SumOp, _unary(relay.AbsOp)),
+    "ReduceL2": _reduce(relay.SumOp, _square, _unary(relay.SqrtOp)),
+    "ReduceLogSum": _reduce(relay.SumOp, None, _unary(relay.LogOp)),
     "CumSum": _cumsum,
 }
 """ONNX op type → converter: the reductions' rows of `importer.CONVERTERS`."""
