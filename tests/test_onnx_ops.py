@@ -582,6 +582,14 @@ def test_expand_to_a_run_time_shape_takes_the_declared_shape() -> None:
             ),
             r"ONNX node 'c' \(CumSum\): input 1 \('a'\) must be a constant",
         ),
+        (
+            _case(
+                [_node("Slice", ["x", "s", "e", "a", "t"], name="sl")],
+                {"x": _X},
+                initializers={"s": _i64(0), "e": _i64(4), "a": _i64(1), "t": _i64(0)},
+            ),
+            r"ONNX node 'sl' \(Slice\): a slice step of 0",
+        ),
     ],
     ids=[
         "einsum-diagonal",
@@ -590,6 +598,7 @@ def test_expand_to_a_run_time_shape_takes_the_declared_shape() -> None:
         "expand-unknown",
         "gelu-approximate",
         "cumsum-run-time-axis",
+        "slice-step-zero",
     ],
 )
 def test_what_stays_out_is_a_located_diagnostic(case: Case, message: str) -> None:
