@@ -177,6 +177,19 @@ def test_gemm_splits_its_panels_where_threads_would_be_uneven(
     assert (blocks.row_blocks, blocks.panel_blocks) == (11, panel_blocks)
 
 
+def test_gemm_of_many_row_blocks_is_not_balanced_task_by_task() -> None:
+    """Where the tasks are so many that each thread's share is within the
+    slack, no task list is made: a GEMM of 2**40 rows (a test's intermediate
+    larger than memory) took 19 GB to plan."""
+    from hetero.te.schedules.cpu_gemm import Params, _blocks
+    from hetero.te.schedules.problems import Gemm
+
+    target = isas.target("avx512", num_threads=2)
+    g = Gemm(1, 2**40, 3, 4, f32, None, None, None, b_along_k=True)  # type: ignore[arg-type]
+    blocks = _blocks(Params(g, target, tiles(target, f32)))
+    assert blocks.panel_blocks == 1 and blocks.row_blocks > 2**25
+
+
 def test_makespan_follows_the_pools_chunks() -> None:
     """Threads take the next chunk as they get free: 11 equal tasks leave
     one of two threads 6; 64 tasks go in chunks of 4 on two threads."""

@@ -204,11 +204,16 @@ def _blocks(p: Params) -> _Blocks:
             math.ceil(row_tiles / cache_tiles), math.ceil(p.tasks / (g.batch * panels))
         ),
     )
-    rows = [min(row_block, row_tiles - r * row_block) for r in range(row_blocks)]
     least = math.ceil(p.tasks / (g.batch * row_blocks))
-    panel_block, panel_blocks = _balanced_panel_blocks(
-        rows * g.batch, panels, least, num_threads(p.target)
-    )
+    threads = num_threads(p.target)
+    if g.batch * row_blocks * least * BALANCE_SLACK >= threads:
+        # Tasks so many that a thread's share is within the slack anyway.
+        panel_block, panel_blocks = split(panels, least)
+    else:
+        rows = [min(row_block, row_tiles - r * row_block) for r in range(row_blocks)]
+        panel_block, panel_blocks = _balanced_panel_blocks(
+            rows * g.batch, panels, least, threads
+        )
     return _Blocks(panels, row_tiles, row_block, row_blocks, panel_block, panel_blocks)
 
 
