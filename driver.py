@@ -513,7 +513,6 @@ def _compile(
         return _compile_static(module, entry, timings)
 
 
-@progress.reporting()
 def _code_generation(
     module: ModuleOp, entry: str, timings: dict[str, float]
 ) -> CpuModule | GpuProgram:
@@ -548,6 +547,7 @@ def _code_generation(
     return native
 
 
+@progress.reporting()
 def _compile_static(
     module: ModuleOp, entry: str, timings: dict[str, float]
 ) -> CompiledFunction:
