@@ -7,8 +7,8 @@ seeded random weights, batch 1, for `tests/test_model_corpus.py` and
 
 writes `DIR/NAME.onnx` (the TorchScript exporter, opset 17) and
 `DIR/NAME.dynamo.onnx` (the `torch.export`-based exporter, opset 18) for
-each NAME (default: all of `CORPUS`); `--exporter torchscript` or `dynamo`
-writes one of the two.  It needs the `models` extra
+each NAME of `CORPUS` or of the wider `SWEEP` (default: all of `CORPUS`);
+`--exporter torchscript` or `dynamo` writes one of the two.  It needs the `models` extra
 (`pip install 'hetero[models]'`: torch, torchvision, transformers,
 onnxscript).
 
