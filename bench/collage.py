@@ -1,6 +1,6 @@
 """Collage's measured plan against each single-backend plan.
 
-    python -m bench collage [--rounds N] [MODEL ...]
+    python -m bench collage [--gpu] [--rounds N] [MODEL ...]
         # default: squeezenet bvlc_alexnet inception_v1 resnet50 distilbert
 
 Each network (the `onnx` wheel's light zoo with seeded random weights,
@@ -24,6 +24,11 @@ hetero's own program); the row says which.
 Collage's search is timed twice: cold (a fresh cost database, every
 candidate measured, in parallel worker processes: `HETERO_COLLAGE_JOBS`),
 then warm (the same database, nothing measured).
+
+With `--gpu` the plans are the GPU's (`GPU`): hetero's own kernels
+(`cuda`, the host code on one `llvm` thread), own + cuBLAS, own + cuDNN, and
+collage over both, timed by the wall clock (a call returns once its results
+are back on the host); without a GPU it says why and stops.
 
 The last line is `collage: X.XX× best single backend (worst of ...)`,
 X = the best single-backend plan's time / collage's time, the worst over
@@ -53,9 +58,31 @@ CORPUS_VARIABLE = "HETERO_MODEL_CORPUS_DIR"
 """A folder of exported corpus models (`model_corpus.file_name`) to load
 rather than export again (the corpus tests' folder)."""
 MODELS = ("squeezenet", "bvlc_alexnet", "inception_v1", "resnet50", "distilbert")
-KINDS = ("blas", "dnnl")
 ROUNDS = 7
 ONE_THREAD = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "HETERO_NUM_THREADS")
+
+
+@dataclass(frozen=True)
+class Device:
+    """Where the plans run: the regular targets every plan has (the first
+    takes the ops no kind takes: the configuration's fallback device), the
+    external kinds collage places among, and the clock a call is timed by."""
+
+    name: str
+    targets: tuple[str, ...]
+    kinds: tuple[str, ...]
+    clock: Callable[[], float]
+    clock_name: str
+
+
+CPU = Device("cpu", ("llvm",), ("blas", "dnnl"), time.process_time, "per-call CPU time")
+"""One thread's CPU time is its latency, without the time other processes
+held the CPU."""
+
+GPU = Device(
+    "gpu", ("cuda", "llvm"), ("cublas", "cudnn"), time.perf_counter, "wall time"
+)
+"""A GPU call waits for its results, which the CPU time would not count."""
 
 
 @dataclass
@@ -71,14 +98,15 @@ class Row:
         return min(self.single.values()) / self.collage
 
 
-def last_line(rows: list[Row], rounds: int) -> str:
+def last_line(rows: list[Row], rounds: int, device: Device = CPU) -> str:
     """`collage: X.XX× best single backend (worst of ...)`: the worst ratio."""
     worst = min(row.ratio for row in rows)
     each = ", ".join(f"{row.name} {row.ratio:.2f}×" for row in rows)
+    where = "one thread" if device is CPU else "GPU, host code on one thread"
     return (
         f"collage: {worst:.2f}× best single backend (worst of {each}; "
-        f"best of {', '.join(rows[0].single)}; one thread, medians of {rounds} "
-        "interleaved rounds of per-call CPU time)"
+        f"best of {', '.join(rows[0].single)}; {where}, medians of {rounds} "
+        f"interleaved rounds of {device.clock_name})"
     )
 
 
@@ -105,8 +133,10 @@ def network(name: str) -> tuple[Any, list[np.ndarray] | None] | str:
     return from_onnx(model), list(model_corpus.example_inputs(name).values())
 
 
-def compiled_with(module: Any, kinds: tuple[str, ...], collage: bool = False) -> Any:
-    """`module` compiled for one-thread `llvm` plus `kinds`."""
+def compiled_with(
+    module: Any, kinds: tuple[str, ...], collage: bool = False, device: Device = CPU
+) -> Any:
+    """`module` compiled for `device`'s targets (`llvm` on one thread) plus `kinds`."""
     from hetero.dialects.target import (
         CONFIG_ATTR_NAME,
         CompilationConfigAttr,
@@ -114,24 +144,28 @@ def compiled_with(module: Any, kinds: tuple[str, ...], collage: bool = False) ->
     )
 
     module = module.clone()
-    llvm = TargetAttr("llvm", llvm_options(num_threads=1))
-    module.attributes[CONFIG_ATTR_NAME] = CompilationConfigAttr(
-        [llvm, *map(TargetAttr, kinds)]
-    )
+    targets = [
+        TargetAttr(t, llvm_options(num_threads=1)) if t == "llvm" else TargetAttr(t)
+        for t in (*device.targets, *kinds)
+    ]
+    fallback = targets[0].kind.device_type
+    module.attributes[CONFIG_ATTR_NAME] = CompilationConfigAttr(targets, fallback)
     return hetero.compile(module, collage=collage)
 
 
-def collage_compiles(module: Any, kinds: tuple[str, ...]) -> tuple[Any, str]:
+def collage_compiles(
+    module: Any, kinds: tuple[str, ...], device: Device = CPU
+) -> tuple[Any, str]:
     """Collage's compile, its search cold and warm: the compiled function
     and a line of search times."""
     with tempfile.TemporaryDirectory() as directory:
         database = os.path.join(directory, "costs.json")
         os.environ["HETERO_COLLAGE_DB"] = database
         try:
-            cold = compiled_with(module, kinds, collage=True)
+            cold = compiled_with(module, kinds, True, device)
             with open(database) as f:
                 measured = len(json.load(f))
-            warm = compiled_with(module, kinds, collage=True)
+            warm = compiled_with(module, kinds, True, device)
         finally:
             del os.environ["HETERO_COLLAGE_DB"]
     search = "collage-partition"
@@ -141,23 +175,26 @@ def collage_compiles(module: Any, kinds: tuple[str, ...]) -> tuple[Any, str]:
     )
 
 
-def bench_network(name: str, kinds: tuple[str, ...], rounds: int) -> Row | None:
+def bench_network(
+    name: str, kinds: tuple[str, ...], rounds: int, device: Device = CPU
+) -> Row | None:
     """One network's table row (None: skipped, with a line)."""
     found = network(name)
     if isinstance(found, str):
         print(f"{name:>14}: skipped, {found}", flush=True)
         return None
     module, inputs = found
-    plans: dict[str, Any] = {"llvm": compiled_with(module, ())}
+    own = device.targets[0]
+    plans: dict[str, Any] = {own: compiled_with(module, (), device=device)}
     for kind in kinds:
-        plans[f"+{kind}"] = compiled_with(module, (kind,))
-    plans["collage"], search = collage_compiles(module, kinds)
+        plans[f"+{kind}"] = compiled_with(module, (kind,), device=device)
+    plans["collage"], search = collage_compiles(module, kinds, device)
     if inputs is None:
         rng = np.random.default_rng(1)
         inputs = [
-            rng.standard_normal(s.shape).astype(s.dtype) for s in plans["llvm"].inputs
+            rng.standard_normal(s.shape).astype(s.dtype) for s in plans[own].inputs
         ]
-    reference = plans["llvm"](*inputs)
+    reference = plans[own](*inputs)
     error = max(
         float(np.abs(f(*inputs) - reference).max() / np.abs(reference).max())
         for f in plans.values()
@@ -165,7 +202,7 @@ def bench_network(name: str, kinds: tuple[str, ...], rounds: int) -> Row | None:
     alike = same_programs(plans)
     timed = {n: f for n, f in plans.items() if alike[n] == n}
     calls: list[Callable[[], object]] = [partial(f, *inputs) for f in timed.values()]
-    measured = dict(zip(timed, interleaved(calls, rounds, clock=time.process_time)))
+    measured = dict(zip(timed, interleaved(calls, rounds, clock=device.clock)))
     times = {n: measured[first] for n, first in alike.items()}
     collage = times.pop("collage")
     row = Row(name, times, collage)
@@ -187,19 +224,28 @@ def same_programs(plans: dict[str, Any]) -> dict[str, str]:
     hetero's own program.  One program is timed once: timed twice, it would
     only measure the noise between two runs of it."""
 
-    def code(plan: Any) -> tuple[bytes, ...]:
-        return tuple(sorted(o.object for o in plan.native.objects))
+    def code(plan: Any) -> tuple[bytes | str, ...]:
+        native = plan.native
+        host = getattr(native, "host", native)  # a GPU program's host code
+        kernels = sorted(k.ptx for k in getattr(native, "kernels", ()))
+        return (*sorted(o.object for o in host.objects), *kernels)
 
     first: dict[tuple[bytes, ...], str] = {}
     return {n: first.setdefault(code(f), n) for n, f in plans.items()}
 
 
 def main(argv: list[str]) -> None:
+    from hetero.runtime import cuda
     from hetero.targets.codegen import unavailable_reason
 
     parser = argparse.ArgumentParser(
         prog="python -m bench collage",
         description="Collage's plan vs each single-backend plan, one thread.",
+    )
+    parser.add_argument(
+        "--gpu",
+        action="store_true",
+        help="the GPU's plans: cuda, +cublas, +cudnn (default: the CPU's)",
     )
     parser.add_argument(
         "models",
@@ -215,22 +261,27 @@ def main(argv: list[str]) -> None:
     for name in args.models:
         if name not in known:
             parser.error(f"unknown network '{name}' (choose from {', '.join(known)})")
+    device = GPU if args.gpu else CPU
+    if args.gpu and (why := cuda.unavailable_reason()) is not None:
+        print(f"collage: skipped: no GPU ({why})")
+        return
     for variable in ONE_THREAD:
         os.environ[variable] = "1"
     kinds = []
-    for kind in KINDS:
+    for kind in device.kinds:
         if (why := unavailable_reason(kind)) is None:
             kinds.append(kind)
         else:
             print(f"{kind}: left out: {why}")
-    heads = " ".join(f"{h + ' ms':>10}" for h in ("llvm", *(f"+{k}" for k in kinds)))
+    own = device.targets[0]
+    heads = " ".join(f"{h + ' ms':>10}" for h in (own, *(f"+{k}" for k in kinds)))
     print(f"{'network':>14} {heads} {'collage ms':>10} {'vs best':>10} {'rel err':>8}")
     rows = [
         row
         for name in args.models or MODELS
-        if (row := bench_network(name, tuple(kinds), args.rounds)) is not None
+        if (row := bench_network(name, tuple(kinds), args.rounds, device)) is not None
     ]
     if not rows:
         print("collage: no network ran")
         return
-    print(last_line(rows, args.rounds))
+    print(last_line(rows, args.rounds, device))

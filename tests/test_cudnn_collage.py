@@ -128,3 +128,54 @@ def test_the_cost_databases_device_names_the_gpu(
     assert len(set(names.values())) == 3
     assert names["NVIDIA H200"].endswith(" + NVIDIA H200")
     assert names["NVIDIA H100"].startswith(names[None])
+
+
+CONV = """builtin.module {
+  relay.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x6x8x8xf32> {
+    %w = relay.constant dense<0.5> : tensor<6x4x3x3xf32>
+    %y = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x8x8xf32>
+    %r = relay.relu %y : tensor<1x6x8x8xf32>
+    relay.return %r : tensor<1x6x8x8xf32>
+  }
+}"""
+
+
+def test_the_bench_compiles_the_gpus_plans_without_a_gpu() -> None:
+    """`python -m bench collage --gpu`'s plans: hetero's kernels (`cuda`, the
+    host code on `llvm`) and a kind beside them compile where no GPU is (a
+    device session then only runs them), into programs the bench tells
+    apart by their code."""
+    pytest.importorskip("cuda.bindings")
+    from bench.collage import GPU, compiled_with, same_programs
+    from hetero.context import parse_module
+    from hetero.runtime.cudnn import unavailable_reason
+
+    if (why := unavailable_reason()) is not None:
+        pytest.skip(why)
+    module = parse_module(CONV)
+    plans = {
+        "cuda": compiled_with(module, (), device=GPU),
+        "+cudnn": compiled_with(module, ("cudnn",), device=GPU),
+    }
+    assert all(isinstance(p.native, cuda.GpuProgram) for p in plans.values())
+
+    def kernels(plan: object) -> list[str]:
+        return [k.name for k in plan.native.kernels]  # type: ignore[attr-defined]
+
+    assert any("conv2d" in k for k in kernels(plans["cuda"]))
+    assert not any("conv2d" in k for k in kernels(plans["+cudnn"]))  # cuDNN's
+    assert same_programs(plans) == {"cuda": "cuda", "+cudnn": "+cudnn"}
+
+
+def test_the_bench_says_why_it_has_no_gpu(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bench import collage
+
+    monkeypatch.setattr(cuda, "unavailable_reason", lambda: "no GPU here")
+    collage.main(["--gpu"])
+    assert (
+        capsys.readouterr()
+        .out.strip()
+        .endswith("collage: skipped: no GPU (no GPU here)")
+    )
