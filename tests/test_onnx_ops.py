@@ -606,6 +606,18 @@ def test_what_stays_out_is_a_located_diagnostic(case: Case, message: str) -> Non
         from_onnx(case[0])
 
 
+def test_a_backward_slice_of_a_dynamic_dimension_is_a_located_diagnostic() -> None:
+    """Its positions depend on the size, which is known only at run time."""
+    model, _ = _case(
+        [_node("Slice", ["x", "s", "e", "a", "t"], name="sl")],
+        {"x": _X},
+        initializers={"s": _i64(-1), "e": _i64(-9), "a": _i64(0), "t": _i64(-1)},
+    )
+    message = r"ONNX node 'sl' \(Slice\): negative slice steps on a dynamic dimension"
+    with pytest.raises(HeteroError, match=message):
+        from_onnx(model, batch="dynamic")
+
+
 # ----------------------------------------------------------------------------
 # Transformer blocks as the exporters write them
 # ----------------------------------------------------------------------------
