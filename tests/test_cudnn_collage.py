@@ -179,3 +179,27 @@ def test_the_bench_says_why_it_has_no_gpu(
         .out.strip()
         .endswith("collage: skipped: no GPU (no GPU here)")
     )
+
+
+def test_collage_places_a_convolution_on_cudnn_by_its_costs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Collage over the GPU's kinds, with injected costs that make cuDNN's
+    convolution the cheaper: the plan the bench's `--gpu` run compiles puts
+    it there, and the program compiles without a GPU."""
+    pytest.importorskip("cuda.bindings")
+    from test_collage import FixedCosts
+
+    from bench.collage import GPU, compiled_with
+    from hetero.context import parse_module
+    from hetero.runtime.cudnn import unavailable_reason
+    from hetero.targets import costs
+
+    if (why := unavailable_reason()) is not None:
+        pytest.skip(why)
+    favourite = {"relay.nn.conv2d": "cudnn"}
+    monkeypatch.setattr(costs, "_DEFAULT", [])
+    costs.register_estimator(lambda **options: FixedCosts(favourite))
+    plan = compiled_with(parse_module(CONV), ("cudnn",), collage=True, device=GPU)
+    assert isinstance(plan.native, cuda.GpuProgram)
+    assert not any("conv2d" in k.name for k in plan.native.kernels)
