@@ -606,6 +606,25 @@ def test_what_stays_out_is_a_located_diagnostic(case: Case, message: str) -> Non
         from_onnx(case[0])
 
 
+def test_the_shape_of_a_dynamic_value_is_a_located_diagnostic() -> None:
+    """A static `Shape` folds; a dynamic one is named as such, not as an
+    unsupported operator."""
+    model, _ = _case(
+        [
+            _node("Shape", ["x"], "s", name="sh"),
+            _node("Reshape", ["x", "s"], name="r"),
+        ],
+        {"x": _X},
+    )
+    message = (
+        r"ONNX node 'sh' \(Shape\): the shape of a value with dynamic dimensions "
+        r"\(tensor<\?x5x8xf32>\) is known only at run time"
+    )
+    with pytest.raises(HeteroError, match=message):
+        from_onnx(model, batch="dynamic")
+    assert "relay.reshape" in _op_names(model)
+
+
 def test_a_backward_slice_of_a_dynamic_dimension_is_a_located_diagnostic() -> None:
     """Its positions depend on the size, which is known only at run time."""
     model, _ = _case(

@@ -354,7 +354,21 @@ def _range(n: Node) -> SSAValue:
     raise n.error("start, limit and delta must be constants (the length is the shape)")
 
 
+def _run_time_shape(n: Node) -> SSAValue:
+    """`Shape` and `Size` fold at import when their input's type is static;
+    they reach a converter only for a value with dynamic dimensions (a
+    model imported with `batch="dynamic"`), whose shape arithmetic the
+    importer does not carry to run time: say so, rather than call the
+    operator unsupported."""
+    raise n.error(
+        f"the shape of a value with dynamic dimensions ({n.input(0).type}) is "
+        "known only at run time; shape arithmetic on it is not supported"
+    )
+
+
 CONVERTERS: dict[str, Converter] = {
+    "Shape": _run_time_shape,
+    "Size": _run_time_shape,
     "Reshape": _reshape,
     "Flatten": _flatten,
     "Transpose": _transpose,
