@@ -113,6 +113,31 @@ def test_when_the_cpu_schedule_asks_for_winograd(
     assert got == wanted
 
 
+@pytest.mark.parametrize(
+    ("option", "wanted"), [("", (4, 64)), (4, (4, 64)), (2, (2, 64)), (0, (0, 0))]
+)
+def test_the_target_caps_the_winograd_tile(option: object, wanted: tuple[int, int]):
+    """The `llvm` target's `winograd` option: the largest output tile a 3x3
+    convolution may take (F(4x4) by default on a 28x28 image), 0 none."""
+    target = parse_target_string(
+        f"llvm -mcpu=x86-64 -mattr=+avx512f{f' -winograd={option}' if option != '' else ''}"
+    )
+    shape = ((64, 64, 3, 3), (1, 64, 28, 28), (1, 1), (1, 1), 1, f32)
+    assert conv2d_winograd_tile(*shape, target) == wanted
+
+
+def test_a_convolution_the_target_keeps_from_winograd_is_direct_and_right() -> None:
+    """`winograd = 0`: no weight in the Winograd domain, and the result is
+    the interpreter's; `winograd = 2` on an image F(4x4) would take."""
+    x = (1, 16, 24, 24)
+    w = (RNG.standard_normal((32, 16, 3, 3)) / 12).astype(np.float32)
+    data = RNG.standard_normal(x).astype(np.float32)
+    for option, positions in ((0, []), (2, [16]), (4, [36])):
+        text = _conv(x, w, 1, target=f"winograd = {option} : i64")
+        assert [s[0] for s in _winograd_weights(text)] == positions
+        _check(text, data)
+
+
 def _hex(array: np.ndarray) -> str:
     return "0x" + np.ascontiguousarray(array, "<f4").tobytes().hex().upper()
 

@@ -42,6 +42,14 @@ _LLVM_OPTIONS = {
         "at compile time; decided at run time for a run-time trip count) runs on "
         "its caller alone, without waking the thread pool; 0: every loop shares",
     ),
+    "winograd": OptionSpec(
+        int,
+        default=4,
+        choices=(0, 2, 4),
+        doc="the largest output tile m of Winograd's F(m x m, 3 x 3) a 3x3 "
+        "convolution may use: 4 multiplies least, 2 is about three times as "
+        "accurate, 0 computes every convolution directly",
+    ),
     "data_layout": OptionSpec(
         str,
         default="NCHW",

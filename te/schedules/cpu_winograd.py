@@ -60,6 +60,11 @@ accurate (a 3x3 layer's error, relative to its largest output, about 5e-6
 against 7e-7); on the images of at least 24 rows and columns it measured
 faster, on 14x14 alike."""
 
+TILE_OPTION = "winograd"
+"""The `llvm` target's option capping the output tile (0: no Winograd): F(4x4)
+put Inception-v3's logits 2.0e-4 of the largest from onnxruntime's, F(2x2)
+6.2e-5 (docs/cpu-schedules.md)."""
+
 WINOGRAD_DEPTH = 16
 """Fewest input channels for which a 3x3 conv2d goes to the Winograd domain
 (SqueezeNet's 16 -> 64 at 55x55 is faster by Winograd than direct; fewer
@@ -109,8 +114,15 @@ def conv2d_winograd_tile(
     height, width = out_shape[2:]
     if out_channels % t.lanes or height * width < WINOGRAD_PIXELS:
         return 0, 0
-    tile = max(m for m, least in OUTPUT_TILES.items() if min(height, width) >= least)
-    return tile, dividing_block(out_channels, t)
+    largest = target.option(TILE_OPTION) if target is not None else None
+    tiles = [
+        m
+        for m, least in OUTPUT_TILES.items()
+        if min(height, width) >= least and (largest is None or m <= largest)
+    ]
+    if not tiles:
+        return 0, 0
+    return max(tiles), dividing_block(out_channels, t)
 
 
 def winograd_applies(c: Conv2D, target: TargetAttr | None) -> bool:
