@@ -131,6 +131,24 @@ def test_corpus_model_compiles_and_matches_onnxruntime(
     )
 
 
+ACCURATE_TARGETS = {"inception_v3": "llvm -winograd=2"}
+"""Known mismatches and the target that brings each within
+`MAX_RELATIVE_ERROR` (the `llvm` target's `winograd` cap: F(2x2) at most)."""
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("name", ACCURATE_TARGETS)
+def test_known_mismatch_matches_with_its_accurate_target(
+    corpus_dir: Path, name: str
+) -> None:
+    model = _exported(corpus_dir, name, "torchscript")
+    inputs = example_inputs(name)
+    reference = _onnxruntime(model, inputs)
+    compiled = hetero.compile(from_onnx(model), targets=ACCURATE_TARGETS[name])
+    error = _relative_error(compiled(*inputs.values()), reference)
+    assert error <= MAX_RELATIVE_ERROR, f"{name}: relative error {error:.2e}"
+
+
 @pytest.mark.models
 @pytest.mark.skipif(NO_GPU is not None, reason=f"needs a GPU: {NO_GPU}")
 @pytest.mark.parametrize("name", CORPUS)
