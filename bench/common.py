@@ -171,23 +171,24 @@ def thread_counts() -> list[int]:
 def corpus_models_argument(
     parser: argparse.ArgumentParser,
 ) -> Callable[[list[str]], None]:
-    """`MODEL ...`: models of the corpus (`hetero.frontends.model_corpus`),
-    default all; returns the check of the parsed names, an unknown one
-    argparse's usage line and exit status 2."""
-    from hetero.frontends.model_corpus import CORPUS
+    """`MODEL ...`: models of the corpus or of the sweep
+    (`hetero.frontends.model_corpus.MODELS`), by default the corpus's;
+    returns the check of the parsed names, an unknown one argparse's usage
+    line and exit status 2."""
+    from hetero.frontends.model_corpus import CORPUS, MODELS
 
     parser.add_argument(
         "models",
         nargs="*",
         metavar="MODEL",
-        help=f"corpus models (default: all of {', '.join(CORPUS)})",
+        help=f"corpus or sweep models (default: all of {', '.join(CORPUS)})",
     )
 
     def check(names: list[str]) -> None:
         for name in names:
-            if name not in CORPUS:
+            if name not in MODELS:
                 parser.error(
-                    f"unknown model '{name}' (choose from {', '.join(CORPUS)})"
+                    f"unknown model '{name}' (choose from {', '.join(MODELS)})"
                 )
 
     return check

@@ -234,6 +234,7 @@ def test_bench_models_arguments(capsys: pytest.CaptureFixture[str]) -> None:
         "dynamo",
         3,
     )
+    assert arguments(["electra", "mnasnet1_0"]).models == ["electra", "mnasnet1_0"]
     for bad in (["gpt3"], ["--exporter", "jit"], ["--rounds", "0"]):
         with pytest.raises(SystemExit) as exit:
             arguments(bad)
