@@ -514,18 +514,16 @@ def _compile(
 
 
 def _code_generation(
-    module: ModuleOp, entry: str, timings: dict[str, float]
+    module: ModuleOp, host: PrimFuncOp, timings: dict[str, float]
 ) -> CpuModule | GpuProgram:
-    """The native code of the functions `@<entry>_host` calls, which are moved
-    out of `module` (code generation may lower them in place); the host
-    function stays, as the host plan reads it afterwards."""
+    """The native code of the functions the host function `host` calls,
+    which are moved out of `module` (code generation may lower them in
+    place); `host` stays, as the host plan reads it afterwards."""
     from hetero.dialects import tir
     from hetero.lowering.cpu_codegen import compile_cpu
     from hetero.lowering.cuda_codegen import compile_cuda, has_gpu_functions
     from hetero.transforms.external_codegen import external_modules
 
-    host = SymbolTable.lookup_symbol(module, f"{entry}_host")
-    assert isinstance(host, tir.PrimFuncOp)
     start = time.perf_counter()
     # The external codegens' functions first: convert-tir-to-scf lowers them
     # before the host function's `tir.call_extern`s of them, which then call
@@ -569,7 +567,7 @@ def _compile_static(
         host = SymbolTable.lookup_symbol(module, f"{entry}_host")
         assert isinstance(host, tir.PrimFuncOp)
         make_in_background(host.attributes[CONSTANTS])
-        native = _code_generation(module, entry, timings)
+        native = _code_generation(module, host, timings)
         start = time.perf_counter()
         settle()  # ... on the background thread, meanwhile
         timings["weights"] = time.perf_counter() - start

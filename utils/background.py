@@ -97,8 +97,12 @@ _UNSETTLED_FORKS = threading.local()
 """`forking_unsettled`'s depth in each thread (its `depth`)."""
 
 
+def _unsettled() -> int:
+    return getattr(_UNSETTLED_FORKS, "depth", 0)
+
+
 def _before_fork() -> None:
-    if not getattr(_UNSETTLED_FORKS, "depth", 0):
+    if not _unsettled():
         _QUEUE.settle()
 
 
@@ -110,7 +114,7 @@ def _forget() -> None:
     """In a forked child: the thread is the parent's."""
     global _QUEUE
     _QUEUE = _Queue()
-    if getattr(_UNSETTLED_FORKS, "depth", 0):
+    if _unsettled():
         for hook in _ORPHAN_HOOKS:
             hook()
 
@@ -125,10 +129,9 @@ def forking_unsettled() -> Iterator[None]:
     jobs.  For children that read none of their results: a job still
     running at the fork never ends in the child, whose futures of it stay
     pending (`on_unsettled_fork`: `hetero.utils.dense_resources` fails a
-    read of any).  ViT-B/32
-    packs 340 MB of weights in 0.3-0.5 s, which its compile workers no
-    longer wait for (docs/performance.md)."""
-    _UNSETTLED_FORKS.depth = getattr(_UNSETTLED_FORKS, "depth", 0) + 1
+    read of any).  ViT-B/32 packs 340 MB of weights in 0.3-0.5 s, which its
+    compile workers no longer wait for (docs/performance.md)."""
+    _UNSETTLED_FORKS.depth = _unsettled() + 1
     try:
         yield
     finally:

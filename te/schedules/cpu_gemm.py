@@ -205,28 +205,30 @@ def _blocks(p: Params) -> _Blocks:
         ),
     )
     least = math.ceil(p.tasks / (g.batch * row_blocks))
-    threads = num_threads(p.target)
-    if g.batch * row_blocks * least * BALANCE_SLACK >= threads:
-        # Tasks so many that a thread's share is within the slack anyway.
-        panel_block, panel_blocks = split(panels, least)
-    else:
-        rows = [min(row_block, row_tiles - r * row_block) for r in range(row_blocks)]
-        panel_block, panel_blocks = _balanced_panel_blocks(
-            rows * g.batch, panels, least, threads
-        )
+    panel_block, panel_blocks = _balanced_panel_blocks(
+        g.batch, row_tiles, row_block, panels, least, num_threads(p.target)
+    )
     return _Blocks(panels, row_tiles, row_block, row_blocks, panel_block, panel_blocks)
 
 
 def _balanced_panel_blocks(
-    rows: Sequence[int], panels: int, least: int, threads: int
+    batch: int, row_tiles: int, row_block: int, panels: int, least: int, threads: int
 ) -> tuple[int, int]:
     """`split` of `panels` into at least `least` blocks, and more where the
-    tasks (each row block of `rows` tiles × each panel block, in `_task`'s
-    order) would leave a thread more than `BALANCE_SLACK` beyond an even
-    share: GPT-2's 128×3072 · 3072×768 dense, 11 row blocks of one tile on
-    two threads, ran 6 of them on one (1.82× one thread's speed, against
-    1.95× for the same GEMM of 768 deep).  Splitting the panels costs a
-    task's packing of its rows of `a` once more per block."""
+    tasks (each batch × each block of `row_block` of the `row_tiles` row
+    tiles × each panel block, in `_task`'s order) would leave a thread more
+    than `BALANCE_SLACK` beyond an even share: GPT-2's 128×3072 · 3072×768
+    dense, 11 row blocks of one tile on two threads, ran 6 of them on one
+    (1.82× one thread's speed, against 1.95× for the same GEMM of 768
+    deep).  Splitting the panels costs a task's packing of its rows of `a`
+    once more per block.  Where the tasks are so many that each thread's
+    share is within the slack anyway, they are not listed."""
+    least = max(1, least)
+    row_blocks = math.ceil(row_tiles / row_block)
+    if batch * row_blocks * least * BALANCE_SLACK >= threads:
+        return split(panels, least)
+    rows = [min(row_block, row_tiles - r * row_block) for r in range(row_blocks)]
+    rows *= batch
 
     def work(parts: int) -> int:
         block, blocks = split(panels, parts)
@@ -234,7 +236,6 @@ def _balanced_panel_blocks(
         return makespan([r * s for r in rows for s in sizes], threads)
 
     even = sum(rows) * panels / max(1, threads)
-    least = max(1, least)
     tried = range(least, max(least, min(panels, 2 * threads * least)) + 1)
     for parts in tried:
         if work(parts) <= even * (1 + BALANCE_SLACK):
