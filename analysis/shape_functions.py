@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from math import prod
 
 from xdsl.dialects.builtin import TensorType
-from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.traits import SymbolTable
 from xdsl.utils.exceptions import VerifyException
 
@@ -121,10 +121,17 @@ class Dim:
             return None
         return Dim.of(self.coefficient // other.coefficient, rest)
 
+    def _plus_nothing(self, other: object) -> Dim:
+        """`self + 0` and `self - 0` (a pad of nothing, a slice from 0)."""
+        if isinstance(other, int) and other == 0:
+            return self
+        raise DynamicShapeError(f"a sum or difference of sizes with {self}")
+
     def _unsupported(self, *_: object) -> Dim:
         raise DynamicShapeError(f"a sum or difference of sizes with {self}")
 
-    __add__ = __radd__ = __sub__ = __rsub__ = __neg__ = _unsupported
+    __add__ = __radd__ = __sub__ = _plus_nothing
+    __rsub__ = __neg__ = _unsupported
     __rfloordiv__ = __rmod__ = __truediv__ = __rtruediv__ = __pow__ = _unsupported
 
     def __index__(self) -> int:
@@ -192,9 +199,18 @@ def _lower_bound(a: int | Dim) -> int:
     return a if isinstance(a, int) else a.coefficient
 
 
+SIZE_LIMIT = 2**62
+"""No size reaches it (nor could a machine hold such a tensor): a slice's
+"to the end" bound."""
+
+
 def _less(a: object, b: object) -> bool:
     if not isinstance(a, int | Dim) or not isinstance(b, int | Dim):
         return NotImplemented  # type: ignore[return-value]
+    if isinstance(b, int) and b >= SIZE_LIMIT:
+        return True
+    if isinstance(a, int) and a >= SIZE_LIMIT:
+        return False
     if isinstance(b, int) and b <= _lower_bound(a):
         return False
     if isinstance(a, int) and a < _lower_bound(b):
@@ -526,6 +542,44 @@ def function_shapes(
     for value in list(analysis.result.shapes):
         analysis.set(value, analysis.result.shapes[value])
     return analysis.result
+
+
+class BlockShapes:
+    """The sizes of a block's values over its arguments' symbols, analysed
+    as ops are added to it: the ONNX importer's shape arithmetic on dynamic
+    dimensions (`Shape` of a value whose batch is `?`), before the function
+    exists.  An op whose sizes cannot be computed leaves its results
+    unknown (`shape` raises for them), not the values around it."""
+
+    def __init__(self, block: Block, same: Sequence[Sequence[Symbol]] = ()) -> None:
+        """`same`: groups of the arguments' symbols that are one size (the
+        model says so: ONNX inputs' dimensions of one name)."""
+        self._block = block
+        self._analysis = _Analysis(None)
+        self._seen: Operation | None = None
+        for group in same:
+            for symbol in group[1:]:
+                self._analysis.unify(Dim(1, (group[0],)), Dim(1, (symbol,)))
+        for index, arg in enumerate(block.args):
+            if isinstance(arg.type, TensorType):
+                self._analysis.set(arg, parameter_shape(arg.type, index))
+
+    def shape(self, value: SSAValue) -> Shape:
+        """`value`'s sizes; `DynamicShapeError` where they are unknown."""
+        self._catch_up()
+        shapes = self._analysis.result.shapes
+        if value not in shapes:
+            raise DynamicShapeError(f"the sizes of {value.type} are not known")
+        return tuple(self._analysis.canonical(d) for d in shapes[value])
+
+    def _catch_up(self) -> None:
+        op = self._block.first_op if self._seen is None else self._seen.next_op
+        while op is not None:
+            try:
+                _analyse(self._analysis, op)
+            except (DynamicShapeError, KeyError):
+                pass  # its results stay unknown
+            self._seen, op = op, op.next_op
 
 
 def _analyse(analysis: _Analysis, op: Operation) -> None:

@@ -275,9 +275,11 @@ the opset it writes."""
 EXPORTER_PACKAGES = {"torchscript": (), "dynamo": ("onnxscript",)}
 
 
-def file_name(name: str, exporter: str) -> str:
-    """The corpus file of model `name` written by `exporter`."""
-    return f"{name}.onnx" if exporter == "torchscript" else f"{name}.{exporter}.onnx"
+def file_name(name: str, exporter: str, dynamic_batch: bool = False) -> str:
+    """The corpus file of model `name` written by `exporter` (with a
+    dynamic batch: `export`'s `dynamic_batch`)."""
+    parts = [name, *([exporter] if exporter != "torchscript" else [])]
+    return ".".join([*parts, *(["batch"] if dynamic_batch else []), "onnx"])
 
 
 def missing_packages(name: str, exporter: str) -> list[str]:
@@ -354,26 +356,37 @@ def build(name: str, seed: int = 0) -> Any:
     return module
 
 
-def export(name: str, exporter: str = "torchscript", seed: int = 0) -> bytes:
+def export(
+    name: str, exporter: str = "torchscript", seed: int = 0, dynamic_batch: bool = False
+) -> bytes:
     """Model `name` (`build(name, seed)`) exported by `exporter` at its
     opset (`OPSETS`), batch 1, as the bytes of an ONNX file: inputs named
-    as `example_inputs`'s keys, one output `output`.  Not under
-    `torch.no_grad()`: there `nn.MultiheadAttention` (ViT) takes its fused
-    fast path, `aten::_native_multi_head_attention`, which the TorchScript
-    exporter cannot export."""
+    as `example_inputs`'s keys, one output `output`.  `dynamic_batch`: the
+    batch dimension of every input and of the output is symbolic (`batch`),
+    as a model exported to serve batches of any size is (the exporter keeps
+    the shape arithmetic on it; traced at batch 2, so that no 1 of the
+    batch is taken for a constant).  Not under `torch.no_grad()`: there
+    `nn.MultiheadAttention` (ViT) takes its fused fast path,
+    `aten::_native_multi_head_attention`, which the TorchScript exporter
+    cannot export."""
     import torch
 
     module = build(name, seed)
-    inputs = example_inputs(name)
+    inputs = MODELS[name].inputs(np.random.default_rng(1), 2 if dynamic_batch else 1)
     arguments = tuple(map(torch.from_numpy, inputs.values()))
-    options = {
+    options: dict[str, Any] = {
         "input_names": list(inputs),
         "output_names": ["output"],
         "opset_version": OPSETS[exporter],
     }
     if exporter == "dynamo":
+        if dynamic_batch:
+            batch = torch.export.Dim("batch")
+            options["dynamic_shapes"] = tuple({0: batch} for _ in inputs)
         program = torch.onnx.export(module, arguments, dynamo=True, **options)
         return program.model_proto.SerializeToString()
+    if dynamic_batch:
+        options["dynamic_axes"] = {k: {0: "batch"} for k in [*inputs, "output"]}
     buffer = io.BytesIO()
     torch.onnx.export(module, arguments, buffer, dynamo=False, **options)
     return buffer.getvalue()
@@ -392,6 +405,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", required=True, help="the directory of the .onnx files")
     parser.add_argument("--exporter", choices=(*OPSETS, "both"), default="both")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--dynamic-batch",
+        action="store_true",
+        help="a symbolic batch dimension (files NAME[.EXPORTER].batch.onnx)",
+    )
     args = parser.parse_args(argv)
     for name in args.names:
         if name not in MODELS:
@@ -409,9 +427,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.makedirs(args.out, exist_ok=True)
     status = 0
     for name, exporter in jobs:
-        path = os.path.join(args.out, file_name(name, exporter))
+        path = os.path.join(args.out, file_name(name, exporter, args.dynamic_batch))
         try:
-            write_output(path, export(name, exporter, args.seed))
+            write_output(path, export(name, exporter, args.seed, args.dynamic_batch))
         except Exception as e:  # noqa: BLE001 (torch's exporters fail in many ways)
             print(
                 f"{parser.prog}: error: {path}: {type(e).__name__}: {e}",

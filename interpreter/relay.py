@@ -710,6 +710,9 @@ _WITH_ATTRIBUTES: dict[str, Callable[..., Any]] = {
     "nn.lrn": _lrn,
     "layout_transform": _layout_transform,
     "cast": lambda op, x: x.astype(element_dtype(op.results[0].type.element_type)),
+    "arange_like": lambda op, x: (
+        op.start + op.step * np.arange(x.shape[op.axis])
+    ).astype(element_dtype(op.results[0].type.element_type)),
     "squeeze": _squeeze,
 }
 """Tensor operators whose meaning depends on properties (defaults as

@@ -15,10 +15,17 @@ from xdsl.traits import SymbolTable
 
 import hetero
 from bench.dynamic import encoder, inputs
-from hetero.analysis.shape_functions import Dim, DynamicShapeError, function_shapes
+from hetero.analysis.shape_functions import (
+    SIZE_LIMIT,
+    BlockShapes,
+    Dim,
+    DynamicShapeError,
+    function_shapes,
+)
 from hetero.context import parse_module
 from hetero.dialects import relay
 from hetero.dialects.relay import DYNAMIC
+from hetero.dialects.relay.shapes import strided_slice_shape
 from hetero.driver import (
     CompiledFunctionError,
     DynamicFunction,
@@ -41,6 +48,60 @@ def test_sizes_compute_exactly_and_never_guess() -> None:
     for inexact in (lambda: S // 2, lambda: S + 1, lambda: S * 768 // 1024):
         with pytest.raises(DynamicShapeError):
             inexact()
+
+
+def test_a_size_plus_nothing_is_that_size_and_no_size_reaches_the_limit() -> None:
+    """A pad of nothing and a slice from 0 keep a size (`S + 0`, `S - 0`);
+    a slice "to the end" bound (`SIZE_LIMIT`) is beyond every size."""
+    assert S + 0 == S and 0 + S == S and S - 0 == S
+    assert S < SIZE_LIMIT and not S >= SIZE_LIMIT and min(S, SIZE_LIMIT) == S
+    with pytest.raises(DynamicShapeError):
+        0 - S
+    assert strided_slice_shape((S, 8), (0, 2), (SIZE_LIMIT, 8), (1, 3)) == (S, 2)
+
+
+def test_block_shapes_follow_a_block_as_it_grows_and_unify_what_is_named_alike() -> (
+    None
+):
+    """The ONNX importer's view: the sizes of a block's values while ops are
+    added, its arguments' symbols of one name one size; an op without a
+    shape rule leaves only its own results unknown."""
+    block = Block(arg_types=[TensorType(f32, [DYNAMIC, 4]), TensorType(f32, [DYNAMIC])])
+    shapes = BlockShapes(block, same=[[(0, 0), (1, 0)]])
+    a, b = block.args
+    reshaped = relay.ReshapeOp(a, newshape=(-1,))
+    block.add_op(reshaped)
+    assert shapes.shape(reshaped.results[0]) == (Dim(4, ((0, 0),)),)
+    assert shapes.shape(b) == (Dim(1, ((0, 0),)),)  # the same size as a's rows
+    pair = relay.TupleOp([a, b])
+    block.add_op(pair)
+    with pytest.raises(DynamicShapeError):
+        shapes.shape(pair.results[0])
+    added = relay.AddOp(a, a)
+    block.add_op(added)
+    assert shapes.shape(added.results[0]) == (Dim(1, ((0, 0),)), 4)
+
+
+ARANGE_LIKE = """
+builtin.module {
+  relay.func @main(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+    %0 = relay.arange_like %x {start = 2 : i64, step = 3 : i64, dtype = f32} : (tensor<?x3xf32>) -> tensor<?xf32>
+    %1 = relay.reshape %0 {newshape = array<i64: -1, 1>} : (tensor<?xf32>) -> tensor<?x1xf32>
+    %2 = relay.multiply %x, %1 : (tensor<?x3xf32>, tensor<?x1xf32>) -> tensor<?x3xf32>
+    relay.return %2 : tensor<?x3xf32>
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("dynamic", ["specialize", "once"])
+def test_arange_like_counts_along_a_run_time_axis(dynamic: str) -> None:
+    compiled = hetero.compile(ARANGE_LIKE, dynamic=dynamic)
+    for rows in (1, 4, 17):
+        x = np.ones((rows, 3), np.float32)
+        want = x * (2 + 3 * np.arange(rows, dtype=np.float32))[:, None]
+        np.testing.assert_array_equal(compiled(x), want)
+        np.testing.assert_array_equal(run(parse_module(ARANGE_LIKE), x), want)
 
 
 TWO_INPUTS = """

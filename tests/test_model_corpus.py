@@ -92,11 +92,15 @@ def _requires(name: str, exporter: str) -> None:
         pytest.skip(f"needs {', '.join(missing)} (pip install 'hetero[models]')")
 
 
-def _exported(directory: Path, name: str, exporter: str) -> onnx.ModelProto:
+def _exported(
+    directory: Path, name: str, exporter: str, dynamic_batch: bool = False
+) -> onnx.ModelProto:
     _requires(name, exporter)
-    path = directory / file_name(name, exporter)
+    path = directory / file_name(name, exporter, dynamic_batch)
     if not path.exists():
-        path.write_bytes(model_corpus.export(name, exporter))
+        path.write_bytes(
+            model_corpus.export(name, exporter, dynamic_batch=dynamic_batch)
+        )
     return onnx.load(path)
 
 
@@ -129,6 +133,25 @@ def test_corpus_model_compiles_and_matches_onnxruntime(
     assert error <= MAX_RELATIVE_ERROR, (
         f"{name} ({exporter}): relative error {error:.2e}"
     )
+
+
+@pytest.mark.models
+@pytest.mark.parametrize("exporter", OPSETS)
+@pytest.mark.parametrize("name", CORPUS)
+def test_corpus_model_of_a_dynamic_batch_matches_onnxruntime_at_each_batch(
+    corpus_dir: Path, name: str, exporter: str
+) -> None:
+    """Exported with a symbolic batch (`dynamic_batch`: the exporter keeps
+    the shape arithmetic on it), imported once, compiled per batch."""
+    model = _exported(corpus_dir, name, exporter, dynamic_batch=True)
+    compiled = hetero.compile(from_onnx(model))
+    for batch in (1, 3):
+        inputs = MODELS[name].inputs(np.random.default_rng(batch), batch)
+        reference = _onnxruntime(model, inputs)
+        error = _relative_error(compiled(*inputs.values()), reference)
+        assert error <= MAX_RELATIVE_ERROR, (
+            f"{name} ({exporter}, batch {batch}): relative error {error:.2e}"
+        )
 
 
 ACCURATE_TARGETS = {"inception_v3": "llvm -winograd=2"}
@@ -187,10 +210,14 @@ def test_corpus_weights_make_outputs_depend_on_the_input(name: str) -> None:
     assert _relative_error(a, b) > MIN_INPUT_EFFECT
 
 
-def test_file_names_tell_the_exporters_apart() -> None:
+def test_file_names_tell_the_exporters_and_batches_apart() -> None:
     assert [file_name("resnet18", e) for e in OPSETS] == [
         "resnet18.onnx",
         "resnet18.dynamo.onnx",
+    ]
+    assert [file_name("gpt2", e, dynamic_batch=True) for e in OPSETS] == [
+        "gpt2.batch.onnx",
+        "gpt2.dynamo.batch.onnx",
     ]
 
 

@@ -152,6 +152,7 @@ from hetero.dialects.relay.shapes import (
 )
 from hetero.dialects.relay.transform import (
     TRANSFORM_OPS,
+    ArangeLikeOp,
     CastOp,
     ConcatenateOp,
     ExpandDimsOp,
@@ -193,6 +194,7 @@ __all__ = [
     "TRANSFORM_OPS",
     "AbsOp",
     "AddOp",
+    "ArangeLikeOp",
     "AvgPool2DOp",
     "AvgPool3DOp",
     "BatchNormOp",

@@ -545,8 +545,9 @@ def strided_slice_shape(
     for dim, b, e, s in zip(data, begin, end, strides):
         if dim == DYNAMIC:
             out.append(DYNAMIC)
-        else:
-            out.append(len(range(min(b, dim), min(e, dim), s)))
+        else:  # len(range(...)), in arithmetic that sizes known at run time take
+            start, stop = min(b, dim), min(e, dim)
+            out.append(max(0, (stop - start + (s - 1)) // s))
     return tuple(out)
 
 

@@ -1,6 +1,6 @@
 """The tensor operators that move elements: reshape, transpose, layout
 transforms, cast, take, flatten, concatenate, squeeze, expand_dims and
-strided_slice.
+strided_slice; and arange_like, the positions along an axis.
 
 Their compute templates are `te/templates/injective.py`'s (cast's,
 `te/templates/elementwise.py`'s).  Those whose value is a NumPy function
@@ -216,6 +216,44 @@ class TakeOp(TensorOp):
 
 
 @irdl_op_definition
+class ArangeLikeOp(TensorOp):
+    """`start + step * i` for each position `i` along `axis` of `x`: a 1-D
+    tensor of `dtype` as long as `x` is there, whatever that length is
+    (ONNX's `Range` of a length known at run time only, over a value of
+    that length).  The elements of `x` are not read.
+
+    Compute template: `te/templates/elementwise.py` (index arithmetic, then
+    cast's conversions)."""
+
+    name = "relay.arange_like"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+
+    x = operand_def(TensorType)
+    axis = IntParam(0)
+    start = IntParam(0)
+    step = IntParam(1)
+    dtype = ElementTypeParam()
+
+    @classmethod
+    def infer_element_type(
+        cls,
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        return cls.dtype.read(attributes)
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        data, axis = shapes[0], cls.axis.read(attributes)
+        if not -len(data) <= axis < len(data):
+            raise VerifyException(f"axis {axis} is out of range for rank {len(data)}")
+        return (data[axis],)
+
+
+@irdl_op_definition
 class FlattenOp(TensorOp):
     """Collapse to 2-D: the dimensions before `axis`, and those from it on.
 
@@ -352,6 +390,7 @@ TRANSFORM_OPS: tuple[type[TensorOp], ...] = (
     LayoutTransformOp,
     CastOp,
     TakeOp,
+    ArangeLikeOp,
     FlattenOp,
     ConcatenateOp,
     SqueezeOp,

@@ -19,11 +19,19 @@ from hetero.frontends.onnx.node import (
     Converter,
     Graph,
     Node,
+    Sizes,
     attribute_values,
     element_type,
     helper,
     numpy_helper,
     onnx,
+)
+from hetero.frontends.onnx.sizes import (
+    Size,
+    fold_sizes,
+    gather,
+    has_dims,
+    reduce_fold,
 )
 from hetero.interpreter.relay import InterpreterError, evaluate_op
 from hetero.utils.diagnostics import HeteroError
@@ -45,30 +53,37 @@ def _constant_node(
     )
 
 
+def constant_of_shape_value(attrs: dict[str, Any]) -> np.ndarray:
+    """`ConstantOfShape`'s element, rank 0 (a float32 0 by default)."""
+    if "value" not in attrs:
+        return np.zeros((), np.float32)
+    return numpy_helper.to_array(attrs["value"]).reshape(-1)[0].copy()
+
+
 def _constant_of_shape(
     node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]
 ) -> np.ndarray:
-    value = (
-        numpy_helper.to_array(attrs["value"]).reshape(-1)
-        if "value" in attrs
-        else np.zeros(1, np.float32)
-    )
-    return np.full(tuple(int(d) for d in inputs[0]), value[0], dtype=value.dtype)
+    value = constant_of_shape_value(attrs)
+    return np.full(tuple(int(d) for d in inputs[0]), value, dtype=value.dtype)
 
 
-def _shape_slice(shape: Sequence[int], attrs: dict[str, Any]) -> np.ndarray:
+def _integers(values: object) -> np.ndarray:
+    """Sizes as `int64`, or as objects where a `Dim` is among them."""
+    array = np.array(values, dtype=object)
+    return array if has_dims(array) else array.astype(np.int64)
+
+
+def _shape_slice(shape: Sequence[Size], attrs: dict[str, Any]) -> np.ndarray:
     """`Shape`'s value: `start`/`end` count as in Python slices."""
-    return np.array(
-        shape[attrs.get("start", 0) : attrs.get("end", len(shape))], np.int64
-    )
+    return _integers(list(shape[attrs.get("start", 0) : attrs.get("end", len(shape))]))
 
 
-SHAPE_FOLDS: dict[str, Callable[[Sequence[int], dict[str, Any]], np.ndarray]] = {
+SHAPE_FOLDS: dict[str, Callable[[Sequence[Size], dict[str, Any]], np.ndarray]] = {
     "Shape": _shape_slice,
-    "Size": lambda shape, attrs: np.array(math.prod(shape), np.int64),
+    "Size": lambda shape, attrs: _integers(math.prod(shape)),
 }
 """Ops whose value is a function of their input's shape (and attributes):
-constants wherever that shape is static."""
+constants wherever that shape is static, sizes (`sizes`) where it is not."""
 
 
 def _range_fold(
@@ -78,24 +93,6 @@ def _range_fold(
     start, limit, delta = (np.asarray(v).reshape(()) for v in inputs)
     count = max(math.ceil((limit - start) / delta), 0)
     return (start + np.arange(count) * delta).astype(start.dtype)
-
-
-def _reduce_fold(
-    reduce: Callable[..., np.ndarray],
-) -> Callable[[Any, dict[str, Any], list[np.ndarray]], np.ndarray]:
-    """ReduceProd/Max/Min of shape arithmetic: axes an attribute or (opset
-    18) an input; none reduce everything unless `noop_with_empty_axes`."""
-
-    def fold(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.ndarray:
-        axes = attrs.get("axes")
-        if axes is None and len(inputs) > 1:
-            axes = inputs[1].reshape(-1).tolist()
-        if not axes and attrs.get("noop_with_empty_axes", 0):
-            return inputs[0]
-        axis = tuple(int(a) for a in axes) if axes else None
-        return reduce(inputs[0], axis=axis, keepdims=bool(attrs.get("keepdims", 1)))
-
-    return fold
 
 
 def _of_input_shape(
@@ -117,13 +114,16 @@ _NATIVE_FOLDS: dict[
     "ConstantOfShape": _constant_of_shape,
     **{name: _of_input_shape(fold) for name, fold in SHAPE_FOLDS.items()},
     "Range": _range_fold,
-    "ReduceProd": _reduce_fold(np.prod),
-    "ReduceMax": _reduce_fold(np.max),
-    "ReduceMin": _reduce_fold(np.min),
+    "ReduceProd": reduce_fold(np.prod),
+    "ReduceMax": reduce_fold(np.max),
+    "ReduceMin": reduce_fold(np.min),
     "Mod": _mod_fold,
+    "Gather": gather,
 }
 """NumPy folds of the ops without a converter that shape arithmetic uses,
-and of the bulk of real models' constants (`Constant`, `ConstantOfShape`)."""
+of the bulk of real models' constants (`Constant`, `ConstantOfShape`), and
+of `Gather` of constants (its converter makes a slice per index: Swin-v2's
+table of 2401 relative positions took seconds to fold through it)."""
 
 _NOT_FOLDED = frozenset(
     {
@@ -209,8 +209,13 @@ def _reference_fold(
 
 
 def _static_shape(graph: Graph, node: Any) -> np.ndarray | None:
-    """`Shape` or `Size` of a value whose type is static: a constant."""
-    if node.op_type not in SHAPE_FOLDS or node.input[0] not in graph.values:
+    """`Shape` or `Size` of a value whose type is static: a constant (sizes
+    have static shapes too)."""
+    if node.op_type not in SHAPE_FOLDS:
+        return None
+    if (sizes := graph.sizes.get(node.input[0])) is not None:
+        return SHAPE_FOLDS[node.op_type](sizes.values.shape, attribute_values(node))
+    if node.input[0] not in graph.values:
         return None
     type_ = graph.values[node.input[0]].type
     assert isinstance(type_, TensorType)
@@ -224,10 +229,16 @@ def fold_node(
     graph: Graph, node: Any, attrs: dict[str, Any], converter: Converter | None
 ) -> bool:
     """Whether `node`'s outputs are known at import: then they are constants
-    of `graph` and the node is not converted."""
+    of `graph`, or sizes of dynamic dimensions (`sizes`), and the node is
+    not converted."""
     outputs = _folded(graph, node, attrs, converter)
-    if outputs is not None:
-        graph.constants.update(zip(node.output, outputs))
+    if outputs is None:
+        outputs = fold_sizes(graph, node, attrs, SHAPE_FOLDS)
+    for name, output in zip(node.output, outputs or ()):
+        if isinstance(output, Sizes):
+            graph.sizes[name] = output
+        else:
+            graph.constants[name] = output
     return outputs is not None
 
 

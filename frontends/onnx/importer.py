@@ -4,7 +4,7 @@ graph order, into one `relay.func @main` (`from_onnx`)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -61,6 +61,20 @@ def _tensor_type(value_info: Any, batch: Batch) -> TensorType[Attribute]:
     if batch == "dynamic" and dims:
         dims[0] = relay.DYNAMIC
     return TensorType(element_type(dtype, f"graph input '{value_info.name}'"), dims)
+
+
+def _same_sizes(params: Sequence[Any], batch: Batch) -> list[list[tuple[int, int]]]:
+    """The graph inputs' dynamic dimensions (input, axis) grouped by name:
+    ONNX's `dim_param`s of one name are one size, and so are the batch
+    dimensions that batch="dynamic" makes."""
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for index, value_info in enumerate(params):
+        for axis, dim in enumerate(value_info.type.tensor_type.shape.dim):
+            if batch == "dynamic" and axis == 0:
+                groups.setdefault("", []).append((index, axis))
+            elif dim.HasField("dim_param") and dim.dim_param:
+                groups.setdefault(dim.dim_param, []).append((index, axis))
+    return [group for group in groups.values() if len(group) > 1]
 
 
 def _declared_shapes(graph: Any) -> dict[str, tuple[int, ...]]:
@@ -167,6 +181,7 @@ def from_onnx(
         resource_threshold,
         constants=initializers,
         declared=_declared_shapes(graph_proto) if batch is None else {},
+        same_sizes=_same_sizes(params, batch),
     )
     for value_info, arg in zip(params, block.args):
         arg.name_hint = handle_name(value_info.name)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from xdsl.dialects.builtin import (
@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from hetero.analysis.shape_functions import BlockShapes, Dim
 from hetero.dialects import relay
 from hetero.interpreter.relay import element_dtype
 from hetero.utils.dense_resources import dense_resource
@@ -63,6 +64,15 @@ Converter = Callable[["Node"], "SSAValue | Sequence[SSAValue]"]
 """A converter: the relay value of its node's output, or of each output."""
 
 
+class Sizes(NamedTuple):
+    """An integer tensor known at import up to the dynamic dimensions it
+    holds (`hetero.frontends.onnx.sizes`)."""
+
+    values: np.ndarray
+    """dtype object: ints and `Dim`s, at least one `Dim`."""
+    dtype: np.dtype[Any]
+
+
 @dataclass
 class Graph:
     """Values by ONNX name while the graph is converted, and the relay block."""
@@ -75,6 +85,19 @@ class Graph:
     declared: dict[str, tuple[int, ...]] = field(default_factory=dict)
     """Static shapes the model declares for its values (`value_info`, graph
     outputs): what a shape computed at run time must come to."""
+    sizes: dict[str, Sizes] = field(default_factory=dict)
+    """Values of shape arithmetic on dynamic dimensions (`sizes`)."""
+    same_sizes: Sequence[Sequence[tuple[int, int]]] = ()
+    """Groups of the graph inputs' dynamic dimensions (input, axis) that the
+    model names alike: one size."""
+    _shapes: BlockShapes | None = None
+
+    def shapes(self) -> BlockShapes:
+        """The dimensions of the relay values so far, over the graph
+        inputs' dynamic ones."""
+        if self._shapes is None:
+            self._shapes = BlockShapes(self.block, self.same_sizes)
+        return self._shapes
 
     def emit(self, op: Operation) -> SSAValue:
         self.block.add_op(op)
@@ -130,6 +153,11 @@ class Node:
         if not self.has_input(index):
             raise self.error(f"input {index} is missing")
         name = self.proto.input[index]
+        if name in self.graph.sizes:
+            raise self.error(
+                f"input {index} '{name}' is {self.graph.sizes[name].values.tolist()}: "
+                "computing with sizes known at run time only is not supported"
+            )
         if name not in self.graph.values and name not in self.graph.constants:
             raise self.error(
                 f"input {index} '{name}' is no graph input, initializer or earlier node's output"
@@ -146,12 +174,28 @@ class Node:
 
     def const(self, index: int) -> np.ndarray:
         """Input `index`, which must be known at import time."""
+        if self.is_size(index):
+            values = self.graph.sizes[self.proto.input[index]].values.tolist()
+            raise self.error(
+                f"input {index} ('{self.proto.input[index]}') is {values}: "
+                "sizes known at run time only, where this operator needs numbers"
+            )
         if not self.is_constant(index):
             raise self.error(
                 f"input {index} ('{self.proto.input[index] if self.has_input(index) else ''}') "
                 "must be a constant (an initializer or computable at import)"
             )
         return self.graph.constants[self.proto.input[index]]
+
+    def is_size(self, index: int) -> bool:
+        return self.has_input(index) and self.proto.input[index] in self.graph.sizes
+
+    def sizes(self, index: int) -> list[int | Dim]:
+        """Input `index` as a flat list of sizes: a constant's numbers, or a
+        size's numbers and `Dim`s."""
+        if self.is_size(index):
+            return self.graph.sizes[self.proto.input[index]].values.reshape(-1).tolist()
+        return [int(v) for v in self.const(index).reshape(-1)]
 
     def ints(
         self, name: str | None, index: int, default: Sequence[int] | None = None

@@ -10,13 +10,25 @@ import numpy as np
 from xdsl.dialects.builtin import IntegerType, TensorType, i1
 from xdsl.ir import SSAValue
 
+from hetero.analysis.shape_functions import (
+    SIZE_LIMIT,
+    Dim,
+    DynamicShapeError,
+    same_size,
+)
 from hetero.dialects import relay
-from hetero.frontends.onnx.node import Converter, Node
+from hetero.frontends.onnx.folding import constant_of_shape_value
+from hetero.frontends.onnx.node import Converter, Node, element_type
+from hetero.frontends.onnx.sizes import broadcast_to, carrier, reshape_target
 from hetero.interpreter.relay import element_dtype
 
 
 def _reshape(n: Node) -> SSAValue:
-    """`0` copies a dimension and `-1` is inferred, as in relay.reshape."""
+    """`0` copies a dimension and `-1` is inferred, as in relay.reshape; a
+    shape of sizes known at run time only is written with them
+    (`reshape_target`)."""
+    if n.is_size(1):
+        return n.op(relay.ReshapeOp, n.input(0), newshape=reshape_target(n, n.sizes(1)))
     shape = n.ints("shape", 1)
     if shape is None:
         raise n.error("the target shape is missing")
@@ -86,7 +98,7 @@ def _pad(n: Node) -> SSAValue:
     )
 
 
-_TO_THE_END = 2**62
+_TO_THE_END = SIZE_LIMIT
 """The end of a slice of a dynamic dimension (relay clamps `end`)."""
 
 
@@ -151,15 +163,31 @@ def _backward_positions(
 
 
 def _slice(n: Node) -> SSAValue:
-    """Starts/ends/axes are attributes before opset 10, inputs (with steps) after."""
+    """Starts/ends/axes are attributes before opset 10, inputs (with steps)
+    after.  An end known at run time only may be its axis's whole size."""
     shape = n.shape(0)
-    starts, ends = n.ints("starts", 1), n.ints("ends", 2)
+    starts = n.ints("starts", 1)
+    ends = _whole_ends(n) if n.is_size(2) else n.ints("ends", 2)
     if starts is None or ends is None:
         raise n.error("starts and ends are missing")
     axes = n.ints("axes", 3, range(len(starts)))
     steps = n.ints(None, 4, [1] * len(starts))
     assert axes is not None and steps is not None
     return slice_bounds(n, n.input(0), shape, starts, ends, axes, steps)
+
+
+def _whole_ends(n: Node) -> list[int]:
+    """Slice ends that are sizes: each must be its axis's dimension (`x[:,
+    :x.size(1)]`), which is the end of the axis."""
+    ends, dims = n.sizes(2), n.graph.shapes().shape(n.input(0))
+    axes = n.ints(None, 3, range(len(ends)))
+    assert axes is not None
+    whole = []
+    for end, axis in zip(ends, axes):
+        if isinstance(end, Dim) and not same_size(end, dims[axis]):
+            raise n.error(f"a slice of axis {axis} ending at {end} is not supported")
+        whole.append(_TO_THE_END if isinstance(end, Dim) else end)
+    return whole
 
 
 def _split(n: Node) -> list[SSAValue]:
@@ -222,6 +250,8 @@ def _expand(n: Node) -> SSAValue:
     as `i8`).  A shape computed at run time is the one the model declares
     for the result."""
     x = n.input(0)
+    if n.is_size(1):
+        return broadcast_to(n, x, n.sizes(1))
     if n.is_constant(1):
         shape = tuple(int(d) for d in n.const(1))
     elif (declared := n.graph.declared.get(n.proto.output[0])) is not None:
@@ -291,47 +321,67 @@ def _gather_nd(n: Node) -> SSAValue:
     axes flattened into one (batches included), at positions computed at
     import for constant indices (the dynamo exporter's mask indexing), else
     by index arithmetic on each column of them (negative indices wrapped,
-    times the stride; no integer `relay.sum`, which lower-te lacks)."""
-    shape, index_shape = n.shape(0), n.shape(1)
-    if any(d < 0 for d in (*shape, *index_shape)):
-        raise n.error("GatherND needs static shapes")
+    times the stride; no integer `relay.sum`, which lower-te lacks).
+
+    Sizes known at run time only may be the batch of `indices` and, without
+    `batch_dims`, the first indexed axis (a model's batch): its stride is
+    the only one that depends on it, and `relay.take` wraps a negative
+    position by the whole flattened extent, which is that index wrapped."""
+    shape = n.graph.shapes().shape(n.input(0))
+    last = len(n.shape(1)) - 1
+    count = n.shape(1)[last]
     batch = n.attrs.get("batch_dims", 0)
-    indexed = shape[batch : batch + index_shape[-1]]
-    block = math.prod(indexed)
-    strides = np.array([math.prod(indexed[i + 1 :]) for i in range(len(indexed))])
-    batch_offsets = (np.arange(math.prod(shape[:batch])) * block).reshape(
-        shape[:batch] + (1,) * (len(index_shape) - 1 - batch)
-    )
-    flat = n.op(
-        relay.ReshapeOp,
-        n.input(0),
-        newshape=(math.prod(shape[:batch]) * block, *shape[batch + len(indexed) :]),
-    )
+    indexed, rest = shape[batch : batch + count], shape[batch + count :]
+    dynamic = [d for d in (*shape[:batch], *indexed[1:], *rest) if isinstance(d, Dim)]
+    if count < 0 or dynamic or (batch and isinstance(indexed[0], Dim)):
+        raise n.error(
+            f"GatherND of {list(shape)} needs static sizes but for the first "
+            "indexed axis without batch_dims"
+        )
+    strides = [math.prod(indexed[i + 1 :]) for i in range(count)]
+    flat = n.op(relay.ReshapeOp, n.input(0), newshape=(-1, *rest))
     if n.is_constant(1):
         indices = n.const(1).astype(np.int64)
-        indices = np.where(indices < 0, indices + np.array(indexed), indices)
-        positions = n.graph.constant(indices @ strides + batch_offsets, "positions")
+        sizes = np.array([d if isinstance(d, int) else 0 for d in indexed])
+        indices = np.where(indices < 0, indices + sizes, indices)
+        offsets = _batch_offsets(shape[:batch], strides[0] * indexed[0], indices.ndim)
+        positions = n.graph.constant(indices @ np.array(strides) + offsets, "positions")
         return n.op(relay.TakeOp, flat, positions, axis=0)
-    indices, last = n.input(1), len(index_shape) - 1
+    indices = n.input(1)
     index_type = indices.type
     assert isinstance(index_type, TensorType)
     dtype = element_dtype(index_type.element_type)
-    positions = n.graph.constant(batch_offsets.astype(dtype), "offsets")
+    offsets = _batch_offsets(shape[:batch], strides[0] * indexed[0], last + 1)
+    positions = n.graph.constant(offsets.astype(dtype), "offsets")
+    index_shape = n.shape(1)
     for k, (size, stride) in enumerate(zip(indexed, strides)):
         index = n.op(
             relay.SqueezeOp,
             slice_bounds(n, indices, index_shape, [k], [k + 1], [last], [1]),
             axis=(last,),
         )
-        wrapped = n.op(
-            relay.WhereOp,
-            n.op(relay.LessOp, index, n.scalar(0, index)),
-            n.op(relay.AddOp, index, n.scalar(size, index)),
-            index,
-        )
-        scaled = n.op(relay.MultiplyOp, wrapped, n.scalar(int(stride), wrapped))
+        if isinstance(size, int):
+            index = n.op(
+                relay.WhereOp,
+                n.op(relay.LessOp, index, n.scalar(0, index)),
+                n.op(relay.AddOp, index, n.scalar(size, index)),
+                index,
+            )
+        scaled = n.op(relay.MultiplyOp, index, n.scalar(int(stride), index))
         positions = n.op(relay.AddOp, positions, scaled)
     return n.op(relay.TakeOp, flat, positions, axis=0)
+
+
+def _batch_offsets(
+    batches: Sequence[int | Dim], block: int | Dim, rank: int
+) -> np.ndarray:
+    """Each batch's first flat position (a block apart), shaped to broadcast
+    over the `rank`-dimensional indices' positions (0 without batches)."""
+    if not batches:
+        return np.zeros((1,) * (rank - 1), np.int64)
+    assert isinstance(block, int)
+    starts = np.arange(math.prod(batches), dtype=np.int64) * block
+    return starts.reshape(*batches, *(1,) * (rank - 1 - len(batches)))
 
 
 def _trilu(n: Node) -> SSAValue:
@@ -349,9 +399,36 @@ def _trilu(n: Node) -> SSAValue:
 
 
 def _range(n: Node) -> SSAValue:
-    """Folded at import when its inputs are constants (`folding`); its
-    length cannot depend on run-time values."""
-    raise n.error("start, limit and delta must be constants (the length is the shape)")
+    """Folded at import when its inputs are constants (`folding`).  A
+    length known at run time only (`arange(batch)` of a model with a
+    dynamic batch) is a `relay.arange_like` over a tensor of that length
+    (`carrier`); the length cannot depend on run-time values otherwise."""
+    if not any(n.is_size(i) for i in range(3)):
+        raise n.error(
+            "start, limit and delta must be constants (the length is the shape)"
+        )
+    start, limit, delta = (n.sizes(i)[0] for i in range(3))
+    if not (isinstance(start, int) and isinstance(delta, int) and delta > 0):
+        raise n.error("a range of run-time length needs constant start and delta > 0")
+    try:
+        length = (limit - start) // delta
+    except DynamicShapeError as e:
+        raise n.error(f"the length of range({start}, {limit}, {delta}): {e}") from None
+    dtype = n.graph.sizes[n.proto.input[0]].dtype if n.is_size(0) else n.const(0).dtype
+    return n.op(
+        relay.ArangeLikeOp,
+        carrier(n, length, 1, 0),
+        start=start,
+        step=delta,
+        dtype=element_type(dtype, "Range"),
+    )
+
+
+def _constant_of_shape(n: Node) -> SSAValue:
+    """Folded at import for a constant shape (`folding`); of sizes known at
+    run time only, the value broadcast to them."""
+    value = constant_of_shape_value(n.attrs)
+    return broadcast_to(n, n.graph.constant(value, "value"), n.sizes(0))
 
 
 def _run_time_shape(n: Node) -> SSAValue:
@@ -368,6 +445,7 @@ def _run_time_shape(n: Node) -> SSAValue:
 
 CONVERTERS: dict[str, Converter] = {
     "Shape": _run_time_shape,
+    "ConstantOfShape": _constant_of_shape,
     "Size": _run_time_shape,
     "Reshape": _reshape,
     "Flatten": _flatten,

@@ -221,10 +221,27 @@ def _cast(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     return Tensor(x.shape, to, lambda e, idx: convert(e, x.load(e, idx), to))
 
 
+def _arange_like(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
+    """`start + step * i` at position `i`: index arithmetic, then cast from
+    `i64` as `relay.cast` does (`CASTS`); the operand is not read."""
+    assert isinstance(op, relay.ArangeLikeOp)
+    to, i64 = op.dtype, IntegerType(64)
+    kind = _element_kind(to)
+    if kind not in ("int", "float"):
+        raise HeteroError(f"lower-te: {op.name} of {to} is not supported", op)
+
+    def load(e: Emitter, idx: Sequence[Index]) -> SSAValue:
+        position = e.index(e.add(e.mul(idx[0], op.step), op.start))
+        return CASTS["int", kind](e, e.op(arith.IndexCastOp(position, i64)), to)
+
+    return Tensor(result_shape(op), to, load)
+
+
 TEMPLATES: dict[type[Operation], LazyTemplate] = {
     relay.BiasAddOp: _bias_add,
     relay.BatchNormOp: _batch_norm,
     relay.CastOp: _cast,
+    relay.ArangeLikeOp: _arange_like,
 }
 """The elementwise ops without scalar bodies → template returning their
 lazy result (those with one: `scalar_template`)."""

@@ -1011,3 +1011,11 @@ relay.func @f(%x: tensor<4x5xf32>, %w: tensor<7x5xf32>) -> tensor<4x8xf32> {
   %0 = relay.nn.dense %x, %w {units = 8 : i64} : (tensor<4x5xf32>, tensor<7x5xf32>) -> tensor<4x8xf32>
   relay.return %0 : tensor<4x8xf32>
 }
+
+// -----
+
+relay.func @f(%x: tensor<4x5xf32>) -> tensor<4xi64> {
+  // expected-error@+1 {{axis 2 is out of range for rank 2}}
+  %0 = relay.arange_like %x {axis = 2 : i64, dtype = i64} : (tensor<4x5xf32>) -> tensor<4xi64>
+  relay.return %0 : tensor<4xi64>
+}

@@ -1,0 +1,302 @@
+"""Models whose batch is dynamic (`dim_param`s, as `torch.onnx.export` with
+`dynamic_axes` writes them): the shape arithmetic on the batch folds at
+import over sizes (`hetero.frontends.onnx.sizes`), and each model is
+imported, interpreted and compiled (per shape, and once for every shape)
+at two batch sizes against onnxruntime, which runs the same file.  Then
+what stays out: arithmetic that the sizes do not decide, sizes used as
+data, a value whose sizes are no product of the inputs'.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+onnxruntime = pytest.importorskip("onnxruntime")
+
+from onnx import TensorProto, helper, numpy_helper
+
+import hetero
+from hetero.frontends.onnx import from_onnx
+from hetero.interpreter.relay import run
+from hetero.utils.diagnostics import HeteroError
+
+RTOL, ATOL = 1e-5, 1e-6
+BATCHES = (1, 3)
+_TYPES = {
+    np.dtype(np.float32): TensorProto.FLOAT,
+    np.dtype(np.int64): TensorProto.INT64,
+}
+_RNG = np.random.default_rng(35)
+
+
+def _model(
+    nodes: list[onnx.NodeProto],
+    inputs: dict[str, tuple[np.dtype, tuple[int | str, ...]]],
+    initializers: dict[str, np.ndarray] | None = None,
+) -> onnx.ModelProto:
+    """A model of `nodes` with output `y`; an input dimension given as a
+    string is that `dim_param`."""
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info(name, _TYPES[np.dtype(dtype)], shape)
+            for name, (dtype, shape) in inputs.items()
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(v, k) for k, v in (initializers or {}).items()],
+    )
+    return helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=9
+    )
+
+
+def _node(op_type: str, inputs: list[str], output: str = "y", **attrs: object):
+    return helper.make_node(op_type, inputs, [output], **attrs)
+
+
+def _i64(*values: int) -> np.ndarray:
+    return np.array(values, dtype=np.int64)
+
+
+_F32 = np.dtype(np.float32)
+_X = {"x": (_F32, ("batch", 5, 8))}
+
+
+def _feeds(model: onnx.ModelProto, batch: int) -> dict[str, np.ndarray]:
+    feeds = {}
+    for value in model.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        shape = [batch if d.dim_param else d.dim_value for d in dims]
+        if value.type.tensor_type.elem_type == TensorProto.INT64:
+            feeds[value.name] = _RNG.integers(-3, 3, shape).astype(np.int64)
+        else:
+            feeds[value.name] = _RNG.standard_normal(shape).astype(np.float32)
+    return feeds
+
+
+def _check(model: onnx.ModelProto) -> None:
+    """Interpreted, compiled per shape and compiled once, at each of
+    `BATCHES`, against onnxruntime."""
+    module = from_onnx(model)
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    per_shape, once = hetero.compile(module), hetero.compile(module, dynamic="once")
+    for batch in BATCHES:
+        feeds = _feeds(model, batch)
+        (want,) = session.run(None, feeds)
+        for got in (
+            run(module, *feeds.values()),
+            per_shape(*feeds.values()),
+            once(*feeds.values()),
+        ):
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+def _batch_of(tensor: str, output: str) -> list[onnx.NodeProto]:
+    """`[tensor.size(0)]`: Shape, Gather of axis 0, Unsqueeze."""
+    return [
+        _node("Shape", [tensor], f"{output}_shape"),
+        _node("Gather", [f"{output}_shape", "zero"], f"{output}_scalar", axis=0),
+        _node("Unsqueeze", [f"{output}_scalar", "axis0"], output),
+    ]
+
+
+_SHAPE_CONSTANTS = {"zero": np.array(0, np.int64), "axis0": _i64(0)}
+
+
+def test_flatten_by_the_batch_is_a_reshape_of_the_batch() -> None:
+    """`x.view(x.size(0), -1)`."""
+    nodes = [
+        *_batch_of("x", "b"),
+        _node("Concat", ["b", "minus_one"], "target", axis=0),
+        _node("Reshape", ["x", "target"]),
+    ]
+    constants = {**_SHAPE_CONSTANTS, "minus_one": _i64(-1)}
+    _check(_model(nodes, _X, constants))
+
+
+def test_reshapes_through_products_and_quotients_of_the_batch() -> None:
+    """`[b * 5, 8]` and back by a division that divides."""
+    nodes = [
+        *_batch_of("x", "b"),
+        _node("Mul", ["b", "five"], "rows"),
+        _node("Concat", ["rows", "eight"], "flat", axis=0),
+        _node("Reshape", ["x", "flat"], "r"),
+        _node("Div", ["rows", "five"], "b2"),
+        _node("Concat", ["b2", "five", "eight"], "back", axis=0),
+        _node("Reshape", ["r", "back"], "s"),
+        _node("Relu", ["s"]),
+    ]
+    constants = {**_SHAPE_CONSTANTS, "five": _i64(5), "eight": _i64(8)}
+    _check(_model(nodes, _X, constants))
+
+
+def test_a_class_token_is_expanded_to_the_batch() -> None:
+    """ViT's `class_token.expand(x.size(0), -1, -1)`, concatenated."""
+    nodes = [
+        *_batch_of("x", "b"),
+        _node("Concat", ["b", "one", "eight"], "target", axis=0),
+        _node("Expand", ["token", "target"], "tokens"),
+        _node("Concat", ["tokens", "x"], axis=1),
+    ]
+    constants = {
+        **_SHAPE_CONSTANTS,
+        "one": _i64(1),
+        "eight": _i64(8),
+        "token": _RNG.standard_normal((1, 1, 8)).astype(np.float32),
+    }
+    _check(_model(nodes, _X, constants))
+
+
+def test_a_constant_of_the_batch_s_shape() -> None:
+    """`torch.ones(x.shape)`, then a channel count gathered from the shape
+    (a plain number: 5)."""
+    value = numpy_helper.from_array(np.array([2.0], np.float32))
+    nodes = [
+        _node("Shape", ["x"], "shape"),
+        _node("ConstantOfShape", ["shape"], "twos", value=value),
+        _node("Gather", ["shape", "one"], "channels", axis=0),
+        _node("Cast", ["channels"], "c", to=TensorProto.FLOAT),
+        _node("Mul", ["twos", "c"], "tens"),
+        _node("Add", ["x", "tens"]),
+    ]
+    _check(_model(nodes, _X, {"one": _i64(1)}))
+
+
+def test_a_range_over_the_batch_is_arange_like() -> None:
+    """`torch.arange(0, 3 * x.size(0), 3)` scaling each sample:
+    `relay.arange_like` of a run-time length."""
+    nodes = [
+        _node("Shape", ["x"], "shape"),
+        _node("Gather", ["shape", "zero"], "b", axis=0),
+        _node("Mul", ["b", "step"], "limit"),
+        _node("Range", ["zero", "limit", "step"], "positions"),
+        _node("Cast", ["positions"], "p", to=TensorProto.FLOAT),
+        _node("Reshape", ["p", "column"], "scale"),
+        _node("Mul", ["x", "scale"]),
+    ]
+    constants = {
+        "zero": np.array(0, np.int64),
+        "step": np.array(3, np.int64),
+        "column": _i64(-1, 1, 1),
+    }
+    _check(_model(nodes, _X, constants))
+
+
+def test_a_slice_to_the_size_of_its_axis_is_whole() -> None:
+    """`x[:, : x.size(1)]`, and a pad of the batch axis by nothing, whose
+    shape is taken again."""
+    nodes = [
+        _node("Shape", ["x"], "shape"),
+        _node("Slice", ["shape", "one", "two"], "length"),
+        _node("Slice", ["x", "zero", "length", "one"], "s"),
+        _node("Pad", ["s", "pads"], "p"),
+        _node("Shape", ["p"], "p_shape"),
+        _node("Reshape", ["p", "p_shape"]),
+    ]
+    constants = {
+        "zero": _i64(0),
+        "one": _i64(1),
+        "two": _i64(2),
+        "pads": _i64(0, 1, 0, 0, 2, 0),
+    }
+    _check(_model(nodes, _X, constants))
+
+
+def test_gather_nd_indexes_an_axis_of_the_batch() -> None:
+    """`data[idx[..., 0], idx[..., 1]]` with the data's first axis the batch
+    (negative indices wrapped by the take of the flattened data)."""
+    inputs = {"x": (_F32, ("batch", 5)), "i": (np.dtype(np.int64), (4, 2))}
+    model = _model([_node("GatherND", ["x", "i"], "g"), _node("Relu", ["g"])], inputs)
+    module = from_onnx(model)
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    compiled = hetero.compile(module)
+    for batch in (3, 4):
+        x = _RNG.standard_normal((batch, 5)).astype(np.float32)
+        i = np.array([[0, 1], [-1, 4], [batch - 1, -5], [1, -1]], np.int64)
+        (want,) = session.run(None, {"x": x, "i": i})
+        np.testing.assert_allclose(compiled(x, i), want, rtol=RTOL, atol=ATOL)
+        np.testing.assert_allclose(run(module, x, i), want, rtol=RTOL, atol=ATOL)
+
+
+def test_inputs_of_one_batch_name_are_one_size() -> None:
+    """GPT-2's `mask.view(input_ids.size(0), -1)`: two inputs' `batch` are
+    one size, so the mask's `[b, 5]` reshapes to `[b, -1]` of the other."""
+    inputs = {"x": (_F32, ("batch", 5, 8)), "m": (_F32, ("batch", 5))}
+    nodes = [
+        *_batch_of("x", "b"),
+        _node("Concat", ["b", "minus_one", "one"], "target", axis=0),
+        _node("Reshape", ["m", "target"], "column"),
+        _node("Mul", ["x", "column"]),
+    ]
+    constants = {**_SHAPE_CONSTANTS, "minus_one": _i64(-1), "one": _i64(1)}
+    _check(_model(nodes, inputs, constants))
+
+
+@pytest.mark.parametrize(
+    ("nodes", "message"),
+    [
+        (
+            [
+                *_batch_of("x", "b"),
+                _node("Add", ["b", "one"], "b1", name="plus"),
+                _node("Concat", ["b1", "minus_one"], "t", axis=0),
+                _node("Reshape", ["x", "t"], name="r"),
+            ],
+            (
+                r"ONNX node 'plus' \(Add\): arithmetic on sizes known at run time "
+                r"only: a sum or difference of sizes with d0\.0"
+            ),
+        ),
+        (
+            [
+                *_batch_of("x", "b"),
+                _node("Cast", ["b"], "f", to=TensorProto.FLOAT, name="f"),
+                _node("Mul", ["x", "f"]),
+            ],
+            (
+                r"ONNX node 'f' \(Cast\): arithmetic on sizes known at run time only: "
+                r"a size cast to a non-integer type"
+            ),
+        ),
+        (
+            [
+                *_batch_of("x", "b"),
+                _node("Abs", ["b"], "a", name="abs"),
+                _node("Cast", ["a"], "f", to=TensorProto.FLOAT),
+                _node("Mul", ["x", "f"]),
+            ],
+            (
+                r"ONNX node 'abs' \(Abs\): input 0 'b' is \[d0\.0\]: computing with "
+                r"sizes known at run time only is not supported"
+            ),
+        ),
+        (
+            [
+                _node("Concat", ["x", "x"], "c", axis=0),
+                _node("Concat", ["c", "pad"], "d", axis=0),
+                _node("Shape", ["d"], "s", name="sh"),
+                _node("Reshape", ["d", "s"]),
+            ],
+            r"ONNX node 'sh' \(Shape\): the shape of a value with dynamic dimensions",
+        ),
+    ],
+    ids=["sum-of-batch", "batch-as-float", "batch-as-data", "batch-plus-one"],
+)
+def test_what_the_sizes_do_not_decide_is_a_located_diagnostic(
+    nodes: list[onnx.NodeProto], message: str
+) -> None:
+    constants = {
+        **_SHAPE_CONSTANTS,
+        "one": _i64(1),
+        "minus_one": _i64(-1),
+        "pad": np.zeros((1, 5, 8), np.float32),
+    }
+    with pytest.raises(HeteroError, match=message):
+        from_onnx(_model(nodes, _X, constants))
