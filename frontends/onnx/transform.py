@@ -279,27 +279,26 @@ def _gather_elements(n: Node) -> SSAValue:
     """`data[..., indices[i...], ...]` at each position of `indices` along
     `axis`: a `relay.take` from the flattened data at flat positions --
     computed at import for constant indices, else by index arithmetic on
-    them (`indices * stride + offset`, a negative index first wrapped)."""
-    shape, index_shape = n.shape(0), n.shape(1)
-    if any(d < 0 for d in (*shape, *index_shape)):
-        raise n.error("GatherElements needs static shapes")
+    them (`indices * stride + offset`, a negative index first wrapped).  An
+    axis of the indices whose size is known at run time only (a dynamic
+    batch: RoBERTa's position ids) adds its positions by
+    `relay.arange_like`; the data's strides and the gathered axis must be
+    static."""
+    shape = n.graph.shapes().shape(n.input(0))
     axis = n.attrs.get("axis", 0) % len(shape)
-    strides = np.array([math.prod(shape[i + 1 :]) for i in range(len(shape))])
-    offset = sum(
-        (
-            g * s
-            for i, (g, s) in enumerate(zip(np.indices(index_shape), strides))
-            if i != axis
-        ),
-        np.zeros(index_shape, np.int64),
-    )
+    strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
+    if isinstance(shape[axis], Dim) or any(isinstance(s, Dim) for s in strides):
+        raise n.error(
+            f"GatherElements of {list(shape)} needs static sizes but the first"
+        )
     flat = n.op(relay.ReshapeOp, n.input(0), newshape=(-1,))
     if n.is_constant(1):
         indices = n.const(1).astype(np.int64)
         indices = np.where(indices < 0, indices + shape[axis], indices)
-        positions = n.graph.constant(offset + indices * strides[axis], "positions")
+        offsets = _offsets(indices.shape, strides, axis)
+        positions = n.graph.constant(offsets + indices * strides[axis], "positions")
         return n.op(relay.TakeOp, flat, positions, axis=0)
-    indices = n.input(1)
+    indices, index_shape = n.input(1), n.graph.shapes().shape(n.input(1))
     index_type = indices.type
     assert isinstance(index_type, TensorType)
     wrapped = n.op(
@@ -308,10 +307,40 @@ def _gather_elements(n: Node) -> SSAValue:
         n.op(relay.AddOp, indices, n.scalar(shape[axis], indices)),
         indices,
     )
-    scaled = n.op(relay.MultiplyOp, wrapped, n.scalar(int(strides[axis]), wrapped))
-    offsets = offset.astype(element_dtype(index_type.element_type))
-    positions = n.op(relay.AddOp, scaled, n.graph.constant(offsets, "offsets"))
+    positions = n.op(relay.MultiplyOp, wrapped, n.scalar(strides[axis], wrapped))
+    static = [d if isinstance(d, int) else 1 for d in index_shape]
+    offsets = _offsets(static, strides, axis, skip=index_shape)
+    offsets = offsets.astype(element_dtype(index_type.element_type))
+    positions = n.op(relay.AddOp, positions, n.graph.constant(offsets, "offsets"))
+    for i, size in enumerate(index_shape):
+        if isinstance(size, Dim) and i != axis:
+            along = n.op(
+                relay.ArangeLikeOp,
+                indices,
+                axis=i,
+                step=strides[i],
+                dtype=index_type.element_type,
+            )
+            newshape = tuple(-1 if j == i else 1 for j in range(len(index_shape)))
+            along = n.op(relay.ReshapeOp, along, newshape=newshape)
+            positions = n.op(relay.AddOp, positions, along)
     return n.op(relay.TakeOp, flat, positions, axis=0)
+
+
+def _offsets(
+    shape: Sequence[int],
+    strides: Sequence[int],
+    axis: int,
+    skip: Sequence[int | Dim] = (),
+) -> np.ndarray:
+    """The flat offset of each position of `shape` along every axis but
+    `axis` (and those whose size in `skip` is known at run time only)."""
+    terms = [
+        g * stride
+        for i, (g, stride) in enumerate(zip(np.indices(shape), strides))
+        if i != axis and not (i < len(skip) and isinstance(skip[i], Dim))
+    ]
+    return sum(terms, np.zeros(shape, np.int64))
 
 
 def _gather_nd(n: Node) -> SSAValue:
