@@ -275,11 +275,11 @@ the opset it writes."""
 EXPORTER_PACKAGES = {"torchscript": (), "dynamo": ("onnxscript",)}
 
 
-def file_name(name: str, exporter: str, dynamic_batch: bool = False) -> str:
-    """The corpus file of model `name` written by `exporter` (with a
-    dynamic batch: `export`'s `dynamic_batch`)."""
+def file_name(name: str, exporter: str, dynamic: bool = False) -> str:
+    """The corpus file of model `name` written by `exporter` (with symbolic
+    batch and sequence: `export`'s `dynamic`)."""
     parts = [name, *([exporter] if exporter != "torchscript" else [])]
-    return ".".join([*parts, *(["batch"] if dynamic_batch else []), "onnx"])
+    return ".".join([*parts, *(["dynamic"] if dynamic else []), "onnx"])
 
 
 def missing_packages(name: str, exporter: str) -> list[str]:
@@ -357,39 +357,57 @@ def build(name: str, seed: int = 0) -> Any:
 
 
 def export(
-    name: str, exporter: str = "torchscript", seed: int = 0, dynamic_batch: bool = False
+    name: str, exporter: str = "torchscript", seed: int = 0, dynamic: bool = False
 ) -> bytes:
     """Model `name` (`build(name, seed)`) exported by `exporter` at its
     opset (`OPSETS`), batch 1, as the bytes of an ONNX file: inputs named
-    as `example_inputs`'s keys, one output `output`.  `dynamic_batch`: the
-    batch dimension of every input and of the output is symbolic (`batch`),
-    as a model exported to serve batches of any size is (the exporter keeps
-    the shape arithmetic on it; traced at batch 2, so that no 1 of the
-    batch is taken for a constant).  Not under `torch.no_grad()`: there
-    `nn.MultiheadAttention` (ViT) takes its fused fast path,
-    `aten::_native_multi_head_attention`, which the TorchScript exporter
-    cannot export."""
+    as `example_inputs`'s keys, one output `output`.  `dynamic`: the batch
+    dimension of every input and of the output is symbolic (`batch`), and
+    so is the sequence of the token inputs (`sequence`, at most
+    `MAX_SEQUENCE`), as a model exported to serve any request is (the
+    exporter keeps the shape arithmetic on them; traced at batch 2, so that
+    no 1 of the batch is taken for a constant).  Not under
+    `torch.no_grad()`: there `nn.MultiheadAttention` (ViT) takes its fused
+    fast path, `aten::_native_multi_head_attention`, which the TorchScript
+    exporter cannot export."""
     import torch
 
     module = build(name, seed)
-    inputs = MODELS[name].inputs(np.random.default_rng(1), 2 if dynamic_batch else 1)
+    inputs = MODELS[name].inputs(np.random.default_rng(1), 2 if dynamic else 1)
     arguments = tuple(map(torch.from_numpy, inputs.values()))
     options: dict[str, Any] = {
         "input_names": list(inputs),
         "output_names": ["output"],
         "opset_version": OPSETS[exporter],
     }
+    axes = {k: _dynamic_axes(v) for k, v in inputs.items()} if dynamic else {}
     if exporter == "dynamo":
-        if dynamic_batch:
-            batch = torch.export.Dim("batch")
-            options["dynamic_shapes"] = tuple({0: batch} for _ in inputs)
+        if dynamic:
+            dims = {
+                "batch": torch.export.Dim("batch"),
+                "sequence": torch.export.Dim("sequence", max=MAX_SEQUENCE),
+            }
+            options["dynamic_shapes"] = tuple(
+                {axis: dims[label] for axis, label in axes[k].items()} for k in inputs
+            )
         program = torch.onnx.export(module, arguments, dynamo=True, **options)
         return program.model_proto.SerializeToString()
-    if dynamic_batch:
-        options["dynamic_axes"] = {k: {0: "batch"} for k in [*inputs, "output"]}
+    if dynamic:
+        options["dynamic_axes"] = {**axes, "output": {0: "batch"}}
     buffer = io.BytesIO()
     torch.onnx.export(module, arguments, buffer, dynamo=False, **options)
     return buffer.getvalue()
+
+
+MAX_SEQUENCE = 512
+"""The longest sequence a dynamic export serves (the position tables')."""
+
+
+def _dynamic_axes(value: np.ndarray) -> dict[int, str]:
+    """An input's symbolic axes: its batch, and the sequence of token ids
+    and masks (integer inputs)."""
+    integer = np.issubdtype(value.dtype, np.integer)
+    return {0: "batch", 1: "sequence"} if integer else {0: "batch"}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -406,9 +424,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--exporter", choices=(*OPSETS, "both"), default="both")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
-        "--dynamic-batch",
+        "--dynamic",
         action="store_true",
-        help="a symbolic batch dimension (files NAME[.EXPORTER].batch.onnx)",
+        help="symbolic batch and sequence (files NAME[.EXPORTER].dynamic.onnx)",
     )
     args = parser.parse_args(argv)
     for name in args.names:
@@ -427,9 +445,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.makedirs(args.out, exist_ok=True)
     status = 0
     for name, exporter in jobs:
-        path = os.path.join(args.out, file_name(name, exporter, args.dynamic_batch))
+        path = os.path.join(args.out, file_name(name, exporter, args.dynamic))
         try:
-            write_output(path, export(name, exporter, args.seed, args.dynamic_batch))
+            write_output(path, export(name, exporter, args.seed, args.dynamic))
         except Exception as e:  # noqa: BLE001 (torch's exporters fail in many ways)
             print(
                 f"{parser.prog}: error: {path}: {type(e).__name__}: {e}",

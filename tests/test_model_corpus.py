@@ -93,14 +93,12 @@ def _requires(name: str, exporter: str) -> None:
 
 
 def _exported(
-    directory: Path, name: str, exporter: str, dynamic_batch: bool = False
+    directory: Path, name: str, exporter: str, dynamic: bool = False
 ) -> onnx.ModelProto:
     _requires(name, exporter)
-    path = directory / file_name(name, exporter, dynamic_batch)
+    path = directory / file_name(name, exporter, dynamic)
     if not path.exists():
-        path.write_bytes(
-            model_corpus.export(name, exporter, dynamic_batch=dynamic_batch)
-        )
+        path.write_bytes(model_corpus.export(name, exporter, dynamic=dynamic))
     return onnx.load(path)
 
 
@@ -135,22 +133,31 @@ def test_corpus_model_compiles_and_matches_onnxruntime(
     )
 
 
+DYNAMIC_CALLS = ((1, 128), (3, 37))
+"""(batch, sequence length) of the dynamic exports' calls (the images'
+size is fixed)."""
+
+
 @pytest.mark.models
 @pytest.mark.parametrize("exporter", OPSETS)
 @pytest.mark.parametrize("name", CORPUS)
-def test_corpus_model_of_a_dynamic_batch_matches_onnxruntime_at_each_batch(
+def test_corpus_model_exported_dynamic_matches_onnxruntime_at_each_size(
     corpus_dir: Path, name: str, exporter: str
 ) -> None:
-    """Exported with a symbolic batch (`dynamic_batch`: the exporter keeps
-    the shape arithmetic on it), imported once, compiled per batch."""
-    model = _exported(corpus_dir, name, exporter, dynamic_batch=True)
+    """Exported with a symbolic batch and sequence (`dynamic`: the exporter
+    keeps the shape arithmetic on them), imported once, compiled per size."""
+    model = _exported(corpus_dir, name, exporter, dynamic=True)
     compiled = hetero.compile(from_onnx(model))
-    for batch in (1, 3):
+    for batch, length in DYNAMIC_CALLS:
         inputs = MODELS[name].inputs(np.random.default_rng(batch), batch)
+        inputs = {
+            k: v[:, :length].copy() if v.dtype == np.int64 else v
+            for k, v in inputs.items()
+        }
         reference = _onnxruntime(model, inputs)
         error = _relative_error(compiled(*inputs.values()), reference)
         assert error <= MAX_RELATIVE_ERROR, (
-            f"{name} ({exporter}, batch {batch}): relative error {error:.2e}"
+            f"{name} ({exporter}, {batch}x{length}): relative error {error:.2e}"
         )
 
 
@@ -215,9 +222,9 @@ def test_file_names_tell_the_exporters_and_batches_apart() -> None:
         "resnet18.onnx",
         "resnet18.dynamo.onnx",
     ]
-    assert [file_name("gpt2", e, dynamic_batch=True) for e in OPSETS] == [
-        "gpt2.batch.onnx",
-        "gpt2.dynamo.batch.onnx",
+    assert [file_name("gpt2", e, dynamic=True) for e in OPSETS] == [
+        "gpt2.dynamic.onnx",
+        "gpt2.dynamo.dynamic.onnx",
     ]
 
 

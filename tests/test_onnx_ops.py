@@ -609,7 +609,7 @@ def test_what_stays_out_is_a_located_diagnostic(case: Case, message: str) -> Non
 def test_the_shape_of_a_dynamic_value_folds_to_its_sizes() -> None:
     """A static `Shape` folds to a constant; a dynamic one to sizes, which a
     reshape writes as `0` (the input's own dimension; the cases:
-    tests/test_onnx_dynamic_batch.py)."""
+    tests/test_onnx_dynamic.py)."""
     model, _ = _case(
         [
             _node("Shape", ["x"], "s", name="sh"),

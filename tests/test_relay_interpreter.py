@@ -314,6 +314,19 @@ def test_reshape_zero_copies_and_minus_one_infers(newshape, out):
     check(got, x.flatten().reshape(out))
 
 
+def test_reshape_like_takes_the_shape_of_its_second_operand():
+    x, like = rand(2, 3, 4), rand(4, 1, 6)
+    check(run_op("reshape_like", x, like, out=(4, 1, 6)), x.reshape(4, 1, 6))
+
+
+def test_arange_like_counts_from_start_by_step_along_its_axis():
+    x = rand(2, 5)
+    got = run_op(
+        "arange_like", x, out=(5,), attrs="axis = 1, start = 2, step = 3, dtype = f32"
+    )
+    check(got, np.array([2, 5, 8, 11, 14], np.float32))
+
+
 def test_transpose_default_reverses_axes():
     x = rand(2, 3, 4)
     expected = np.array(

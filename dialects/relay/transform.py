@@ -1,6 +1,7 @@
 """The tensor operators that move elements: reshape, transpose, layout
 transforms, cast, take, flatten, concatenate, squeeze, expand_dims and
-strided_slice; and arange_like, the positions along an axis.
+strided_slice; and arange_like, the positions along an axis, and
+reshape_like, a reshape to another tensor's shape.
 
 Their compute templates are `te/templates/injective.py`'s (cast's,
 `te/templates/elementwise.py`'s).  Those whose value is a NumPy function
@@ -31,12 +32,15 @@ from hetero.dialects.relay.params import (
     check_minimum,
 )
 from hetero.dialects.relay.shapes import (
+    DYNAMIC,
     Shape,
     blocked_shape,
     concatenate_shape,
     expand_dims_shape,
     flatten_shape,
+    format_shape,
     nchw_shape,
+    product,
     reshape_shape,
     squeeze_shape,
     strided_slice_shape,
@@ -101,6 +105,45 @@ class ReshapeOp(TensorOp):
         cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
     ) -> Shape:
         return reshape_shape(shapes[0], cls.newshape.read(attributes))
+
+
+@irdl_op_definition
+class ReshapeLikeOp(TensorOp):
+    """`x`'s elements in the shape of `like`, whose elements are not read: a
+    reshape to sizes known at run time only that `newshape`'s one `-1`
+    cannot name (ONNX's reshape of a `[b·s]` mask to `[b, 1, 1, s]`, `like`
+    a tensor of those sizes).  Sizes that are known must have `x`'s product.
+
+    Compute template: `te/templates/injective.py` (reshape's)."""
+
+    name = "relay.reshape_like"
+
+    PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
+    NUMPY: ClassVar[NumpyRule] = staticmethod(lambda x, like: x.reshape(like.shape))
+
+    x = operand_def(TensorType)
+    like = operand_def(TensorType)
+
+    @classmethod
+    def infer_element_type(
+        cls,
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        return tensors[0].element_type
+
+    @classmethod
+    def infer_shape(
+        cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
+    ) -> Shape:
+        data, like = shapes
+        total, wanted = product(data), product(like)
+        if DYNAMIC not in (total, wanted) and total != wanted:
+            raise VerifyException(
+                f"cannot reshape {format_shape(data)} ({total} elements) like "
+                f"{format_shape(like)} ({wanted} elements)"
+            )
+        return tuple(like)
 
 
 @irdl_op_definition
@@ -386,6 +429,7 @@ class StridedSliceOp(TensorOp):
 
 TRANSFORM_OPS: tuple[type[TensorOp], ...] = (
     ReshapeOp,
+    ReshapeLikeOp,
     TransposeOp,
     LayoutTransformOp,
     CastOp,

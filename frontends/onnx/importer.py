@@ -13,7 +13,7 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from hetero.dialects import relay
-from hetero.frontends.onnx import elementwise, nn, reductions, transform
+from hetero.frontends.onnx import elementwise, nn, reductions, sizes, transform
 from hetero.frontends.onnx.folding import fold_node
 from hetero.frontends.onnx.node import (
     Converter,
@@ -182,6 +182,7 @@ def from_onnx(
         constants=initializers,
         declared=_declared_shapes(graph_proto) if batch is None else {},
         same_sizes=_same_sizes(params, batch),
+        materialize=sizes.materialize,
     )
     for value_info, arg in zip(params, block.args):
         arg.name_hint = handle_name(value_info.name)

@@ -90,6 +90,9 @@ class Graph:
     same_sizes: Sequence[Sequence[tuple[int, int]]] = ()
     """Groups of the graph inputs' dynamic dimensions (input, axis) that the
     model names alike: one size."""
+    materialize: Callable[[Node, str], SSAValue] | None = None
+    """How a size used as data becomes a run-time tensor
+    (`sizes.materialize`, given by the importer)."""
     _shapes: BlockShapes | None = None
 
     def shapes(self) -> BlockShapes:
@@ -153,11 +156,14 @@ class Node:
         if not self.has_input(index):
             raise self.error(f"input {index} is missing")
         name = self.proto.input[index]
-        if name in self.graph.sizes:
-            raise self.error(
-                f"input {index} '{name}' is {self.graph.sizes[name].values.tolist()}: "
-                "computing with sizes known at run time only is not supported"
-            )
+        if name in self.graph.sizes and name not in self.graph.values:
+            if self.graph.materialize is None:
+                raise self.error(
+                    f"input {index} '{name}' is "
+                    f"{self.graph.sizes[name].values.tolist()}: computing with "
+                    "sizes known at run time only is not supported"
+                )
+            self.graph.values[name] = self.graph.materialize(self, name)
         if name not in self.graph.values and name not in self.graph.constants:
             raise self.error(
                 f"input {index} '{name}' is no graph input, initializer or earlier node's output"

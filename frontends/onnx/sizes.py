@@ -15,13 +15,16 @@ exact arithmetic that refuses what it cannot decide for every size).
   were static there.
 * A result with a `Dim` stays a size (`Graph.sizes`), which the converters
   that take shapes read (`Node.sizes`): a reshape writes a size it cannot
-  name as `0` (the input's own dimension) or `-1` (`reshape_target`); a
+  name as `0` (the input's own dimension) or `-1` (`reshape`); a
   broadcast to a size that no operand has is a `relay.where` against a
   tensor of that size made from the graph input it comes from
   (`broadcast_to`).
-* A fold the symbols do not decide (`d0.0 + 1`, `d0.0 == 4`) is a located
-  error, and so is a size used as data (`Node.input`): nothing is guessed,
-  so nothing is wrong for another size.
+* A fold the symbols do not decide (`d0.0 + 1`, `d0.0 == 4`) is left to
+  the node's converter, which computes it at run time: a size used as data
+  becomes a tensor (`materialize`).  A shape that only such a computation
+  gives (a reshape to `[d0.0 + 1]`) is a located error, as any shape known
+  at run time only.  Nothing is guessed, so nothing is wrong for another
+  size.
 """
 
 from __future__ import annotations
@@ -41,8 +44,7 @@ from hetero.analysis.shape_functions import (
     same_size,
 )
 from hetero.dialects import relay
-from hetero.frontends.onnx.node import Graph, Node, Sizes, helper, node_label
-from hetero.utils.diagnostics import HeteroError
+from hetero.frontends.onnx.node import Graph, Node, Sizes, element_type, helper
 
 Size = int | Dim
 
@@ -199,9 +201,10 @@ def fold_sizes(
     """The outputs of `Shape`/`Size` (`shape_folds`) of a value with dynamic
     dimensions, or of a `SIZE_FOLDS` node with a size among its inputs and
     constants for the rest: constants where no `Dim` is left, else sizes.
-    None where the node is none of these, or a `Shape` of a value whose
-    sizes are unknown (no product of the inputs'); a located error where a
-    fold asks what the symbols do not decide."""
+    None where the node is none of these, a `Shape` of a value whose sizes
+    are unknown (no product of the inputs'), or a fold that asks what the
+    symbols do not decide (the node's converter then computes it at run
+    time, from its sizes made tensors: `materialize`)."""
     inputs = [i for i in node.input if i]
     if node.op_type in shape_folds and inputs and inputs[0] in graph.values:
         try:
@@ -218,10 +221,8 @@ def fold_sizes(
         ]
         try:
             values = SIZE_FOLDS[node.op_type](node, attrs, arrays)
-        except DynamicShapeError as e:
-            raise HeteroError(
-                f"{node_label(node)}: arithmetic on sizes known at run time only: {e}"
-            ) from None
+        except DynamicShapeError:
+            return None  # computed at run time, by the converter
         dtype = next(graph.sizes[i].dtype for i in inputs if i in graph.sizes)
         dtype = _RESULT_TYPES.get(node.op_type, lambda a, d: d)(attrs, dtype)
     else:
@@ -232,14 +233,15 @@ def fold_sizes(
     return [values.astype(dtype)]
 
 
-def reshape_target(n: Node, target: Sequence[Size]) -> tuple[int, ...]:
-    """A relay reshape's `newshape` for a target with sizes known at run
-    time only: ONNX's `-1` worked out from the input's size first (`[d, -1]`
-    of a `[d * 128, 768]` input is `[d, 98304]`); then a size that is the
-    input's dimension at the same position is `0` (copied), and one other
-    may be relay's `-1` (inferred: the product of the target is the
-    input's, so it comes out as that size)."""
-    shape = n.graph.shapes().shape(n.input(0))
+def reshape(n: Node, x: SSAValue, target: Sequence[Size]) -> SSAValue:
+    """`x` reshaped to a target with sizes known at run time only: ONNX's
+    `-1` worked out from the input's size first (`[d, -1]` of a `[d * 128,
+    768]` input is `[d, 98304]`); then a size that is the input's dimension
+    at the same position is `0` (copied), and one other may be relay's `-1`
+    (inferred: the product of the target is the input's, so it comes out as
+    that size).  Where more are left (`[b·s]` to `[b, 1, 1, s]`), a
+    `relay.reshape_like` of a tensor of the target's sizes (`broadcast_to`)."""
+    shape = n.graph.shapes().shape(x)
     known = [
         shape[axis] if isinstance(size, int) and size == 0 else size
         for axis, size in enumerate(target)
@@ -258,12 +260,10 @@ def reshape_target(n: Node, target: Sequence[Size]) -> tuple[int, ...]:
         else -1
         for axis, size in enumerate(known)
     ]
-    if newshape.count(-1) > 1:
-        raise n.error(
-            f"reshape of {list(shape)} to {list(target)}: more than one size "
-            "known at run time only that is not the input's own"
-        )
-    return tuple(newshape)
+    if newshape.count(-1) <= 1:
+        return n.op(relay.ReshapeOp, x, newshape=tuple(newshape))
+    true = n.graph.constant(np.array(True), "like")
+    return n.op(relay.ReshapeLikeOp, x, broadcast_to(n, true, known))
 
 
 def broadcast_to(n: Node, x: SSAValue, target: Sequence[Size]) -> SSAValue:
@@ -323,3 +323,39 @@ def carrier(n: Node, size: Dim, rank: int, axis: int) -> SSAValue:
     newshape = [1] * rank
     newshape[axis] = -1
     return n.op(relay.ReshapeOp, carrier, newshape=tuple(newshape))
+
+
+def materialize(n: Node, name: str) -> SSAValue:
+    """The size `name` used as data (`b * 128` multiplying a tensor, `b +
+    1`): a run-time tensor of its values.  A dimension `d` is the last
+    element of `arange_like(carrier(d), start=1)`; a `Dim`, the product of
+    its symbols' and its coefficient."""
+    sizes = n.graph.sizes[name]
+    elements = [
+        n.graph.constant(np.array([v], sizes.dtype), "size")
+        if isinstance(v, int)
+        else run_time_size(n, v, sizes.dtype)
+        for v in sizes.values.reshape(-1)
+    ]
+    flat = (
+        elements[0]
+        if len(elements) == 1
+        else n.op(relay.ConcatenateOp, *elements, axis=0)
+    )
+    return n.op(relay.ReshapeOp, flat, newshape=sizes.values.shape)
+
+
+def run_time_size(n: Node, size: Dim, dtype: np.dtype[Any]) -> SSAValue:
+    """`size` as a one-element tensor of `dtype`."""
+    last = n.graph.constant(np.array([-1], np.int64), "last")
+    value = n.graph.constant(np.array([size.coefficient], dtype), "coefficient")
+    for symbol in size.symbols:
+        counts = n.op(
+            relay.ArangeLikeOp,
+            carrier(n, Dim(1, (symbol,)), 1, 0),
+            start=1,
+            dtype=element_type(dtype, "a size"),
+        )
+        last_count = n.op(relay.TakeOp, counts, last, axis=0)
+        value = n.op(relay.MultiplyOp, value, last_count)
+    return value

@@ -19,16 +19,16 @@ from hetero.analysis.shape_functions import (
 from hetero.dialects import relay
 from hetero.frontends.onnx.folding import constant_of_shape_value
 from hetero.frontends.onnx.node import Converter, Node, element_type
-from hetero.frontends.onnx.sizes import broadcast_to, carrier, reshape_target
+from hetero.frontends.onnx.sizes import broadcast_to, carrier, reshape, run_time_size
 from hetero.interpreter.relay import element_dtype
 
 
 def _reshape(n: Node) -> SSAValue:
     """`0` copies a dimension and `-1` is inferred, as in relay.reshape; a
     shape of sizes known at run time only is written with them
-    (`reshape_target`)."""
+    (`sizes.reshape`)."""
     if n.is_size(1):
-        return n.op(relay.ReshapeOp, n.input(0), newshape=reshape_target(n, n.sizes(1)))
+        return reshape(n, n.input(0), n.sizes(1))
     shape = n.ints("shape", 1)
     if shape is None:
         raise n.error("the target shape is missing")
@@ -164,30 +164,51 @@ def _backward_positions(
 
 def _slice(n: Node) -> SSAValue:
     """Starts/ends/axes are attributes before opset 10, inputs (with steps)
-    after.  An end known at run time only may be its axis's whole size."""
+    after.  An end known at run time only (`_run_time_ends`) may be its
+    axis's whole size, or end a slice from 0 of a static axis (`buffer[:,
+    :seq]`): a `relay.take` of `arange_like` positions."""
     shape = n.shape(0)
     starts = n.ints("starts", 1)
-    ends = _whole_ends(n) if n.is_size(2) else n.ints("ends", 2)
+    if n.is_size(2):
+        ends, runs = _run_time_ends(n)
+    else:
+        ends, runs = n.ints("ends", 2), {}
     if starts is None or ends is None:
         raise n.error("starts and ends are missing")
     axes = n.ints("axes", 3, range(len(starts)))
     steps = n.ints(None, 4, [1] * len(starts))
     assert axes is not None and steps is not None
-    return slice_bounds(n, n.input(0), shape, starts, ends, axes, steps)
+    result = slice_bounds(n, n.input(0), shape, starts, ends, axes, steps)
+    for axis, length in runs.items():
+        index = axes.index(axis) if axis in axes else axes.index(axis - len(shape))
+        if starts[index] != 0 or steps[index] != 1:
+            raise n.error(f"a slice of axis {axis} to {length} must start at 0, step 1")
+        positions = n.op(
+            relay.ArangeLikeOp,
+            carrier(n, length, 1, 0),
+            dtype=element_type(np.dtype(np.int64), "positions"),
+        )
+        result = n.op(relay.TakeOp, result, positions, axis=axis)
+    return result
 
 
-def _whole_ends(n: Node) -> list[int]:
-    """Slice ends that are sizes: each must be its axis's dimension (`x[:,
-    :x.size(1)]`), which is the end of the axis."""
+def _run_time_ends(n: Node) -> tuple[list[int], dict[int, Dim]]:
+    """Slice ends that are sizes: one that is its axis's dimension (`x[:,
+    :x.size(1)]`) is the end of the axis; another, on a static axis, keeps
+    the axis whole here and is returned by axis (`_slice` takes it)."""
     ends, dims = n.sizes(2), n.graph.shapes().shape(n.input(0))
     axes = n.ints(None, 3, range(len(ends)))
     assert axes is not None
-    whole = []
+    whole, runs = [], {}
     for end, axis in zip(ends, axes):
         if isinstance(end, Dim) and not same_size(end, dims[axis]):
-            raise n.error(f"a slice of axis {axis} ending at {end} is not supported")
+            if isinstance(dims[axis], Dim):
+                raise n.error(
+                    f"a slice of axis {axis} ending at {end} is not supported"
+                )
+            runs[axis % len(dims)] = end
         whole.append(_TO_THE_END if isinstance(end, Dim) else end)
-    return whole
+    return whole, runs
 
 
 def _split(n: Node) -> list[SSAValue]:
@@ -352,27 +373,26 @@ def _gather_nd(n: Node) -> SSAValue:
     by index arithmetic on each column of them (negative indices wrapped,
     times the stride; no integer `relay.sum`, which lower-te lacks).
 
-    Sizes known at run time only may be the batch of `indices` and, without
-    `batch_dims`, the first indexed axis (a model's batch): its stride is
-    the only one that depends on it, and `relay.take` wraps a negative
-    position by the whole flattened extent, which is that index wrapped."""
+    Without `batch_dims`, the indexed axes may have sizes known at run time
+    only (a mask's batch and sequence): their strides and the wrapping of
+    negative indices take them as tensors (`sizes.run_time_size`); the
+    batch of `indices` may be dynamic too."""
     shape = n.graph.shapes().shape(n.input(0))
     last = len(n.shape(1)) - 1
     count = n.shape(1)[last]
     batch = n.attrs.get("batch_dims", 0)
     indexed, rest = shape[batch : batch + count], shape[batch + count :]
-    dynamic = [d for d in (*shape[:batch], *indexed[1:], *rest) if isinstance(d, Dim)]
-    if count < 0 or dynamic or (batch and isinstance(indexed[0], Dim)):
+    fixed = (*shape[:batch], *rest, *(indexed if batch else ()))
+    if count < 0 or any(isinstance(d, Dim) for d in fixed):
         raise n.error(
-            f"GatherND of {list(shape)} needs static sizes but for the first "
-            "indexed axis without batch_dims"
+            f"GatherND of {list(shape)} needs static sizes but for the indexed "
+            "axes without batch_dims"
         )
     strides = [math.prod(indexed[i + 1 :]) for i in range(count)]
     flat = n.op(relay.ReshapeOp, n.input(0), newshape=(-1, *rest))
-    if n.is_constant(1):
+    if n.is_constant(1) and not any(isinstance(d, Dim) for d in indexed):
         indices = n.const(1).astype(np.int64)
-        sizes = np.array([d if isinstance(d, int) else 0 for d in indexed])
-        indices = np.where(indices < 0, indices + sizes, indices)
+        indices = np.where(indices < 0, indices + np.array(indexed), indices)
         offsets = _batch_offsets(shape[:batch], strides[0] * indexed[0], indices.ndim)
         positions = n.graph.constant(indices @ np.array(strides) + offsets, "positions")
         return n.op(relay.TakeOp, flat, positions, axis=0)
@@ -389,16 +409,25 @@ def _gather_nd(n: Node) -> SSAValue:
             slice_bounds(n, indices, index_shape, [k], [k + 1], [last], [1]),
             axis=(last,),
         )
-        if isinstance(size, int):
-            index = n.op(
-                relay.WhereOp,
-                n.op(relay.LessOp, index, n.scalar(0, index)),
-                n.op(relay.AddOp, index, n.scalar(size, index)),
-                index,
-            )
-        scaled = n.op(relay.MultiplyOp, index, n.scalar(int(stride), index))
+        index = n.op(
+            relay.WhereOp,
+            n.op(relay.LessOp, index, n.scalar(0, index)),
+            n.op(relay.AddOp, index, _size_of(n, size, index)),
+            index,
+        )
+        scaled = n.op(relay.MultiplyOp, index, _size_of(n, stride, index))
         positions = n.op(relay.AddOp, positions, scaled)
     return n.op(relay.TakeOp, flat, positions, axis=0)
+
+
+def _size_of(n: Node, size: int | Dim, like: SSAValue) -> SSAValue:
+    """A rank-0 tensor of `like`'s element type holding `size`."""
+    if isinstance(size, int):
+        return n.scalar(size, like)
+    type_ = like.type
+    assert isinstance(type_, TensorType)
+    value = run_time_size(n, size, element_dtype(type_.element_type))
+    return n.op(relay.ReshapeOp, value, newshape=())
 
 
 def _batch_offsets(

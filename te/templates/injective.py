@@ -117,8 +117,9 @@ def _reshape(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
     """Same row-major order, group by group (`reshape_groups`): a dimension
     kept as it is keeps its index (an image's rows and columns stay affine,
     for the vectorizer); within a group the output index is linearised and
-    split for the input."""
-    (x,) = inputs
+    split for the input.  `reshape_like`'s second operand only gives the
+    shape."""
+    x = inputs[0]
     shape = result_shape(op)
     groups = reshape_groups(x.shape, shape) if _has_elements(shape) else None
     # A group's flat index is below its size, so its outermost dimension
@@ -377,6 +378,7 @@ kernel, index arithmetic on the way to a load."""
 
 TEMPLATES: dict[type[Operation], LazyTemplate] = {
     relay.ReshapeOp: _reshape,
+    relay.ReshapeLikeOp: _reshape,
     relay.FlattenOp: _reshape,
     relay.TransposeOp: _transpose,
     relay.LayoutTransformOp: _layout_transform,

@@ -164,3 +164,26 @@ builtin.module {
 
 // CHECK:      %0 = relay.call @fused_add_sigmoid_multiply(%x, %b)
 // CHECK-NEXT: relay.return %0
+
+// -----
+
+// Two values' diamonds meet at one op: the maximum takes both and its result
+// is unused, so it closes either value's paths.  The first group takes it
+// (with its where); the second value stays its group's result, read by the
+// maximum of the first (an imported `Shape(Max(a, b))` leaves such an op).
+builtin.module {
+  relay.func @main(%x: tensor<2xf32>, %y: tensor<3xf32>, %c: tensor<2x3xi1>) -> tensor<2x3xf32> {
+    %0 = relay.expand_dims %x {axis = 1 : i64} : (tensor<2xf32>) -> tensor<2x1xf32>
+    %1 = relay.expand_dims %y {axis = 0 : i64} : (tensor<3xf32>) -> tensor<1x3xf32>
+    %2 = relay.maximum %0, %1 : (tensor<2x1xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+    %3 = relay.where %c, %0, %0 : (tensor<2x3xi1>, tensor<2x1xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+    %4 = relay.where %c, %1, %1 : (tensor<2x3xi1>, tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+    %5 = relay.add %3, %4 : tensor<2x3xf32>
+    relay.return %5 : tensor<2x3xf32>
+  }
+}
+
+// CHECK:      %0 = relay.call @fused_expand_dims(%y)
+// CHECK-NEXT: %1 = relay.call @fused_where(%c, %0)
+// CHECK-NEXT: %2 = relay.call @fused_expand_dims_maximum_where_add(%x, %0, %c, %1)
+// CHECK-NEXT: relay.return %2

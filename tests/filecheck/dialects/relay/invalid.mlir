@@ -1019,3 +1019,11 @@ relay.func @f(%x: tensor<4x5xf32>) -> tensor<4xi64> {
   %0 = relay.arange_like %x {axis = 2 : i64, dtype = i64} : (tensor<4x5xf32>) -> tensor<4xi64>
   relay.return %0 : tensor<4xi64>
 }
+
+// -----
+
+relay.func @f(%x: tensor<6xf32>, %l: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  // expected-error@+1 {{cannot reshape [6] (6 elements) like [2, 2] (4 elements)}}
+  %0 = relay.reshape_like %x, %l : (tensor<6xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+  relay.return %0 : tensor<2x2xf32>
+}
