@@ -174,7 +174,10 @@ class Emitter:
                     if i == 0 and size.coefficient == 1
                     else self._entry_op(arith.MuliOp(value, dim))
                 )
-            self.constants[key] = value  # type: ignore[index]
+                # Each partial product is a size made, so that the entry
+                # ops made after it (`_entry_op`) follow it.
+                part = ("size", size.coefficient, size.symbols[: i + 1])
+                self.constants.setdefault(part, value)  # type: ignore[call-overload]
         return self.constants[key]  # type: ignore[index]
 
     def _symbol(self, symbol: Symbol) -> SSAValue:

@@ -104,6 +104,28 @@ def test_arange_like_counts_along_a_run_time_axis(dynamic: str) -> None:
         np.testing.assert_array_equal(run(parse_module(ARANGE_LIKE), x), want)
 
 
+TAKE_FROM_A_FLAT_BATCH = """
+builtin.module {
+  relay.func @main(%x: tensor<?x12x?xf32>, %i: tensor<3xi64>) -> tensor<3xf32> {
+    %0 = relay.reshape %x {newshape = array<i64: -1>} : (tensor<?x12x?xf32>) -> tensor<?xf32>
+    %1 = relay.take %0, %i : (tensor<?xf32>, tensor<3xi64>) -> tensor<3xf32>
+    relay.return %1 : tensor<3xf32>
+  }
+}
+"""
+
+
+def test_take_from_a_dynamic_axis_compiles_once() -> None:
+    """`take` wraps and clamps by the axis's run-time extent (`12·b·s - 1`:
+    a size of two symbols and a coefficient, computed once at the kernel's
+    entry in order)."""
+    compiled = hetero.compile(TAKE_FROM_A_FLAT_BATCH, dynamic="once")
+    indices = np.array([0, -1, 5], np.int64)
+    for b, s in ((1, 1), (2, 3), (4, 7)):
+        x = np.arange(b * 12 * s, dtype=np.float32).reshape(b, 12, s)
+        np.testing.assert_array_equal(compiled(x, indices), x.reshape(-1)[indices])
+
+
 TWO_INPUTS = """
 builtin.module {
   relay.func @main(%a: tensor<?x4xf32>, %b: tensor<?x4xf32>) -> tensor<?x2x2xf32> {

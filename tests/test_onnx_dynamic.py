@@ -80,24 +80,22 @@ def _feeds(model: onnx.ModelProto, sizes: dict[str, int]) -> dict[str, np.ndarra
 
 def _check(
     model: onnx.ModelProto,
-    once: bool = True,
     calls: tuple[dict[str, int], ...] = tuple({"batch": b} for b in BATCHES),
 ) -> None:
-    """Interpreted, compiled per shape and (`once`) compiled once, at each
-    of `calls`' sizes, against onnxruntime."""
+    """Interpreted, compiled per shape and compiled once, at each of
+    `calls`' sizes, against onnxruntime."""
     module = from_onnx(model)
     session = onnxruntime.InferenceSession(
         model.SerializeToString(), providers=["CPUExecutionProvider"]
     )
-    functions = [hetero.compile(module)]
-    if once:
-        functions.append(hetero.compile(module, dynamic="once"))
+    per_shape, once = hetero.compile(module), hetero.compile(module, dynamic="once")
     for sizes in calls:
         feeds = _feeds(model, sizes)
         (want,) = session.run(None, feeds)
         for got in (
             run(module, *feeds.values()),
-            *(f(*feeds.values()) for f in functions),
+            per_shape(*feeds.values()),
+            once(*feeds.values()),
         ):
             np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
@@ -222,26 +220,25 @@ def test_gather_nd_indexes_an_axis_of_the_batch() -> None:
     session = onnxruntime.InferenceSession(
         model.SerializeToString(), providers=["CPUExecutionProvider"]
     )
-    compiled = hetero.compile(module)
+    functions = [hetero.compile(module), hetero.compile(module, dynamic="once")]
     for batch in (3, 4):
         x = _RNG.standard_normal((batch, 5)).astype(np.float32)
         i = np.array([[0, 1], [-1, 4], [batch - 1, -5], [1, -1]], np.int64)
         (want,) = session.run(None, {"x": x, "i": i})
-        np.testing.assert_allclose(compiled(x, i), want, rtol=RTOL, atol=ATOL)
-        np.testing.assert_allclose(run(module, x, i), want, rtol=RTOL, atol=ATOL)
+        for got in (run(module, x, i), *(f(x, i) for f in functions)):
+            np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
 
 
 def test_gather_elements_along_a_row_of_the_batch() -> None:
     """RoBERTa's position embeddings: a buffer expanded to the batch, then
     `GatherElements` along axis 1 by run-time positions of each sample (its
-    batch axis's offsets by `relay.arange_like`).  Per batch size only: a
-    `take` from a dynamic axis does not compile once (docs/dynamic-shapes.md)."""
+    batch axis's offsets by `relay.arange_like`)."""
     inputs = {"x": (_F32, ("batch", 6)), "i": (np.dtype(np.int64), ("batch", 4))}
     nodes = [
         _node("GatherElements", ["x", "i"], "g", axis=1),
         _node("Relu", ["g"]),
     ]
-    _check(_model(nodes, inputs), once=False)
+    _check(_model(nodes, inputs))
 
 
 def test_inputs_of_one_batch_name_are_one_size() -> None:
@@ -273,7 +270,7 @@ def test_a_size_used_as_data_is_computed_at_run_time() -> None:
         _node("Cast", ["a"], "g", to=TensorProto.FLOAT),
         _node("Add", ["scaled", "g"]),
     ]
-    _check(_model(nodes, _X, {**_SHAPE_CONSTANTS, "one": _i64(1)}), once=False)
+    _check(_model(nodes, _X, {**_SHAPE_CONSTANTS, "one": _i64(1)}))
 
 
 def test_a_table_is_sliced_to_the_sequence_length() -> None:
@@ -292,7 +289,7 @@ def test_a_table_is_sliced_to_the_sequence_length() -> None:
         "two": _i64(2),
         "table": _RNG.standard_normal((1, 10, 8)).astype(np.float32),
     }
-    _check(_model(nodes, inputs, constants), once=False, calls=SEQUENCES)
+    _check(_model(nodes, inputs, constants), calls=SEQUENCES)
 
 
 def test_a_reshape_to_two_run_time_sizes_is_reshape_like() -> None:

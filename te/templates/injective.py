@@ -215,7 +215,7 @@ def _take(op: Operation, inputs: Sequence[Tensor]) -> Tensor:
         negative = e.op(arith.CmpiOp(picked, e.index(0), "slt"))
         wrapped = e.op(arith.SelectOp(negative, e.index(e.add(picked, extent)), picked))
         low = e.op(arith.MaxSIOp(wrapped, e.index(0)))
-        clamped = e.op(arith.MinSIOp(low, e.index(extent - 1)))
+        clamped = e.op(arith.MinSIOp(low, e.index(e.sub(extent, 1))))
         return data.load(e, [*idx[:axis], clamped, *idx[axis + rank :]])
 
     return Tensor(result_shape(op), data.element_type, load)
