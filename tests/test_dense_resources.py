@@ -3,11 +3,12 @@ the blob behind a key changes."""
 
 from __future__ import annotations
 
+import gc
 import threading
 
 import numpy as np
 import pytest
-from xdsl.dialects.builtin import ModuleOp, TensorType, f32, f64
+from xdsl.dialects.builtin import DenseResourceAttr, ModuleOp, TensorType, f32, f64
 
 from hetero.context import parse_module
 from hetero.dialects import relay
@@ -77,18 +78,16 @@ def test_a_scope_releases_the_blobs_made_in_it() -> None:
 def test_a_scope_releases_only_its_own_threads_blobs() -> None:
     """Made in another thread while the scope is open, a blob is the other
     thread's (a model imported, a network compiled meanwhile)."""
-    made_elsewhere: list[str] = []
+    made_elsewhere: list[DenseResourceAttr] = []
     with BlobScope():
         other = threading.Thread(
             target=lambda: made_elsewhere.append(
-                dense_resource(
-                    np.ones(2, np.float32), TensorType(f32, [2]), "theirs"
-                ).resource_handle.data
+                dense_resource(np.ones(2, np.float32), TensorType(f32, [2]), "theirs")
             )
         )
         other.start()
         other.join()
-    assert made_elsewhere[0] in _blobs()._blob_storage
+    assert made_elsewhere[0].resource_handle.data in _blobs()._blob_storage
 
 
 WEIGHTED = """
@@ -121,6 +120,26 @@ def test_compile_keeps_no_blob_of_its_own() -> None:
     dynamic = hetero.compile(WEIGHTED.format(n="?", blob=w.tobytes().hex()))
     np.testing.assert_allclose(dynamic(x), x @ (2 * w).T, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(dynamic(x[:1]), x[:1] @ (2 * w).T, rtol=1e-5, atol=1e-5)
+
+
+def test_a_blob_lives_as_long_as_a_module_that_refers_to_it() -> None:
+    """An imported model's weights go with the last module holding them: a
+    clone keeps them after the original is gone, and dropping both frees
+    them (a process importing model after model held every one's)."""
+    values = np.arange(32, dtype=np.float32)
+    attr = dense_resource(values, TensorType(f32, [32]), "owned_weight")
+    key = attr.resource_handle.data
+    module = ModuleOp([relay.ConstantOp(attr)])
+    del attr
+    clone = module.clone()
+    del module
+    gc.collect()
+    (constant,) = clone.ops
+    read = np.frombuffer(resource_bytes(constant.value), np.float32)  # type: ignore[attr-defined]
+    np.testing.assert_array_equal(read, values)
+    del clone, constant
+    gc.collect()
+    assert key not in _blobs()._blob_storage  # pyright: ignore[reportPrivateUsage]
 
 
 def test_handles_are_unique_and_never_given_again() -> None:

@@ -259,8 +259,9 @@ SEQUENCES = ({"batch": 1, "sequence": 4}, {"batch": 3, "sequence": 7})
 
 
 def test_a_size_used_as_data_is_computed_at_run_time() -> None:
-    """`x * x.size(0)` and `abs(b + 1)`: sizes that are data, and a sum the
-    sizes cannot fold, become tensors (`sizes.materialize`)."""
+    """`x * x.size(0)`, `abs(b + 1)` and `b * 0.5`: sizes that are data (cast
+    to floats) and a sum the sizes cannot fold become tensors
+    (`sizes.materialize`)."""
     nodes = [
         *_batch_of("x", "b"),
         _node("Cast", ["b"], "f", to=TensorProto.FLOAT),
@@ -268,9 +269,17 @@ def test_a_size_used_as_data_is_computed_at_run_time() -> None:
         _node("Add", ["b", "one"], "b1"),
         _node("Abs", ["b1"], "a"),
         _node("Cast", ["a"], "g", to=TensorProto.FLOAT),
-        _node("Add", ["scaled", "g"]),
+        _node("Add", ["scaled", "g"], "sum"),
+        _node("Cast", ["b"], "bf", to=TensorProto.FLOAT),
+        _node("Mul", ["bf", "half"], "h"),
+        _node("Add", ["sum", "h"]),
     ]
-    _check(_model(nodes, _X, {**_SHAPE_CONSTANTS, "one": _i64(1)}))
+    constants = {
+        **_SHAPE_CONSTANTS,
+        "one": _i64(1),
+        "half": np.array([0.5], np.float32),
+    }
+    _check(_model(nodes, _X, constants))
 
 
 def test_a_table_is_sliced_to_the_sequence_length() -> None:

@@ -20,6 +20,7 @@ import json
 import mmap
 import os
 import re
+import weakref
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from contextvars import ContextVar
@@ -229,10 +230,27 @@ def _held(array: np.ndarray) -> Held:
 def _declare(
     hint: str, type: TensorType, held: Held | Future[Held] | View
 ) -> DenseResourceAttr:
+    """A new blob and the one attribute that refers to it: the blob lives as
+    long as the attribute (`_release`), which every op holding the constant
+    shares -- clones of its module included (attributes are immutable and
+    cloned by reference).  A process that imports model after model so
+    keeps the weights of the modules it still has, not of every one it made
+    (ResNet-18: 45 MB an import, before)."""
     key = _blobs().declare_resource(_free_handle(handle_name(hint)))
     record_blob(key)
     _table().hold(key, held)
-    return DenseResourceAttr.from_params(key, type)
+    attr = DenseResourceAttr.from_params(key, type)
+    weakref.finalize(attr, _release, key).atexit = False  # nothing to free then
+    return attr
+
+
+def _release(key: str) -> None:
+    """Drop blob `key` from the process-wide table (its bytes, their
+    making, their decoding)."""
+    table = _table()
+    table.pop(key, None)
+    table.pending.pop(key, None)
+    _DECODED.pop(key, None)
 
 
 _NEXT_SUFFIX: dict[str, int] = {}
@@ -294,11 +312,8 @@ class BlobScope:
         _SCOPES.reset(self._token)
         if self._kept:
             return
-        table = _table()
         for key in self._made:
-            table.pop(key, None)
-            table.pending.pop(key, None)
-            _DECODED.pop(key, None)
+            _release(key)
 
 
 def resource_bytes(attr: DenseResourceAttr) -> Blob:
