@@ -293,10 +293,13 @@ class ShapeSpecializedFunction:
             _dynamic_shape(label, t, v) for (label, t), v in zip(self.ranks, inputs)
         )
         if shapes not in self.compiled:
+            from hetero.dialects.relay.functions import oversized
             from hetero.transforms.specialize_shapes import specialize
 
             module = self.module.clone()
             main = SymbolTable.lookup_symbol(module, self.entry)
+            if (why := oversized(main.max_sizes, shapes)) is not None:  # type: ignore[attr-defined]
+                raise CompiledFunctionError(f"@{self.entry}: {why}")
             specialize(main, shapes)  # type: ignore[arg-type]
             compiled = compile(module, self.targets, self.entry)
             assert isinstance(compiled, CompiledFunction)
@@ -361,6 +364,8 @@ class DynamicFunction:
     """Each output's shape: ints and `Dim`s over the symbols."""
     guards: tuple[Any, ...]
     """The `Guard`s every call's sizes must pass."""
+    max_sizes: Mapping[tuple[int, int], int]
+    """The entry's `max_sizes`: larger inputs are refused."""
     num_threads: int | None = None
 
     def __call__(
@@ -385,6 +390,8 @@ class DynamicFunction:
 
     def _sizes(self, arrays: Sequence[np.ndarray]) -> dict[tuple[int, int], int]:
         """The symbols' sizes in this call, checked against the guards."""
+        from hetero.dialects.relay.functions import oversized
+
         inputs, sizes = self.compiled.inputs, {}
         for index, axis in self.symbols:
             if (size := arrays[index].shape[axis]) < 1:
@@ -393,6 +400,8 @@ class DynamicFunction:
                     "a dynamic dimension must have at least one element"
                 )
             sizes[index, axis] = size
+        if (why := oversized(self.max_sizes, [a.shape for a in arrays])) is not None:
+            raise CompiledFunctionError(f"@{self.compiled.symbol}: {why}")
         for guard in self.guards:
             if not guard.holds(sizes):
                 raise CompiledFunctionError(
@@ -427,7 +436,9 @@ def _dynamic(
         for axis, d in enumerate(s.shape)
         if d < 0
     )
-    return DynamicFunction(compiled, symbols, outputs, tuple(analysis.guards))
+    return DynamicFunction(
+        compiled, symbols, outputs, tuple(analysis.guards), main.max_sizes
+    )
 
 
 DYNAMIC_MODES = ("specialize", "once")

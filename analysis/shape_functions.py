@@ -421,8 +421,12 @@ def _key(thing: object) -> object:
 class _Analysis:
     """`function_shapes`' state: the shapes so far and the unified symbols."""
 
-    def __init__(self, module: Operation | None) -> None:
+    def __init__(self, module: Operation | None, exact: bool = False) -> None:
+        """`exact`: an op whose shape differs under another answer that
+        succeeds is unknown (`DynamicShapeError`) instead of guarded: for
+        sizes that are used without the guards being checked (`BlockShapes`)."""
         self.module = module
+        self.exact = exact
         self.result = FunctionShapes()
 
     def canonical(self, size: int | Dim) -> int | Dim:
@@ -473,6 +477,10 @@ class _Analysis:
             )
         if any(isinstance(d, int) and d < 0 for d in shape):
             raise DynamicShapeError("its shape rule gives a `?` size")
+        if self.exact and any(
+            run[0] is not None and not self._agrees(shape, run) for run in runs[1:]
+        ):
+            raise DynamicShapeError("its shape depends on the sizes' values")
         for question, answer in main:
             if question[1] == "==" and answer and isinstance(question[2], Dim):
                 self.unify(question[0], question[2])
@@ -480,16 +488,22 @@ class _Analysis:
                 self.guard([Guard(((question, False),), what, op)])
         self.set(op.results[0], shape)
         compiled = self.result.shapes[op.results[0]]
-        for other, answers, why in runs[1:]:
-            fixed = {
-                self._root(s): self.canonical(d) for s, d in _assumed(answers).items()
-            }
-            if other is not None and _key(_fixed(compiled, fixed)) == _key(
-                _fixed(tuple(map(self.canonical, other)), fixed)
-            ):
-                continue
-            why = why or "a `?` of size 1 broadcast, which compiling once does not do"
-            self.guard([Guard(tuple(answers), why, op)])
+        for run in runs[1:]:
+            if not self._agrees(compiled, run):
+                why = run[2] or (
+                    "a `?` of size 1 broadcast, which compiling once does not do"
+                )
+                self.guard([Guard(tuple(run[1]), why, op)])
+
+    def _agrees(self, shape: Shape, run: Run) -> bool:
+        """Whether `run` of a shape rule succeeded with `shape`, once the
+        sizes its answers fix are put in (`x[:2]` of a `[?]` is `?` or 2: the
+        runs disagree)."""
+        other, answers, _ = run
+        fixed = {self._root(s): self.canonical(d) for s, d in _assumed(answers).items()}
+        return other is not None and _key(
+            _fixed(tuple(map(self.canonical, shape)), fixed)
+        ) == _key(_fixed(tuple(map(self.canonical, other)), fixed))
 
     def call(self, op: relay.CallOp) -> None:
         callee = (
@@ -555,7 +569,7 @@ class BlockShapes:
         """`same`: groups of the arguments' symbols that are one size (the
         model says so: ONNX inputs' dimensions of one name)."""
         self._block = block
-        self._analysis = _Analysis(None)
+        self._analysis = _Analysis(None, exact=True)
         self._seen: Operation | None = None
         for group in same:
             for symbol in group[1:]:
@@ -565,12 +579,23 @@ class BlockShapes:
                 self._analysis.set(arg, parameter_shape(arg.type, index))
 
     def shape(self, value: SSAValue) -> Shape:
-        """`value`'s sizes; `DynamicShapeError` where they are unknown."""
+        """`value`'s sizes (its type's, where static); `DynamicShapeError`
+        where they are unknown: no product of the arguments' symbols, or one
+        that depends on their values (`_Analysis.exact`)."""
         self._catch_up()
         shapes = self._analysis.result.shapes
-        if value not in shapes:
-            raise DynamicShapeError(f"the sizes of {value.type} are not known")
-        return tuple(self._analysis.canonical(d) for d in shapes[value])
+        if value in shapes:
+            return tuple(map(self.canonical, shapes[value]))
+        type_ = value.type
+        if isinstance(type_, TensorType) and all(d >= 0 for d in type_.get_shape()):
+            return tuple(type_.get_shape())
+        raise DynamicShapeError(f"the sizes of {value.type} are not known")
+
+    def canonical(self, size: int | Dim) -> int | Dim:
+        """`size` in the symbols unified so far (a size folded before a
+        later op made two symbols one)."""
+        self._catch_up()
+        return self._analysis.canonical(size)
 
     def _catch_up(self) -> None:
         op = self._block.first_op if self._seen is None else self._seen.next_op

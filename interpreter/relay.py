@@ -70,7 +70,7 @@ from hetero.dialects.relay import (
     wide,
     winograd_tile,
 )
-from hetero.dialects.relay.functions import tensor_types, unflatten
+from hetero.dialects.relay.functions import oversized, tensor_types, unflatten
 from hetero.dialects.tir import PrimFuncOp
 from hetero.interpreter.tir import run_prim_func
 from hetero.utils.dense_resources import resource_bytes, resource_view
@@ -765,6 +765,8 @@ def _check_inputs(func: FuncOp, args: Sequence[Value]) -> None:
         if (why := _mismatch(arg, param.type)) is not None:
             hint = f" (%{param.name_hint})" if param.name_hint else ""
             raise InterpreterError(f"parameter #{i}{hint} of {name}: {why}")
+    if (why := oversized(func.max_sizes, [np.shape(a) for a in args])) is not None:
+        raise InterpreterError(f"{name}: {why}")
 
 
 def evaluate_function(

@@ -18,8 +18,9 @@ onnxruntime = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper
 
 import hetero
+from hetero.driver import CompiledFunctionError
 from hetero.frontends.onnx import from_onnx
-from hetero.interpreter.relay import run
+from hetero.interpreter.relay import InterpreterError, run
 from hetero.utils.diagnostics import HeteroError
 
 RTOL, ATOL = 1e-5, 1e-6
@@ -301,6 +302,79 @@ def test_a_table_is_sliced_to_the_sequence_length() -> None:
     _check(_model(nodes, inputs, constants), calls=SEQUENCES)
 
 
+def test_a_table_sliced_past_its_end_is_refused_at_the_call() -> None:
+    """`table[:, :seq]` for a sequence longer than the table: ONNX clamps
+    the slice, the program computes for the table's length at most
+    (`max_sizes`), so a longer call is an error in every mode, never rows
+    repeated."""
+    inputs = {"x": (_F32, ("batch", "sequence", 8))}
+    nodes = [
+        _node("Shape", ["x"], "shape"),
+        _node("Slice", ["shape", "one", "two"], "length"),
+        _node("Slice", ["table", "zero", "length", "one"], "rows"),
+        _node("Add", ["x", "rows"]),
+    ]
+    constants = {
+        "zero": _i64(0),
+        "one": _i64(1),
+        "two": _i64(2),
+        "table": _RNG.standard_normal((1, 4, 8)).astype(np.float32),
+    }
+    module = from_onnx(_model(nodes, inputs, constants))
+    x = np.zeros((1, 6, 8), np.float32)
+    message = r"parameter #0 has 6 along axis 1, at most 4"
+    with pytest.raises(InterpreterError, match=message):
+        run(module, x)
+    for dynamic in ("specialize", "once"):
+        with pytest.raises(CompiledFunctionError, match=message):
+            hetero.compile(module, dynamic=dynamic)(x)
+
+
+def test_shape_arithmetic_folds_as_onnx_slices_and_reshapes() -> None:
+    """Folds of sizes keep the positions of empty optional inputs (a slice
+    with its axes left out but its steps given), clamp a backward slice by
+    ONNX's rule, and a reshape's `0` copies without dropping the dimensions
+    after the input's rank."""
+    nodes = [
+        _node("Shape", ["x"], "shape"),
+        _node("Slice", ["shape", "zero", "three", "", "two"], "every_other"),
+        _node("Reshape", ["x", "every_other"], "r"),
+        _node(
+            "Slice",
+            ["shape", "minus_ten", "minus_twenty", "zero", "minus_one"],
+            "first",
+        ),
+        _node("Reshape", ["first", "zero_one"], "column"),
+        _node("Shape", ["column"], "column_shape"),
+        _node("Concat", ["column_shape", "one"], "target", axis=0),
+        _node("Expand", ["r", "target"], "e"),
+        _node("Relu", ["e"]),
+    ]
+    constants = {
+        "zero": _i64(0),
+        "one": _i64(1),
+        "two": _i64(2),
+        "three": _i64(3),
+        "minus_one": _i64(-1),
+        "minus_ten": _i64(-10),
+        "minus_twenty": _i64(-20),
+        "zero_one": _i64(0, 1),
+    }
+    _check(_model(nodes, {"x": (_F32, ("batch", 1, 8))}, constants))
+
+
+def test_a_shape_as_the_graph_output_is_computed_at_run_time() -> None:
+    inputs = {"x": (_F32, ("batch", 5))}
+    model = _model([_node("Shape", ["x"], "y")], inputs)
+    model.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
+    module = from_onnx(model)
+    compiled = hetero.compile(module)
+    for batch in BATCHES:
+        x = np.zeros((batch, 5), np.float32)
+        np.testing.assert_array_equal(run(module, x), [batch, 5])
+        np.testing.assert_array_equal(compiled(x), [batch, 5])
+
+
 def test_a_reshape_to_two_run_time_sizes_is_reshape_like() -> None:
     """A flat `[b·s]` mask back to `[b, 1, 1, s]`: one `-1` cannot name both,
     so `relay.reshape_like` a tensor of those sizes."""
@@ -344,8 +418,23 @@ def test_a_reshape_to_two_run_time_sizes_is_reshape_like() -> None:
             ],
             r"ONNX node 'sh' \(Shape\): the shape of a value with dynamic dimensions",
         ),
+        (
+            [
+                _node("Slice", ["x", "zero", "two"], "s"),
+                _node("Shape", ["s"], "t", name="sh"),
+                _node("ConstantOfShape", ["t"]),
+            ],
+            r"ONNX node 'sh' \(Shape\): the shape of a value with dynamic dimensions",
+        ),
+        (
+            [_node("Squeeze", ["x"], name="sq")],
+            (
+                r"ONNX node 'sq' \(Squeeze\): Squeeze without axes of "
+                r"tensor<\?x5x8xf32>: whether a dynamic dimension goes depends on"
+            ),
+        ),
     ],
-    ids=["shape-of-a-sum", "sizes-of-a-sum"],
+    ids=["shape-of-a-sum", "sizes-of-a-sum", "sizes-of-a-slice", "squeeze"],
 )
 def test_what_the_sizes_do_not_give_is_a_located_diagnostic(
     nodes: list[onnx.NodeProto], message: str
@@ -353,6 +442,7 @@ def test_what_the_sizes_do_not_give_is_a_located_diagnostic(
     constants = {
         **_SHAPE_CONSTANTS,
         "one": _i64(1),
+        "two": _i64(2),
         "minus_one": _i64(-1),
         "pad": np.zeros((1, 5, 8), np.float32),
     }

@@ -9,6 +9,7 @@ from typing import Any, TypeVar, cast
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     DictionaryAttr,
     FlatSymbolRefAttrConstr,
     FunctionType,
@@ -19,6 +20,7 @@ from xdsl.dialects.builtin import (
     TensorType,
     TupleType,
     UnitAttr,
+    i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.irdl import (
@@ -66,6 +68,25 @@ STRING_FUNCTION_ATTRS = ("Compiler", "Composite", "global_symbol")
 
 VDEVICE = "vdevice"
 """Name of the device entry in parameter/result attribute dictionaries."""
+
+MAX_SIZES = "max_sizes"
+"""Name of a parameter's largest sizes (one per axis, 0 for none): a program
+imported to serve any length whose computation holds up to a length only
+(a position table's), refused beyond it rather than computed wrongly."""
+
+
+def oversized(
+    limits: Mapping[tuple[int, int], int], shapes: Sequence[Sequence[int]]
+) -> str | None:
+    """Why parameters of `shapes` exceed `limits` (a function's
+    `max_sizes`), or None."""
+    for (index, axis), most in limits.items():
+        if shapes[index][axis] > most:
+            return (
+                f"parameter #{index} has {shapes[index][axis]} along axis {axis}, "
+                f"at most {most} (the program holds up to that size only)"
+            )
+    return None
 
 
 def _unit_flag(name: str) -> property:
@@ -154,6 +175,34 @@ class FunctionOpBase(IRDLOperation):
 
     def set_result_vdevice(self, device: VirtualDeviceAttr | None) -> None:
         self.res_attrs = _device_dicts([device], self.res_attrs)
+
+    # -- parameter sizes -----------------------------------------------------------
+
+    def set_max_sizes(self, limits: Mapping[tuple[int, int], int]) -> None:
+        """Record the largest size of parameter axes ((parameter, axis) →
+        size) in the parameters' `max_sizes` attributes."""
+        entries = (
+            [dict(d.data) for d in self.arg_attrs.data]
+            if self.arg_attrs
+            else [{} for _ in self.args]
+        )
+        for index, arg in enumerate(self.args):
+            rank = len(arg.type.get_shape()) if isinstance(arg.type, TensorType) else 0
+            axes = [limits.get((index, axis), 0) for axis in range(rank)]
+            if any(axes):
+                entries[index][MAX_SIZES] = DenseArrayBase.from_list(i64, axes)
+        self.arg_attrs = _dicts_or_none(entries)
+
+    @property
+    def max_sizes(self) -> dict[tuple[int, int], int]:
+        """The parameters' `max_sizes`: (parameter, axis) → largest size."""
+        limits = {}
+        for index, entry in enumerate(self.arg_attrs.data if self.arg_attrs else ()):
+            if isinstance(sizes := entry.data.get(MAX_SIZES), DenseArrayBase):
+                for axis, most in enumerate(sizes.get_values()):
+                    if most:
+                        limits[index, axis] = int(most)
+        return limits
 
     # -- verification ------------------------------------------------------------
 

@@ -26,13 +26,7 @@ from hetero.frontends.onnx.node import (
     numpy_helper,
     onnx,
 )
-from hetero.frontends.onnx.sizes import (
-    Size,
-    fold_sizes,
-    gather,
-    has_dims,
-    reduce_fold,
-)
+from hetero.frontends.onnx.sizes import SHAPE_FOLDS, fold_sizes, gather, reduce_fold
 from hetero.interpreter.relay import InterpreterError, evaluate_op
 from hetero.utils.diagnostics import HeteroError
 
@@ -65,25 +59,6 @@ def _constant_of_shape(
 ) -> np.ndarray:
     value = constant_of_shape_value(attrs)
     return np.full(tuple(int(d) for d in inputs[0]), value, dtype=value.dtype)
-
-
-def _integers(values: object) -> np.ndarray:
-    """Sizes as `int64`, or as objects where a `Dim` is among them."""
-    array = np.array(values, dtype=object)
-    return array if has_dims(array) else array.astype(np.int64)
-
-
-def _shape_slice(shape: Sequence[Size], attrs: dict[str, Any]) -> np.ndarray:
-    """`Shape`'s value: `start`/`end` count as in Python slices."""
-    return _integers(list(shape[attrs.get("start", 0) : attrs.get("end", len(shape))]))
-
-
-SHAPE_FOLDS: dict[str, Callable[[Sequence[Size], dict[str, Any]], np.ndarray]] = {
-    "Shape": _shape_slice,
-    "Size": lambda shape, attrs: _integers(math.prod(shape)),
-}
-"""Ops whose value is a function of their input's shape (and attributes):
-constants wherever that shape is static, sizes (`sizes`) where it is not."""
 
 
 def _range_fold(
@@ -233,7 +208,7 @@ def fold_node(
     not converted."""
     outputs = _folded(graph, node, attrs, converter)
     if outputs is None:
-        outputs = fold_sizes(graph, node, attrs, SHAPE_FOLDS)
+        outputs = fold_sizes(graph, node, attrs)
     for name, output in zip(node.output, outputs or ()):
         if isinstance(output, Sizes):
             graph.sizes[name] = output

@@ -65,14 +65,14 @@ def _tensor_type(value_info: Any, batch: Batch) -> TensorType[Attribute]:
 
 def _same_sizes(params: Sequence[Any], batch: Batch) -> list[list[tuple[int, int]]]:
     """The graph inputs' dynamic dimensions (input, axis) grouped by name:
-    ONNX's `dim_param`s of one name are one size, and so are the batch
-    dimensions that batch="dynamic" makes."""
+    ONNX's `dim_param`s of one name are one size (as onnxruntime takes
+    them).  The batch dimensions that batch="dynamic" makes of static ones
+    are each their own."""
     groups: dict[str, list[tuple[int, int]]] = {}
     for index, value_info in enumerate(params):
         for axis, dim in enumerate(value_info.type.tensor_type.shape.dim):
-            if batch == "dynamic" and axis == 0:
-                groups.setdefault("", []).append((index, axis))
-            elif dim.HasField("dim_param") and dim.dim_param:
+            named = dim.HasField("dim_param") and dim.dim_param
+            if named and not (batch == "dynamic" and axis == 0):
                 groups.setdefault(dim.dim_param, []).append((index, axis))
     return [group for group in groups.values() if len(group) > 1]
 
@@ -187,11 +187,18 @@ def from_onnx(
     for value_info, arg in zip(params, block.args):
         arg.name_hint = handle_name(value_info.name)
         graph.values[value_info.name] = arg
+    producers = {}
     for node in graph_proto.node:
         with _reading(node_label(node)):
             _convert_node(graph, node)
+        producers.update(dict.fromkeys(node.output, node))
     outputs = []
     for output in graph_proto.output:
+        if output.name in graph.sizes and output.name not in graph.values:
+            node = producers[output.name]  # a shape of a dynamic value: at run time
+            with _reading(node_label(node)):
+                materialized = sizes.materialize(Node(node, graph, {}), output.name)
+            graph.values[output.name] = materialized
         if output.name not in graph.values and output.name not in graph.constants:
             raise HeteroError(
                 f"graph output '{output.name}' is not produced by any node"
@@ -200,4 +207,5 @@ def from_onnx(
     result = outputs[0] if len(outputs) == 1 else graph.emit(relay.TupleOp(outputs))
     block.add_op(relay.ReturnOp(result))
     main = relay.FuncOp("main", types, result.type, Region(block))
+    main.set_max_sizes(graph.max_sizes)
     return ModuleOp([main])

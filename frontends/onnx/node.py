@@ -28,7 +28,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.utils.exceptions import VerifyException
 
-from hetero.analysis.shape_functions import BlockShapes, Dim
+from hetero.analysis.shape_functions import BlockShapes, Dim, DynamicShapeError
 from hetero.dialects import relay
 from hetero.interpreter.relay import element_dtype
 from hetero.utils.dense_resources import dense_resource
@@ -90,6 +90,9 @@ class Graph:
     same_sizes: Sequence[Sequence[tuple[int, int]]] = ()
     """Groups of the graph inputs' dynamic dimensions (input, axis) that the
     model names alike: one size."""
+    max_sizes: dict[tuple[int, int], int] = field(default_factory=dict)
+    """The largest size of graph inputs' dynamic dimensions (input, axis)
+    that the program computes right (`relay.FuncOp.set_max_sizes`)."""
     materialize: Callable[[Node, str], SSAValue] | None = None
     """How a size used as data becomes a run-time tensor
     (`sizes.materialize`, given by the importer)."""
@@ -157,12 +160,7 @@ class Node:
             raise self.error(f"input {index} is missing")
         name = self.proto.input[index]
         if name in self.graph.sizes and name not in self.graph.values:
-            if self.graph.materialize is None:
-                raise self.error(
-                    f"input {index} '{name}' is "
-                    f"{self.graph.sizes[name].values.tolist()}: computing with "
-                    "sizes known at run time only is not supported"
-                )
+            assert self.graph.materialize is not None  # the importer's graph has it
             self.graph.values[name] = self.graph.materialize(self, name)
         if name not in self.graph.values and name not in self.graph.constants:
             raise self.error(
@@ -198,10 +196,22 @@ class Node:
 
     def sizes(self, index: int) -> list[int | Dim]:
         """Input `index` as a flat list of sizes: a constant's numbers, or a
-        size's numbers and `Dim`s."""
+        size's numbers and `Dim`s (in the symbols unified since it was made)."""
         if self.is_size(index):
-            return self.graph.sizes[self.proto.input[index]].values.reshape(-1).tolist()
+            values = self.graph.sizes[self.proto.input[index]].values
+            return [self.graph.shapes().canonical(v) for v in values.reshape(-1)]
         return [int(v) for v in self.const(index).reshape(-1)]
+
+    def dims_of(self, value: SSAValue) -> tuple[int | Dim, ...]:
+        """`value`'s sizes over the graph inputs' dynamic dimensions
+        (`Graph.shapes`); a located error where they are not known."""
+        try:
+            return self.graph.shapes().shape(value)
+        except DynamicShapeError as e:
+            raise self.error(
+                f"the sizes of {value.type} are no product of the inputs' "
+                f"dynamic dimensions ({e})"
+            ) from None
 
     def ints(
         self, name: str | None, index: int, default: Sequence[int] | None = None

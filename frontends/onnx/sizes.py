@@ -57,16 +57,26 @@ def _sized(array: np.ndarray) -> np.ndarray:
     return np.asarray(array).astype(object)
 
 
-def _axes(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> list[int]:
+Inputs = list["np.ndarray | None"]
+"""A node's inputs by position, None for an optional one left empty."""
+
+Fold = Callable[[Any, dict[str, Any], Inputs], np.ndarray]
+"""A NumPy fold: the node, its attributes and its inputs → its value."""
+
+
+def _optional(inputs: Inputs, index: int) -> np.ndarray | None:
+    return inputs[index] if index < len(inputs) else None
+
+
+def _axes(node: Any, attrs: dict[str, Any], inputs: Inputs) -> list[int]:
     """Squeeze/Unsqueeze axes: an attribute before opset 13, an input after."""
     if "axes" in attrs:
         return [int(a) for a in attrs["axes"]]
-    return [int(a) for a in inputs[1].reshape(-1)] if len(inputs) > 1 else []
+    axes = _optional(inputs, 1)
+    return [] if axes is None else [int(a) for a in axes.reshape(-1)]
 
 
-def _unsqueeze(
-    node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]
-) -> np.ndarray:
+def _unsqueeze(node: Any, attrs: dict[str, Any], inputs: Inputs) -> np.ndarray:
     x, axes = inputs[0], _axes(node, attrs, inputs)
     rank = x.ndim + len(axes)
     for axis in sorted(a % rank for a in axes):
@@ -74,31 +84,55 @@ def _unsqueeze(
     return x
 
 
-def _squeeze(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.ndarray:
+def _squeeze(node: Any, attrs: dict[str, Any], inputs: Inputs) -> np.ndarray:
     axes = _axes(node, attrs, inputs)
     return np.squeeze(inputs[0], axis=tuple(axes) if axes else None)
 
 
-def _slice(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.ndarray:
-    """Python slicing of the sizes: ONNX clamps bounds as Python does."""
+def _slice(node: Any, attrs: dict[str, Any], inputs: Inputs) -> np.ndarray:
+    """Slicing of the sizes, bounds clamped by ONNX's rule (`onnx_slice`)."""
     x = inputs[0]
+    assert x is not None
     if "starts" in attrs:
         starts, ends = attrs["starts"], attrs["ends"]
         axes, steps = attrs.get("axes", range(len(starts))), [1] * len(starts)
     else:
-        starts, ends = inputs[1].reshape(-1), inputs[2].reshape(-1)
-        axes = inputs[3].reshape(-1) if len(inputs) > 3 else range(len(starts))
-        steps = inputs[4].reshape(-1) if len(inputs) > 4 else [1] * len(starts)
+        starts, ends = (_required(inputs, i).reshape(-1) for i in (1, 2))
+        axes_input, steps_input = _optional(inputs, 3), _optional(inputs, 4)
+        axes = range(len(starts)) if axes_input is None else axes_input.reshape(-1)
+        steps = [1] * len(starts) if steps_input is None else steps_input.reshape(-1)
     index = [slice(None)] * x.ndim
     for start, end, axis, step in zip(starts, ends, axes, steps):
-        index[int(axis) % x.ndim] = slice(int(start), int(end), int(step))
+        axis = int(axis) % x.ndim
+        index[axis] = onnx_slice(x.shape[axis], int(start), int(end), int(step))
     return x[tuple(index)]
+
+
+def onnx_slice(size: int, start: int, end: int, step: int) -> slice:
+    """ONNX's `Slice` of an axis of `size` as a Python slice: negative
+    bounds count from the end, then clamp to [0, size] (to [0, size - 1]
+    and [-1, size - 1] for a negative step, where -1 is before the first
+    element, which Python's slices cannot say but by None)."""
+    if step == 0:
+        raise DynamicShapeError("a slice step of 0")
+    start, end = (b + size if b < 0 else b for b in (start, end))
+    if step > 0:
+        return slice(min(max(start, 0), size), min(max(end, 0), size), step)
+    start, end = min(max(start, 0), size - 1), min(max(end, -1), size - 1)
+    return slice(start, None if end < 0 else end, step)
+
+
+def _required(inputs: Inputs, index: int) -> np.ndarray:
+    value = _optional(inputs, index)
+    if value is None:
+        raise DynamicShapeError(f"input {index} is missing")
+    return value
 
 
 def _elementwise(
     op: Callable[[Size, Size], Size | bool],
-) -> Callable[[Any, dict[str, Any], list[np.ndarray]], np.ndarray]:
-    def fold(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.ndarray:
+) -> Fold:
+    def fold(node: Any, attrs: dict[str, Any], inputs: Inputs) -> np.ndarray:
         a, b = np.broadcast_arrays(_sized(inputs[0]), _sized(inputs[1]))
         return np.array(
             [op(x, y) for x, y in zip(a.reshape(-1), b.reshape(-1))], dtype=object
@@ -114,7 +148,7 @@ def _divide(a: Size, b: Size) -> Size:
     return a // b
 
 
-def _where(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.ndarray:
+def _where(node: Any, attrs: dict[str, Any], inputs: Inputs) -> np.ndarray:
     condition = inputs[0]
     if condition.dtype != np.bool_:
         raise DynamicShapeError("a condition known at run time only")
@@ -123,15 +157,15 @@ def _where(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.nda
 
 def reduce_fold(
     reduce: Callable[..., np.ndarray],
-) -> Callable[[Any, dict[str, Any], list[np.ndarray]], np.ndarray]:
+) -> Callable[[Any, dict[str, Any], Inputs], np.ndarray]:
     """ReduceProd/Max/Min of shape arithmetic: axes an attribute or (opset
     18) an input; none reduce everything unless `noop_with_empty_axes`.  Of
     constants and of sizes alike (a product of sizes is one)."""
 
-    def fold(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.ndarray:
+    def fold(node: Any, attrs: dict[str, Any], inputs: Inputs) -> np.ndarray:
         axes = attrs.get("axes")
-        if axes is None and len(inputs) > 1:
-            axes = inputs[1].reshape(-1).tolist()
+        if axes is None and (given := _optional(inputs, 1)) is not None:
+            axes = given.reshape(-1).tolist()
         if not axes and attrs.get("noop_with_empty_axes", 0):
             return inputs[0]
         axis = tuple(int(a) for a in axes) if axes else None
@@ -142,13 +176,25 @@ def reduce_fold(
     return fold
 
 
-def gather(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.ndarray:
+def _reshape_sizes(node: Any, attrs: dict[str, Any], inputs: Inputs) -> np.ndarray:
+    """A reshape of sizes: `0` copies the dimension at its position (not with
+    `allowzero`, left to the converter's error)."""
+    x, target = inputs[0], _required(inputs, 1).astype(np.int64).tolist()
+    assert x is not None
+    if 0 in target and attrs.get("allowzero", 0):
+        raise DynamicShapeError("allowzero")
+    return x.reshape(
+        [x.shape[i] if d == 0 and i < x.ndim else d for i, d in enumerate(target)]
+    )
+
+
+def gather(node: Any, attrs: dict[str, Any], inputs: Inputs) -> np.ndarray:
     """`Gather` by NumPy (a negative index counts from the end), of sizes
     and of constants alike."""
     return np.take(inputs[0], inputs[1].astype(np.int64), axis=attrs.get("axis", 0))
 
 
-def _cast(node: Any, attrs: dict[str, Any], inputs: list[np.ndarray]) -> np.ndarray:
+def _cast(node: Any, attrs: dict[str, Any], inputs: Inputs) -> np.ndarray:
     if not np.issubdtype(_cast_type(attrs), np.integer):
         raise DynamicShapeError("a size cast to a non-integer type")
     return inputs[0]
@@ -158,7 +204,26 @@ def _cast_type(attrs: dict[str, Any]) -> np.dtype[Any]:
     return np.dtype(helper.tensor_dtype_to_np_dtype(attrs["to"]))
 
 
-SIZE_FOLDS: dict[str, Callable[[Any, dict[str, Any], list[np.ndarray]], np.ndarray]] = {
+def _integers(values: object) -> np.ndarray:
+    """Sizes as `int64`, or as objects where a `Dim` is among them."""
+    array = np.array(values, dtype=object)
+    return array if has_dims(array) else array.astype(np.int64)
+
+
+def _shape_slice(shape: Sequence[Size], attrs: dict[str, Any]) -> np.ndarray:
+    """`Shape`'s value: `start`/`end` count as in Python slices."""
+    return _integers(list(shape[attrs.get("start", 0) : attrs.get("end", len(shape))]))
+
+
+SHAPE_FOLDS: dict[str, Callable[[Sequence[Size], dict[str, Any]], np.ndarray]] = {
+    "Shape": _shape_slice,
+    "Size": lambda shape, attrs: _integers(math.prod(shape)),
+}
+"""Ops whose value is a function of their input's shape (and attributes):
+constants wherever that shape is static, sizes where it is not."""
+
+
+SIZE_FOLDS: dict[str, Fold] = {
     "Identity": lambda node, attrs, inputs: inputs[0],
     "Cast": _cast,
     "Gather": gather,
@@ -168,11 +233,7 @@ SIZE_FOLDS: dict[str, Callable[[Any, dict[str, Any], list[np.ndarray]], np.ndarr
     ),
     "Unsqueeze": _unsqueeze,
     "Squeeze": _squeeze,
-    "Reshape": lambda node, attrs, inputs: inputs[0].reshape(
-        [d or s for d, s in zip(inputs[1].astype(np.int64), inputs[0].shape)]
-        if 0 in inputs[1]
-        else inputs[1].astype(np.int64)
-    ),
+    "Reshape": _reshape_sizes,
     "Mul": _elementwise(lambda a, b: a * b),
     "Div": _elementwise(_divide),
     "Add": _elementwise(lambda a, b: a + b),  # with a `Dim`: only `+ 0`
@@ -193,37 +254,39 @@ _RESULT_TYPES: dict[str, Callable[[dict[str, Any], np.dtype[Any]], np.dtype[Any]
 
 
 def fold_sizes(
-    graph: Graph,
-    node: Any,
-    attrs: dict[str, Any],
-    shape_folds: dict[str, Callable[[Sequence[int], dict[str, Any]], np.ndarray]],
+    graph: Graph, node: Any, attrs: dict[str, Any]
 ) -> list[np.ndarray | Sizes] | None:
-    """The outputs of `Shape`/`Size` (`shape_folds`) of a value with dynamic
-    dimensions, or of a `SIZE_FOLDS` node with a size among its inputs and
-    constants for the rest: constants where no `Dim` is left, else sizes.
-    None where the node is none of these, a `Shape` of a value whose sizes
-    are unknown (no product of the inputs'), or a fold that asks what the
-    symbols do not decide (the node's converter then computes it at run
-    time, from its sizes made tensors: `materialize`)."""
-    inputs = [i for i in node.input if i]
-    if node.op_type in shape_folds and inputs and inputs[0] in graph.values:
+    """The outputs of `Shape`/`Size` (`SHAPE_FOLDS`) of a value with
+    dynamic dimensions, or of a `SIZE_FOLDS` node with a size among its
+    inputs and constants for the rest: constants where no `Dim` is left,
+    else sizes.  None where the node is none of these, a `Shape` of a value
+    whose sizes are unknown (no product of the inputs', or one that depends
+    on their values), or a fold that asks what the symbols do not decide
+    (the node's converter then computes it at run time, from its sizes made
+    tensors: `materialize`)."""
+    names = list(node.input)
+    if node.op_type in SHAPE_FOLDS and names and names[0] in graph.values:
         try:
-            shape = graph.shapes().shape(graph.values[inputs[0]])
+            shape = graph.shapes().shape(graph.values[names[0]])
         except DynamicShapeError:
             return None  # `Shape`'s converter says so
-        values, dtype = shape_folds[node.op_type](shape, attrs), np.dtype(np.int64)
-    elif node.op_type in SIZE_FOLDS and any(i in graph.sizes for i in inputs):
-        if not all(i in graph.sizes or i in graph.constants for i in inputs):
+        values, dtype = SHAPE_FOLDS[node.op_type](shape, attrs), np.dtype(np.int64)
+    elif node.op_type in SIZE_FOLDS and any(i in graph.sizes for i in names):
+        if not all(not i or i in graph.sizes or i in graph.constants for i in names):
             return None
-        arrays = [
-            graph.sizes[i].values if i in graph.sizes else graph.constants[i]
-            for i in inputs
+        arrays: Inputs = [
+            graph.sizes[i].values
+            if i in graph.sizes
+            else graph.constants[i]
+            if i
+            else None
+            for i in names
         ]
         try:
             values = SIZE_FOLDS[node.op_type](node, attrs, arrays)
         except DynamicShapeError:
             return None  # computed at run time, by the converter
-        dtype = next(graph.sizes[i].dtype for i in inputs if i in graph.sizes)
+        dtype = next(graph.sizes[i].dtype for i in names if i in graph.sizes)
         dtype = _RESULT_TYPES.get(node.op_type, lambda a, d: d)(attrs, dtype)
     else:
         return None
@@ -235,42 +298,43 @@ def fold_sizes(
 
 def reshape(n: Node, x: SSAValue, target: Sequence[Size]) -> SSAValue:
     """`x` reshaped to a target with sizes known at run time only: ONNX's
-    `-1` worked out from the input's size first (`[d, -1]` of a `[d * 128,
-    768]` input is `[d, 98304]`); then a size that is the input's dimension
-    at the same position is `0` (copied), and one other may be relay's `-1`
-    (inferred: the product of the target is the input's, so it comes out as
-    that size).  Where more are left (`[b·s]` to `[b, 1, 1, s]`), a
+    `0` copies the input's dimension and its `-1` is worked out from the
+    input's size (`[d, -1]` of a `[d * 128, 768]` input is `[d, 98304]`);
+    then each size is written as relay can (`_relay_size`).  Where more
+    than one `-1` is left (`[b·s]` to `[b, 1, 1, s]`), a
     `relay.reshape_like` of a tensor of the target's sizes (`broadcast_to`)."""
-    shape = n.graph.shapes().shape(x)
-    known = [
-        shape[axis] if isinstance(size, int) and size == 0 else size
-        for axis, size in enumerate(target)
-    ]
+    shape = n.dims_of(x)
+    if any(s == 0 and axis >= len(shape) for axis, s in enumerate(target)):
+        raise n.error(f"reshape of {list(shape)} to {list(target)}: a 0 past its rank")
+    known = [shape[a] if s == 0 else s for a, s in enumerate(target)]
     if -1 in known:
         rest = math.prod(s for s in known if not (isinstance(s, int) and s == -1))
         try:
             known[known.index(-1)] = math.prod(shape) // rest
         except DynamicShapeError as e:
             raise n.error(f"reshape of {list(shape)} to {list(target)}: {e}") from None
-    newshape = [
-        size
-        if isinstance(size, int)
-        else 0
-        if axis < len(shape) and same_size(shape[axis], size)
-        else -1
-        for axis, size in enumerate(known)
-    ]
+    newshape = [_relay_size(shape, axis, size) for axis, size in enumerate(known)]
     if newshape.count(-1) <= 1:
         return n.op(relay.ReshapeOp, x, newshape=tuple(newshape))
     true = n.graph.constant(np.array(True), "like")
     return n.op(relay.ReshapeLikeOp, x, broadcast_to(n, true, known))
 
 
+def _relay_size(shape: Sequence[Size], axis: int, size: Size) -> int:
+    """A target size in relay's `newshape`: a number as it is, the input's
+    dimension at the same position `0` (copied), any other `-1` (inferred:
+    the product of the target is the input's, so it comes out right when it
+    is the only one)."""
+    if isinstance(size, int):
+        return size
+    return 0 if axis < len(shape) and same_size(shape[axis], size) else -1
+
+
 def broadcast_to(n: Node, x: SSAValue, target: Sequence[Size]) -> SSAValue:
     """`x` broadcast to `target`, NumPy's way: zeros of the target's static
     part added (booleans by `relay.where`), then each size known at run time
     that `x` lacks taken from a tensor of that size (`carrier`)."""
-    shape = n.graph.shapes().shape(x)
+    shape = n.dims_of(x)
     rank = max(len(shape), len(target))
     shape = (1,) * (rank - len(shape)) + tuple(shape)
     target = (1,) * (rank - len(target)) + tuple(target)
@@ -284,7 +348,7 @@ def broadcast_to(n: Node, x: SSAValue, target: Sequence[Size]) -> SSAValue:
         if isinstance(want, Dim) and not (
             isinstance(have, Dim) and same_size(have, want)
         ):
-            if have != 1:
+            if not (isinstance(have, int) and have == 1):
                 raise n.error(f"{list(shape)} does not broadcast to {list(target)}")
             x = n.op(relay.WhereOp, carrier(n, want, rank, axis), x, x)
     return x
@@ -297,7 +361,10 @@ def carrier(n: Node, size: Dim, rank: int, axis: int) -> SSAValue:
     columns: list[SSAValue] = []
     for parameter, dim in size.symbols:
         arg = n.graph.block.args[parameter]
-        arg_rank = len(n.graph.shapes().shape(arg))
+        arg_shape = n.dims_of(arg)
+        if 0 in arg_shape:
+            raise n.error(f"a size of an empty input ({arg.type}) is not supported")
+        arg_rank = len(arg_shape)
         end = [1] * arg_rank
         end[dim] = SIZE_LIMIT
         column = n.op(
@@ -359,3 +426,12 @@ def run_time_size(n: Node, size: Dim, dtype: np.dtype[Any]) -> SSAValue:
         last_count = n.op(relay.TakeOp, counts, last, axis=0)
         value = n.op(relay.MultiplyOp, value, last_count)
     return value
+
+
+def limit(n: Node, size: Dim, most: int) -> None:
+    """Record that the program computes right for `size` up to `most` only:
+    the graph input dimension it is gets that `max_sizes`."""
+    if size.coefficient != 1 or len(size.symbols) != 1:
+        raise n.error(f"a size {size} bounded by {most} is not supported")
+    symbol = size.symbols[0]
+    n.graph.max_sizes[symbol] = min(most, n.graph.max_sizes.get(symbol, most))

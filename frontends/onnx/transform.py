@@ -19,7 +19,13 @@ from hetero.analysis.shape_functions import (
 from hetero.dialects import relay
 from hetero.frontends.onnx.folding import constant_of_shape_value
 from hetero.frontends.onnx.node import Converter, Node, element_type
-from hetero.frontends.onnx.sizes import broadcast_to, carrier, reshape, run_time_size
+from hetero.frontends.onnx.sizes import (
+    broadcast_to,
+    carrier,
+    limit,
+    reshape,
+    run_time_size,
+)
 from hetero.interpreter.relay import element_dtype
 
 
@@ -53,7 +59,14 @@ def _concat(n: Node) -> SSAValue:
 
 
 def _squeeze(n: Node) -> SSAValue:
+    """Without axes, every axis of size 1 goes: which ones, for a dynamic
+    dimension, is known at run time only (refused)."""
     axes = n.ints("axes", 1)
+    if axes is None and relay.DYNAMIC in n.shape(0):
+        raise n.error(
+            f"Squeeze without axes of {n.input(0).type}: whether a dynamic "
+            "dimension goes depends on its size"
+        )
     return n.op(relay.SqueezeOp, n.input(0), axis=None if axes is None else tuple(axes))
 
 
@@ -98,10 +111,6 @@ def _pad(n: Node) -> SSAValue:
     )
 
 
-_TO_THE_END = SIZE_LIMIT
-"""The end of a slice of a dynamic dimension (relay clamps `end`)."""
-
-
 def slice_bounds(
     n: Node,
     x: SSAValue,
@@ -118,7 +127,7 @@ def slice_bounds(
     strides) cannot express."""
     rank = len(shape)
     begin, strides = [0] * rank, [1] * rank
-    end = [_TO_THE_END if d < 0 else d for d in shape]
+    end = [SIZE_LIMIT if d < 0 else d for d in shape]
     backwards: list[tuple[int, np.ndarray]] = []
     for start, stop, axis, step in zip(starts, ends, axes, steps):
         axis %= rank
@@ -132,7 +141,7 @@ def slice_bounds(
             raise n.error(
                 "negative slice bounds on a dynamic dimension are not supported"
             )
-        limit = dim if dim >= 0 else _TO_THE_END
+        limit = dim if dim >= 0 else SIZE_LIMIT
         begin[axis] = min(max(start + dim if start < 0 else start, 0), limit)
         end[axis] = min(max(stop + dim if stop < 0 else stop, 0), limit)
         strides[axis] = step
@@ -166,7 +175,9 @@ def _slice(n: Node) -> SSAValue:
     """Starts/ends/axes are attributes before opset 10, inputs (with steps)
     after.  An end known at run time only (`_run_time_ends`) may be its
     axis's whole size, or end a slice from 0 of a static axis (`buffer[:,
-    :seq]`): a `relay.take` of `arange_like` positions."""
+    :seq]`): a `relay.take` of `arange_like` positions, the length at most
+    the axis's size (`limit`: a longer one, which ONNX would clamp, is
+    refused at the call; BERT's 512 positions)."""
     shape = n.shape(0)
     starts = n.ints("starts", 1)
     if n.is_size(2):
@@ -183,6 +194,7 @@ def _slice(n: Node) -> SSAValue:
         index = axes.index(axis) if axis in axes else axes.index(axis - len(shape))
         if starts[index] != 0 or steps[index] != 1:
             raise n.error(f"a slice of axis {axis} to {length} must start at 0, step 1")
+        limit(n, length, shape[axis])
         positions = n.op(
             relay.ArangeLikeOp,
             carrier(n, length, 1, 0),
@@ -196,7 +208,7 @@ def _run_time_ends(n: Node) -> tuple[list[int], dict[int, Dim]]:
     """Slice ends that are sizes: one that is its axis's dimension (`x[:,
     :x.size(1)]`) is the end of the axis; another, on a static axis, keeps
     the axis whole here and is returned by axis (`_slice` takes it)."""
-    ends, dims = n.sizes(2), n.graph.shapes().shape(n.input(0))
+    ends, dims = n.sizes(2), n.dims_of(n.input(0))
     axes = n.ints(None, 3, range(len(ends)))
     assert axes is not None
     whole, runs = [], {}
@@ -207,7 +219,7 @@ def _run_time_ends(n: Node) -> tuple[list[int], dict[int, Dim]]:
                     f"a slice of axis {axis} ending at {end} is not supported"
                 )
             runs[axis % len(dims)] = end
-        whole.append(_TO_THE_END if isinstance(end, Dim) else end)
+        whole.append(SIZE_LIMIT if isinstance(end, Dim) else end)
     return whole, runs
 
 
@@ -305,7 +317,7 @@ def _gather_elements(n: Node) -> SSAValue:
     batch: RoBERTa's position ids) adds its positions by
     `relay.arange_like`; the data's strides and the gathered axis must be
     static."""
-    shape = n.graph.shapes().shape(n.input(0))
+    shape = n.dims_of(n.input(0))
     axis = n.attrs.get("axis", 0) % len(shape)
     strides = [math.prod(shape[i + 1 :]) for i in range(len(shape))]
     if isinstance(shape[axis], Dim) or any(isinstance(s, Dim) for s in strides):
@@ -319,7 +331,7 @@ def _gather_elements(n: Node) -> SSAValue:
         offsets = _offsets(indices.shape, strides, axis)
         positions = n.graph.constant(offsets + indices * strides[axis], "positions")
         return n.op(relay.TakeOp, flat, positions, axis=0)
-    indices, index_shape = n.input(1), n.graph.shapes().shape(n.input(1))
+    indices, index_shape = n.input(1), n.dims_of(n.input(1))
     index_type = indices.type
     assert isinstance(index_type, TensorType)
     wrapped = n.op(
@@ -377,9 +389,9 @@ def _gather_nd(n: Node) -> SSAValue:
     only (a mask's batch and sequence): their strides and the wrapping of
     negative indices take them as tensors (`sizes.run_time_size`); the
     batch of `indices` may be dynamic too."""
-    shape = n.graph.shapes().shape(n.input(0))
-    last = len(n.shape(1)) - 1
-    count = n.shape(1)[last]
+    shape, index_shape = n.dims_of(n.input(0)), n.shape(1)
+    last = len(index_shape) - 1
+    count = index_shape[last]
     batch = n.attrs.get("batch_dims", 0)
     indexed, rest = shape[batch : batch + count], shape[batch + count :]
     fixed = (*shape[:batch], *rest, *(indexed if batch else ()))
@@ -393,16 +405,15 @@ def _gather_nd(n: Node) -> SSAValue:
     if n.is_constant(1) and not any(isinstance(d, Dim) for d in indexed):
         indices = n.const(1).astype(np.int64)
         indices = np.where(indices < 0, indices + np.array(indexed), indices)
-        offsets = _batch_offsets(shape[:batch], strides[0] * indexed[0], indices.ndim)
+        offsets = _batch_offsets(shape[:batch], math.prod(indexed), indices.ndim)
         positions = n.graph.constant(indices @ np.array(strides) + offsets, "positions")
         return n.op(relay.TakeOp, flat, positions, axis=0)
     indices = n.input(1)
     index_type = indices.type
     assert isinstance(index_type, TensorType)
     dtype = element_dtype(index_type.element_type)
-    offsets = _batch_offsets(shape[:batch], strides[0] * indexed[0], last + 1)
+    offsets = _batch_offsets(shape[:batch], math.prod(indexed), last + 1)
     positions = n.graph.constant(offsets.astype(dtype), "offsets")
-    index_shape = n.shape(1)
     for k, (size, stride) in enumerate(zip(indexed, strides)):
         index = n.op(
             relay.SqueezeOp,
