@@ -398,6 +398,16 @@ def _assumed(answers: Sequence[Answer]) -> dict[Symbol, int | Dim]:
     return sizes
 
 
+def _equal_expressions(answers: Sequence[Answer]) -> dict[object, int | Dim]:
+    """The sizes a run's answers make a number: a product answered equal to
+    one (`d0.0·d0.1 == 1`), which `_assumed` cannot put in per symbol."""
+    equal: dict[object, int | Dim] = {}
+    for (a, relation, b), answer in answers:
+        if relation == "==" and answer and isinstance(a, Dim) and isinstance(b, int):
+            equal[_key(a)] = b
+    return equal
+
+
 def same_size(a: int | Dim, b: int | Dim) -> bool:
     """Whether `a` and `b` are the same expression (so equal at run time);
     False says nothing about their values."""
@@ -500,10 +510,18 @@ class _Analysis:
         sizes its answers fix are put in (`x[:2]` of a `[?]` is `?` or 2: the
         runs disagree)."""
         other, answers, _ = run
+        if other is None:
+            return False
         fixed = {self._root(s): self.canonical(d) for s, d in _assumed(answers).items()}
-        return other is not None and _key(
-            _fixed(tuple(map(self.canonical, shape)), fixed)
-        ) == _key(_fixed(tuple(map(self.canonical, other)), fixed))
+        equal = _equal_expressions(answers)
+        mine, theirs = (
+            tuple(
+                equal.get(_key(d), d)
+                for d in _fixed(tuple(map(self.canonical, x)), fixed)
+            )
+            for x in (shape, other)
+        )
+        return _key(mine) == _key(theirs)
 
     def call(self, op: relay.CallOp) -> None:
         callee = (

@@ -80,6 +80,20 @@ def test_block_shapes_follow_a_block_as_it_grows_and_unify_what_is_named_alike()
     added = relay.AddOp(a, a)
     block.add_op(added)
     assert shapes.shape(added.results[0]) == (Dim(1, ((0, 0),)), 4)
+    # Exact: a shape that depends on the sizes' values is unknown ...
+    sliced = relay.StridedSliceOp(a, begin=(0, 0), end=(2, 4))
+    block.add_op(sliced)
+    with pytest.raises(DynamicShapeError):
+        shapes.shape(sliced.results[0])  # `?` rows, or 2
+    # ... but not one that is the same where a product is answered 1.
+    block = Block(
+        arg_types=[TensorType(f32, [DYNAMIC, DYNAMIC, 4]), TensorType(f32, [4])]
+    )
+    shapes = BlockShapes(block)
+    rows = relay.ReshapeOp(block.args[0], newshape=(-1, 4))
+    bias = relay.AddOp(rows.results[0], block.args[1])
+    block.add_ops([rows, bias])
+    assert shapes.shape(bias.results[0]) == (Dim(1, ((0, 0), (0, 1))), 4)
 
 
 ARANGE_LIKE = """
