@@ -317,6 +317,9 @@ def test_reshape_zero_copies_and_minus_one_infers(newshape, out):
 def test_reshape_like_takes_the_shape_of_its_second_operand():
     x, like = rand(2, 3, 4), rand(4, 1, 6)
     check(run_op("reshape_like", x, like, out=(4, 1, 6)), x.reshape(4, 1, 6))
+    rows, input_ = rand(6, 5), rand(2, 3, 8)  # a dense's rows, like its input
+    got = run_op("reshape_like", rows, input_, out=(2, 3, 5), attrs="keep = 1")
+    check(got, rows.reshape(2, 3, 5))
 
 
 def test_arange_like_counts_from_start_by_step_along_its_axis():

@@ -103,20 +103,55 @@ class MatmulToDense(RewritePattern):
 
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: relay.MatmulOp, rewriter: PatternRewriter, /):
-        weight, x, result = op.b, _static_shape(op.a), _static_shape(op.result)
+        weight, x, result = op.b, _shape(op.a), _static_shape(op.result)
         w = _static_shape(weight)
-        if not isinstance(weight.owner, relay.ConstantOp) or None in (x, w, result):
+        if not isinstance(weight.owner, relay.ConstantOp) or w is None:
             return
-        assert x is not None and w is not None and result is not None
         if any(d != 1 for d in w[:-2]):
             return  # a weight per batch
+        if result is None and len(x) != len(_shape(op.result)):
+            return  # run-time rows broadcast over the weight's batch axes
         (k, n), device = w[-2:], _device(op)
-        rows = _reshaped(op.a, (prod(x[:-1]), k), device)
+        rows = _rows(op.a, k, result is not None, device)
         flat = _reshaped(weight, (k, n), device)
         transposed = relay.TransposeOp(_value(flat, weight), axes=(1, 0), **device)
         dense = relay.DenseOp(_value(rows, op.a), transposed, **device)
-        back = _reshaped(dense.results[0], result, device)
+        back = _back(dense.results[0], op.a, result, device)
         _replace_folding(op, [*rows, *flat, transposed, dense, *back], rewriter)
+
+
+def _rows(
+    x: SSAValue, k: int, static: bool, device: dict[str, Attribute]
+) -> list[relay.ReshapeOp]:
+    """`x [..., K]` as `[M, K]` rows: `M` their product where static, `-1`
+    where some are known at run time only (none for a 2-D `x`)."""
+    shape = _shape(x)
+    if static:
+        return _reshaped(x, (prod(shape[:-1]), k), device)
+    return [] if len(shape) == 2 else [relay.ReshapeOp(x, newshape=(-1, k), **device)]
+
+
+def _shape(value: SSAValue) -> tuple[int, ...]:
+    t = value.type
+    assert isinstance(t, TensorType)
+    return tuple(t.get_shape())
+
+
+def _back(
+    rows: SSAValue,
+    x: SSAValue,
+    result: tuple[int, ...] | None,
+    device: dict[str, Attribute],
+) -> list[Operation]:
+    """The dense's `[M, N]` rows in the matmul's result shape: a reshape to
+    it where static; else, where `x [..., K]` has sizes known at run time
+    only, shaped like `x` but for its last axis (`reshape_like`, `keep=1`;
+    none for a 2-D `x`)."""
+    if result is not None:
+        return list(_reshaped(rows, result, device))
+    if len(_shape(x)) == 2:
+        return []
+    return [relay.ReshapeLikeOp(rows, x, keep=1, **device)]
 
 
 def _rows_source(value: SSAValue, shape: tuple[int, ...]) -> SSAValue | None:

@@ -107,22 +107,30 @@ class ReshapeOp(TensorOp):
         return reshape_shape(shapes[0], cls.newshape.read(attributes))
 
 
+def _reshape_like(x: np.ndarray, like: np.ndarray, keep: int) -> np.ndarray:
+    return x.reshape(like.shape[: like.ndim - keep] + x.shape[x.ndim - keep :])
+
+
 @irdl_op_definition
 class ReshapeLikeOp(TensorOp):
-    """`x`'s elements in the shape of `like`, whose elements are not read: a
-    reshape to sizes known at run time only that `newshape`'s one `-1`
-    cannot name (ONNX's reshape of a `[b·s]` mask to `[b, 1, 1, s]`, `like`
-    a tensor of those sizes).  Sizes that are known must have `x`'s product.
+    """`x`'s elements in the shape of `like` (whose elements are not read),
+    but for its last `keep` axes, which are `x`'s last `keep` (TVM's
+    `reshape_like` with `lhs_begin = 0`, `rhs_begin = 0`): a reshape to
+    sizes known at run time only that `newshape`'s one `-1` cannot name
+    (ONNX's reshape of a `[b·s]` mask to `[b, 1, 1, s]`; a dense's `[b·s,
+    N]` result back to `[b, s, N]` like its `[b, s, K]` input, `keep = 1`).
+    Sizes that are known must have `x`'s product.
 
     Compute template: `te/templates/injective.py` (reshape's)."""
 
     name = "relay.reshape_like"
 
     PATTERN: ClassVar[OpPattern] = OpPattern.INJECTIVE
-    NUMPY: ClassVar[NumpyRule] = staticmethod(lambda x, like: x.reshape(like.shape))
+    NUMPY: ClassVar[NumpyRule] = staticmethod(_reshape_like)
 
     x = operand_def(TensorType)
     like = operand_def(TensorType)
+    keep = IntParam(0, minimum=0)
 
     @classmethod
     def infer_element_type(
@@ -137,13 +145,20 @@ class ReshapeLikeOp(TensorOp):
         cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
     ) -> Shape:
         data, like = shapes
-        total, wanted = product(data), product(like)
+        keep = cls.keep.read(attributes)
+        if keep > min(len(data), len(like)):
+            raise VerifyException(
+                f"keep = {keep} is more axes than {format_shape(data)} or "
+                f"{format_shape(like)} has"
+            )
+        shape = (*like[: len(like) - keep], *data[len(data) - keep :])
+        total, wanted = product(data), product(shape)
         if DYNAMIC not in (total, wanted) and total != wanted:
             raise VerifyException(
-                f"cannot reshape {format_shape(data)} ({total} elements) like "
-                f"{format_shape(like)} ({wanted} elements)"
+                f"cannot reshape {format_shape(data)} ({total} elements) to "
+                f"{format_shape(shape)} ({wanted} elements)"
             )
-        return tuple(like)
+        return shape
 
 
 @irdl_op_definition

@@ -102,3 +102,22 @@ relay.func @stays(%x: tensor<1x4x3xf32>, %r: tensor<1x4x2xf32>) -> tuple<tensor<
 // CHECK-NEXT:    relay.add %[[Y]], %r
 // CHECK-NEXT:    relay.nn.bias_add %[[Y]]
 // CHECK-NEXT:    relay.sum %[[Y]]
+
+// -----
+
+// Rows known at run time only (a batch and a sequence compiled once): the
+// dense layer reads `[-1, K]` rows, and its `[?, N]` result is shaped back
+// like the matmul's input but for the last axis (`reshape_like`, keep = 1),
+// as one `-1` could not name two sizes.  A 2-D input needs neither reshape.
+relay.func @run_time_rows(%x: tensor<?x?x3xf32>, %y: tensor<?x3xf32>) -> tensor<?x2xf32> {
+  %w = relay.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %0 = relay.matmul %x, %w : (tensor<?x?x3xf32>, tensor<3x2xf32>) -> tensor<?x?x2xf32>
+  %1 = relay.matmul %y, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  relay.return %1 : tensor<?x2xf32>
+}
+
+// CHECK-LABEL: relay.func @run_time_rows
+// CHECK:         %[[X:.*]] = relay.reshape %x {newshape = array<i64: -1, 3>} : (tensor<?x?x3xf32>) -> tensor<?x3xf32>
+// CHECK:         %[[D:.*]] = relay.nn.dense %[[X]], %{{.*}} : (tensor<?x3xf32>, tensor<2x3xf32>) -> tensor<?x2xf32>
+// CHECK-NEXT:    %{{.*}} = relay.reshape_like %[[D]], %x {keep = 1 : i64} : (tensor<?x2xf32>, tensor<?x?x3xf32>) -> tensor<?x?x2xf32>
+// CHECK:         %{{.*}} = relay.nn.dense %y, %{{.*}} : (tensor<?x3xf32>, tensor<2x3xf32>) -> tensor<?x2xf32>

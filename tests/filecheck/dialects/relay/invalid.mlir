@@ -1023,7 +1023,7 @@ relay.func @f(%x: tensor<4x5xf32>) -> tensor<4xi64> {
 // -----
 
 relay.func @f(%x: tensor<6xf32>, %l: tensor<2x2xf32>) -> tensor<2x2xf32> {
-  // expected-error@+1 {{cannot reshape [6] (6 elements) like [2, 2] (4 elements)}}
+  // expected-error@+1 {{cannot reshape [6] (6 elements) to [2, 2] (4 elements)}}
   %0 = relay.reshape_like %x, %l : (tensor<6xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
   relay.return %0 : tensor<2x2xf32>
 }
