@@ -283,9 +283,8 @@ def test_a_size_used_as_data_is_computed_at_run_time() -> None:
     _check(_model(nodes, _X, constants))
 
 
-def test_a_table_is_sliced_to_the_sequence_length() -> None:
-    """BERT's `position_embeddings[:, :seq]`: a slice of a static axis to a
-    run-time end, a `relay.take` of `arange_like` positions."""
+def _sliced_table(rows: int) -> onnx.ModelProto:
+    """`x + table[:, : x.size(1)]`, a table of `rows` positions."""
     inputs = {"x": (_F32, ("batch", "sequence", 8))}
     nodes = [
         _node("Shape", ["x"], "shape"),
@@ -297,9 +296,15 @@ def test_a_table_is_sliced_to_the_sequence_length() -> None:
         "zero": _i64(0),
         "one": _i64(1),
         "two": _i64(2),
-        "table": _RNG.standard_normal((1, 10, 8)).astype(np.float32),
+        "table": _RNG.standard_normal((1, rows, 8)).astype(np.float32),
     }
-    _check(_model(nodes, inputs, constants), calls=SEQUENCES)
+    return _model(nodes, inputs, constants)
+
+
+def test_a_table_is_sliced_to_the_sequence_length() -> None:
+    """BERT's `position_embeddings[:, :seq]`: a slice of a static axis to a
+    run-time end, a `relay.take` of `arange_like` positions."""
+    _check(_sliced_table(10), calls=SEQUENCES)
 
 
 def test_a_table_sliced_past_its_end_is_refused_at_the_call() -> None:
@@ -307,20 +312,7 @@ def test_a_table_sliced_past_its_end_is_refused_at_the_call() -> None:
     the slice, the program computes for the table's length at most
     (`max_sizes`), so a longer call is an error in every mode, never rows
     repeated."""
-    inputs = {"x": (_F32, ("batch", "sequence", 8))}
-    nodes = [
-        _node("Shape", ["x"], "shape"),
-        _node("Slice", ["shape", "one", "two"], "length"),
-        _node("Slice", ["table", "zero", "length", "one"], "rows"),
-        _node("Add", ["x", "rows"]),
-    ]
-    constants = {
-        "zero": _i64(0),
-        "one": _i64(1),
-        "two": _i64(2),
-        "table": _RNG.standard_normal((1, 4, 8)).astype(np.float32),
-    }
-    module = from_onnx(_model(nodes, inputs, constants))
+    module = from_onnx(_sliced_table(4))
     x = np.zeros((1, 6, 8), np.float32)
     message = r"parameter #0 has 6 along axis 1, at most 4"
     with pytest.raises(InterpreterError, match=message):
