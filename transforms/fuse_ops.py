@@ -146,8 +146,8 @@ class _BlockFusion:
     groups: list[_Group] = field(default_factory=list)
     group_of: dict[Operation, _Group] = field(default_factory=dict)
 
-    claimed: set[Operation] = field(default_factory=set)
-    """The ops of every group's diamonds: each may join one group only."""
+    claimed: dict[Operation, _Group] = field(default_factory=dict)
+    """The group whose diamonds hold each op: an op may join one group only."""
 
     def visit(self, op: Operation) -> None:
         if not isinstance(op, relay.TensorOp):
@@ -161,12 +161,12 @@ class _BlockFusion:
             group.diamonds.discard(op)
             self.group_of[op] = group
         diamond = _diamond(op.results[0], group, self.position)
-        if not self.claimed.intersection(diamond):
+        if all(self.claimed.get(o, group) is group for o in diamond):
             # Two values' diamonds may meet at one op (an op that takes both
             # and whose result is unused closes either): the first group
             # takes it, and the other's value stays a result of its own.
             group.diamonds.update(diamond)
-            self.claimed.update(diamond)
+            self.claimed.update(dict.fromkeys(diamond, group))
 
     def _producer_group(self, op: Operation) -> _Group | None:
         """The group `op` joins: one whose diamond it lies in, else that of
