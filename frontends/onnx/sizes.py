@@ -265,35 +265,38 @@ def fold_sizes(
     (the node's converter then computes it at run time, from its sizes made
     tensors: `materialize`)."""
     names = list(node.input)
-    if node.op_type in SHAPE_FOLDS and names and names[0] in graph.values:
-        try:
+    try:
+        if node.op_type in SHAPE_FOLDS and names and names[0] in graph.values:
             shape = graph.shapes().shape(graph.values[names[0]])
-        except DynamicShapeError:
-            return None  # `Shape`'s converter says so
-        values, dtype = SHAPE_FOLDS[node.op_type](shape, attrs), np.dtype(np.int64)
-    elif node.op_type in SIZE_FOLDS and any(i in graph.sizes for i in names):
-        if not all(not i or i in graph.sizes or i in graph.constants for i in names):
+            values = SHAPE_FOLDS[node.op_type](shape, attrs)
+            dtype = np.dtype(np.int64)
+        elif node.op_type in SIZE_FOLDS and _sizes_and_constants(graph, names):
+            inputs = [_known(graph, name) for name in names]
+            values = SIZE_FOLDS[node.op_type](node, attrs, inputs)
+            dtype = next(graph.sizes[i].dtype for i in names if i in graph.sizes)
+            dtype = _RESULT_TYPES.get(node.op_type, lambda a, d: d)(attrs, dtype)
+        else:
             return None
-        arrays: Inputs = [
-            graph.sizes[i].values
-            if i in graph.sizes
-            else graph.constants[i]
-            if i
-            else None
-            for i in names
-        ]
-        try:
-            values = SIZE_FOLDS[node.op_type](node, attrs, arrays)
-        except DynamicShapeError:
-            return None  # computed at run time, by the converter
-        dtype = next(graph.sizes[i].dtype for i in names if i in graph.sizes)
-        dtype = _RESULT_TYPES.get(node.op_type, lambda a, d: d)(attrs, dtype)
-    else:
-        return None
+    except DynamicShapeError:
+        return None  # the converter says so, or computes it at run time
     values = np.asarray(values, dtype=object)
     if has_dims(values):
         return [Sizes(values, dtype)]
     return [values.astype(dtype)]
+
+
+def _sizes_and_constants(graph: Graph, names: Sequence[str]) -> bool:
+    """Whether the inputs `names` are sizes (one at least) and constants."""
+    return any(name in graph.sizes for name in names) and all(
+        not name or name in graph.sizes or name in graph.constants for name in names
+    )
+
+
+def _known(graph: Graph, name: str) -> np.ndarray | None:
+    """Input `name`'s sizes or constant value (None: an empty optional one)."""
+    if not name:
+        return None
+    return graph.sizes[name].values if name in graph.sizes else graph.constants[name]
 
 
 def reshape(n: Node, x: SSAValue, target: Sequence[Size]) -> SSAValue:
