@@ -78,14 +78,16 @@ def test_block_matches_interpreter(rows: tuple[int, ...]) -> None:
 def test_block_of_run_time_rows_compiles_once_to_dense_layers() -> None:
     """Rows known at run time only (`dynamic="once"`): the five projections
     are dense layers over `[-1, K]` rows, shaped back like their input by
-    `reshape_like` (batched matmuls ran 3.6x slower in DistilBERT), right
-    at every size."""
+    `reshape_like` where a value of the full shape is needed (batched
+    matmuls ran 3.6x slower in DistilBERT), right at every size."""
     text = block(("?", "?"))
     module = parse_module(text)
     MatmulToDensePass().apply(Context(), module)
     names = [op.name for op in module.walk()]
     assert names.count("relay.nn.dense") == 5
-    assert names.count("relay.reshape_like") == 5
+    # Q, K, V and the MLP's output; the first MLP layer's rows (bias, erf,
+    # the multiplies on them) flow into the second as they are.
+    assert names.count("relay.reshape_like") == 4
     compiled = hetero.compile(text, dynamic="once")
     for rows in ((1, 5), (3, 2)):
         x = np.random.default_rng(1).standard_normal((*rows, 8)).astype(np.float32)

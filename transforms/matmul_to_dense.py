@@ -12,11 +12,15 @@ rewrites, applied to a fixed point:
 * `matmul(x, W)` with a `relay.constant` `W [1, ..., 1, K, N]` (the same
   weight for every batch) and static shapes → `reshape(dense(reshape(x,
   [M, K]), Wᵀ), R)`, `R` the matmul's result shape and `Wᵀ [N, K]` folded
-  at compile time (`fold-constant`'s pattern, on that weight alone).  A
+  at compile time (`fold-constant`'s pattern, on that weight alone).  Rows
+  known at run time only (compiled once for every length) read as
+  `reshape(x, [-1, K])`, the result shaped back like `x` but for its last
+  axis (`reshape_like`, `keep = 1`: one `-1` cannot name two sizes).  A
   matmul of two activations (attention's `Q·Kᵀ`) or by a weight with a real
   batch is left as it is.
 * An elementwise or broadcast op (its `OpPattern`) reading such a row reshape
-  `reshape(d [M, N], R)` computes on `d` instead, the reshape sunk after it:
+  `reshape(d [M, N], R)` (or `reshape_like`) computes on `d` instead, the
+  reshape sunk after it:
   `add(reshape(d, R), b)` → `reshape(add(d, b'), R)`.  Every other operand
   must be another row reshape of an `[M, N]` value, or a constant or vector
   that broadcasts along the last axis only (`b'` is it as `[N]`).  Without
@@ -24,7 +28,8 @@ rewrites, applied to a fixed point:
   add or activation, and `fuse-ops` (which fuses no reshape into an anchor)
   would compute those in a copy kernel instead of the GEMM's stores.
 * A reshape of a reshape reads the first one's input; a reshape to the
-  shape it has is its input; an unused reshape is erased.  A residual
+  shape it has is its input; `[-1, K]` rows of rows shaped back are those
+  rows; an unused reshape (or `reshape_like`) is erased.  A residual
   stream of reshaped dense layers so stays `[M, N]` from one layer to the
   next, with no copy between them.
 """
@@ -151,19 +156,36 @@ def _back(
         return list(_reshaped(rows, result, device))
     if len(_shape(x)) == 2:
         return []
-    return [relay.ReshapeLikeOp(rows, x, keep=1, **device)]
+    like = x  # the leading axes' first holder, not a copy made only for them
+    while isinstance(like.owner, relay.ReshapeLikeOp) and like.owner.keep == 1:
+        like = like.owner.like
+    return [relay.ReshapeLikeOp(rows, like, keep=1, **device)]
 
 
-def _rows_source(value: SSAValue, shape: tuple[int, ...]) -> SSAValue | None:
-    """The `[M, N]` value of which `value` is the reshape to `shape` (whose
-    last dimension is `N`), if it is one."""
+def _rows_source(value: SSAValue, shape: tuple[int, ...]) -> Operation | None:
+    """The reshape of an `[M, N]` value of which `value` (of the op's
+    `shape`, whose last dimension is `N`) is the row reshape, if it is one:
+    a static `reshape`, or `reshape_like` with `keep = 1` for rows known at
+    run time only."""
     owner = value.owner
-    if not isinstance(owner, relay.ReshapeOp) or _static_shape(value) != shape:
+    if isinstance(owner, relay.ReshapeOp):
+        source = _static_shape(owner.x)
+        static = _static_shape(value) == shape
+    elif isinstance(owner, relay.ReshapeLikeOp) and owner.keep == 1:
+        source, static = _shape(owner.x), _shape(value) == shape
+    else:
         return None
-    source = _static_shape(owner.x)
-    if source is None or len(source) != 2 or source[-1] != shape[-1]:
+    if not static or source is None or len(source) != 2 or source[-1] != shape[-1]:
         return None
-    return owner.x
+    return owner
+
+
+def _back_as(reshape: Operation, rows: SSAValue) -> Operation:
+    """`rows` reshaped back as `reshape` (a row reshape) did its input."""
+    if isinstance(reshape, relay.ReshapeLikeOp):
+        return relay.ReshapeLikeOp(rows, reshape.like, keep=1, **_device(reshape))
+    assert isinstance(reshape, relay.ReshapeOp)
+    return relay.ReshapeOp(rows, newshape=reshape.newshape, **_device(reshape))
 
 
 def _along_last(value: SSAValue, rank: int) -> tuple[int, ...] | None:
@@ -184,7 +206,7 @@ def _sinkable(op: Operation) -> tuple[int, ...] | None:
         return None
     if any(name in op.properties for name in AXIS_PROPERTIES):
         return None
-    return _static_shape(op.results[0])
+    return _shape(op.results[0])
 
 
 class SinkRowReshape(RewritePattern):
@@ -194,12 +216,13 @@ class SinkRowReshape(RewritePattern):
         if (shape := _sinkable(op)) is None:
             return
         sources = [_rows_source(v, shape) for v in op.operands]
-        if not any(sources):
+        first = next((source for source in sources if source is not None), None)
+        if first is None:
             return
         device, new, operands = _device(op), [], []
         for value, source in zip(op.operands, sources):
             if source is not None:
-                operands.append(source)
+                operands.append(source.operands[0])
                 continue
             if (vector := _along_last(value, len(shape))) is None:
                 return
@@ -213,25 +236,41 @@ class SinkRowReshape(RewritePattern):
             properties=dict(op.properties),
             attributes=dict(op.attributes),
         )
-        back = relay.ReshapeOp(moved.results[0], newshape=shape, **device)
+        back = _back_as(first, moved.results[0])
         _replace_folding(op, [*new, moved, back], rewriter)
 
 
 class CollapseReshape(RewritePattern):
     """A reshape of a reshape reads the first's input; a reshape to its
-    input's shape is that input; an unused reshape is erased."""
+    input's shape is that input; `[-1, K]` rows of rows shaped back
+    (`reshape_like`, `keep = 1`) are those rows; an unused reshape is erased."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: relay.ReshapeOp, rewriter: PatternRewriter, /):
-        shape = _static_shape(op.result)
-        if not op.result.uses:
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter, /) -> None:
+        if not isinstance(op, relay.ReshapeOp | relay.ReshapeLikeOp):
+            return
+        if not op.results[0].uses:
             rewriter.erase(op)
-        elif shape is not None and _static_shape(op.x) == shape:
+            return
+        if not isinstance(op, relay.ReshapeOp):
+            return
+        shape, inner = _static_shape(op.result), op.x.owner
+        if shape is not None and _static_shape(op.x) == shape:
             rewriter.replace(op, [], [op.x])
-        elif shape is not None and isinstance(inner := op.x.owner, relay.ReshapeOp):
+        elif shape is not None and isinstance(inner, relay.ReshapeOp):
             rewriter.replace(
                 op, relay.ReshapeOp(inner.x, newshape=shape, **_device(op))
             )
+        elif _rows_again(op, inner):
+            rewriter.replace(op, [], [inner.operands[0]])  # type: ignore[union-attr]
+
+
+def _rows_again(op: relay.ReshapeOp, inner: object) -> bool:
+    """Whether `op` takes `[-1, K]` rows of rows `[?, K]` shaped back by a
+    `reshape_like` with `keep = 1`: the same rows."""
+    if not isinstance(inner, relay.ReshapeLikeOp) or inner.keep != 1:
+        return False
+    rows = _shape(inner.x)
+    return len(rows) == 2 and op.newshape == (-1, rows[1])
 
 
 @dataclass(frozen=True)

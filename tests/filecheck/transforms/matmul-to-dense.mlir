@@ -108,16 +108,29 @@ relay.func @stays(%x: tensor<1x4x3xf32>, %r: tensor<1x4x2xf32>) -> tuple<tensor<
 // Rows known at run time only (a batch and a sequence compiled once): the
 // dense layer reads `[-1, K]` rows, and its `[?, N]` result is shaped back
 // like the matmul's input but for the last axis (`reshape_like`, keep = 1),
-// as one `-1` could not name two sizes.  A 2-D input needs neither reshape.
-relay.func @run_time_rows(%x: tensor<?x?x3xf32>, %y: tensor<?x3xf32>) -> tensor<?x2xf32> {
+// as one `-1` could not name two sizes; the bias add and the activation
+// compute on the rows, the reshape back sunk after them, and the next
+// layer's `[-1, K]` rows of it are the rows themselves (shaped back like
+// the first input, which holds the leading sizes).  A 2-D input needs no
+// reshape.
+relay.func @run_time_rows(%x: tensor<?x?x3xf32>, %y: tensor<?x3xf32>) -> tensor<?x?x3xf32> {
   %w = relay.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %v = relay.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]> : tensor<2x3xf32>
+  %b = relay.constant dense<[0.5, -0.5]> : tensor<2xf32>
   %0 = relay.matmul %x, %w : (tensor<?x?x3xf32>, tensor<3x2xf32>) -> tensor<?x?x2xf32>
-  %1 = relay.matmul %y, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
-  relay.return %1 : tensor<?x2xf32>
+  %1 = relay.add %0, %b : (tensor<?x?x2xf32>, tensor<2xf32>) -> tensor<?x?x2xf32>
+  %2 = relay.relu %1 : tensor<?x?x2xf32>
+  %3 = relay.matmul %2, %v : (tensor<?x?x2xf32>, tensor<2x3xf32>) -> tensor<?x?x3xf32>
+  %4 = relay.matmul %y, %w : (tensor<?x3xf32>, tensor<3x2xf32>) -> tensor<?x2xf32>
+  relay.return %3 : tensor<?x?x3xf32>
 }
 
 // CHECK-LABEL: relay.func @run_time_rows
 // CHECK:         %[[X:.*]] = relay.reshape %x {newshape = array<i64: -1, 3>} : (tensor<?x?x3xf32>) -> tensor<?x3xf32>
 // CHECK:         %[[D:.*]] = relay.nn.dense %[[X]], %{{.*}} : (tensor<?x3xf32>, tensor<2x3xf32>) -> tensor<?x2xf32>
-// CHECK-NEXT:    %{{.*}} = relay.reshape_like %[[D]], %x {keep = 1 : i64} : (tensor<?x2xf32>, tensor<?x?x3xf32>) -> tensor<?x?x2xf32>
-// CHECK:         %{{.*}} = relay.nn.dense %y, %{{.*}} : (tensor<?x3xf32>, tensor<2x3xf32>) -> tensor<?x2xf32>
+// CHECK-NEXT:    %[[A:.*]] = relay.add %[[D]], %{{.*}} : (tensor<?x2xf32>, tensor<2xf32>) -> tensor<?x2xf32>
+// CHECK-NEXT:    %[[R:.*]] = relay.relu %[[A]] : tensor<?x2xf32>
+// CHECK:         %[[E:.*]] = relay.nn.dense %[[R]], %{{.*}} : (tensor<?x2xf32>, tensor<3x2xf32>) -> tensor<?x3xf32>
+// CHECK-NEXT:    %[[Y:.*]] = relay.reshape_like %[[E]], %x {keep = 1 : i64} : (tensor<?x3xf32>, tensor<?x?x3xf32>) -> tensor<?x?x3xf32>
+// CHECK:         relay.nn.dense %y, %{{.*}} : (tensor<?x3xf32>, tensor<2x3xf32>) -> tensor<?x2xf32>
+// CHECK:         relay.return %[[Y]]
