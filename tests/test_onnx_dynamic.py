@@ -419,6 +419,14 @@ def test_a_reshape_to_two_run_time_sizes_is_reshape_like() -> None:
             r"ONNX node 'sh' \(Shape\): the shape of a value with dynamic dimensions",
         ),
         (
+            [
+                *_batch_of("x", "b"),
+                _node("Concat", ["b", "zero_1d", "minus_one"], "t", axis=0),
+                _node("Reshape", ["x", "t"], name="r", allowzero=1),
+            ],
+            r"ONNX node 'r' \(Reshape\): allowzero=1 with a zero in the shape",
+        ),
+        (
             [_node("Squeeze", ["x"], name="sq")],
             (
                 r"ONNX node 'sq' \(Squeeze\): Squeeze without axes of "
@@ -426,7 +434,13 @@ def test_a_reshape_to_two_run_time_sizes_is_reshape_like() -> None:
             ),
         ),
     ],
-    ids=["shape-of-a-sum", "sizes-of-a-sum", "sizes-of-a-slice", "squeeze"],
+    ids=[
+        "shape-of-a-sum",
+        "sizes-of-a-sum",
+        "sizes-of-a-slice",
+        "allowzero",
+        "squeeze",
+    ],
 )
 def test_what_the_sizes_do_not_give_is_a_located_diagnostic(
     nodes: list[onnx.NodeProto], message: str
@@ -436,6 +450,7 @@ def test_what_the_sizes_do_not_give_is_a_located_diagnostic(
         "one": _i64(1),
         "two": _i64(2),
         "minus_one": _i64(-1),
+        "zero_1d": _i64(0),
         "pad": np.zeros((1, 5, 8), np.float32),
     }
     with pytest.raises(HeteroError, match=message):

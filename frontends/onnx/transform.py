@@ -33,13 +33,13 @@ def _reshape(n: Node) -> SSAValue:
     """`0` copies a dimension and `-1` is inferred, as in relay.reshape; a
     shape of sizes known at run time only is written with them
     (`sizes.reshape`)."""
-    if n.is_size(1):
-        return reshape(n, n.input(0), n.sizes(1))
-    shape = n.ints("shape", 1)
+    shape = n.sizes(1) if n.is_size(1) else n.ints("shape", 1)
     if shape is None:
         raise n.error("the target shape is missing")
     if n.attrs.get("allowzero", 0) and 0 in shape:
         raise n.error("allowzero=1 with a zero in the shape is not supported")
+    if n.is_size(1):
+        return reshape(n, n.input(0), shape)
     return n.op(relay.ReshapeOp, n.input(0), newshape=tuple(shape))
 
 
