@@ -296,10 +296,11 @@ class ShapeSpecializedFunction:
             from hetero.dialects.relay.functions import oversized
             from hetero.transforms.specialize_shapes import specialize
 
+            entry = SymbolTable.lookup_symbol(self.module, self.entry)
+            if (why := oversized(entry.max_sizes, shapes)) is not None:  # type: ignore[union-attr]
+                raise CompiledFunctionError(f"@{self.entry}: {why}")
             module = self.module.clone()
             main = SymbolTable.lookup_symbol(module, self.entry)
-            if (why := oversized(main.max_sizes, shapes)) is not None:  # type: ignore[attr-defined]
-                raise CompiledFunctionError(f"@{self.entry}: {why}")
             specialize(main, shapes)  # type: ignore[arg-type]
             compiled = compile(module, self.targets, self.entry)
             assert isinstance(compiled, CompiledFunction)

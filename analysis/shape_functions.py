@@ -123,9 +123,7 @@ class Dim:
 
     def _plus_nothing(self, other: object) -> Dim:
         """`self + 0` and `self - 0` (a pad of nothing, a slice from 0)."""
-        if isinstance(other, int) and other == 0:
-            return self
-        raise DynamicShapeError(f"a sum or difference of sizes with {self}")
+        return self if isinstance(other, int) and other == 0 else self._unsupported()
 
     def _unsupported(self, *_: object) -> Dim:
         raise DynamicShapeError(f"a sum or difference of sizes with {self}")

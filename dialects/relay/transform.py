@@ -205,8 +205,21 @@ class LayoutTransformOp(TensorOp):
         return blocked_shape(nchw, cls.dst_layout.read(attributes), "the data")
 
 
+class _OfDtype:
+    """Mixin of the ops whose result's element type is their `dtype`
+    (a `Param` of each)."""
+
+    @classmethod
+    def infer_element_type(
+        cls,
+        tensors: Sequence[TensorType[Attribute]],
+        attributes: Mapping[str, Attribute],
+    ) -> Attribute:
+        return cls.dtype.read(attributes)
+
+
 @irdl_op_definition
-class CastOp(TensorOp):
+class CastOp(_OfDtype, TensorOp):
     """Each element converted to `dtype` (TVM's `cast`, ONNX's `Cast`, NumPy's
     `astype`): floats round to the nearest, to integers toward zero (a
     value out of the integer's range is undefined, as in C); to `i1`,
@@ -220,14 +233,6 @@ class CastOp(TensorOp):
 
     x = operand_def(TensorType)
     dtype = ElementTypeParam()
-
-    @classmethod
-    def infer_element_type(
-        cls,
-        tensors: Sequence[TensorType[Attribute]],
-        attributes: Mapping[str, Attribute],
-    ) -> Attribute:
-        return cls.dtype.read(attributes)
 
     @classmethod
     def infer_shape(
@@ -274,7 +279,7 @@ class TakeOp(TensorOp):
 
 
 @irdl_op_definition
-class ArangeLikeOp(TensorOp):
+class ArangeLikeOp(_OfDtype, TensorOp):
     """`start + step * i` for each position `i` along `axis` of `x`: a 1-D
     tensor of `dtype` as long as `x` is there, whatever that length is
     (ONNX's `Range` of a length known at run time only, over a value of
@@ -292,14 +297,6 @@ class ArangeLikeOp(TensorOp):
     start = IntParam(0)
     step = IntParam(1)
     dtype = ElementTypeParam()
-
-    @classmethod
-    def infer_element_type(
-        cls,
-        tensors: Sequence[TensorType[Attribute]],
-        attributes: Mapping[str, Attribute],
-    ) -> Attribute:
-        return cls.dtype.read(attributes)
 
     @classmethod
     def infer_shape(

@@ -194,11 +194,10 @@ def from_onnx(
         producers.update(dict.fromkeys(node.output, node))
     outputs = []
     for output in graph_proto.output:
-        if output.name in graph.sizes and output.name not in graph.values:
-            node = producers[output.name]  # a shape of a dynamic value: at run time
+        if output.name in graph.sizes:  # a shape of a dynamic value: at run time
+            node = producers[output.name]
             with _reading(node_label(node)):
-                materialized = sizes.materialize(Node(node, graph, {}), output.name)
-            graph.values[output.name] = materialized
+                Node(node, graph, {}).materialize(output.name)
         if output.name not in graph.values and output.name not in graph.constants:
             raise HeteroError(
                 f"graph output '{output.name}' is not produced by any node"

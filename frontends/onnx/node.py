@@ -159,14 +159,20 @@ class Node:
         if not self.has_input(index):
             raise self.error(f"input {index} is missing")
         name = self.proto.input[index]
-        if name in self.graph.sizes and name not in self.graph.values:
-            assert self.graph.materialize is not None  # the importer's graph has it
-            self.graph.values[name] = self.graph.materialize(self, name)
+        if name in self.graph.sizes:
+            self.materialize(name)
         if name not in self.graph.values and name not in self.graph.constants:
             raise self.error(
                 f"input {index} '{name}' is no graph input, initializer or earlier node's output"
             )
         return self.graph.value(name)
+
+    def materialize(self, name: str) -> None:
+        """Make the size `name` a run-time value of the graph, once: a size
+        used as data, or a graph output."""
+        if name not in self.graph.values:
+            assert self.graph.materialize is not None  # the importer's graph has it
+            self.graph.values[name] = self.graph.materialize(self, name)
 
     def inputs(self) -> list[SSAValue]:
         return [
