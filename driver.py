@@ -28,6 +28,7 @@ import itertools
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -47,8 +48,8 @@ from hetero.runtime.compiled import (
     CompiledFunctionError,
     Signature,
     by_position,
-    output_arrays,
 )
+from hetero.runtime.dynamic import DynamicCalls, SizeRules
 from hetero.utils import progress
 from hetero.utils.diagnostics import HeteroError, warn
 from hetero.utils.gc_pause import gc_paused
@@ -350,12 +351,13 @@ def _target_strings(targets: str | Sequence[str] | None) -> tuple[str, ...]:
 
 
 @dataclass
-class DynamicFunction:
+class DynamicFunction(DynamicCalls):
     """`f(*inputs)` for an entry function with dynamic (`?`) input
     dimensions compiled once (`compile(..., dynamic="once")`): at each call
-    the shape functions (`hetero.analysis.shape_functions`) check the
-    guards the code was compiled under and size the outputs, then the one
-    native function runs (docs/dynamic-shapes.md)."""
+    the guards the code was compiled under are checked and the outputs
+    sized from the shape functions (`hetero.analysis.shape_functions`),
+    then the one native function runs (docs/dynamic-shapes.md).  `save`
+    writes it, with those rules, to a `.hetero` file (docs/deployment.md)."""
 
     compiled: CompiledFunction
     """The native function; `?` sizes are -1 in its signatures."""
@@ -369,48 +371,11 @@ class DynamicFunction:
     """The entry's `max_sizes`: larger inputs are refused."""
     num_threads: int | None = None
 
-    def __call__(
-        self,
-        *inputs: object,
-        out: np.ndarray | Sequence[np.ndarray] | None = None,
-        num_threads: int | None = None,
-        **named: object,
-    ) -> Any:
-        """`CompiledFunction.__call__`, the outputs sized for these inputs."""
-        from hetero.analysis.shape_functions import evaluate
-
-        compiled = self.compiled
-        values = by_position(f"@{compiled.symbol}", compiled.parameters, inputs, named)
-        arrays = [s.check(v) for s, v in zip(compiled.inputs, values)]
-        sizes = self._sizes(arrays)
-        shapes = [evaluate(shape, sizes) for shape in self.outputs]
-        outs = output_arrays(compiled.symbol, compiled.outputs, shapes, out)
-        return compiled.run(
-            arrays, outs, self.num_threads if num_threads is None else num_threads
-        )
-
-    def _sizes(self, arrays: Sequence[np.ndarray]) -> dict[tuple[int, int], int]:
-        """The symbols' sizes in this call, checked against the guards."""
-        from hetero.dialects.relay.functions import oversized
-
-        inputs, sizes = self.compiled.inputs, {}
-        for index, axis in self.symbols:
-            if (size := arrays[index].shape[axis]) < 1:
-                raise CompiledFunctionError(
-                    f"{inputs[index].label}: dimension {axis} is empty; "
-                    "a dynamic dimension must have at least one element"
-                )
-            sizes[index, axis] = size
-        if (why := oversized(self.max_sizes, [a.shape for a in arrays])) is not None:
-            raise CompiledFunctionError(f"@{self.compiled.symbol}: {why}")
-        for guard in self.guards:
-            if not guard.holds(sizes):
-                raise CompiledFunctionError(
-                    f"@{self.compiled.symbol}: the input shapes "
-                    f"{[a.shape for a in arrays]} do not fit, {guard.failing()} "
-                    f"(dI.A: axis A of input #I): {guard.what}"
-                )
-        return sizes
+    @cached_property
+    def rules(self) -> SizeRules:  # type: ignore[override]
+        """What a call evaluates of the fields, as the runtime (and a loaded
+        `.hetero` file) does: one implementation of the checks."""
+        return SizeRules.of(self.symbols, self.outputs, self.guards, self.max_sizes)
 
 
 def _dynamic(

@@ -11,8 +11,11 @@ names, shapes, dtypes, devices) and the target it needs (triple, CPU,
 features).  `load` checks that this host can run it -- its architecture,
 and every feature the code was compiled with (`+avx512f`, ...) -- and says
 which are missing when not; it loads the process's runtimes the code calls
-(heap buffers, the thread pool) as a compile does.  The layout, versioned,
-is in docs/deployment.md.
+(heap buffers, the thread pool) as a compile does.  A function compiled
+once for dynamic shapes is saved with the rules of its sizes
+(`hetero.runtime.dynamic.SizeRules`) and loaded as a `LoadedDynamicFunction`,
+which checks and sizes each call as the compiled one does.  The layout,
+versioned, is in docs/deployment.md.
 """
 
 from __future__ import annotations
@@ -29,13 +32,19 @@ import numpy as np
 from hetero.runtime import framing
 from hetero.runtime.compiled import CompiledFunction, Signature
 from hetero.runtime.cpu import CpuModule, ObjectCode
+from hetero.runtime.dynamic import LoadedDynamicFunction, SizeRules
 from hetero.runtime.native import Abi, NativeModule, initialize, jit_machine
 from hetero.utils.files import write_output
 
 MAGIC = b"hetero\0m"
 
-VERSION = 1
-"""The version of the layout; `load` reads this version only."""
+VERSION = 2
+"""The version of the layout.  Version 2 added `dynamic`, the size rules of
+a function compiled once for dynamic shapes; a file without them is written
+as version 1, its layout unchanged, which hetero before version 2 reads too.
+`load` reads both (`READS`)."""
+
+READS = (1, VERSION)
 
 ALIGNMENT = 64
 """Each blob of the payload (object files, weights) starts at a multiple of this."""
@@ -67,8 +76,11 @@ class ArtifactError(ValueError):
     """A `.hetero` file that cannot be written, read or run on this host."""
 
 
-def save(function: CompiledFunction, path: Path) -> None:
-    """Write `function` to `path` atomically: a temporary file beside it,
+def save(
+    function: CompiledFunction, path: Path, rules: SizeRules | None = None
+) -> None:
+    """Write `function` (with the size `rules` of a function compiled once
+    for dynamic shapes) to `path` atomically: a temporary file beside it,
     renamed over it once whole (never a half-written file)."""
     native = function.native
     if not isinstance(native, CpuModule):
@@ -81,8 +93,9 @@ def save(function: CompiledFunction, path: Path) -> None:
     payload = _Payload()
     code = [_code(payload, o) for o in native.objects]
     constants = [_constant(payload, np.asarray(c)) for c in function.constants]
+    version = 1 if rules is None else VERSION
     manifest = {
-        "format": VERSION,
+        "format": version,
         "target": {
             "triple": native._target.machine.triple,
             "mcpu": native.mcpu,
@@ -98,8 +111,10 @@ def save(function: CompiledFunction, path: Path) -> None:
         "code": code,
         "constants": constants,
     }
+    if rules is not None:
+        manifest["dynamic"] = rules.to_json()
     data = framing.pack(
-        MAGIC, VERSION, [json.dumps(manifest).encode(), payload.bytes()]
+        MAGIC, version, [json.dumps(manifest).encode(), payload.bytes()]
     )
     try:
         write_output(str(path), data)
@@ -152,9 +167,10 @@ def _signature(signature: Signature) -> dict[str, Any]:
     }
 
 
-def load(path: str | Path) -> CompiledFunction:
-    """The function that `CompiledFunction.save` wrote to `path`, ready to call;
-    `ArtifactError` if the file is not one, or this host cannot run it."""
+def load(path: str | Path) -> CompiledFunction | LoadedDynamicFunction:
+    """The function that `CompiledFunction.save` (or a `DynamicFunction`'s
+    `save`) wrote to `path`, ready to call; `ArtifactError` if the file is
+    not one, or this host cannot run it."""
     start = time.perf_counter()
     path = Path(path)
     try:
@@ -162,9 +178,11 @@ def load(path: str | Path) -> CompiledFunction:
     except OSError as error:
         raise ArtifactError(f"cannot read {path}: {error.strerror or error}") from None
     try:
-        header, payload = framing.unpack(MAGIC, VERSION, 2, data)
+        header, payload = framing.unpack(MAGIC, _version(data), 2, data)
         manifest = json.loads(header)
-    except ValueError as error:
+        dynamic = manifest.get("dynamic")
+        rules = None if dynamic is None else SizeRules.of_json(dynamic)
+    except (ValueError, TypeError, KeyError, AttributeError) as error:
         raise ArtifactError(f"{path} is not a hetero compiled model: {error}") from None
     target = manifest["target"]
     check_host(target, str(path))
@@ -190,7 +208,7 @@ def load(path: str | Path) -> CompiledFunction:
         )
         for c in manifest["constants"]
     )
-    return CompiledFunction(
+    function = CompiledFunction(
         native,
         entry.name,
         tuple(_signature_of(s) for s in manifest["inputs"]),
@@ -202,6 +220,15 @@ def load(path: str | Path) -> CompiledFunction:
         None,
         manifest["num_threads"],
     )
+    return function if rules is None else LoadedDynamicFunction(function, rules)
+
+
+def _version(data: bytes) -> int:
+    """The version `data` says it has where `load` reads that one, else
+    `VERSION` (for `framing.unpack` to say what it found)."""
+    layout = framing.header(2)
+    found = layout.unpack_from(data)[1] if len(data) >= layout.size else VERSION
+    return found if found in READS else VERSION
 
 
 def _blob(payload: bytes, where: Sequence[int]) -> bytes:

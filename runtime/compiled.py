@@ -185,8 +185,9 @@ class CompiledFunction:
         num_threads: int | None = None,
     ) -> Any:
         """The native call on inputs and outputs already checked (by
-        `__call__`, or by a `hetero.driver.DynamicFunction`, which also
-        checks the sizes fit): the result."""
+        `__call__`, or by a function compiled once for dynamic shapes,
+        `hetero.runtime.dynamic.DynamicCalls`, which also checks the sizes
+        fit): the result."""
         with _threads(num_threads, self.num_threads):
             function = self.native.function(self.symbol, results=len(outs))
             function(*arrays, *self.constants, *outs)
@@ -203,7 +204,8 @@ class CompiledFunction:
             raise CompiledFunctionError(
                 f"@{self.symbol} is compiled once for dynamic shapes: call the "
                 "DynamicFunction that hetero.compile returned, which checks that "
-                "the sizes fit and sizes the outputs (it is not saved)"
+                "the sizes fit and sizes the outputs, and save that one (without "
+                "those rules it is not saved)"
             )
 
     def profile(

@@ -5,7 +5,10 @@
     hetero-run model.hetero --random                  # or, in Python: hetero.load(...)
 
 An ONNX model is imported as `hetero-import-onnx` does; a `.mlir` file's own
-`target.config` wins over `--target`.  The file holds the native code, the
+`target.config` wins over `--target`.  An entry function with dynamic (`?`)
+input dimensions (a model exported with `dynamic_axes`) is compiled once for
+every size (`hetero.compile(..., dynamic="once")`, docs/dynamic-shapes.md):
+the file also holds the rules that check and size each call.  The file holds the native code, the
 weights, the signature and the target it needs (docs/deployment.md);
 `hetero.load` checks that the host it runs on has the CPU features the
 code was compiled with.  The default target is this host's CPU; for a file
@@ -51,8 +54,6 @@ def _arguments() -> argparse.ArgumentParser:
 
 def _compile(args: argparse.Namespace) -> int:
     import hetero
-    from hetero.driver import ShapeSpecializedFunction
-    from hetero.runtime.artifact import ArtifactError
 
     if args.model.endswith(".onnx"):
         from hetero.frontends.onnx import from_onnx
@@ -64,13 +65,13 @@ def _compile(args: argparse.Namespace) -> int:
         with open(args.model, encoding="utf-8") as file:
             module = parse_module(file.read(), args.model)  # its weights file beside it
     with progress.reporting(args.progress or None):
-        compiled = hetero.compile(module, args.target or ("llvm",), args.entry)  # type: ignore[arg-type]
-    if isinstance(compiled, ShapeSpecializedFunction):
-        raise ArtifactError(
-            f"@{args.entry} has dynamic (?) input dimensions: a .hetero file holds "
-            "code for static shapes (import with fixed shapes)"
+        compiled = hetero.compile(
+            module,  # type: ignore[arg-type]
+            args.target or ("llvm",),
+            args.entry,
+            dynamic="once",
         )
-    compiled.save(args.output)
+    compiled.save(args.output)  # type: ignore[union-attr]
     if args.timing:
         from hetero.tools.hetero_run import print_timings
 

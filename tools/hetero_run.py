@@ -22,7 +22,8 @@ costliest first; `--trace FILE` (implies `--profile`) also writes those
 kernel calls as a Chrome trace (chrome://tracing, Perfetto).  `--timing` prints the seconds of each compilation stage
 (`CompiledFunction.timings`).  A `.hetero` file (`hetero-compile`,
 docs/deployment.md) is run natively as it was compiled: no relay program to
-interpret, check or profile.
+interpret, check or profile; one compiled once for dynamic input dimensions
+takes its inputs from `--inputs`, at any sizes its rules admit.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ from xdsl.ir import Attribute
 from hetero.context import parse_module
 from hetero.dialects.relay import DYNAMIC, FuncOp
 from hetero.interpreter.relay import InterpreterError, element_dtype, run
+from hetero.runtime.compiled import Signature
 from hetero.utils import progress
 from hetero.utils.diagnostics import HeteroError, run_tool
 from hetero.utils.files import write_output
@@ -296,16 +298,34 @@ def _execute_artifact(args: argparse.Namespace) -> bool:
             f"{args.file} is compiled code: it has no relay program to check or "
             "profile (run the .mlir it was compiled from)"
         )
+    from hetero.runtime.dynamic import DynamicCalls
+
     start = time.perf_counter()
     compiled = hetero.load(args.file)
     heading = f"load: {(time.perf_counter() - start) * 1e3:.1f} ms"
+    signatures = (
+        compiled.compiled if isinstance(compiled, DynamicCalls) else compiled
+    ).inputs
     if args.random:
         rng = np.random.default_rng(args.seed)
-        inputs = [_random_array(rng, s.shape, s.dtype) for s in compiled.inputs]
+        inputs = [_random_array(rng, _static(s), s.dtype) for s in signatures]
     else:
-        inputs = _npz_inputs(args.inputs, [s.name for s in compiled.inputs])
+        inputs = _npz_inputs(args.inputs, [s.name for s in signatures])
     _print_results(_run_native(compiled, inputs, args, heading), args)
     return True
+
+
+def _static(signature: Signature) -> tuple[int, ...]:
+    """The shape of a random input for `signature`, which must have no
+    dynamic dimension (a file compiled once for every size has them)."""
+    if any(d < 0 for d in signature.shape):
+        shape = str(signature.shape).replace("-1", "?")
+        raise RunError(
+            f"--random needs static input shapes; {signature.label} has shape "
+            f"{shape}: give the inputs with --inputs FILE.npz (one array an "
+            "input, by name)"
+        )
+    return signature.shape
 
 
 def _npz_inputs(path: str, names: list[str | None]) -> list[np.ndarray]:
