@@ -66,7 +66,8 @@ def gemm_rows(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     over a dynamic sequence length, `g.batch` 1): `b`'s panels as `gemm`
     has them (a packed weight read in place), then the rows in chunks of
     one cache block of row tiles, each chunk `gemm`'s parallel tasks for
-    that many rows.  The rows left are a last chunk of their whole row
+    that many rows (its rows of `a` read in place where `gemm` would read
+    them so, `_reads_a_in_place`).  The rows left are a last chunk of their whole row
     tiles (its tasks' tile count a run-time value), then one tile that
     reads its rows past the end as the last row (in bounds, no branch in
     the packing) into a scratch tile, whose rows that exist are then
@@ -110,7 +111,7 @@ def _chunk(
     def shifted(e: Emitter, idx: list[Index], value: SSAValue) -> None:
         store(e, [idx[0], e.add(m0, idx[1]), *idx[2:]], value)
 
-    chunk = Params(replace(g, a=a, store=shifted, a_in_place=False), p.target, p.t)
+    chunk = Params(replace(g, a=a, store=shifted), p.target, p.t)
     task, flat = e.loop(g.batch * b.row_blocks * b.panel_blocks, ForKind.PARALLEL)
     _task(task, chunk, b, panel_b, flat)
 
