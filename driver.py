@@ -294,8 +294,8 @@ class ShapeSpecializedFunction:
             _dynamic_shape(label, t, v) for (label, t), v in zip(self.ranks, inputs)
         )
         if shapes not in self.compiled:
-            from hetero.dialects.relay.functions import oversized
             from hetero.transforms.specialize_shapes import specialize
+            from hetero.utils.max_sizes import oversized
 
             entry = SymbolTable.lookup_symbol(self.module, self.entry)
             if (why := oversized(entry.max_sizes, shapes)) is not None:  # type: ignore[union-attr]

@@ -640,8 +640,3 @@ def _analyse(analysis: _Analysis, op: Operation) -> None:
             analysis.set(op.results[0], analysis.result.shapes[op.operands[0]])
         case _:
             raise DynamicShapeError("no shape rule for this op")
-
-
-def evaluate(shape: Shape, sizes: Mapping[Symbol, int]) -> tuple[int, ...]:
-    """`shape` for the symbols' run-time sizes."""
-    return tuple(_value(d, sizes) for d in shape)

@@ -70,10 +70,11 @@ from hetero.dialects.relay import (
     wide,
     winograd_tile,
 )
-from hetero.dialects.relay.functions import oversized, tensor_types, unflatten
+from hetero.dialects.relay.functions import tensor_types, unflatten
 from hetero.dialects.tir import PrimFuncOp
 from hetero.interpreter.tir import run_prim_func
 from hetero.utils.dense_resources import resource_bytes, resource_view
+from hetero.utils.max_sizes import oversized
 from hetero.utils.winograd import spatial_weight
 
 

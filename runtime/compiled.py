@@ -15,7 +15,7 @@ compiler.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -213,11 +213,20 @@ class CompiledFunction:
     ) -> Profile:
         """The call run kernel by kernel from Python (`runtime/profiler.py`,
         a debug executor): its result and each kernel call's time, in order."""
+        arrays, outs = self._arguments(inputs, named, None)
+        return self.replay(arrays, outs, num_threads)
+
+    def replay(
+        self,
+        arrays: Sequence[np.ndarray],
+        outs: Sequence[np.ndarray],
+        num_threads: int | None = None,
+    ) -> Profile:
+        """`profile` of inputs and outputs already checked, as `run` calls."""
         from hetero.runtime.profiler import Profile
 
         if self.plan is None or isinstance(self.plan, Exception):
             raise self.plan or CompiledFunctionError("no host plan to profile")
-        arrays, outs = self._arguments(inputs, named, None)
         with _threads(num_threads, self.num_threads):
             calls = self.plan.run(self.native, [*arrays, *self.constants, *outs])
         return Profile(_regroup(self.structure, outs), calls)
@@ -241,13 +250,23 @@ class CompiledFunction:
         named: Mapping[str, object],
         out: np.ndarray | Sequence[np.ndarray] | None,
     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """The checked inputs and the output arrays of a call: `out`, checked,
-        else fresh ones."""
+        """`arguments` of a call of this function itself: static shapes only."""
         self._refuse_dynamic()
+        return self.arguments(inputs, named, out)
+
+    def arguments(
+        self,
+        inputs: Sequence[object],
+        named: Mapping[str, object],
+        out: np.ndarray | Sequence[np.ndarray] | None,
+        shapes: Callable[[list[np.ndarray]], Sequence[tuple[int, ...]]] | None = None,
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """The checked inputs and the output arrays of a call: `out`, checked,
+        else fresh ones, of `shapes(inputs)` (by default the outputs' own)."""
         values = by_position(f"@{self.symbol}", self.parameters, inputs, named)
         arrays = [s.check(v) for s, v in zip(self.inputs, values)]
-        shapes = [o.shape for o in self.outputs]
-        return arrays, output_arrays(self.symbol, self.outputs, shapes, out)
+        sizes = [o.shape for o in self.outputs] if shapes is None else shapes(arrays)
+        return arrays, output_arrays(self.symbol, self.outputs, sizes, out)
 
 
 def output_arrays(

@@ -17,18 +17,21 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from math import prod
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from hetero.runtime.compiled import (
     CompiledFunction,
     CompiledFunctionError,
-    by_position,
-    output_arrays,
 )
+from hetero.utils.max_sizes import oversized
+
+if TYPE_CHECKING:
+    from hetero.runtime.profiler import Profile
 
 Symbol = tuple[int, int]
 """A dynamic dimension: (input index, axis)."""
@@ -178,20 +181,6 @@ class SizeRules:
         return [tuple(_value(d, sizes) for d in shape) for shape in self.outputs]
 
 
-def oversized(
-    limits: Mapping[Symbol, int], shapes: Sequence[Sequence[int]]
-) -> str | None:
-    """Why inputs of `shapes` exceed `limits` (a function's `max_sizes`:
-    the sizes its tables hold, a position embedding's rows), or None."""
-    for (index, axis), most in limits.items():
-        if shapes[index][axis] > most:
-            return (
-                f"parameter #{index} has {shapes[index][axis]} along axis {axis}, "
-                f"at most {most} (the program holds up to that size only)"
-            )
-    return None
-
-
 def _size(size: Any) -> Size:
     """An int, or a product of a `Dim`'s coefficient and symbols."""
     if isinstance(size, int):
@@ -242,14 +231,28 @@ class DynamicCalls:
     ) -> Any:
         """`CompiledFunction.__call__`, the sizes checked and the outputs
         sized for these inputs."""
-        compiled = self.compiled
-        values = by_position(f"@{compiled.symbol}", compiled.parameters, inputs, named)
-        arrays = [s.check(v) for s, v in zip(compiled.inputs, values)]
-        shapes = self.rules.shapes(compiled, arrays)
-        outs = output_arrays(compiled.symbol, compiled.outputs, shapes, out)
-        return compiled.run(
-            arrays, outs, self.num_threads if num_threads is None else num_threads
-        )
+        arrays, outs = self._arguments(inputs, named, out)
+        count = self.num_threads if num_threads is None else num_threads
+        return self.compiled.run(arrays, outs, count)
+
+    def profile(
+        self, *inputs: object, num_threads: int | None = None, **named: object
+    ) -> Profile:
+        """`CompiledFunction.profile` at these inputs' sizes."""
+        arrays, outs = self._arguments(inputs, named, None)
+        count = self.num_threads if num_threads is None else num_threads
+        return self.compiled.replay(arrays, outs, count)
+
+    def _arguments(
+        self,
+        inputs: Sequence[object],
+        named: Mapping[str, object],
+        out: np.ndarray | Sequence[np.ndarray] | None,
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """The checked inputs of a call and its output arrays, of the sizes
+        the rules give them."""
+        shapes = partial(self.rules.shapes, self.compiled)
+        return self.compiled.arguments(inputs, named, out, shapes)
 
     def save(self, path: str | Path) -> None:
         """Write this function and its size rules to `path` as a `.hetero`

@@ -11,15 +11,18 @@ each `tir.call` of a kernel a call of that kernel's native entry, timed.
 
 The plan is plain data, which the compiler makes of the host function
 (`hetero.lowering.host_plan`): only host functions made of what
-`lower-aot-main` and `plan-memory` emit for CPU kernels are replayed.
+`lower-aot-main` and `plan-memory` emit for CPU kernels are replayed.  A
+function compiled once for dynamic shapes is too: its sizes are host values
+(`Index`), computed from the inputs' shapes at each run as the host does.
 """
 
 from __future__ import annotations
 
 import json
+import operator
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,14 +31,61 @@ import numpy as np
 
 
 @dataclass(frozen=True)
+class Value:
+    """A value of the host function, by position: its arguments first, then
+    the results of its steps (`HostPlan.steps`) in order."""
+
+    position: int
+
+
+Extent = int | Value
+"""A size or byte offset: known when compiled, or an index value of the host
+(a dynamic size, read from the inputs at each call)."""
+
+
+@dataclass(frozen=True)
 class Buffer:
     """A buffer the host allocates: `bytes` of arena, or a typed view of
     buffer `source` at `offset` bytes."""
 
-    shape: tuple[int, ...]
+    shape: tuple[Extent, ...]
     dtype: np.dtype[Any]
     source: int | None = None
-    offset: int = 0
+    offset: Extent = 0
+
+
+@dataclass(frozen=True)
+class Index:
+    """An index value the host computes: `INDEX_OPS[op]` of `operands`."""
+
+    op: str
+    operands: tuple[Extent, ...]
+
+
+def _truncating(divide: bool) -> Callable[[int, int], int]:
+    """`arith.divsi` or `arith.remsi`: C's division, rounding towards zero."""
+
+    def apply(a: int, b: int) -> int:
+        quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        return quotient if divide else a - quotient * b
+
+    return apply
+
+
+INDEX_OPS: dict[str, Callable[..., int]] = {
+    "arith.addi": operator.add,
+    "arith.subi": operator.sub,
+    "arith.muli": operator.mul,
+    "arith.divsi": _truncating(True),
+    "arith.remsi": _truncating(False),
+    "arith.floordivsi": operator.floordiv,
+    "arith.ceildivsi": lambda a, b: -(-a // b),
+    "arith.minsi": min,
+    "arith.maxsi": max,
+    "memref.dim": lambda array, axis: array.shape[axis],
+}
+"""The index values a host function computes, by op name: the sizes of its
+inputs (`memref.dim`) and arithmetic on them."""
 
 
 @dataclass(frozen=True)
@@ -141,17 +191,19 @@ class HostPlan:
     """The steps of a host function (see the module docstring)."""
 
     arguments: int
-    buffers: tuple[Buffer, ...]
+    steps: tuple[Buffer | Index, ...]
+    """Its buffers and index values, in order: each a host value after the arguments."""
     calls: tuple[KernelCall, ...]
     device: str = "cpu"
     """Where its kernels run: the host function's device type."""
-    allocated: list[np.ndarray] = field(default_factory=list, compare=False, repr=False)
-    """The buffers the host allocates, made by the first run (aligned as the
-    host's, `_aligned`) and reused by the next, as a call's arena is the
-    buffer its function keeps between calls, already mapped
-    (`hetero.runtime.buffers`): fresh
-    arrays would charge the page faults of their first touch to whichever
-    kernel writes a page first."""
+    allocated: dict[int, np.ndarray] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    """The buffers the host allocates, by step, made by the first run (aligned
+    as the host's, `_aligned`) and reused by the next of the same sizes, as a
+    call's arena is the buffer its function keeps between calls, already
+    mapped (`hetero.runtime.buffers`): fresh arrays would charge the page
+    faults of their first touch to whichever kernel writes a page first."""
     lock: threading.Lock = field(
         default_factory=threading.Lock, compare=False, repr=False
     )
@@ -167,21 +219,9 @@ class HostPlan:
     def _run(
         self, native: Any, arguments: Sequence[np.ndarray]
     ) -> tuple[KernelTime, ...]:
-        if not self.allocated:
-            self.allocated.extend(
-                _aligned(b.shape, b.dtype) for b in self.buffers if b.source is None
-            )
-        fresh = iter(self.allocated)
-        values = list(arguments)
-        for b in self.buffers:
-            if b.source is None:
-                values.append(next(fresh))
-                continue
-            arena = values[b.source]
-            count = int(np.prod(b.shape))
-            values.append(
-                np.frombuffer(arena, b.dtype, count, b.offset).reshape(b.shape)
-            )
+        values: list[Any] = list(arguments)
+        for position, step in enumerate(self.steps):
+            values.append(self._value(position, step, values))
         # Arguments converted before any timing (`NativeFunction.bind`): a
         # small kernel's time would otherwise be mostly Python's.
         bound = [
@@ -195,6 +235,25 @@ class HostPlan:
             seconds = time.perf_counter() - start
             times.append(KernelTime(call.kernel, seconds, start, self.device))
         return tuple(times)
+
+    def _value(self, position: int, step: Buffer | Index, values: list[Any]) -> Any:
+        """What `step` makes of the host values before it."""
+        if isinstance(step, Index):
+            return INDEX_OPS[step.op](*(_resolve(o, values) for o in step.operands))
+        shape = tuple(_resolve(e, values) for e in step.shape)
+        if step.source is not None:
+            arena, offset = values[step.source], _resolve(step.offset, values)
+            count = int(np.prod(shape))
+            return np.frombuffer(arena, step.dtype, count, offset).reshape(shape)
+        buffer = self.allocated.get(position)
+        if buffer is None or buffer.shape != shape:
+            buffer = self.allocated[position] = _aligned(shape, step.dtype)
+        return buffer
+
+
+def _resolve(extent: Extent, values: list[Any]) -> Any:
+    """`extent`'s value in a run: itself, or the host value it names."""
+    return values[extent.position] if isinstance(extent, Value) else extent
 
 
 ALIGNMENT = 64

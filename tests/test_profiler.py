@@ -83,12 +83,12 @@ def test_profile_runs_reuse_the_arena() -> None:
     compiled.profile(*_inputs())
     plan = compiled.plan
     assert isinstance(plan, HostPlan) and plan.allocated
-    for buffer in plan.allocated:
+    for buffer in plan.allocated.values():
         assert buffer.ctypes.data % 64 == 0
         buffer.view(np.uint8).fill(0xFF)
     other = [2.0 * a + 1.0 for a in _inputs()]
     profile = compiled.profile(*other)
-    assert all((b.view(np.uint8) != 0xFF).any() for b in plan.allocated)
+    assert all((b.view(np.uint8) != 0xFF).any() for b in plan.allocated.values())
     np.testing.assert_array_equal(profile.outputs, compiled(*other))
 
 
@@ -207,3 +207,48 @@ def test_a_profiled_run_saves_its_trace(tmp_path) -> None:
     assert all(e["args"]["device"] == "cpu" and e["dur"] > 0 for e in slices)
     ends = [e["ts"] + e["dur"] for e in slices]
     assert all(end <= next_["ts"] for end, next_ in zip(ends, slices[1:]))  # in order
+
+
+# dense → relu → dense over rows known at each call: buffers sized by the
+# input's rows (a product of them after the reshape), kernels over them.
+DYNAMIC_ROWS = """
+builtin.module attributes {target.config = #target.config<[#target.target<"llvm", {num_threads = 2}>]>} {
+  relay.func @main(%x: tensor<?x3x8xf32>, %w: tensor<16x8xf32>, %v: tensor<4x16xf32>) -> tensor<?x4xf32> {
+    %0 = relay.reshape %x {newshape = array<i64: -1, 8>} : (tensor<?x3x8xf32>) -> tensor<?x8xf32>
+    %1 = relay.nn.dense %0, %w : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
+    %2 = relay.sigmoid %1 : tensor<?x16xf32>
+    %3 = relay.nn.dense %2, %v : (tensor<?x16xf32>, tensor<4x16xf32>) -> tensor<?x4xf32>
+    relay.return %3 : tensor<?x4xf32>
+  }
+}
+"""
+
+
+def test_a_function_compiled_once_is_profiled_at_each_call_s_sizes() -> None:
+    """The host's sizes (`memref.dim` of the input, index arithmetic on
+    them) are computed at each replay from the inputs, as the host does, and
+    its buffers made at those sizes: the replay computes the call at both
+    sizes, each buffer remade when its size changes."""
+    compiled = hetero.compile(DYNAMIC_ROWS, dynamic="once")
+    plan = compiled.compiled.plan
+    assert isinstance(plan, HostPlan)
+    assert any(isinstance(s, profiler.Index) for s in plan.steps)
+    rng = np.random.default_rng(0)
+    w, v = rng.standard_normal((16, 8), "f4"), rng.standard_normal((4, 16), "f4")
+    for batch in (5, 2):
+        x = rng.standard_normal((batch, 3, 8), "f4")
+        profile = compiled.profile(x, w, v)
+        assert profile.outputs.shape == (batch * 3, 4)
+        np.testing.assert_array_equal(profile.outputs, compiled(x, w, v))
+        expected = run(parse_module(DYNAMIC_ROWS), x, w, v)
+        np.testing.assert_allclose(profile.outputs, expected, rtol=1e-5, atol=1e-5)
+        assert len(profile.calls) >= 2
+
+
+def test_the_host_s_index_arithmetic_is_replayed_as_c_computes_it() -> None:
+    """`arith.divsi`/`remsi` round towards zero, as the native host's do."""
+    ops = profiler.INDEX_OPS
+    assert ops["arith.divsi"](-7, 2) == -3 and ops["arith.remsi"](-7, 2) == -1
+    assert ops["arith.divsi"](7, -2) == -3 and ops["arith.remsi"](7, -2) == 1
+    assert ops["arith.floordivsi"](-7, 2) == -4 and ops["arith.ceildivsi"](7, 2) == 4
+    assert ops["memref.dim"](np.empty((3, 5)), 1) == 5

@@ -75,20 +75,6 @@ imported to serve any length whose computation holds up to a length only
 (a position table's), refused beyond it rather than computed wrongly."""
 
 
-def oversized(
-    limits: Mapping[tuple[int, int], int], shapes: Sequence[Sequence[int]]
-) -> str | None:
-    """Why parameters of `shapes` exceed `limits` (a function's
-    `max_sizes`), or None."""
-    for (index, axis), most in limits.items():
-        if shapes[index][axis] > most:
-            return (
-                f"parameter #{index} has {shapes[index][axis]} along axis {axis}, "
-                f"at most {most} (the program holds up to that size only)"
-            )
-    return None
-
-
 def _unit_flag(name: str) -> property:
     def get(op: Operation) -> bool:
         return name in op.attributes
