@@ -294,6 +294,74 @@ def test_dense_of_run_time_rows_reads_them_in_place(mcpu: str) -> None:
     assert shapes and not [s for s in shapes if len(s) == 3 and s[1] == 768]
 
 
+def _scores(mattr: str) -> str:
+    """An attention's scores compiled once: `Q·Kᵀ` with `Kᵀ` a buffer
+    contiguous along the columns, plus a mask, over run-time rows and
+    columns, for `mattr`."""
+    q, k, mask, out = (
+        "tensor<2x3x?x16xf32>",
+        "tensor<2x3x16x?xf32>",
+        "tensor<2x1x?x?xf32>",
+        "tensor<2x3x?x?xf32>",
+    )
+    target = f'#target.target<"llvm", {{mattr = {mattr}, num_threads = 2}}>'
+    return f"""
+builtin.module attributes {{target.config = #target.config<[{target}]>}} {{
+  relay.func @main(%q: {q}, %k: {k}, %m: {mask}) -> {out} {{
+    %0 = relay.matmul %q, %k : ({q}, {k}) -> {out}
+    %1 = relay.add %0, %m : ({out}, {mask}) -> {out}
+    relay.return %1 : {out}
+  }}
+}}
+"""
+
+
+@pytest.mark.parametrize("mattr", ['["+avx2", "-avx512f"]', "[]"])
+def test_matmul_of_run_time_rows_and_columns_in_register_tiles(mattr: str) -> None:
+    """`gemm_in_place`: rows in tiles whose last one reads the last row for
+    the rows past `m` and stores only its own; columns in panels whose last
+    one overlaps the one before; fewer columns than a panel through masks.
+    Every count around the tiles of AVX2 (6 × 16) and AVX-512 (12 × 32)."""
+    f = hetero.compile(_scores(mattr), dynamic="once")
+    rng = np.random.default_rng(0)
+    for m, n in (
+        (1, 1),
+        (5, 15),
+        (6, 16),
+        (7, 17),
+        (12, 31),
+        (13, 32),
+        (25, 33),
+        (37, 37),
+        (11, 64),
+        (50, 100),
+        (128, 128),
+    ):
+        q = rng.standard_normal((2, 3, m, 16), "f4")
+        k = rng.standard_normal((2, 3, 16, n), "f4")
+        mask = rng.standard_normal((2, 1, m, n), "f4")
+        np.testing.assert_allclose(f(q, k, mask), q @ k + mask, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("mattr", "tile"), [('["+avx512f"]', [12, 32]), ('["+avx2", "-avx512f"]', [6, 16])]
+)
+def test_matmul_of_run_time_sizes_accumulates_in_a_register_tile(
+    mattr: str, tile: list[int]
+) -> None:
+    """The scores' kernel sums in a `local` tile of the ISA's `mr × nr`
+    registers, not into the output in place (each step of `k` a load and
+    a store of every output: 4x slower at 128 tokens)."""
+    module = parse_module(_scores(mattr))
+    lower_to_tir(module)
+    local = [
+        op.results[0].type.get_shape()
+        for op in module.walk()
+        if isinstance(op, tir.AllocOp) and "local" in str(op.results[0].type)
+    ]
+    assert list(tile) in [list(s) for s in local]
+
+
 def test_the_function_compiled_once_is_only_called_through_its_guards(
     tmp_path: object,
 ) -> None:

@@ -13,11 +13,10 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from hetero.analysis.shape_functions import Dim
 from hetero.dialects import relay
-from hetero.dialects.tir import ForKind
 from hetero.targets.cpu import is_cpu
 from hetero.te.emit import Emitter, Index, Shape, Tensor
 from hetero.te.schedules import Schedule, problem_schedule
-from hetero.te.schedules.cpu_gemm import gemm_rows
+from hetero.te.schedules.cpu_gemm import gemm_in_place, gemm_rows
 from hetero.te.schedules.isa import vector_isa
 from hetero.te.schedules.problems import Gemm
 from hetero.te.templates.base import (
@@ -164,29 +163,12 @@ def _matmul(
     shape = result_shape(op)
     batch_shape = shape[:-2]
     along_k = _contiguous_axis(op.operands[1]) == len(b.shape) - 2
+    problem = _matmul_problem(op, shape, a, b, out, epilogue, along_k)
     if any(isinstance(d, Dim) for d in (*shape, a.shape[-1])) and is_cpu(e.target):
-        return _matmul_rows(e, shape, a, b, out, epilogue, along_k)
+        if not along_k:
+            return gemm_in_place(e, problem, e.target)
+        return _dot_products(e, shape, a, b, out, epilogue)
     if (schedule := _schedule(e, *shape, a.shape[-1])) is not None:
-
-        def operand(x: Tensor, e: Emitter, flat: Index) -> list[Index]:
-            return broadcast_indices(
-                e.unflatten(flat, batch_shape), batch_shape, x.shape[:-2]
-            )
-
-        problem = Gemm(
-            math.prod(batch_shape),
-            shape[-2],
-            shape[-1],
-            a.shape[-1],
-            a.element_type,
-            lambda e, t, i, k: a.load(e, [*operand(a, e, t), i, k]),
-            lambda e, t, k, j: b.load(e, [*operand(b, e, t), k, j]),
-            lambda e, idx, value: store_into(out, epilogue)(
-                e, [*e.unflatten(idx[0], batch_shape), *idx[1:]], value
-            ),
-            b_along_k=along_k,
-            a_in_place=_rows_in_place(op.operands[0]),
-        )
         return schedule(e, problem, e.target)
 
     def operands(
@@ -200,27 +182,58 @@ def _matmul(
     _plain_gemm(e, out, shape, a.shape[-1], a.element_type, operands, epilogue)
 
 
-DOT_GROUP = 4
-"""Outputs a row of `_matmul_rows` computes together along `k`: each load
-of `a` feeds as many products."""
-
-
-def _matmul_rows(
-    e: Emitter,
+def _matmul_problem(
+    op: Operation,
     shape: Shape,
     a: Tensor,
     b: Tensor,
     out: SSAValue,
     epilogue: Epilogue | None,
     along_k: bool,
+) -> Gemm:
+    """The matmul as a `Gemm` over its flattened batch dimensions."""
+    batch_shape = shape[:-2]
+
+    def operand(x: Tensor, e: Emitter, flat: Index) -> list[Index]:
+        return broadcast_indices(
+            e.unflatten(flat, batch_shape), batch_shape, x.shape[:-2]
+        )
+
+    return Gemm(
+        math.prod(batch_shape),  # type: ignore[arg-type]
+        shape[-2],  # type: ignore[arg-type]
+        shape[-1],  # type: ignore[arg-type]
+        a.shape[-1],  # type: ignore[arg-type]
+        a.element_type,
+        lambda e, t, i, k: a.load(e, [*operand(a, e, t), i, k]),
+        lambda e, t, k, j: b.load(e, [*operand(b, e, t), k, j]),
+        lambda e, idx, value: store_into(out, epilogue)(
+            e, [*e.unflatten(idx[0], batch_shape), *idx[1:]], value
+        ),
+        b_along_k=along_k,
+        a_in_place=_rows_in_place(op.operands[0]),
+    )
+
+
+DOT_GROUP = 4
+"""Outputs a row of `_dot_products` computes together along `k`: each load
+of `a` feeds as many products."""
+
+
+def _dot_products(
+    e: Emitter,
+    shape: Shape,
+    a: Tensor,
+    b: Tensor,
+    out: SSAValue,
+    epilogue: Epilogue | None,
 ) -> None:
-    """A matmul with sizes known at run time only (an attention's `Q·Kᵀ`
-    and `P·V` over a dynamic sequence length) on a CPU: a task per output
-    row, vectorized along the axis `b` is contiguous in.  Along `k` (`Kᵀ`),
-    the outputs are dot products, `DOT_GROUP` at a time, each kept in a
-    vector of partial sums (`lanes_over`, `halve`); along `n` (`V`), the row accumulates `a[m, k]
-    * b[k, :]` for each `k` in place.  No tile is sized from a run-time
-    extent, so every size is right."""
+    """A matmul with sizes known at run time only whose `b` is contiguous
+    along `k` (`Kᵀ` as a transposed view of `K`) on a CPU: a task per output
+    row, its outputs dot products, `DOT_GROUP` at a time, each kept in a
+    vector of partial sums (`lanes_over`, `halve`).  No tile is sized from
+    a run-time extent, so every size is right.  (Contiguous along `n`,
+    `gemm_in_place` runs register tiles.)"""
     *batch_shape, rows, columns = shape
     depth = a.shape[-1]
     body, (flat,) = e.nest([math.prod(batch_shape) * rows], parallel=True)
@@ -233,43 +246,29 @@ def _matmul_rows(
         return b.load(e, [*broadcast_indices(batch, batch_shape, b.shape[:-2]), k, n])
 
     element = a.element_type
-    if along_k:
-        store = store_into(out, epilogue)
-        lanes = vector_isa(e.target).lanes(element)
+    store = store_into(out, epilogue)
+    lanes = vector_isa(e.target).lanes(element)
 
-        def dot_products(e: Emitter, n0: Index, count: int) -> None:
-            """Outputs `n0` to `n0 + count`, each `a`'s row loaded once for all."""
-            totals = lane_partials(e, lanes, element, *(0.0,) * count)
+    def dot_products(e: Emitter, n0: Index, count: int) -> None:
+        """Outputs `n0` to `n0 + count`, each `a`'s row loaded once for all."""
+        totals = lane_partials(e, lanes, element, *(0.0,) * count)
 
-            def add_products(e: Emitter, k: Index, j: Index) -> None:
-                x = a_at(e, k)
-                for c, total in enumerate(totals):
-                    product = e.op(arith.MulfOp(x, b_at(e, k, e.add(n0, c))))
-                    accumulate(e, total, [j], product, arith.AddfOp)
-
-            lanes_over(e, depth, lanes, add_products)
-            halve(e, totals, lanes)
+        def add_products(e: Emitter, k: Index, j: Index) -> None:
+            x = a_at(e, k)
             for c, total in enumerate(totals):
-                store(e, [*batch, m, e.add(n0, c)], e.load(total, [0]))
+                product = e.op(arith.MulfOp(x, b_at(e, k, e.add(n0, c))))
+                accumulate(e, total, [j], product, arith.AddfOp)
 
-        groups = body.div(columns, DOT_GROUP)
-        each, g = body.loop(groups)  # type: ignore[arg-type]
-        dot_products(each, each.mul(g, DOT_GROUP), DOT_GROUP)
-        rest, n = body.range(body.mul(groups, DOT_GROUP), columns)
-        return dot_products(rest, n, 1)
-    if isinstance(columns, Dim):  # the row accumulates in place
-        row, at = out, [*batch, m]
-    else:  # in a local row (registers), stored once
-        row, at = body.alloc([columns], element, "local"), []
-    zero, n = body.loop(columns, ForKind.VECTORIZED)
-    zero.store(zero.constant(0.0, element), row, [*at, n])
-    step, k = body.loop(depth)
-    lane, n = step.loop(columns, ForKind.VECTORIZED)
-    product = lane.op(arith.MulfOp(a_at(lane, k), b_at(lane, k, n)))
-    accumulate(lane, row, [*at, n], product, arith.AddfOp)
-    if epilogue is not None or row is not out:
-        lane, n = body.loop(columns, ForKind.VECTORIZED)
-        store_into(out, epilogue)(lane, [*batch, m, n], lane.load(row, [*at, n]))
+        lanes_over(e, depth, lanes, add_products)
+        halve(e, totals, lanes)
+        for c, total in enumerate(totals):
+            store(e, [*batch, m, e.add(n0, c)], e.load(total, [0]))
+
+    groups = body.div(columns, DOT_GROUP)
+    each, g = body.loop(groups)  # type: ignore[arg-type]
+    dot_products(each, each.mul(g, DOT_GROUP), DOT_GROUP)
+    rest, n = body.range(body.mul(groups, DOT_GROUP), columns)
+    dot_products(rest, n, 1)
 
 
 TEMPLATES: dict[type[Operation], NestTemplate] = {
