@@ -31,9 +31,9 @@ across calls; 64-byte alignment at least, the size rounded up to it), the
 result checked for null first (`check_allocations`: a failed allocation
 returns from the function), `memref.view` the source pointer advanced by its byte shift (how
 `plan-memory`'s arenas are carved), `memref.cast` the same pointer with the
-result's dynamic sizes (how `merge-kernels` passes buffers), a static
-`memref.reinterpret_cast` at offset 0 the same pointer (how `lower-aot-main`
-views an output with a shape of its own), `memref.dim` a constant or a size, and
+result's dynamic sizes (how `merge-kernels` passes buffers), a
+`memref.reinterpret_cast` at offset 0 the same pointer with its sizes (how
+`lower-aot-main` views an output with a shape of its own), `memref.dim` a constant or a size, and
 `memref.extract_aligned_pointer_as_index` the pointer as an integer.  Between the conversion of a
 memref's producer and of its users the memref is an
 `unrealized_conversion_cast` of its pointer and sizes (its "descriptor").
@@ -533,9 +533,11 @@ class ViewLowering(MemRefPattern):
 
 
 class ReinterpretCastLowering(MemRefPattern):
-    """Lowers a static `memref.reinterpret_cast` at offset 0 (how
-    `lower-aot-main` views an output with its producer's shape) to the same
-    pointer."""
+    """Lowers a `memref.reinterpret_cast` at offset 0 (how `lower-aot-main`
+    views an output with its producer's shape) to the same pointer with the
+    result's dynamic sizes, its `sizes` in order.  The result's layout is
+    the identity (`check`), which fixes its strides: row-major, as
+    `lower-aot-main` writes them."""
 
     @lowering
     def match_and_rewrite(
@@ -544,12 +546,12 @@ class ReinterpretCastLowering(MemRefPattern):
         if (found := descriptor(op.source)) is None:
             return
         t = self.check(op.result.type, op)
-        if op.offsets or op.sizes or op.strides or any(op.static_offsets.get_values()):
+        if op.offsets or any(op.static_offsets.get_values()):
             raise HeteroError(
-                "memref.reinterpret_cast: only static views at offset 0 are supported",
-                op,
+                "memref.reinterpret_cast: only views at offset 0 are supported", op
             )
-        self.replace(op, rewriter, [materialize(found[0], [], t)])
+        sizes = [cast(v, self.size_type(), rewriter) for v in op.sizes]
+        self.replace(op, rewriter, [materialize(found[0], sizes, t)])
 
 
 class CastLowering(MemRefPattern):

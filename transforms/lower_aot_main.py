@@ -90,9 +90,15 @@ the CPU, and CUDA GPUs, whose buffers in a host function are managed memory
 (`hetero.runtime.cuda`)."""
 
 
-RESHAPES = (relay.ReshapeOp, relay.FlattenOp, relay.SqueezeOp, relay.ExpandDimsOp)
-"""The view ops (`VIEW_OPS`) that keep the row-major order of the elements:
-a kernel of one of them only copies."""
+RESHAPES = (
+    relay.ReshapeOp,
+    relay.ReshapeLikeOp,
+    relay.FlattenOp,
+    relay.SqueezeOp,
+    relay.ExpandDimsOp,
+)
+"""The ops that keep the row-major order of the elements: a kernel of one of
+them only copies (`reshape_like` reads its second operand's shape only)."""
 
 
 def _check_cpu(device: VirtualDeviceAttr, op: Operation) -> None:
@@ -201,9 +207,11 @@ class _HostBuilder:
 
     def _view_reshaped(self, leaf: SSAValue, output: Buffers) -> None:
         """A returned reshape is a view: its input's producer writes into
-        `output` viewed with the input's shape, and the reshape's copy kernel
-        is not called.  Only for a kernel's result that nothing else reads
-        (a parameter or constant must still be copied), of a static shape."""
+        `output` viewed with the input's shape (of run-time sizes too: a
+        dense's `[b·s, N]` rows returned as `[b, s, N]` by `reshape_like`),
+        and the reshape's copy kernel is not called.  Only for a kernel's
+        result that nothing else reads (a parameter or constant must still be
+        copied)."""
         call, source = leaf.owner, None
         if isinstance(call, relay.CallOp) and self._is_reshape(call):
             source = call.operands[0]
@@ -215,28 +223,29 @@ class _HostBuilder:
         t, out_type = source.type, output.type  # type: ignore[union-attr]
         if not isinstance(t, TensorType) or not isinstance(out_type, MemRefType):
             return
-        shape = t.get_shape()
         device = device_of(source)
-        if any(d < 0 for d in shape) or device and device.device_type != DeviceType.cpu:
+        if device and device.device_type != DeviceType.cpu:
             return
+        shape = self.shapes.get(source, t.get_shape())
         strides = [prod(shape[d + 1 :]) for d in range(len(shape))]
         view = memref.ReinterpretCastOp.from_dynamic(
             output,  # type: ignore[arg-type]
             [0],
-            list(shape),
-            strides,
-            MemRefType(t.element_type, shape),
+            [self.emitter.index(d) if isinstance(d, Dim) else d for d in shape],
+            [self.emitter.index(d) if isinstance(d, Dim) else d for d in strides],
+            MemRefType(t.element_type, t.get_shape()),
         )
         self.returned[source] = self.emitter.op(view)
         self.skipped.add(call)
 
     def _is_reshape(self, call: relay.CallOp) -> bool:
         """Whether `call` runs a kernel lowered from a function that is one
-        reshape of its parameter."""
+        reshape of its parameters (`reshape_like`'s second only gives the
+        shape)."""
         if self._kernel(call) is None:
             return False
         function = self.callees.get(call.callee.string_value())
-        if not isinstance(function, relay.FuncOp) or len(function.args) != 1:
+        if not isinstance(function, relay.FuncOp):
             return False
         ops = list(function.body.block.ops)
         return (

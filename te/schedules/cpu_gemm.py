@@ -104,7 +104,7 @@ def gemm_in_place(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     assert not g.b_along_k
     p = Params(g, target, tiles(target, g.element_type))
     t = p.t
-    rows, columns = e.index(g.m), e.index(g.n)
+    rows, columns = (d if isinstance(d, int) else e.index(d) for d in (g.m, g.n))
     row_tiles = e.div(e.add(rows, t.mr - 1), t.mr)
     tasks = e.mul(row_tiles, e.index(g.batch))
     task, flat = e.range(0, tasks, kind=ForKind.PARALLEL)

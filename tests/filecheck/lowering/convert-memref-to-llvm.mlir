@@ -315,3 +315,27 @@ func.func @through_blocks(%c: i1, %a: memref<4xf32>, %b: memref<4xf32>) {
 ^use(%m: memref<4xf32>):
   func.return
 }
+
+// -----
+
+// memref.reinterpret_cast at offset 0 (lower-aot-main's view of an output
+// with its producer's shape): the same pointer, the result's dynamic sizes
+// its size operands.
+// CHECK-LABEL: func.func @rows_of
+// CHECK-SAME: (%[[O:.*]]: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %[[ROWS:.*]]: index)
+func.func @rows_of(%o: memref<?x?x6xf32>, %rows: index) -> index {
+  %c0 = arith.constant 0 : index
+  // CHECK-NOT:  llvm.getelementptr
+  // CHECK:      func.return %[[ROWS]]
+  %v = memref.reinterpret_cast %o to offset: [0], sizes: [%rows, 6], strides: [6, 1] : memref<?x?x6xf32> to memref<?x6xf32>
+  %d = memref.dim %v, %c0 : memref<?x6xf32>
+  func.return %d : index
+}
+
+// -----
+
+func.func @reinterpret_at_an_offset(%o: memref<12xf32>) {
+  // expected-error @+1 {{memref.reinterpret_cast: only views at offset 0 are supported}}
+  %v = memref.reinterpret_cast %o to offset: [2], sizes: [2, 5], strides: [5, 1] : memref<12xf32> to memref<2x5xf32>
+  func.return
+}

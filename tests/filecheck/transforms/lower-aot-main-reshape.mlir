@@ -65,3 +65,24 @@ builtin.module attributes {target.config = #target.config<[#target.target<"llvm"
 
 // CHECK:      tir.prim_func @main_host(%[[X:.*]]: memref<2x6xf32>, %[[O:.*]]: memref<12xf32>)
 // CHECK-NEXT:   tir.call @fused_reshape_tir(%[[X]], %[[O]])
+
+// -----
+
+// Of run-time sizes too: a dense over `[b·s, 8]` rows returned as `[b, s,
+// 6]` like its input (`reshape_like`, `keep = 1`: the ONNX importer's
+// MatMul over a dynamic batch and sequence) writes straight into the
+// output, viewed with the rows' sizes.
+builtin.module attributes {target.config = #target.config<[#target.target<"llvm">]>} {
+  relay.func @main(%x: tensor<?x?x8xf32>, %w: tensor<6x8xf32>) -> tensor<?x?x6xf32> {
+    %f = relay.reshape %x {newshape = array<i64: -1, 8>} : (tensor<?x?x8xf32>) -> tensor<?x8xf32>
+    %d = relay.nn.dense %f, %w : (tensor<?x8xf32>, tensor<6x8xf32>) -> tensor<?x6xf32>
+    %r = relay.reshape_like %d, %x {keep = 1} : (tensor<?x6xf32>, tensor<?x?x8xf32>) -> tensor<?x?x6xf32>
+    relay.return %r : tensor<?x?x6xf32>
+  }
+}
+
+// CHECK:      tir.prim_func @main_host(%[[X:.*]]: memref<?x?x8xf32>, %[[W:.*]]: memref<6x8xf32>, %[[O:.*]]: memref<?x?x6xf32>)
+// CHECK:        %[[ROWS:.*]] = arith.muli
+// CHECK-NEXT:   %[[V:.*]] = memref.reinterpret_cast %[[O]] to offset: [0], sizes: [%[[ROWS]], 6], strides: [6, 1] : memref<?x?x6xf32> to memref<?x6xf32>
+// CHECK-NEXT:   tir.call @fused_reshape_nn_dense_tir(%[[X]], %[[W]], %[[V]])
+// CHECK-NEXT: }

@@ -87,19 +87,39 @@ builtin.module {
   // CHECK:          tir.alloc : memref<4x16xf32>
   // CHECK:          tir.alloc : memref<6x16xf32>
 
-  // A batched matmul of run-time sizes: a task per output row, which adds
-  // `a[m, k] * b[k, :]` in place along the contiguous `n`, vectorized.
+  // A batched matmul of run-time sizes, `b` contiguous along `n`
+  // (`gemm_in_place`): a parallel task per batch and tile of 6 rows (AVX2's
+  // register tile, 6 x 16), whose rows past `m` read row `m - 1`; where `n`
+  // has a panel's 16 columns, panels whose last one ends at `n`, each
+  // summed in the register tile and stored row by row, the rows that exist
+  // only; fewer columns through masked vectors, row by row.
   relay.func private @qk(%q: tensor<2x?x4xf32> {vdevice = #cpu}, %k: tensor<2x4x?xf32> {vdevice = #cpu}) -> (tensor<2x?x?xf32> {vdevice = #cpu}) attributes {Primitive} {
     %0 = relay.matmul %q, %k : (tensor<2x?x4xf32>, tensor<2x4x?xf32>) -> tensor<2x?x?xf32>
     relay.return %0 : tensor<2x?x?xf32>
   }
   // CHECK:      tir.prim_func @qk_tir(%0: memref<2x?x4xf32>, %1: memref<2x4x?xf32>, %2: memref<2x?x?xf32>)
   // CHECK:        %[[M:.*]] = memref.dim %0, %{{.*}} : memref<2x?x4xf32>
-  // CHECK-NEXT:   %[[TASKS:.*]] = arith.muli %{{.*}}, %[[M]] : index
   // CHECK-NEXT:   %[[N:.*]] = memref.dim %1, %{{.*}} : memref<2x4x?xf32>
+  // CHECK-NEXT:   %[[UP:.*]] = arith.addi %[[M]], %{{.*}} : index
+  // CHECK-NEXT:   %[[TILES:.*]] = arith.divsi %[[UP]], %{{.*}} : index
+  // CHECK-NEXT:   %[[TASKS:.*]] = arith.muli %[[TILES]], %{{.*}} : index
   // CHECK-NEXT:   tir.for %{{.*}} = %{{.*}} to %[[TASKS]] step %{{.*}} parallel {
-  // CHECK:          tir.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} vectorized {
-  // CHECK:          tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} {
+  // CHECK:          %[[M0:.*]] = arith.muli %{{.*}}, %{{.*}} : index
+  // CHECK-NEXT:     %[[WIDE:.*]] = arith.cmpi slt, %{{.*}}, %[[N]] : index
+  // CHECK-NEXT:     scf.if %[[WIDE]] {
+  // CHECK:            %[[LAST:.*]] = arith.subi %[[N]], %{{.*}} : index
+  // CHECK-NEXT:       %[[N0:.*]] = arith.minsi %{{.*}}, %[[LAST]] : index
+  // CHECK-NEXT:       %[[TILE:.*]] = tir.alloc : memref<6x16xf32, "local">
+  // CHECK:                arith.minsi
+  // CHECK:                memref.store %{{.*}}, %[[TILE]][
+  // CHECK:            %[[EXISTS:.*]] = arith.cmpi slt, %[[M0]], %[[M]] : index
+  // CHECK-NEXT:       scf.if %[[EXISTS]] {
+  // CHECK-NEXT:         tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
+  // CHECK:                memref.store %{{.*}}, %2[
+  // CHECK-COUNT-5:    scf.if
+  // CHECK:          %[[NARROW:.*]] = arith.cmpi slt, %[[N]], %{{.*}} : index
+  // CHECK-NEXT:     scf.if %[[NARROW]] {
+  // CHECK:            tir.alloc : memref<16xf32, "local">
   // CHECK-NEXT:       tir.for %{{.*}} = %{{.*}} to %[[N]] step %{{.*}} vectorized {
 
   // Along `k` (`Kᵀ`, a transposed view read in place), the row's outputs
@@ -120,14 +140,15 @@ builtin.module {
   // CHECK:          %[[DONE:.*]] = arith.muli %[[GROUPS]], %{{.*}} : index
   // CHECK-NEXT:     tir.for %{{.*}} = %[[DONE]] to %[[N]] step
 
-  // Along `n` of a static width, the row accumulates in a local row
-  // (registers), stored once.
+  // Along `n` of a static width narrower than a panel, each row of a task
+  // accumulates in a local row (registers), stored once.
   relay.func private @pv(%p: tensor<2x?x?xf32> {vdevice = #cpu}, %v: tensor<2x?x8xf32> {vdevice = #cpu}) -> (tensor<2x?x8xf32> {vdevice = #cpu}) attributes {Primitive} {
     %0 = relay.matmul %p, %v : (tensor<2x?x?xf32>, tensor<2x?x8xf32>) -> tensor<2x?x8xf32>
     relay.return %0 : tensor<2x?x8xf32>
   }
   // CHECK:      tir.prim_func @pv_tir(
-  // CHECK:          %[[ROW:.*]] = tir.alloc : memref<8xf32, "local">
+  // CHECK-NOT:      scf.if
+  // CHECK:          %[[ROW:.*]] = tir.alloc : memref<16xf32, "local">
   // CHECK:              arith.mulf
   // CHECK-NEXT:         memref.load %[[ROW]]
   // CHECK-NEXT:         arith.addf
