@@ -253,6 +253,20 @@ SWEEP = {
         ),
         _tokens(50400),
     ),
+    "llama": CorpusModel(
+        _TEXT,
+        _transformer(
+            "LlamaConfig",
+            "LlamaForCausalLM",
+            num_hidden_layers=2,
+            hidden_size=512,
+            intermediate_size=1376,
+            num_attention_heads=8,
+            num_key_value_heads=4,
+            use_cache=False,
+        ),
+        _tokens(32000),
+    ),
     "deit": CorpusModel(_TEXT, _vision_transformer("DeiTConfig", "DeiTModel"), _image),
     "beit": CorpusModel(_TEXT, _vision_transformer("BeitConfig", "BeitModel"), _image),
     "swin_hf": CorpusModel(
@@ -262,8 +276,10 @@ SWEEP = {
 """The wider sweep of issue 34, the models a new user brings: one
 torchvision classification network per family (default constructors), and
 transformers' BERT family (the base configurations with two layers), GPT-Neo
-and GPT-J (two layers; GPT-J at width 512) and the ViT family (DeiT, BEiT,
-Swin with their default configurations), each exported as the corpus's are."""
+and GPT-J (two layers; GPT-J at width 512), Llama (two layers at width 512,
+grouped-query attention: RMSNorm, rotary embeddings, SwiGLU) and the ViT
+family (DeiT, BEiT, Swin with their default configurations), each exported
+as the corpus's are."""
 
 MODELS = {**CORPUS, **SWEEP}
 """Every model `export` knows: the corpus, then the sweep."""

@@ -455,3 +455,79 @@ def test_what_the_sizes_do_not_give_is_a_located_diagnostic(
     }
     with pytest.raises(HeteroError, match=message):
         from_onnx(_model(nodes, _X, constants))
+
+
+_SUM_OF_SIZES = [
+    _node("Concat", ["x", "x"], "c", axis=0),
+    _node("Shape", ["c"], "s"),
+    _node("Reshape", ["c", "s"], "r"),
+    _node("Sigmoid", ["r"]),
+]
+"""`2·batch` rows by a sum (a Concat along the batch), then its shape read:
+no product of the inputs' sizes."""
+
+
+def test_a_model_the_sizes_do_not_give_imports_for_given_shapes() -> None:
+    """What does not import for `?` sizes says how it does; with `shapes`
+    (the batch fixed) it imports as a static model and computes what
+    onnxruntime computes for that batch."""
+    model = _model(_SUM_OF_SIZES, _X)
+    with pytest.raises(
+        HeteroError, match=r"from_onnx\(model, shapes=\{'x': \[\.\.\.\]\}\)"
+    ):
+        from_onnx(model)
+    module = from_onnx(model, shapes={"x": [3, 5, 8]})
+    main = module.body.block.first_op
+    assert str(main.function_type.inputs.data[0]) == "tensor<3x5x8xf32>"  # type: ignore[union-attr]
+    feeds = _feeds(model, {"batch": 3})
+    session = onnxruntime.InferenceSession(
+        model.SerializeToString(), providers=["CPUExecutionProvider"]
+    )
+    (want,) = session.run(None, feeds)
+    np.testing.assert_allclose(run(module, *feeds.values()), want, rtol=RTOL, atol=ATOL)
+    got = hetero.compile(module)(*feeds.values())
+    np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize(
+    ("shapes", "message"),
+    [
+        ({"x": [3, 5]}, r"graph input 'x' is \[\?, 5, 8\]; \[3, 5\] does not fit it"),
+        ({"x": [3, 4, 8]}, r"\[3, 4, 8\] does not fit it"),
+        ({"x": [0, 5, 8]}, r"sizes must be positive, got \[0, 5, 8\]"),
+        ({"ids": [1, 5, 8]}, r"shapes: no graph input 'ids' \(the inputs: 'x'\)"),
+    ],
+    ids=["rank", "static-size", "empty", "unknown-input"],
+)
+def test_shapes_that_do_not_fit_the_model_are_refused(
+    shapes: dict[str, list[int]], message: str
+) -> None:
+    with pytest.raises(HeteroError, match=message):
+        from_onnx(_model([_node("Sigmoid", ["x"])], _X), shapes=shapes)
+
+
+def test_the_tools_take_shapes(tmp_path, capsys) -> None:
+    """`--shape NAME=D,D,...` in hetero-import-onnx and hetero-compile (an
+    ONNX model only); a malformed one is a usage error."""
+    from hetero.tools.hetero_compile import main as compile_tool
+    from hetero.tools.hetero_import_onnx import main as import_tool
+
+    path = tmp_path / "m.onnx"
+    onnx.save(_model(_SUM_OF_SIZES, _X), path)
+    out = tmp_path / "m.mlir"
+    assert import_tool([str(path), "-o", str(out)]) == 1
+    assert "shapes=" in capsys.readouterr().err
+    assert import_tool([str(path), "-o", str(out), "--shape", "x=2,5,8"]) == 0
+    assert "tensor<2x5x8xf32>" in out.read_text()
+    artifact = tmp_path / "m.hetero"
+    assert compile_tool([str(path), "-o", str(artifact), "--shape", "x=2,5,8"]) == 0
+    x = _RNG.standard_normal((2, 5, 8)).astype(np.float32)
+    want = 1 / (1 + np.exp(-np.concatenate([x, x])))
+    np.testing.assert_allclose(hetero.load(artifact)(x), want, rtol=RTOL, atol=ATOL)
+    for tool, argv in (
+        (import_tool, [str(path), "-o", str(out), "--shape", "x="]),
+        (compile_tool, [str(out), "-o", str(artifact), "--shape", "x=2,5,8"]),
+    ):
+        with pytest.raises(SystemExit) as exit:
+            tool(argv)
+        assert exit.value.code == 2

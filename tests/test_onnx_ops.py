@@ -110,6 +110,32 @@ CASES: dict[str, Case] = {
         [_node("HardSigmoid", ["x"], alpha=0.3, beta=0.4)], {"x": _X * 4}
     ),
     "erf": _case([_node("Erf", ["x"])], {"x": _X * 2}),
+    "sin": _case([_node("Sin", ["x"])], {"x": _X * 20}),
+    "cos": _case([_node("Cos", ["x"])], {"x": _X * 20}),
+    "reciprocal": _case([_node("Reciprocal", ["x"])], {"x": _WITH_ZEROS}),
+    "mish": _case([_node("Mish", ["x"])], {"x": _X * 8}, opset=18),
+    "celu_alpha": _case([_node("Celu", ["x"], alpha=0.7)], {"x": _X * 3}, opset=12),
+    "thresholded_relu": _case(
+        [_node("ThresholdedRelu", ["x"], alpha=0.4)], {"x": _X}, opset=10
+    ),
+    "is_inf_both": _case(
+        [_node("IsInf", ["x"])],
+        {"x": np.array([[np.inf, -np.inf, np.nan, 1.0, -0.0]], np.float32)},
+        opset=10,
+        output_type=TensorProto.BOOL,
+    ),
+    "is_inf_negative_only": _case(
+        [_node("IsInf", ["x"], detect_positive=0)],
+        {"x": np.array([[np.inf, -np.inf, np.nan, 1.0]], np.float32)},
+        opset=10,
+        output_type=TensorProto.BOOL,
+    ),
+    "is_inf_neither": _case(
+        [_node("IsInf", ["x"], detect_positive=0, detect_negative=0)],
+        {"x": np.array([[np.inf, -np.inf, np.nan, 1.0]], np.float32)},
+        opset=10,
+        output_type=TensorProto.BOOL,
+    ),
     "sign_zeros_and_nan": _case([_node("Sign", ["x"])], {"x": _WITH_ZEROS}),
     "sign_int64": _case(
         [_node("Sign", ["x"])],

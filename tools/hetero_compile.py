@@ -1,10 +1,12 @@
 """`hetero-compile`: compile a model once, into a `.hetero` file that runs without the compiler.
 
     hetero-compile model.onnx -o model.hetero [--target 'llvm -mcpu=x86-64-v3']
+    hetero-compile model.onnx -o model.hetero --shape input_ids=1,128
     hetero-compile model.mlir -o model.hetero [--entry main]
     hetero-run model.hetero --random                  # or, in Python: hetero.load(...)
 
-An ONNX model is imported as `hetero-import-onnx` does; a `.mlir` file's own
+An ONNX model is imported as `hetero-import-onnx` does (`--shape` fixes
+an input's shape there too); a `.mlir` file's own
 `target.config` wins over `--target`.  An entry function with dynamic (`?`)
 input dimensions (a model exported with `dynamic_axes`) is compiled once for
 every size (`hetero.compile(..., dynamic="once")`, docs/dynamic-shapes.md):
@@ -21,6 +23,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from hetero.tools.hetero_import_onnx import add_shape_argument
 from hetero.utils import progress
 from hetero.utils.diagnostics import run_tool
 
@@ -39,6 +42,7 @@ def _arguments() -> argparse.ArgumentParser:
         help="a target string (repeatable; default: llvm, this host's CPU)",
     )
     parser.add_argument("--entry", default="main", help="the relay function to compile")
+    add_shape_argument(parser)
     parser.add_argument(
         "--timing",
         action="store_true",
@@ -58,7 +62,7 @@ def _compile(args: argparse.Namespace) -> int:
     if args.model.endswith(".onnx"):
         from hetero.frontends.onnx import from_onnx
 
-        module: object = from_onnx(args.model)
+        module: object = from_onnx(args.model, shapes=dict(args.shape))
     else:
         from hetero.context import parse_module
 
@@ -80,7 +84,10 @@ def _compile(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _arguments().parse_args(argv)
+    parser = _arguments()
+    args = parser.parse_args(argv)
+    if args.shape and not args.model.endswith(".onnx"):
+        parser.error("--shape fixes an ONNX model's input shapes: give a .onnx file")
     return run_tool(
         "hetero-compile", args.model, lambda: _compile(args), (OSError, ValueError)
     )

@@ -1,6 +1,7 @@
 """`hetero-import-onnx`: an ONNX model as a relay `.mlir` file.
 
     hetero-import-onnx model.onnx -o model.mlir [--dynamic-batch]
+    hetero-import-onnx model.onnx -o model.mlir --shape input_ids=1,128
     hetero-opt model.mlir ...  /  hetero-run model.mlir --random
 
 The module records the model it came from (`onnx.source`: its absolute path
@@ -12,7 +13,10 @@ as `dense_resource<name>` with the bytes in the file's trailing
 `hetero.compile` read back.  With `--weights-file` they go to a binary side
 file instead (`model.weights` beside `model.mlir` by default), which the
 module names with its SHA-256 (`hetero.weights`), so that the `.mlir` is
-small and diffable.  `-o` is written atomically.  An unsupported
+small and diffable.  `--shape NAME=D,D,...` (repeatable) fixes a graph
+input's shape, as `from_onnx(..., shapes=...)` does: a model exported for
+any batch and sequence then imports for those sizes.  `-o` is written
+atomically.  An unsupported
 operator or an unreadable model prints `MODEL: error: ...` and exits 1.
 """
 
@@ -61,6 +65,29 @@ def imported_model(module: ModuleOp) -> str | None:
     return path
 
 
+def add_shape_argument(parser: argparse.ArgumentParser) -> None:
+    """`--shape NAME=D,D,...`, repeatable: `from_onnx`'s `shapes`."""
+    parser.add_argument(
+        "--shape",
+        action="append",
+        type=_shape,
+        default=[],
+        metavar="NAME=D,D,...",
+        help="import graph input NAME with this shape (its ? sizes fixed)",
+    )
+
+
+def _shape(text: str) -> tuple[str, tuple[int, ...]]:
+    name, _, dims = text.partition("=")
+    try:
+        shape = tuple(int(d) for d in dims.split(","))
+    except ValueError:
+        shape = ()
+    if not name or not shape:
+        raise argparse.ArgumentTypeError(f"expected NAME=D,D,..., got {text!r}")
+    return name, shape
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="hetero-import-onnx", description=__doc__.splitlines()[0]
@@ -72,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="make the first dimension of every input dynamic (?)",
     )
+    add_shape_argument(parser)
     parser.add_argument(
         "--resource-threshold",
         type=int,
@@ -102,7 +130,9 @@ def _import(args: argparse.Namespace) -> int:
         else args.resource_threshold
     )
     batch = "dynamic" if args.dynamic_batch else None
-    module = from_onnx(args.model, batch=batch, resource_threshold=threshold)
+    module = from_onnx(
+        args.model, batch=batch, shapes=dict(args.shape), resource_threshold=threshold
+    )
     record_source(module, args.model)
     if args.weights_file is not None:
         _write_with_weights(module, args.output, args.weights_file, args.model)

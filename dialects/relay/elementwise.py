@@ -589,6 +589,28 @@ class LogOp(ElementwiseUnaryOp):
 
 
 @elementwise_op
+class SinOp(ElementwiseUnaryOp):
+    """Sine (of radians: rotary position embeddings' angles)."""
+
+    name = "relay.sin"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.sin)
+    SCALAR: ClassVar[Mapping[str, ScalarBody]] = {"float": _emit(math_dialect.SinOp)}
+    ONNX: ClassVar[tuple[str, ...]] = ("Sin",)
+
+
+@elementwise_op
+class CosOp(ElementwiseUnaryOp):
+    """Cosine (of radians)."""
+
+    name = "relay.cos"
+
+    NUMPY: ClassVar[NumpyRule] = staticmethod(np.cos)
+    SCALAR: ClassVar[Mapping[str, ScalarBody]] = {"float": _emit(math_dialect.CosOp)}
+    ONNX: ClassVar[tuple[str, ...]] = ("Cos",)
+
+
+@elementwise_op
 class SqrtOp(ElementwiseUnaryOp):
     """Square root."""
 

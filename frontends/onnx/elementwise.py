@@ -114,8 +114,11 @@ def _selu(n: Node) -> SSAValue:
 
 
 def _softplus(n: Node) -> SSAValue:
+    return _softplus_of(n, n.input(0))
+
+
+def _softplus_of(n: Node, x: SSAValue) -> SSAValue:
     """log(1 + exp(x)) = relu(x) + log(1 + exp(-|x|)): no overflow."""
-    x = n.input(0)
     tail = n.op(relay.ExpOp, n.op(relay.NegativeOp, n.op(relay.AbsOp, x)))
     soft = n.op(relay.LogOp, n.op(relay.AddOp, tail, n.scalar(1.0, x)))
     return n.op(relay.AddOp, n.op(relay.ReluOp, x), soft)
@@ -199,6 +202,56 @@ def _shrink(n: Node) -> SSAValue:
     return n.op(relay.WhereOp, low, n.op(relay.AddOp, x, n.scalar(bias, x)), inside)
 
 
+def _reciprocal(n: Node) -> SSAValue:
+    """1 / x: a divide, which fuses with its neighbours (RMSNorm's
+    `1 / sqrt(mean(x²) + eps)`)."""
+    x = n.input(0)
+    return n.op(relay.DivideOp, n.scalar(1.0, x), x)
+
+
+def _is_inf(n: Node) -> SSAValue:
+    """x = ±inf, of the signs `detect_positive` and `detect_negative` ask for."""
+    x = n.input(0)
+    signs = [
+        sign
+        for sign, attr in ((np.inf, "detect_positive"), (-np.inf, "detect_negative"))
+        if n.attrs.get(attr, 1)
+    ]
+    if not signs:  # false everywhere, NaN included
+        return n.op(relay.LessOp, x, x)
+    tests = [n.op(relay.EqualOp, x, n.scalar(sign, x)) for sign in signs]
+    return tests[0] if len(tests) == 1 else n.op(relay.LogicalOrOp, *tests)
+
+
+def _mish(n: Node) -> SSAValue:
+    """x · tanh(softplus(x))."""
+    x = n.input(0)
+    return n.op(relay.MultiplyOp, x, n.op(relay.TanhOp, _softplus_of(n, x)))
+
+
+def _celu(n: Node) -> SSAValue:
+    """relu(x) + alpha · (exp(min(x / alpha, 0)) - 1)."""
+    x, alpha = n.input(0), n.attrs.get("alpha", 1.0)
+    scaled = n.op(relay.DivideOp, x, n.scalar(alpha, x))
+    return n.op(relay.AddOp, n.op(relay.ReluOp, x), _elu_part(n, scaled, alpha))
+
+
+def _thresholded_relu(n: Node) -> SSAValue:
+    """x above `alpha`, else 0."""
+    x = n.input(0)
+    above = n.op(relay.GreaterOp, x, n.scalar(n.attrs.get("alpha", 1.0), x))
+    return n.op(relay.WhereOp, above, x, n.scalar(0.0, x))
+
+
+def _swish(n: Node) -> SSAValue:
+    """x · sigmoid(alpha · x): `relay.silu` at alpha 1."""
+    x, alpha = n.input(0), n.attrs.get("alpha", 1.0)
+    if alpha == 1.0:
+        return n.op(relay.SiluOp, x)
+    scaled = n.op(relay.MultiplyOp, x, n.scalar(alpha, x))
+    return n.op(relay.MultiplyOp, x, n.op(relay.SigmoidOp, scaled))
+
+
 _SMALL_POWERS = (1, 2, 3)
 """Constant exponents `Pow` multiplies out: `pow` is a library call per
 element, and GPT-2's GELU cubes."""
@@ -265,6 +318,12 @@ CONVERTERS: dict[str, Converter] = {
     "Dropout": _identity,
     "Pow": _pow,
     "IsNaN": _is_nan,
+    "IsInf": _is_inf,
+    "Reciprocal": _reciprocal,
+    "Mish": _mish,
+    "Celu": _celu,
+    "ThresholdedRelu": _thresholded_relu,
+    "Swish": _swish,
     "Sum": _variadic(relay.AddOp),
     "Max": _variadic(relay.MaximumOp),
     "Min": _variadic(relay.MinimumOp),

@@ -4,7 +4,7 @@ graph order, into one `relay.func @main` (`from_onnx`)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, Literal
 
@@ -45,9 +45,11 @@ CONVERTERS: dict[str, Converter] = {
 operators that are no one relay op (those that are: `converter_of`)."""
 
 
-def _tensor_type(value_info: Any, batch: Batch) -> TensorType[Attribute]:
+def _tensor_type(
+    value_info: Any, batch: Batch, fixed: Sequence[int] | None = None
+) -> TensorType[Attribute]:
     """A graph input's type; symbolic dimensions (and the batch dimension,
-    with batch="dynamic") are `?`."""
+    with batch="dynamic") are `?`, unless `fixed` gives the input's shape."""
     tensor = value_info.type.tensor_type
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
     dims = [
@@ -58,21 +60,48 @@ def _tensor_type(value_info: Any, batch: Batch) -> TensorType[Attribute]:
         raise HeteroError(
             f"graph input '{value_info.name}': negative dimension in {dims}"
         )
-    if batch == "dynamic" and dims:
+    if fixed is not None:
+        dims = _fixed(value_info.name, dims, fixed)
+    elif batch == "dynamic" and dims:
         dims[0] = relay.DYNAMIC
     return TensorType(element_type(dtype, f"graph input '{value_info.name}'"), dims)
 
 
-def _same_sizes(params: Sequence[Any], batch: Batch) -> list[list[tuple[int, int]]]:
+def _fixed(name: str, dims: list[int], fixed: Sequence[int]) -> list[int]:
+    """`fixed`, a shape the caller gives graph input `name`, which must keep
+    its rank and static sizes."""
+    shape = [int(d) for d in fixed]
+    if len(shape) != len(dims) or any(
+        d not in (n, relay.DYNAMIC) for d, n in zip(dims, shape)
+    ):
+        declared = ", ".join("?" if d == relay.DYNAMIC else str(d) for d in dims)
+        raise HeteroError(
+            f"shapes: graph input '{name}' is [{declared}]; {shape} does not fit it"
+        )
+    if any(n < 1 for n in shape):
+        raise HeteroError(
+            f"shapes: graph input '{name}': sizes must be positive, got {shape}"
+        )
+    return shape
+
+
+def _same_sizes(
+    params: Sequence[Any], types: Sequence[TensorType[Attribute]], batch: Batch
+) -> list[list[tuple[int, int]]]:
     """The graph inputs' dynamic dimensions (input, axis) grouped by name:
     ONNX's `dim_param`s of one name are one size (as onnxruntime takes
     them).  The batch dimensions that batch="dynamic" makes of static ones
-    are each their own."""
+    are each their own; those `shapes` fixed are none."""
     groups: dict[str, list[tuple[int, int]]] = {}
-    for index, value_info in enumerate(params):
+    for index, (value_info, type) in enumerate(zip(params, types)):
+        dynamic = type.get_shape()
         for axis, dim in enumerate(value_info.type.tensor_type.shape.dim):
             named = dim.HasField("dim_param") and dim.dim_param
-            if named and not (batch == "dynamic" and axis == 0):
+            if (
+                named
+                and dynamic[axis] == relay.DYNAMIC
+                and not (batch == "dynamic" and axis == 0)
+            ):
                 groups.setdefault(dim.dim_param, []).append((index, axis))
     return [group for group in groups.values() if len(group) > 1]
 
@@ -149,21 +178,44 @@ def _reading(what: str) -> Iterator[None]:
         raise HeteroError(f"{what}: {type(e).__name__}: {e}") from e
 
 
+@contextmanager
+def _fixed_sizes_hint(
+    params: Sequence[Any], types: Sequence[TensorType[Attribute]]
+) -> Iterator[None]:
+    """A node that does not import for inputs of `?` sizes says that the
+    model imports for given sizes (`from_onnx(..., shapes=...)`), which
+    every model exported for any sizes does."""
+    try:
+        yield
+    except HeteroError as e:
+        dynamic = [p.name for p, t in zip(params, types) if not t.has_static_shape()]
+        if not dynamic:
+            raise
+        example = ", ".join(f"'{name}': [...]" for name in dynamic)
+        hint = f"; it imports for given sizes: from_onnx(model, shapes={{{example}}})"
+        raise HeteroError(e.message + hint, e.op, e.notes, e.location) from e
+
+
 def from_onnx(
     model_or_path: Any,
     batch: Batch = None,
     *,
+    shapes: Mapping[str, Sequence[int]] | None = None,
     resource_threshold: int = RESOURCE_THRESHOLD,
 ) -> ModuleOp:
     """The relay module of an ONNX model (a `ModelProto` or a path).
 
     `batch="dynamic"` makes the first dimension of every graph input `?`.
-    Constants with more than `resource_threshold` elements (splats excepted)
-    become `dense_resource`s.
+    `shapes` fixes the shapes of the graph inputs it names (TVM's
+    `shape_dict`, onnxruntime's free dimension overrides): a model exported
+    for any batch and sequence then imports as for those sizes, whatever its
+    shape arithmetic.  Constants with more than `resource_threshold`
+    elements (splats excepted) become `dense_resource`s.
     """
     if batch not in (None, "dynamic"):
         raise HeteroError(f"batch must be None or 'dynamic', got {batch!r}")
     model = _load(model_or_path)
+    shapes = dict(shapes or {})
     graph_proto = model.graph
     initializers = {}
     for tensor in graph_proto.initializer:
@@ -173,7 +225,13 @@ def from_onnx(
     types = []
     for value_info in params:
         with _reading(f"graph input '{value_info.name}'"):
-            types.append(_tensor_type(value_info, batch))
+            fixed = shapes.pop(value_info.name, None)
+            types.append(_tensor_type(value_info, batch, fixed))
+    if shapes:
+        names = ", ".join(f"'{p.name}'" for p in params)
+        raise HeteroError(
+            f"shapes: no graph input {', '.join(map(repr, shapes))} (the inputs: {names})"
+        )
     block = Block(arg_types=types)
     graph = Graph(
         _default_opset(model),
@@ -181,7 +239,7 @@ def from_onnx(
         resource_threshold,
         constants=initializers,
         declared=_declared_shapes(graph_proto) if batch is None else {},
-        same_sizes=_same_sizes(params, batch),
+        same_sizes=_same_sizes(params, types, batch),
         materialize=sizes.materialize,
     )
     for value_info, arg in zip(params, block.args):
@@ -189,7 +247,7 @@ def from_onnx(
         graph.values[value_info.name] = arg
     producers = {}
     for node in graph_proto.node:
-        with _reading(node_label(node)):
+        with _reading(node_label(node)), _fixed_sizes_hint(params, types):
             _convert_node(graph, node)
         producers.update(dict.fromkeys(node.output, node))
     outputs = []
