@@ -330,6 +330,11 @@ class Emitter:
         """`a < b ? a : b` (see `fmax`)."""
         return self.op(arith.SelectOp(self.op(arith.CmpfOp(a, b, "olt")), a, b))
 
+    def fminimum(self, a: SSAValue, b: SSAValue) -> SSAValue:
+        """The minimum, NaN where either is NaN (see `fmaximum`)."""
+        nan = self.op(arith.CmpfOp(b, b, "uno"))
+        return self.op(arith.SelectOp(nan, b, self.fmin(b, a)))
+
     # -- structure ------------------------------------------------------------
 
     def loop(

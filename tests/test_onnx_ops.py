@@ -110,6 +110,48 @@ CASES: dict[str, Case] = {
         [_node("HardSigmoid", ["x"], alpha=0.3, beta=0.4)], {"x": _X * 4}
     ),
     "erf": _case([_node("Erf", ["x"])], {"x": _X * 2}),
+    # -- reductions: max, min, prod, log-sum-exp; argmax, argmin -------------
+    "reduce_max_axes_attribute": _case(
+        [_node("ReduceMax", ["x"], axes=[1], keepdims=0)], {"x": _X}
+    ),
+    "reduce_max_axes_input_opset18": _case(
+        [_node("ReduceMax", ["x", "a"])],
+        {"x": _X},
+        opset=18,
+        initializers={"a": _i64(0, 2)},
+    ),
+    "reduce_min_all": _case([_node("ReduceMin", ["x"], keepdims=0)], {"x": _X}),
+    "reduce_prod_last": _case(
+        [_node("ReduceProd", ["x"], axes=[-1])], {"x": _X * 0.5 + 1.0}
+    ),
+    "reduce_log_sum_exp_large": _case(
+        [_node("ReduceLogSumExp", ["x"], axes=[2], keepdims=0)], {"x": _X * 60}
+    ),
+    "reduce_log_sum_exp_kept": _case(
+        [_node("ReduceLogSumExp", ["x"], axes=[0, 1])], {"x": _X}
+    ),
+    "argmax_middle_axis": _case(
+        [_node("ArgMax", ["x"], axis=1)],
+        {"x": _X},
+        output_type=TensorProto.INT64,
+    ),
+    "argmin_last_dropped": _case(
+        [_node("ArgMin", ["x"], axis=-1, keepdims=0)],
+        {"x": _X},
+        output_type=TensorProto.INT64,
+    ),
+    "argmax_ties_last_index": _case(
+        [_node("ArgMax", ["x"], axis=1, select_last_index=1)],
+        {"x": np.array([[1, 3, 3, 0], [2, 2, 2, 2]], np.float32)},
+        opset=12,
+        output_type=TensorProto.INT64,
+    ),
+    "argmin_ties_first_index": _case(
+        [_node("ArgMin", ["x"], axis=1)],
+        {"x": np.array([[1, 0, 3, 0], [2, 2, 2, 2]], np.float32)},
+        opset=12,
+        output_type=TensorProto.INT64,
+    ),
     "sin": _case([_node("Sin", ["x"])], {"x": _X * 20}),
     "cos": _case([_node("Cos", ["x"])], {"x": _X * 20}),
     "reciprocal": _case([_node("Reciprocal", ["x"])], {"x": _WITH_ZEROS}),

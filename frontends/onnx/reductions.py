@@ -1,6 +1,8 @@
-"""Converters of the reductions over axes (ReduceSum, ReduceMean, the
-norms ReduceL1, ReduceL2, ReduceSumSquare, and ReduceLogSum) and of
-the running sum along one (CumSum)."""
+"""Converters of the reductions over axes (ReduceSum, ReduceMean,
+ReduceMax, ReduceMin, ReduceProd, the norms ReduceL1, ReduceL2,
+ReduceSumSquare, ReduceLogSum and ReduceLogSumExp), of the positions of a
+maximum or minimum along one (ArgMax, ArgMin) and of the running sum along
+one (CumSum)."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ def _reduce(
     before: Elementwise | None = None,
     after: Elementwise | None = None,
 ) -> Converter:
-    """A reduction as relay's sum or mean between elementwise steps (the
+    """A reduction as relay's between elementwise steps (the
     norms: ReduceL2 is `sqrt(sum(x * x))`): axes an attribute, or an input
     (ReduceSum from opset 13, the others from 18); none reduce everything
     unless `noop_with_empty_axes`, which reduces nothing but still applies
@@ -44,6 +46,40 @@ def _reduce(
             axis = tuple(axes) if axes else None
             result = n.op(cls, x, axis=axis, keepdims=keepdims)
         return result if after is None else after(n, result)
+
+    return convert
+
+
+def _log_sum_exp(n: Node) -> SSAValue:
+    """log(sum(exp(x - max))) + max over the axes (ReduceSum's): finite
+    where `exp(x)` overflows."""
+    x = n.input(0)
+    axes = n.ints("axes", 1)
+    if not axes and n.attrs.get("noop_with_empty_axes", 0):
+        return x
+    axis = tuple(axes) if axes else None
+    peak = n.op(relay.MaxOp, x, axis=axis, keepdims=True)
+    shifted = n.op(relay.ExpOp, n.op(relay.SubtractOp, x, peak))
+    total = n.op(relay.SumOp, shifted, axis=axis, keepdims=True)
+    result = n.op(relay.AddOp, n.op(relay.LogOp, total), peak)
+    if n.attrs.get("keepdims", 1):
+        return result
+    rank = len(n.shape(0))
+    return n.op(relay.SqueezeOp, result, axis=axis or tuple(range(rank)))
+
+
+def _arg(cls: type[relay.ArgReduceOp]) -> Converter:
+    """ArgMax, ArgMin: `axis` (default 0), `keepdims` (default 1),
+    `select_last_index` (opset 12)."""
+
+    def convert(n: Node) -> SSAValue:
+        return n.op(
+            cls,
+            n.input(0),
+            axis=n.attrs.get("axis", 0),
+            keepdims=bool(n.attrs.get("keepdims", 1)),
+            select_last_index=bool(n.attrs.get("select_last_index", 0)),
+        )
 
     return convert
 
@@ -83,6 +119,12 @@ def _cumsum(n: Node) -> SSAValue:
 CONVERTERS: dict[str, Converter] = {
     "ReduceSum": _reduce(relay.SumOp),
     "ReduceMean": _reduce(relay.MeanOp),
+    "ReduceMax": _reduce(relay.MaxOp),
+    "ReduceMin": _reduce(relay.MinOp),
+    "ReduceProd": _reduce(relay.ProdOp),
+    "ReduceLogSumExp": _log_sum_exp,
+    "ArgMax": _arg(relay.ArgMaxOp),
+    "ArgMin": _arg(relay.ArgMinOp),
     "ReduceSumSquare": _reduce(relay.SumOp, _square),
     "ReduceL1": _reduce(relay.SumOp, _unary(relay.AbsOp)),
     "ReduceL2": _reduce(relay.SumOp, _square, _unary(relay.SqrtOp)),

@@ -1,5 +1,5 @@
 """The templates of the reductions along rows: softmax and log-softmax,
-layer_norm, lrn, sum and mean.  A row's partial results are kept in a
+layer_norm, lrn, sum, mean, max, min and prod, argmax and argmin.  A row's partial results are kept in a
 `local` buffer, a vector's lanes on a CPU (`lane_partials`, `halve`)."""
 
 from __future__ import annotations
@@ -299,29 +299,110 @@ def _lrn_value(e: Emitter, op: relay.LRNOp, x: SSAValue, total: SSAValue) -> SSA
     return e.op(arith.MulfOp(x, e.op(math_dialect.ExpOp(power))))
 
 
+@dataclass(frozen=True)
+class _Reduction:
+    """How a reduction over axes starts and combines its elements."""
+
+    start: float
+    combine: Callable[[Emitter, SSAValue, SSAValue], SSAValue]
+
+
+REDUCTIONS: dict[type[Operation], _Reduction] = {
+    relay.SumOp: _Reduction(0.0, lambda e, a, b: e.op(arith.AddfOp(a, b))),
+    relay.MeanOp: _Reduction(0.0, lambda e, a, b: e.op(arith.AddfOp(a, b))),
+    relay.ProdOp: _Reduction(1.0, lambda e, a, b: e.op(arith.MulfOp(a, b))),
+    relay.MaxOp: _Reduction(-math.inf, lambda e, a, b: e.fmaximum(a, b)),
+    relay.MinOp: _Reduction(math.inf, lambda e, a, b: e.fminimum(a, b)),
+}
+"""Reduction op → its start and combine (a NaN reaches the maximum and the
+minimum, as NumPy's)."""
+
+
 def _reduce(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
-    """out[kept] = sum (or mean) of x over the reduced dimensions: a parallel
-    nest over the output, an inner serial nest over the reduced extents."""
+    """out[kept] = the reduction (`REDUCTIONS`) of x over the reduced
+    dimensions (÷ their count for mean): a parallel nest over the output, an
+    inner serial nest over the reduced extents."""
     assert isinstance(op, relay.ReduceOp)
     (x,) = inputs
     element = x.element_type
     require_float(op, element)
-    rank = len(x.shape)
-    reduced = set(range(rank)) if op.axis is None else {a % rank for a in op.axis}
-    kept = [i for i in range(rank) if i not in reduced]
+    reduction = REDUCTIONS[type(op)]
+    reduced, kept = _axes(op.axis, len(x.shape))
     body, idx = e.nest(result_shape(op), parallel=True)
-    kept_idx = [idx[i] for i in kept] if op.keepdims else idx
-    body.store(body.constant(0.0, element), out, idx)
-    inner, taps = body.nest([x.shape[i] for i in sorted(reduced)])
-    source: list[Index] = [0] * rank
-    for i, v in zip(kept, kept_idx):
-        source[i] = v
-    for i, v in zip(sorted(reduced), taps):
-        source[i] = v
-    accumulate(inner, out, idx, x.load(inner, source), arith.AddfOp)
+    body.store(body.constant(reduction.start, element), out, idx)
+    inner, taps = body.nest([x.shape[i] for i in reduced])
+    source = _source(
+        len(x.shape),
+        kept,
+        idx if not op.keepdims else [idx[i] for i in kept],
+        reduced,
+        taps,
+    )
+    total = reduction.combine(inner, inner.load(out, idx), x.load(inner, source))
+    inner.store(total, out, idx)
     if isinstance(op, relay.MeanOp):
         count = _count(body, math.prod(x.shape[i] for i in reduced), element)
         body.store(body.op(arith.DivfOp(body.load(out, idx), count)), out, idx)
+
+
+def _axes(axis: Sequence[int] | None, rank: int) -> tuple[list[int], list[int]]:
+    """The reduced dimensions (`axis`, None: all) and the kept ones, in order."""
+    reduced = set(range(rank)) if axis is None else {a % rank for a in axis}
+    return sorted(reduced), [i for i in range(rank) if i not in reduced]
+
+
+def _source(
+    rank: int,
+    kept: Sequence[int],
+    kept_idx: Sequence[Index],
+    reduced: Sequence[int],
+    taps: Sequence[Index],
+) -> list[Index]:
+    """The input's index of output position `kept_idx` at reduction step `taps`."""
+    source: list[Index] = [0] * rank
+    for i, v in [*zip(kept, kept_idx), *zip(reduced, taps)]:
+        source[i] = v
+    return source
+
+
+def _arg_reduce(
+    e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue
+) -> None:
+    """out[kept] = the position of the best element along `axis`: a
+    parallel nest over the output, a serial walk along the axis from its
+    first element keeping the best value and its position (`_replaces`)."""
+    assert isinstance(op, relay.ArgReduceOp)
+    (x,) = inputs
+    element = x.element_type
+    require_float(op, element)
+    rank = len(x.shape)
+    reduced, kept = _axes([op.axis], rank)
+    body, idx = e.nest(result_shape(op), parallel=True)
+    kept_idx = [idx[i] for i in kept] if op.keepdims else idx
+    best = body.alloc([1], element, "local")
+    body.store(x.load(body, _source(rank, kept, kept_idx, reduced, [0])), best, [0])
+    body.store(body.constant(0, out.type.element_type), out, idx)  # type: ignore[attr-defined]
+    step, k = body.range(1, x.shape[reduced[0]])
+    value = x.load(step, _source(rank, kept, kept_idx, reduced, [k]))
+    current = step.load(best, [0])
+    take = _replaces(step, op, value, current)
+    step.store(step.op(arith.SelectOp(take, value, current)), best, [0])
+    position = step.op(arith.IndexCastOp(k, out.type.element_type))  # type: ignore[attr-defined]
+    step.store(step.op(arith.SelectOp(take, position, step.load(out, idx))), out, idx)
+
+
+def _replaces(
+    e: Emitter, op: relay.ArgReduceOp, value: SSAValue, best: SSAValue
+) -> SSAValue:
+    """Whether `value` takes the best's place: better, or as good with
+    `select_last_index`; a NaN is better than any number (the first one
+    stays, or with `select_last_index` the last one takes it), NumPy's rule."""
+    better = {relay.ArgMaxOp: ("ogt", "oge"), relay.ArgMinOp: ("olt", "ole")}[type(op)]
+    compare = e.op(arith.CmpfOp(value, best, better[op.select_last_index]))
+    value_nan = e.op(arith.CmpfOp(value, value, "uno"))
+    if not op.select_last_index:
+        value_nan = e.op(arith.AndIOp(value_nan, e.op(arith.CmpfOp(best, best, "ord"))))
+    return e.op(arith.OrIOp(compare, value_nan))
 
 
 def _count(e: Emitter, size: int | Dim, element: Attribute) -> SSAValue:
@@ -474,8 +555,9 @@ TEMPLATES: dict[type[Operation], NestTemplate] = {
     relay.SoftmaxOp: _softmax,
     relay.LogSoftmaxOp: _softmax,
     relay.LRNOp: _lrn,
-    relay.SumOp: _reduce,
-    relay.MeanOp: _reduce,
+    **dict.fromkeys(REDUCTIONS, _reduce),
+    relay.ArgMaxOp: _arg_reduce,
+    relay.ArgMinOp: _arg_reduce,
     relay.LayerNormOp: _layer_norm,
 }
 """Row reduction op → template writing its result into a buffer."""

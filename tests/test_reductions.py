@@ -1,0 +1,74 @@
+"""The reductions over axes (`relay.sum`, `mean`, `max`, `min`, `prod`) and
+the positions of a maximum or minimum along one (`relay.argmax`, `argmin`):
+compiled against the relay interpreter (NumPy), NaNs and ties included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hetero
+from hetero.context import parse_module
+from hetero.interpreter.relay import run
+
+T = "tensor<3x5x7xf32>"
+
+CASES = {
+    "max over the middle": ("relay.max", "{axis = array<i64: 1>}", "tensor<3x7xf32>"),
+    "min over two, kept": (
+        "relay.min",
+        "{axis = array<i64: 0, 2>, keepdims = true}",
+        "tensor<1x5x1xf32>",
+    ),
+    "max of all": ("relay.max", "", "tensor<f32>"),
+    "prod over the last": ("relay.prod", "{axis = array<i64: -1>}", "tensor<3x5xf32>"),
+    "argmax over the middle": ("relay.argmax", "{axis = 1 : i64}", "tensor<3x7xi64>"),
+    "argmax, last of ties": (
+        "relay.argmax",
+        "{axis = 1 : i64, select_last_index = true}",
+        "tensor<3x7xi64>",
+    ),
+    "argmin kept": (
+        "relay.argmin",
+        "{axis = 2 : i64, keepdims = true}",
+        "tensor<3x5x1xi64>",
+    ),
+    "argmin, last of ties": (
+        "relay.argmin",
+        "{axis = -1 : i64, select_last_index = true}",
+        "tensor<3x5xi64>",
+    ),
+}
+
+
+def _data() -> np.ndarray:
+    """Normal numbers with ties (rounded to halves) and NaNs in some rows."""
+    x = np.round(np.random.default_rng(5).standard_normal((3, 5, 7)) * 2) / 2
+    x[0, 1, 2] = x[2, 3, 0] = x[2, 3, 5] = np.nan
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_reduction_compiled_computes_what_numpy_does(name: str) -> None:
+    op, attrs, result = CASES[name]
+    text = (
+        f"relay.func @main(%x: {T}) -> {result} {{ %y = {op} %x {attrs} : "
+        f"({T}) -> {result} relay.return %y : {result} }}"
+    )
+    x = _data()
+    want = run(parse_module(text), x)
+    got = hetero.compile(text)(x)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, equal_nan=True)
+
+
+def test_argmax_follows_numpy_on_nan_and_ties() -> None:
+    """The interpreter's rule itself: a NaN is the best (the first one, or
+    with `select_last_index` the last), equal values the first (or last)."""
+    from hetero.dialects.relay import ArgMaxOp
+
+    x = np.array([[1, np.nan, 3, np.nan], [2, 5, 5, 1]], np.float32)
+    rule = ArgMaxOp.NUMPY
+    np.testing.assert_array_equal(rule(x, 1, False, False), [1, 1])
+    np.testing.assert_array_equal(rule(x, 1, False, True), [3, 2])
+    np.testing.assert_array_equal(rule(x, 0, True, False), [[1, 0, 1, 0]])
