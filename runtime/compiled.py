@@ -173,7 +173,8 @@ class CompiledFunction:
     ) -> Any:
         """The inputs by position, by name or as one dict (module docstring);
         `out`: the output array (a sequence of them for a tuple result,
-        flattened in order) to write the result into, which is returned;
+        flattened in order) to write the result into, which is returned, and
+        which may share no memory with the inputs or one another;
         `num_threads`: this call's parallel loops' threads (see the field)."""
         arrays, outs = self._arguments(inputs, named, out)
         return self.run(arrays, outs, num_threads)
@@ -266,7 +267,26 @@ class CompiledFunction:
         values = by_position(f"@{self.symbol}", self.parameters, inputs, named)
         arrays = [s.check(v) for s, v in zip(self.inputs, values)]
         sizes = [o.shape for o in self.outputs] if shapes is None else shapes(arrays)
-        return arrays, output_arrays(self.symbol, self.outputs, sizes, out)
+        outs = output_arrays(self.symbol, self.outputs, sizes, out)
+        if out is not None:
+            self._refuse_overlaps(arrays, outs)
+        return arrays, outs
+
+    def _refuse_overlaps(
+        self, arrays: Sequence[np.ndarray], outs: Sequence[np.ndarray]
+    ) -> None:
+        """`out` arrays must share no memory with the inputs or one another:
+        a kernel reads its inputs while it writes its outputs (and a tile may
+        write an element twice), so an output over an input would be read
+        after it was written."""
+        named = [*zip(self.inputs, arrays), *zip(self.outputs, outs)]
+        for i, o in enumerate(outs):
+            for signature, other in named[: len(arrays) + i]:
+                if np.may_share_memory(o, other):
+                    raise CompiledFunctionError(
+                        f"out for {self.outputs[i].label} shares memory with "
+                        f"{signature.label}: give outputs of their own"
+                    )
 
 
 def output_arrays(

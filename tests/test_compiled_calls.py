@@ -138,3 +138,22 @@ def test_dynamic_shapes_by_name_and_out() -> None:
     np.testing.assert_allclose(out, np.exp(data), rtol=1e-6)
     with pytest.raises(CompiledFunctionError, match="no input named 'x'"):
         f(x=data)
+
+
+def test_out_that_shares_memory_with_an_input_or_another_out_is_refused(add) -> None:
+    """A kernel reads its inputs while it writes its outputs, so an output
+    over an input would read what it already wrote (a transpose into its
+    own input; a matmul of run-time sizes re-stores its last panel)."""
+    data, w = X.copy(), W.copy()
+    with pytest.raises(CompiledFunctionError, match="shares memory with input #"):
+        add(data, w, out=(data, np.empty_like(X)))
+    with pytest.raises(CompiledFunctionError, match="shares memory with input #"):
+        add(data, w, out=(np.empty_like(X), w.reshape(-1)[:6].reshape(2, 3)))
+    both = np.empty_like(X)
+    with pytest.raises(CompiledFunctionError, match="shares memory with output #0"):
+        add(data, w, out=(both, both))
+    np.testing.assert_array_equal(data, X)  # refused before any code ran
+    once = hetero.compile(DYNAMIC, dynamic="once")
+    x = np.ones((4, 3), np.float32)
+    with pytest.raises(CompiledFunctionError, match="shares memory"):
+        once(x, out=x)

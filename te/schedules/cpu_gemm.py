@@ -97,7 +97,8 @@ def gemm_in_place(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     past `m` reading row `m - 1` and not stored; each task's panels of `nr`
     columns, the last one ending at column `n` (it overlaps the one before,
     whose columns it computes again, equal, and stores again: a kernel's
-    output aliases none of its inputs).  Fewer than `nr` columns are summed
+    output aliases none of its inputs, which `plan-memory` keeps apart and a
+    call's `out=` arrays may not overlap).  Fewer than `nr` columns are summed
     in a row accumulator read and written through masks.  A row of dot
     products accumulated into the output in place, as before, ran the 12
     heads of `Q·Kᵀ` at 128 tokens 4x slower than the static schedule."""
