@@ -178,9 +178,14 @@ def load(path: str | Path) -> CompiledFunction | LoadedDynamicFunction:
     except OSError as error:
         raise ArtifactError(f"cannot read {path}: {error.strerror or error}") from None
     try:
-        header, payload = framing.unpack(MAGIC, _version(data), 2, data)
+        version = _version(data)
+        header, payload = framing.unpack(MAGIC, version, 2, data)
         manifest = json.loads(header)
         dynamic = manifest.get("dynamic")
+        if (dynamic is not None) != (version == 2):
+            raise ValueError(
+                f"version {version} with{'out' if dynamic is None else ''} size rules"
+            )
         rules = None if dynamic is None else SizeRules.of_json(dynamic)
     except (ValueError, TypeError, KeyError, AttributeError) as error:
         raise ArtifactError(f"{path} is not a hetero compiled model: {error}") from None
@@ -220,7 +225,15 @@ def load(path: str | Path) -> CompiledFunction | LoadedDynamicFunction:
         None,
         manifest["num_threads"],
     )
-    return function if rules is None else LoadedDynamicFunction(function, rules)
+    if rules is None:
+        return function
+    try:
+        rules.check(function)
+    except ValueError as error:
+        raise ArtifactError(
+            f"{path}: the size rules do not fit the code: {error}"
+        ) from None
+    return LoadedDynamicFunction(function, rules)
 
 
 def _version(data: bytes) -> int:

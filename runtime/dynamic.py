@@ -154,6 +154,47 @@ class SizeRules:
             {_symbol((i, a)): int(most) for i, a, most in fields["max_sizes"]},
         )
 
+    def check(self, function: CompiledFunction) -> None:
+        """A `ValueError` unless these are rules of `function` (a `.hetero`
+        file's, read back): its inputs' `?` dimensions are the symbols, each
+        output has its signature's rank and static sizes, every size is a
+        positive product of symbols, `max_sizes` and the guards name symbols
+        only."""
+        symbols = [
+            (i, axis)
+            for i, s in enumerate(function.inputs)
+            for axis, d in enumerate(s.shape)
+            if d < 0
+        ]
+        if list(self.symbols) != symbols:
+            raise ValueError(
+                f"symbols {list(self.symbols)}, the inputs' ? are {symbols}"
+            )
+        if len(self.outputs) != len(function.outputs):
+            raise ValueError(
+                f"{len(self.outputs)} output shapes for {len(function.outputs)} outputs"
+            )
+        known = set(symbols)
+        sizes = [d for shape in self.outputs for d in shape]
+        sizes += [d for g in self.guards for a, _, b, _ in g.answers for d in (a, b)]
+        for size in sizes:
+            if isinstance(size, Product) and (
+                size.coefficient < 1 or not set(size.symbols) <= known
+            ):
+                raise ValueError(f"size {size} is no product of the symbols")
+        for shape, signature in zip(self.outputs, function.outputs):
+            if len(shape) != len(signature.shape) or any(
+                d >= 0 and d != size for d, size in zip(signature.shape, shape)
+            ):
+                raise ValueError(
+                    f"{signature.label}: shape {shape} for {signature.shape}"
+                )
+        if (
+            not set(self.max_sizes) <= known
+            or min(self.max_sizes.values(), default=1) < 1
+        ):
+            raise ValueError(f"max_sizes {self.max_sizes} of symbols {symbols}")
+
     def shapes(
         self, function: CompiledFunction, arrays: Sequence[np.ndarray]
     ) -> list[tuple[int, ...]]:

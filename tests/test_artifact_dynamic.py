@@ -11,8 +11,9 @@ import json
 import subprocess
 import sys
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -173,12 +174,36 @@ def test_a_damaged_dynamic_file_is_a_clean_error(
     del missing["dynamic"]["outputs"]
     symbol = json.loads(manifest)
     symbol["dynamic"]["symbols"][0] = [0]
+
+    def changed(change: Callable[[dict[str, Any]], object]) -> dict[str, Any]:
+        content = json.loads(manifest)
+        change(content["dynamic"])
+        return content
+
+    first = fields["dynamic"]["symbols"][0]
+    misfits = {
+        "far-input": changed(lambda d: d["symbols"].__setitem__(0, [7, 0])),
+        "static-axis": changed(lambda d: d["symbols"].__setitem__(0, [first[0], 1])),
+        "negative": changed(lambda d: d["outputs"][0].__setitem__(0, [-1, [first]])),
+        "unknown-symbol": changed(
+            lambda d: d["outputs"][0].__setitem__(0, [1, [[5, 5]]])
+        ),
+        "rank": changed(lambda d: d["outputs"][0].append(3)),
+        "max-sizes": changed(lambda d: d["max_sizes"].append([5, 5, 10])),
+    }
     for name, content, message in [
         ("cut", data[: len(data) // 2], "truncated"),
         ("unknown", unknown, "unknown relation '<='"),
         ("missing", missing, "outputs"),
         ("symbol", symbol, "not a hetero compiled model"),
         ("newer", {**fields, "format": 3}, "version 3"),
+        ("v1-with-rules", {**fields, "format": 1}, "version 1 with size rules"),
+        (
+            "v2-without",
+            {k: v for k, v in fields.items() if k != "dynamic"},
+            "version 2 without",
+        ),
+        *((n, c, "the size rules do not fit the code") for n, c in misfits.items()),
     ]:
         if isinstance(content, dict):
             version = content["format"]
