@@ -13,6 +13,7 @@ launch) is an error naming the op.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from xdsl.dialects import arith, memref
@@ -37,7 +38,7 @@ def host_plan(host: tir.PrimFuncOp) -> HostPlan:
     """The steps of `host` for `CompiledFunction.profile` to replay: its
     buffers, index values and kernel calls; a `HeteroError` at the first op
     that is not replayed."""
-    plan = _Plan({a: Value(i) for i, a in enumerate(host.args)}, {}, [])
+    plan = _Plan({a: Value(i) for i, a in enumerate(host.args)})
     calls: list[KernelCall] = []
     for op in host.body.block.ops:
         if isinstance(op, tir.ReturnOp):
@@ -53,16 +54,13 @@ def host_plan(host: tir.PrimFuncOp) -> HostPlan:
     return HostPlan(len(host.args), tuple(plan.steps), tuple(calls), device)
 
 
+@dataclass
 class _Plan:
     """The host values so far: each a position (`Value`), or a constant."""
 
-    def __init__(
-        self,
-        values: dict[SSAValue, Value],
-        constants: dict[SSAValue, int],
-        steps: list[Buffer | Index],
-    ):
-        self.values, self.constants, self.steps = values, constants, steps
+    values: dict[SSAValue, Value]
+    constants: dict[SSAValue, int] = field(default_factory=dict)
+    steps: list[Buffer | Index] = field(default_factory=list)
 
     def add(self, op: Operation) -> None:
         """`op`'s step, its result the next host value."""

@@ -273,16 +273,18 @@ class DynamicCalls:
         """`CompiledFunction.__call__`, the sizes checked and the outputs
         sized for these inputs."""
         arrays, outs = self._arguments(inputs, named, out)
-        count = self.num_threads if num_threads is None else num_threads
-        return self.compiled.run(arrays, outs, count)
+        return self.compiled.run(arrays, outs, self._threads(num_threads))
 
     def profile(
         self, *inputs: object, num_threads: int | None = None, **named: object
     ) -> Profile:
         """`CompiledFunction.profile` at these inputs' sizes."""
         arrays, outs = self._arguments(inputs, named, None)
-        count = self.num_threads if num_threads is None else num_threads
-        return self.compiled.replay(arrays, outs, count)
+        return self.compiled.replay(arrays, outs, self._threads(num_threads))
+
+    def _threads(self, call: int | None) -> int | None:
+        """A call's thread count, else this function's."""
+        return self.num_threads if call is None else call
 
     def _arguments(
         self,

@@ -62,30 +62,13 @@ class Index:
     operands: tuple[Extent, ...]
 
 
-def _truncating(divide: bool) -> Callable[[int, int], int]:
-    """`arith.divsi` or `arith.remsi`: C's division, rounding towards zero."""
-
-    def apply(a: int, b: int) -> int:
-        quotient = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
-        return quotient if divide else a - quotient * b
-
-    return apply
-
-
 INDEX_OPS: dict[str, Callable[..., int]] = {
-    "arith.addi": operator.add,
-    "arith.subi": operator.sub,
     "arith.muli": operator.mul,
-    "arith.divsi": _truncating(True),
-    "arith.remsi": _truncating(False),
-    "arith.floordivsi": operator.floordiv,
-    "arith.ceildivsi": lambda a, b: -(-a // b),
-    "arith.minsi": min,
-    "arith.maxsi": max,
     "memref.dim": lambda array, axis: array.shape[axis],
 }
 """The index values a host function computes, by op name: the sizes of its
-inputs (`memref.dim`) and arithmetic on them."""
+inputs (`memref.dim`) and their products (`lower-aot-main` sizes a buffer
+by a product of the inputs' sizes, `te.emit.Emitter.index`)."""
 
 
 @dataclass(frozen=True)

@@ -343,6 +343,29 @@ def test_matmul_of_run_time_rows_and_columns_in_register_tiles(mattr: str) -> No
         np.testing.assert_allclose(f(q, k, mask), q @ k + mask, rtol=1e-5, atol=1e-5)
 
 
+BROADCAST_SCORES = """
+builtin.module {
+  relay.func @main(%a: tensor<1x3x?x?xf64>, %b: tensor<2x1x?x?xf64>) -> tensor<2x3x?x?xf64> {
+    %0 = relay.matmul %a, %b : (tensor<1x3x?x?xf64>, tensor<2x1x?x?xf64>) -> tensor<2x3x?x?xf64>
+    %1 = relay.relu %0 : tensor<2x3x?x?xf64>
+    relay.return %1 : tensor<2x3x?x?xf64>
+  }
+}
+"""
+
+
+def test_matmul_of_run_time_sizes_broadcasts_its_batches() -> None:
+    """`gemm_in_place` over batches that broadcast (`[1, 3] × [2, 1]`), a
+    run-time depth too, f64, a relu in the stores."""
+    f = hetero.compile(BROADCAST_SCORES, dynamic="once")
+    rng = np.random.default_rng(1)
+    for m, k, n in ((1, 1, 1), (7, 3, 17), (13, 40, 33), (30, 5, 64)):
+        a, b = rng.standard_normal((1, 3, m, k)), rng.standard_normal((2, 1, k, n))
+        np.testing.assert_allclose(
+            f(a, b), np.maximum(a @ b, 0), rtol=1e-12, atol=1e-12
+        )
+
+
 @pytest.mark.parametrize(
     ("mattr", "tile"), [('["+avx512f"]', [12, 32]), ('["+avx2", "-avx512f"]', [6, 16])]
 )

@@ -226,7 +226,7 @@ class _HostBuilder:
         device = device_of(source)
         if device and device.device_type != DeviceType.cpu:
             return
-        shape = self.shapes.get(source, t.get_shape())
+        shape = t.get_shape() if t.has_static_shape() else self.shapes[source]
         strides = [prod(shape[d + 1 :]) for d in range(len(shape))]
         view = memref.ReinterpretCastOp.from_dynamic(
             output,  # type: ignore[arg-type]

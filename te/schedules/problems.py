@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from xdsl.ir import Attribute, SSAValue
 
+from hetero.analysis.shape_functions import Dim
 from hetero.te.emit import Emitter, Index, Tensor
 
 Store = Callable[[Emitter, list[Index], SSAValue], None]
@@ -34,10 +35,10 @@ class Gemm:
     then reads through it.
     """
 
-    batch: int
-    m: int
-    n: int
-    k: int
+    batch: int | Dim
+    m: int | Dim
+    n: int | Dim
+    k: int | Dim
     element_type: Attribute
     a: Callable[[Emitter, Index, Index, Index], SSAValue]
     b: Callable[[Emitter, Index, Index, Index], SSAValue]

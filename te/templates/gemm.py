@@ -13,6 +13,8 @@ from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from hetero.analysis.shape_functions import Dim
 from hetero.dialects import relay
+from hetero.dialects.target import TargetAttr
+from hetero.dialects.tir import ForKind
 from hetero.targets.cpu import is_cpu
 from hetero.te.emit import Emitter, Index, Shape, Tensor
 from hetero.te.schedules import Schedule, problem_schedule
@@ -66,7 +68,7 @@ def _dense(
     w = _nk(op, packed)
     problem = Gemm(
         1,
-        m,  # type: ignore[arg-type]
+        m,
         n,
         k,
         x.element_type,
@@ -163,13 +165,13 @@ def _matmul(
     shape = result_shape(op)
     batch_shape = shape[:-2]
     along_k = _contiguous_axis(op.operands[1]) == len(b.shape) - 2
-    problem = _matmul_problem(op, shape, a, b, out, epilogue, along_k)
     if any(isinstance(d, Dim) for d in (*shape, a.shape[-1])) and is_cpu(e.target):
-        if not along_k:
-            return gemm_in_place(e, problem, e.target)
-        return _dot_products(e, shape, a, b, out, epilogue)
+        problem = _matmul_problem(op, shape, a, b, out, epilogue, along_k)
+        return (_dot_products if along_k else gemm_in_place)(e, problem, e.target)
     if (schedule := _schedule(e, *shape, a.shape[-1])) is not None:
-        return schedule(e, problem, e.target)
+        return schedule(
+            e, _matmul_problem(op, shape, a, b, out, epilogue, along_k), e.target
+        )
 
     def operands(
         e: Emitter, idx: Sequence[Index], k: Index
@@ -200,10 +202,10 @@ def _matmul_problem(
         )
 
     return Gemm(
-        math.prod(batch_shape),  # type: ignore[arg-type]
-        shape[-2],  # type: ignore[arg-type]
-        shape[-1],  # type: ignore[arg-type]
-        a.shape[-1],  # type: ignore[arg-type]
+        math.prod(batch_shape),
+        shape[-2],
+        shape[-1],
+        a.shape[-1],
         a.element_type,
         lambda e, t, i, k: a.load(e, [*operand(a, e, t), i, k]),
         lambda e, t, k, j: b.load(e, [*operand(b, e, t), k, j]),
@@ -220,54 +222,36 @@ DOT_GROUP = 4
 of `a` feeds as many products."""
 
 
-def _dot_products(
-    e: Emitter,
-    shape: Shape,
-    a: Tensor,
-    b: Tensor,
-    out: SSAValue,
-    epilogue: Epilogue | None,
-) -> None:
+def _dot_products(e: Emitter, g: Gemm, target: TargetAttr | None) -> None:
     """A matmul with sizes known at run time only whose `b` is contiguous
     along `k` (`Kᵀ` as a transposed view of `K`) on a CPU: a task per output
     row, its outputs dot products, `DOT_GROUP` at a time, each kept in a
     vector of partial sums (`lanes_over`, `halve`).  No tile is sized from
     a run-time extent, so every size is right.  (Contiguous along `n`,
     `gemm_in_place` runs register tiles.)"""
-    *batch_shape, rows, columns = shape
-    depth = a.shape[-1]
-    body, (flat,) = e.nest([math.prod(batch_shape) * rows], parallel=True)
-    *batch, m = body.unflatten(flat, [*batch_shape, rows])
-
-    def a_at(e: Emitter, k: Index) -> SSAValue:
-        return a.load(e, [*broadcast_indices(batch, batch_shape, a.shape[:-2]), m, k])
-
-    def b_at(e: Emitter, k: Index, n: Index) -> SSAValue:
-        return b.load(e, [*broadcast_indices(batch, batch_shape, b.shape[:-2]), k, n])
-
-    element = a.element_type
-    store = store_into(out, epilogue)
-    lanes = vector_isa(e.target).lanes(element)
+    body, flat = e.loop(g.batch * g.m, ForKind.PARALLEL)
+    batch, m = body.div(flat, g.m), body.rem(flat, g.m)
+    lanes = vector_isa(target).lanes(g.element_type)
 
     def dot_products(e: Emitter, n0: Index, count: int) -> None:
         """Outputs `n0` to `n0 + count`, each `a`'s row loaded once for all."""
-        totals = lane_partials(e, lanes, element, *(0.0,) * count)
+        totals = lane_partials(e, lanes, g.element_type, *(0.0,) * count)
 
         def add_products(e: Emitter, k: Index, j: Index) -> None:
-            x = a_at(e, k)
+            x = g.a(e, batch, m, k)
             for c, total in enumerate(totals):
-                product = e.op(arith.MulfOp(x, b_at(e, k, e.add(n0, c))))
+                product = e.op(arith.MulfOp(x, g.b(e, batch, k, e.add(n0, c))))
                 accumulate(e, total, [j], product, arith.AddfOp)
 
-        lanes_over(e, depth, lanes, add_products)
+        lanes_over(e, g.k, lanes, add_products)
         halve(e, totals, lanes)
         for c, total in enumerate(totals):
-            store(e, [*batch, m, e.add(n0, c)], e.load(total, [0]))
+            g.store(e, [batch, m, e.add(n0, c)], e.load(total, [0]))
 
-    groups = body.div(columns, DOT_GROUP)
-    each, g = body.loop(groups)  # type: ignore[arg-type]
-    dot_products(each, each.mul(g, DOT_GROUP), DOT_GROUP)
-    rest, n = body.range(body.mul(groups, DOT_GROUP), columns)
+    groups = body.div(g.n, DOT_GROUP)
+    each, group = body.loop(groups)  # type: ignore[arg-type]
+    dot_products(each, each.mul(group, DOT_GROUP), DOT_GROUP)
+    rest, n = body.range(body.mul(groups, DOT_GROUP), g.n)
     dot_products(rest, n, 1)
 
 
