@@ -152,6 +152,29 @@ CASES: dict[str, Case] = {
         opset=12,
         output_type=TensorProto.INT64,
     ),
+    # -- vision: groups, pixels and channels ----------------------------------
+    "group_norm_opset18_per_group": _case(
+        [_node("GroupNormalization", ["x", "s", "b"], num_groups=3, epsilon=1e-3)],
+        {"x": _normal(2, 6, 5, 4, scale=2.0, shift=1.0)},
+        opset=18,
+        initializers={"s": _normal(3), "b": _normal(3)},
+    ),
+    "group_norm_opset21_per_channel": _case(
+        [_node("GroupNormalization", ["x", "s", "b"], num_groups=2)],
+        {"x": _normal(1, 6, 3, 3)},
+        opset=21,
+        initializers={"s": _normal(6), "b": _normal(6)},
+    ),
+    "depth_to_space_dcr": _case(
+        [_node("DepthToSpace", ["x"], blocksize=2)], {"x": _normal(2, 12, 3, 4)}
+    ),
+    "depth_to_space_crd": _case(
+        [_node("DepthToSpace", ["x"], blocksize=2, mode="CRD")],
+        {"x": _normal(1, 8, 3, 2)},
+    ),
+    "space_to_depth": _case(
+        [_node("SpaceToDepth", ["x"], blocksize=2)], {"x": _normal(2, 3, 4, 6)}
+    ),
     "sin": _case([_node("Sin", ["x"])], {"x": _X * 20}),
     "cos": _case([_node("Cos", ["x"])], {"x": _X * 20}),
     "reciprocal": _case([_node("Reciprocal", ["x"])], {"x": _WITH_ZEROS}),

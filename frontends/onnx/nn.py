@@ -444,20 +444,48 @@ def _batch_norm(n: Node) -> SSAValue:
 def _instance_norm(n: Node) -> SSAValue:
     """(x - mean) / sqrt(var + epsilon) * scale + B, the statistics over the
     spatial dimensions of each sample and channel."""
-    x = n.input(0)
     rank = len(n.shape(0))
-    spatial = tuple(range(2, rank))
-    channels = (n.shape(1)[0],) + (1,) * (rank - 2)
-    mean = n.op(relay.MeanOp, x, axis=spatial, keepdims=True)
+    normal = _standardized(n, n.input(0), tuple(range(2, rank)))
+    return _scaled(n, normal, (n.shape(1)[0],) + (1,) * (rank - 2))
+
+
+def _group_norm(n: Node) -> SSAValue:
+    """InstanceNormalization over groups of `num_groups` channels: the
+    statistics of each sample's group (its channels and pixels), seen as
+    one row of a `[N, G, C/G · pixels]` reshape; scale and bias per group
+    (opset 18) or per channel (21)."""
+    shape, groups = n.shape(0), n.attrs["num_groups"]
+    if len(shape) < 2 or any(d < 0 for d in shape[1:]) or shape[1] % groups:
+        raise n.error(
+            f"GroupNormalization of {n.input(0).type}: static channels and pixels, "
+            f"the channels a multiple of num_groups ({groups})"
+        )
+    row = (-1, groups, math.prod(shape[1:]) // groups)
+    rows = n.op(relay.ReshapeOp, n.input(0), newshape=row)
+    normal = _standardized(n, rows, (2,))
+    if n.opset < 21:
+        scaled = _scaled(n, normal, (groups, 1))
+        return n.op(relay.ReshapeOp, scaled, newshape=(-1, *shape[1:]))
+    normal = n.op(relay.ReshapeOp, normal, newshape=(-1, *shape[1:]))
+    return _scaled(n, normal, (shape[1],) + (1,) * (len(shape) - 2))
+
+
+def _standardized(n: Node, x: SSAValue, axes: tuple[int, ...]) -> SSAValue:
+    """(x - mean) / sqrt(var + epsilon), the statistics over `axes`."""
+    mean = n.op(relay.MeanOp, x, axis=axes, keepdims=True)
     centred = n.op(relay.SubtractOp, x, mean)
     squares = n.op(relay.MultiplyOp, centred, centred)
-    variance = n.op(relay.MeanOp, squares, axis=spatial, keepdims=True)
+    variance = n.op(relay.MeanOp, squares, axis=axes, keepdims=True)
     epsilon = n.scalar(n.attrs.get("epsilon", 1e-5), x)
     deviation = n.op(relay.SqrtOp, n.op(relay.AddOp, variance, epsilon))
-    scale = n.op(relay.ReshapeOp, n.input(1), newshape=channels)
-    shift = n.op(relay.ReshapeOp, n.input(2), newshape=channels)
-    normal = n.op(relay.DivideOp, centred, deviation)
-    return n.op(relay.AddOp, n.op(relay.MultiplyOp, normal, scale), shift)
+    return n.op(relay.DivideOp, centred, deviation)
+
+
+def _scaled(n: Node, x: SSAValue, shape: tuple[int, ...]) -> SSAValue:
+    """`x · scale + bias`, the node's inputs 1 and 2 reshaped to `shape`."""
+    scale = n.op(relay.ReshapeOp, n.input(1), newshape=shape)
+    shift = n.op(relay.ReshapeOp, n.input(2), newshape=shape)
+    return n.op(relay.AddOp, n.op(relay.MultiplyOp, x, scale), shift)
 
 
 def _normalised_operand(
@@ -533,6 +561,7 @@ CONVERTERS: dict[str, Converter] = {
     "BatchNormalization": _batch_norm,
     "LRN": _lrn,
     "InstanceNormalization": _instance_norm,
+    "GroupNormalization": _group_norm,
     "Einsum": _einsum,
     "LayerNormalization": _layer_norm,
 }

@@ -512,6 +512,46 @@ def _run_time_shape(n: Node) -> SSAValue:
     )
 
 
+def _image_dims(n: Node) -> tuple[int, int, int]:
+    """The static channels, height and width of an NCHW input."""
+    shape = n.shape(0)
+    if len(shape) != 4 or any(d < 0 for d in shape[1:]):
+        raise n.error(f"{n.proto.op_type} takes NCHW data of static C, H, W")
+    return shape[1], shape[2], shape[3]
+
+
+def _depth_to_space(n: Node) -> SSAValue:
+    """Channels into blocks of pixels: a reshape that splits the channels, a
+    transpose that interleaves them with the rows and columns, a reshape
+    (DCR: the block's offsets outermost in the channels; CRD: innermost)."""
+    b = n.attrs["blocksize"]
+    c, h, w = _image_dims(n)
+    if c % (b * b):
+        raise n.error(f"{c} channels do not split into blocks of {b}x{b}")
+    mode = n.attrs.get("mode", b"DCR")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    split, order = {
+        "DCR": ((b, b, c // (b * b)), (0, 3, 4, 1, 5, 2)),
+        "CRD": ((c // (b * b), b, b), (0, 1, 4, 2, 5, 3)),
+    }.get(mode, (None, None))
+    if split is None or order is None:
+        raise n.error(f"mode '{mode}' is not supported")
+    x = n.op(relay.ReshapeOp, n.input(0), newshape=(-1, *split, h, w))
+    x = n.op(relay.TransposeOp, x, axes=order)
+    return n.op(relay.ReshapeOp, x, newshape=(-1, c // (b * b), h * b, w * b))
+
+
+def _space_to_depth(n: Node) -> SSAValue:
+    """Blocks of pixels into channels (DepthToSpace's DCR inverse)."""
+    b = n.attrs["blocksize"]
+    c, h, w = _image_dims(n)
+    if h % b or w % b:
+        raise n.error(f"{h}x{w} pixels do not split into blocks of {b}x{b}")
+    x = n.op(relay.ReshapeOp, n.input(0), newshape=(-1, c, h // b, b, w // b, b))
+    x = n.op(relay.TransposeOp, x, axes=(0, 3, 5, 1, 2, 4))
+    return n.op(relay.ReshapeOp, x, newshape=(-1, c * b * b, h // b, w // b))
+
+
 CONVERTERS: dict[str, Converter] = {
     "Shape": _run_time_shape,
     "ConstantOfShape": _constant_of_shape,
@@ -532,5 +572,7 @@ CONVERTERS: dict[str, Converter] = {
     "GatherND": _gather_nd,
     "Trilu": _trilu,
     "Range": _range,
+    "DepthToSpace": _depth_to_space,
+    "SpaceToDepth": _space_to_depth,
 }
 """ONNX op type → converter: the transform family's rows of `importer.CONVERTERS`."""
