@@ -271,6 +271,17 @@ def test_dense_of_run_time_rows_at_every_chunk_boundary(k: int) -> None:
         np.testing.assert_allclose(f(x, w), np.tanh(x @ w.T), rtol=2e-4, atol=2e-5)
 
 
+def _lowered(text: str, options: str) -> ModuleOp:
+    """`text` lowered to `tir` for an `llvm` target of `options`."""
+    target = f'#target.target<"llvm", {options}>'
+    config = (
+        f"builtin.module attributes {{target.config = #target.config<[{target}]>}} {{"
+    )
+    module = parse_module(text.replace("builtin.module {", config))
+    lower_to_tir(module)
+    return module
+
+
 @pytest.mark.parametrize("mcpu", ["znver4", "haswell"])
 def test_dense_of_run_time_rows_reads_them_in_place(mcpu: str) -> None:
     """Rows of `a` 768 floats apart are read where they are, as for a static
@@ -278,14 +289,7 @@ def test_dense_of_run_time_rows_reads_them_in_place(mcpu: str) -> None:
     `gemm_rows` allocate no `[row tiles, k, mr]` buffer of them (QKV
     projections of DistilBERT compiled once, 128 tokens, one Zen 4 thread:
     1.74 -> 1.48 ms, 1.44 per shape)."""
-    target = f'#target.target<"llvm", {{mcpu = "{mcpu}", num_threads = 2}}>'
-    module = parse_module(
-        _dense(768, 40).replace(
-            "builtin.module {",
-            f"builtin.module attributes {{target.config = #target.config<[{target}]>}} {{",
-        )
-    )
-    lower_to_tir(module)
+    module = _lowered(_dense(768, 40), f'{{mcpu = "{mcpu}", num_threads = 2}}')
     shapes = [
         op.results[0].type.get_shape()
         for op in module.walk()
