@@ -175,6 +175,55 @@ CASES: dict[str, Case] = {
     "space_to_depth": _case(
         [_node("SpaceToDepth", ["x"], blocksize=2)], {"x": _normal(2, 3, 4, 6)}
     ),
+    # -- Resize, Upsample: positions and weights computed at import ------------
+    **{
+        f"resize_{mode}_{ctm}_{name}": _case(
+            [
+                _node(
+                    "Resize",
+                    ["x", "", *inputs],
+                    mode=mode,
+                    coordinate_transformation_mode=ctm,
+                    nearest_mode=rounding,
+                )
+            ],
+            {"x": _normal(1, 2, 5, 7)},
+            opset=13,
+            initializers=values,
+        )
+        for mode, ctm, rounding in (
+            ("nearest", "asymmetric", "floor"),
+            ("nearest", "half_pixel", "round_prefer_floor"),
+            ("nearest", "asymmetric", "round_prefer_ceil"),
+            ("nearest", "align_corners", "ceil"),
+            ("linear", "half_pixel", "round_prefer_floor"),
+            ("linear", "pytorch_half_pixel", "round_prefer_floor"),
+            ("linear", "align_corners", "round_prefer_floor"),
+            ("linear", "asymmetric", "round_prefer_floor"),
+        )
+        for name, inputs, values in (
+            ("up", ["s"], {"s": np.array([1, 1, 2, 1.5], np.float32)}),
+            ("sizes", ["", "z"], {"z": _i64(1, 2, 9, 4)}),
+        )
+    },
+    "resize_linear_axes_opset18": _case(
+        [_node("Resize", ["x", "", "", "z"], mode="linear", axes=[2, 3])],
+        {"x": _normal(2, 3, 4, 6)},
+        opset=18,
+        initializers={"z": _i64(7, 3)},
+    ),
+    "resize_opset10_nearest": _case(
+        [_node("Resize", ["x", "s"])],
+        {"x": _normal(1, 1, 3, 3)},
+        opset=10,
+        initializers={"s": np.array([1, 1, 2, 2], np.float32)},
+    ),
+    "upsample_opset9_linear": _case(
+        [_node("Upsample", ["x", "s"], mode="linear")],
+        {"x": _normal(1, 2, 3, 4)},
+        opset=9,
+        initializers={"s": np.array([1, 1, 2, 3], np.float32)},
+    ),
     "sin": _case([_node("Sin", ["x"])], {"x": _X * 20}),
     "cos": _case([_node("Cos", ["x"])], {"x": _X * 20}),
     "reciprocal": _case([_node("Reciprocal", ["x"])], {"x": _WITH_ZEROS}),
@@ -681,6 +730,23 @@ def test_expand_to_a_run_time_shape_takes_the_declared_shape() -> None:
             ),
             r"ONNX node 'sl' \(Slice\): a slice step of 0",
         ),
+        (
+            _case(
+                [_node("Resize", ["x", "", "s"], name="rs", mode="cubic")],
+                {"x": _normal(1, 1, 3, 3)},
+                opset=13,
+                initializers={"s": np.array([1, 1, 2, 2], np.float32)},
+            ),
+            r"ONNX node 'rs' \(Resize\): mode 'cubic' .* is not supported",
+        ),
+        (
+            _case(
+                [_node("Resize", ["x", "", "s"], name="rs")],
+                {"x": _normal(1, 1, 3, 3), "s": np.array([1, 1, 2, 2], np.float32)},
+                opset=13,
+            ),
+            r"ONNX node 'rs' \(Resize\): the scales must be constants",
+        ),
     ],
     ids=[
         "einsum-diagonal",
@@ -690,6 +756,8 @@ def test_expand_to_a_run_time_shape_takes_the_declared_shape() -> None:
         "gelu-approximate",
         "cumsum-run-time-axis",
         "slice-step-zero",
+        "resize-cubic",
+        "resize-run-time-scales",
     ],
 )
 def test_what_stays_out_is_a_located_diagnostic(case: Case, message: str) -> None:

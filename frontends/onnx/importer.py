@@ -13,7 +13,14 @@ from xdsl.dialects.builtin import ModuleOp, TensorType
 from xdsl.ir import Attribute, Block, Region, SSAValue
 
 from hetero.dialects import relay
-from hetero.frontends.onnx import elementwise, nn, reductions, sizes, transform
+from hetero.frontends.onnx import (
+    elementwise,
+    nn,
+    reductions,
+    resize,
+    sizes,
+    transform,
+)
 from hetero.frontends.onnx.folding import fold_node
 from hetero.frontends.onnx.node import (
     Converter,
@@ -40,6 +47,7 @@ CONVERTERS: dict[str, Converter] = {
     **nn.CONVERTERS,
     **transform.CONVERTERS,
     **reductions.CONVERTERS,
+    **resize.CONVERTERS,
 }
 """ONNX op type → converter (the default domain, opsets 6–21) of the
 operators that are no one relay op (those that are: `converter_of`)."""
