@@ -4,7 +4,7 @@
     y = f(x, w)                       # NumPy in, NumPy out
 
 Runs `inline` (calls of `Inline` functions as their bodies), the graph
-simplifications (`simplify-inference`, `fold-constant`,
+simplifications (`simplify-inference`, `trim-conv-taps`, `fold-constant`,
 `fold-scale-axis`), `plan-devices`, the BYOC passes and `external-codegen` when the
 configuration has external kinds whose codegen can run here
 (docs/external-codegens.md: `targets=("llvm", "blas")` gives dense/matmul
@@ -106,10 +106,12 @@ def lower_to_tir(
     from hetero.transforms.plan_memory import PlanMemoryPass
     from hetero.transforms.simplify_activations import SimplifyActivationsPass
     from hetero.transforms.simplify_inference import SimplifyInferencePass
+    from hetero.transforms.trim_conv_taps import TrimConvTapsPass
 
     for stage in (
         InlinePass(),
         SimplifyInferencePass(),
+        TrimConvTapsPass(),
         FoldConstantPass(),
         MatmulToDensePass(),
         FoldScaleAxisPass(),

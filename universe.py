@@ -42,6 +42,7 @@ PASSES: dict[str, tuple[str, str]] = {
         "hetero.transforms.simplify_activations",
         "SimplifyActivationsPass",
     ),
+    "trim-conv-taps": ("hetero.transforms.trim_conv_taps", "TrimConvTapsPass"),
     "fold-scale-axis": ("hetero.transforms.fold_scale_axis", "FoldScaleAxisPass"),
     "matmul-to-dense": ("hetero.transforms.matmul_to_dense", "MatmulToDensePass"),
     "verify-devices": ("hetero.transforms.verify_devices", "VerifyDevicesPass"),

@@ -93,6 +93,32 @@ def _torchvision(name: str) -> Callable[[], Any]:
     return build
 
 
+def _segmentation(name: str) -> Callable[[], Any]:
+    """torchvision's segmentation `name` (21 classes, no weights) as a module
+    returning its `out` map: its heads upsample by `F.interpolate`
+    (ONNX `Resize`, bilinear)."""
+
+    def build() -> Any:
+        import torch
+        import torchvision
+
+        network = getattr(torchvision.models.segmentation, name)(
+            weights=None, weights_backbone=None, num_classes=21
+        )
+
+        class Out(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                self.model = network
+
+            def forward(self, x: Any) -> Any:
+                return self.model(x)["out"]
+
+        return Out()
+
+    return build
+
+
 def _first_output(model: Any) -> Any:
     """A transformers `model` as a module of the inputs `_tokens` makes,
     positionally, returning the first of its outputs (the hidden state or
@@ -217,8 +243,15 @@ SWEEP_ENCODERS = {
 }
 """The BERT family of the sweep: transformers' class prefix, vocabulary size."""
 
+SWEEP_SEGMENTATION = ("lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large")
+"""torchvision's segmentation networks of the sweep (their heads resize)."""
+
 SWEEP = {
     **{name: CorpusModel(_VISION, _torchvision(name), _image) for name in SWEEP_VISION},
+    **{
+        name: CorpusModel(_VISION, _segmentation(name), _image)
+        for name in SWEEP_SEGMENTATION
+    },
     **{
         name: CorpusModel(
             _TEXT,
@@ -274,7 +307,8 @@ SWEEP = {
     ),
 }
 """The wider sweep of issue 34, the models a new user brings: one
-torchvision classification network per family (default constructors), and
+torchvision classification network per family (default constructors), two
+segmentation networks (bilinear resizes), and
 transformers' BERT family (the base configurations with two layers), GPT-Neo
 and GPT-J (two layers; GPT-J at width 512), Llama (two layers at width 512,
 grouped-query attention: RMSNorm, rotary embeddings, SwiGLU) and the ViT

@@ -1,0 +1,105 @@
+"""`trim-conv-taps`: a convolution's rows and columns of taps that read only
+padding are dropped.
+
+A dilated convolution over a small feature map (DeepLabV3's atrous pyramid:
+3×3 taps at dilation 24 and 36 over a 14×14 map, padded as much) reads,
+through its outer taps, nothing but the zeros of its padding: tap row `ky`
+reads input row `oy·s + ky·d - pad_top`, outside the input for every output
+row `oy`.  Such leading and trailing rows (and columns) of taps add
+nothing; slicing them off the weight and their reach off the padding keeps
+the output's shape and values, and saves the schedule padding the input by
+as much (a 3×3 at dilation 36 over 14×14 becomes a 1×1 over the map):
+
+    conv2d(x, w) {padding, dilation}
+        → conv2d(x, strided_slice(w)) {padding - dead taps' reach, dilation}
+
+for `NCHW` data and an `OIHW` weight of static shapes (before
+`alter-op-layout` packs it); the weight's slice folds where the weight is a
+constant (`fold-constant` runs after).  A trimmed side whose padding would
+go negative is left as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import ModuleOp, TensorType
+from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    PatternRewriter,
+    PatternRewriteWalker,
+    RewritePattern,
+    op_type_rewrite_pattern,
+)
+
+from hetero.dialects import relay
+
+
+def live_taps(
+    size: int, out: int, taps: int, stride: int, dilation: int, pad: int
+) -> range:
+    """The taps along one axis that read inside an input of `size` for some
+    output position (an empty range: none)."""
+    live = [
+        k
+        for k in range(taps)
+        if any(0 <= o * stride + k * dilation - pad < size for o in range(out))
+    ]
+    return range(live[0], live[-1] + 1) if live else range(0)
+
+
+class TrimTaps(RewritePattern):
+    """`conv2d` without its rows and columns of taps that read only padding."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: relay.Conv2DOp, rewriter: PatternRewriter, /):
+        data, weight, result = op.x.type, op.weight.type, op.results[0].type
+        assert isinstance(data, TensorType) and isinstance(weight, TensorType)
+        assert isinstance(result, TensorType)
+        if op.data_layout != "NCHW" or op.kernel_layout != "OIHW":
+            return
+        if not (data.has_static_shape() and weight.has_static_shape()):
+            return
+        padding, dilation = list(op.padding), list(op.dilation)
+        begin, end = [0, 0, 0, 0], list(weight.get_shape())
+        for axis in (0, 1):  # height, width
+            taps = weight.get_shape()[2 + axis]
+            live = live_taps(
+                data.get_shape()[2 + axis],
+                result.get_shape()[2 + axis],
+                taps,
+                op.strides[axis],
+                dilation[axis],
+                padding[axis],
+            )
+            low = padding[axis] - live.start * dilation[axis]
+            high = padding[2 + axis] - (taps - live.stop) * dilation[axis]
+            if not live or low < 0 or high < 0:
+                continue
+            padding[axis], padding[2 + axis] = low, high
+            begin[2 + axis], end[2 + axis] = live.start, live.stop
+            if len(live) == 1:
+                dilation[axis] = 1
+        if begin == [0, 0, 0, 0] and end == list(weight.get_shape()):
+            return
+        sliced = relay.StridedSliceOp(
+            op.weight, begin=tuple(begin), end=tuple(end), strides=(1, 1, 1, 1)
+        )
+        params = {name: getattr(op, name) for name in relay.Conv2DOp.params()}
+        params |= {"padding": tuple(padding), "dilation": tuple(dilation)}
+        conv = relay.Conv2DOp(op.x, sliced.results[0], **params)
+        for new in (sliced, conv):
+            if (device := op.vdevice) is not None:
+                new.properties["vdevice"] = device
+        rewriter.replace(op, [sliced, conv])
+
+
+@dataclass(frozen=True)
+class TrimConvTapsPass(ModulePass):
+    """Drops taps that read only padding (see the module docstring)."""
+
+    name = "trim-conv-taps"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        PatternRewriteWalker(TrimTaps()).rewrite_module(op)
