@@ -178,6 +178,8 @@ class SizeRules:
         sizes = [d for shape in self.outputs for d in shape]
         sizes += [d for g in self.guards for a, _, b, _ in g.answers for d in (a, b)]
         for size in sizes:
+            if isinstance(size, bool) or (isinstance(size, int) and size < 1):
+                raise ValueError(f"size {size!r} is no size")
             if isinstance(size, Product) and (
                 size.coefficient < 1 or not set(size.symbols) <= known
             ):

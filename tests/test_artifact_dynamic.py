@@ -190,6 +190,8 @@ def test_a_damaged_dynamic_file_is_a_clean_error(
         ),
         "rank": changed(lambda d: d["outputs"][0].append(3)),
         "max-sizes": changed(lambda d: d["max_sizes"].append([5, 5, 10])),
+        "zero-size": changed(lambda d: d["outputs"][0].__setitem__(0, 0)),
+        "boolean-size": changed(lambda d: d["outputs"][0].__setitem__(0, True)),
     }
     for name, content, message in [
         ("cut", data[: len(data) // 2], "truncated"),

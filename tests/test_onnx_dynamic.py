@@ -526,8 +526,31 @@ def test_the_tools_take_shapes(tmp_path, capsys) -> None:
     np.testing.assert_allclose(hetero.load(artifact)(x), want, rtol=RTOL, atol=ATOL)
     for tool, argv in (
         (import_tool, [str(path), "-o", str(out), "--shape", "x="]),
+        (import_tool, [str(path), "--shape", "x=2,5,8", "--shape", "x=3,5,8"]),
         (compile_tool, [str(out), "-o", str(artifact), "--shape", "x=2,5,8"]),
     ):
         with pytest.raises(SystemExit) as exit:
             tool(argv)
         assert exit.value.code == 2
+
+
+def test_a_size_fixed_for_one_input_is_that_size_for_every_input_of_its_name() -> None:
+    """Inputs `a` and `b` of one `batch`: fixing `a` fixes `b`'s too (by name,
+    as onnxruntime's free dimension overrides), and the model compiles once
+    as a static one; two sizes for one name, or sizes that are no integers,
+    are refused."""
+    model = _model(
+        [_node("Add", ["a", "b"])],
+        {"a": (_F32, ("batch", 3)), "b": (_F32, ("batch", 3))},
+    )
+    module = from_onnx(model, shapes={"a": [2, 3]})
+    main = module.body.block.first_op
+    types = [str(t) for t in main.function_type.inputs.data]  # type: ignore[union-attr]
+    assert types == ["tensor<2x3xf32>", "tensor<2x3xf32>"]
+    a, b = np.ones((2, 3), np.float32), np.full((2, 3), 2, np.float32)
+    np.testing.assert_array_equal(hetero.compile(module, dynamic="once")(a, b), a + b)
+    with pytest.raises(HeteroError, match="dimension 'batch' is 2 and 5"):
+        from_onnx(model, shapes={"a": [2, 3], "b": [5, 3]})
+    for bad in ([2.5, 3], [True, 3], "23"):
+        with pytest.raises(HeteroError, match="sizes must be integers"):
+            from_onnx(model, shapes={"a": bad})

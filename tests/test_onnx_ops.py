@@ -224,6 +224,25 @@ CASES: dict[str, Case] = {
         opset=9,
         initializers={"s": np.array([1, 1, 2, 3], np.float32)},
     ),
+    "reduce_log_sum_exp_infinite_rows": _case(
+        [_node("ReduceLogSumExp", ["x"], axes=[1], keepdims=0)],
+        {
+            "x": np.array(
+                [[-np.inf] * 3, [np.inf, 1, 2], [np.inf, -np.inf, 0], [1, 2, 3]],
+                np.float32,
+            )
+        },
+    ),
+    "swish_alpha_one": _case([_node("Swish", ["x"])], {"x": _X * 4}, opset=24),
+    "swish_alpha_half": _case(
+        [_node("Swish", ["x"], alpha=0.5)], {"x": _X * 4}, opset=24
+    ),
+    "is_inf_positive_only": _case(
+        [_node("IsInf", ["x"], detect_negative=0)],
+        {"x": np.array([[np.inf, -np.inf, np.nan, 1.0]], np.float32)},
+        opset=10,
+        output_type=TensorProto.BOOL,
+    ),
     "sin": _case([_node("Sin", ["x"])], {"x": _X * 20}),
     "cos": _case([_node("Cos", ["x"])], {"x": _X * 20}),
     "reciprocal": _case([_node("Reciprocal", ["x"])], {"x": _WITH_ZEROS}),
@@ -747,6 +766,22 @@ def test_expand_to_a_run_time_shape_takes_the_declared_shape() -> None:
             ),
             r"ONNX node 'rs' \(Resize\): the scales must be constants",
         ),
+        (
+            _case(
+                [_node("GroupNormalization", ["x", "s", "b"], name="gn", num_groups=0)],
+                {"x": _normal(1, 4, 2, 2)},
+                opset=18,
+                initializers={"s": _normal(2), "b": _normal(2)},
+            ),
+            r"ONNX node 'gn' \(GroupNormalization\): num_groups must be positive, got 0",
+        ),
+        (
+            _case(
+                [_node("DepthToSpace", ["x"], name="d2s", blocksize=0)],
+                {"x": _normal(1, 4, 2, 2)},
+            ),
+            r"ONNX node 'd2s' \(DepthToSpace\): blocksize must be positive, got 0",
+        ),
     ],
     ids=[
         "einsum-diagonal",
@@ -758,6 +793,8 @@ def test_expand_to_a_run_time_shape_takes_the_declared_shape() -> None:
         "slice-step-zero",
         "resize-cubic",
         "resize-run-time-scales",
+        "group-norm-no-groups",
+        "depth-to-space-block-0",
     ],
 )
 def test_what_stays_out_is_a_located_diagnostic(case: Case, message: str) -> None:

@@ -72,3 +72,49 @@ def test_argmax_follows_numpy_on_nan_and_ties() -> None:
     np.testing.assert_array_equal(rule(x, 1, False, False), [1, 1])
     np.testing.assert_array_equal(rule(x, 1, False, True), [3, 2])
     np.testing.assert_array_equal(rule(x, 0, True, False), [[1, 0, 1, 0]])
+
+
+@pytest.mark.parametrize(
+    ("op", "data", "result"),
+    [
+        ("relay.mean", np.full((32768,), 3, np.float16), "tensor<f16>"),
+        (
+            "relay.prod",
+            np.array([300, 300, 1 / 300, 1 / 300], np.float16),
+            "tensor<f16>",
+        ),
+    ],
+    ids=["mean", "prod"],
+)
+def test_float16_reduces_in_float32(op: str, data: np.ndarray, result: str) -> None:
+    """A float16 reduction totals in float32, as the interpreter does: in
+    float16 a mean of 32768 threes stalls where the running sum stops
+    growing (0.57), a product of 300 · 300 overflows before the divisions."""
+    t = f"tensor<{data.size}xf16>"
+    text = (
+        f"relay.func @main(%x: {t}) -> {result} {{ %y = {op} %x : ({t}) -> "
+        f"{result} relay.return %y : {result} }}"
+    )
+    got = hetero.compile(text)(data)
+    np.testing.assert_allclose(got, run(parse_module(text), data), rtol=1e-3)
+    assert abs(float(got) - {"relay.mean": 3.0, "relay.prod": 1.0}[op]) < 1e-2
+
+
+def test_an_empty_axis_is_refused_by_argmax_and_a_limit_for_max() -> None:
+    """No position is the best of none: `argmax` over an empty axis is a
+    type error (it read outside a zero-size buffer); a maximum of none is
+    -inf, a minimum inf (ONNX's ReduceMax, Min of an empty axis)."""
+    from hetero.dialects import relay
+
+    t = "tensor<3x0xf32>"
+    with pytest.raises(Exception, match="axis 1 to search is empty"):
+        parse_module(
+            f"relay.func @main(%x: {t}) -> tensor<3xi64> {{ %y = relay.argmax %x "
+            f"{{axis = 1 : i64}} : ({t}) -> tensor<3xi64> relay.return %y : "
+            "tensor<3xi64> }"
+        )
+    empty = np.zeros((3, 0), np.float32)
+    np.testing.assert_array_equal(relay.MaxOp.NUMPY(empty, (1,), False), [-np.inf] * 3)
+    np.testing.assert_array_equal(relay.MinOp.NUMPY(empty, (1,), False), [np.inf] * 3)
+    ints = np.zeros((2, 0), np.int64)
+    assert relay.MaxOp.NUMPY(ints, (1,), False).tolist() == [np.iinfo(np.int64).min] * 2

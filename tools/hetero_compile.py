@@ -23,7 +23,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from hetero.tools.hetero_import_onnx import add_shape_argument
+from hetero.tools.hetero_import_onnx import add_shape_argument, shapes_of
 from hetero.utils import progress
 from hetero.utils.diagnostics import run_tool
 
@@ -62,7 +62,7 @@ def _compile(args: argparse.Namespace) -> int:
     if args.model.endswith(".onnx"):
         from hetero.frontends.onnx import from_onnx
 
-        module: object = from_onnx(args.model, shapes=dict(args.shape))
+        module: object = from_onnx(args.model, shapes=args.shape)
     else:
         from hetero.context import parse_module
 
@@ -86,6 +86,7 @@ def _compile(args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _arguments()
     args = parser.parse_args(argv)
+    args.shape = shapes_of(parser, args.shape)
     if args.shape and not args.model.endswith(".onnx"):
         parser.error("--shape fixes an ONNX model's input shapes: give a .onnx file")
     return run_tool(

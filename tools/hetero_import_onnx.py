@@ -65,6 +65,16 @@ def imported_model(module: ModuleOp) -> str | None:
     return path
 
 
+def shapes_of(
+    parser: argparse.ArgumentParser, given: list[tuple[str, tuple[int, ...]]]
+) -> dict[str, tuple[int, ...]]:
+    """`--shape`'s inputs by name; one named twice is a usage error."""
+    shapes = dict(given)
+    if len(shapes) != len(given):
+        parser.error("--shape names an input twice")
+    return shapes
+
+
 def add_shape_argument(parser: argparse.ArgumentParser) -> None:
     """`--shape NAME=D,D,...`, repeatable: `from_onnx`'s `shapes`."""
     parser.add_argument(
@@ -78,7 +88,9 @@ def add_shape_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _shape(text: str) -> tuple[str, tuple[int, ...]]:
-    name, _, dims = text.partition("=")
+    """`NAME=D,D,...` as (NAME, sizes): the last `=` splits (ONNX names may
+    hold one)."""
+    name, _, dims = text.rpartition("=")
     try:
         shape = tuple(int(d) for d in dims.split(","))
     except ValueError:
@@ -116,6 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "(default PATH: the output's name with .weights)",
     )
     args = parser.parse_args(argv)
+    args.shape = shapes_of(parser, args.shape)
     if args.weights_file is not None and args.output in (None, "-"):
         parser.error("--weights-file needs -o: the .mlir names the file beside it")
     return run_tool("hetero-import-onnx", args.model, lambda: _import(args), (OSError,))
@@ -131,7 +144,7 @@ def _import(args: argparse.Namespace) -> int:
     )
     batch = "dynamic" if args.dynamic_batch else None
     module = from_onnx(
-        args.model, batch=batch, shapes=dict(args.shape), resource_threshold=threshold
+        args.model, batch=batch, shapes=args.shape, resource_threshold=threshold
     )
     record_source(module, args.model)
     if args.weights_file is not None:

@@ -11,6 +11,7 @@ import numpy as np
 from xdsl.dialects.builtin import TensorType, i64
 from xdsl.ir import Attribute
 from xdsl.irdl import irdl_op_definition, operand_def
+from xdsl.utils.exceptions import VerifyException
 
 from hetero.dialects.relay.base import NumpyRule, OpPattern, TensorOp, wide
 from hetero.dialects.relay.params import BoolParam, IntParam, OptionalIntsParam
@@ -62,29 +63,44 @@ class MeanOp(ReduceOp):
     )
 
 
+def _least(dtype: np.dtype, least: bool) -> object:
+    """The start of a maximum (`least`) or minimum of `dtype`: -inf or inf,
+    an integer type's extremes, a boolean's false or true."""
+    if dtype.kind == "f":
+        return -np.inf if least else np.inf
+    if dtype.kind == "b":
+        return not least
+    limits = np.iinfo(dtype)
+    return limits.min if least else limits.max
+
+
 @irdl_op_definition
 class MaxOp(ReduceOp):
-    """Maximum over `axis` (NaN where one is, as NumPy's).
+    """Maximum over `axis` (NaN where one is, as NumPy's; -inf of none).
 
     Compute template: `te/templates/reduction.py`."""
 
     name = "relay.max"
 
     NUMPY: ClassVar[NumpyRule] = staticmethod(
-        lambda x, axis, keepdims: np.max(x, axis=axis, keepdims=keepdims)
+        lambda x, axis, keepdims: np.max(
+            x, axis, keepdims=keepdims, initial=_least(x.dtype, True)
+        )
     )
 
 
 @irdl_op_definition
 class MinOp(ReduceOp):
-    """Minimum over `axis` (NaN where one is, as NumPy's).
+    """Minimum over `axis` (NaN where one is, as NumPy's; inf of none).
 
     Compute template: `te/templates/reduction.py`."""
 
     name = "relay.min"
 
     NUMPY: ClassVar[NumpyRule] = staticmethod(
-        lambda x, axis, keepdims: np.min(x, axis=axis, keepdims=keepdims)
+        lambda x, axis, keepdims: np.min(
+            x, axis, keepdims=keepdims, initial=_least(x.dtype, False)
+        )
     )
 
 
@@ -143,6 +159,8 @@ class ArgReduceOp(TensorOp):
         cls, shapes: Sequence[Shape], attributes: Mapping[str, Attribute]
     ) -> Shape:
         axis = cls.axis.read(attributes)
+        if shapes[0] and shapes[0][axis % len(shapes[0])] == 0:
+            raise VerifyException(f"the axis {axis} to search is empty")
         return reduce_shape(shapes[0], [axis], cls.keepdims.read(attributes))
 
 

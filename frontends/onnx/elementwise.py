@@ -114,6 +114,7 @@ def _selu(n: Node) -> SSAValue:
 
 
 def _softplus(n: Node) -> SSAValue:
+    """Softplus of the node's input (`_softplus_of`)."""
     return _softplus_of(n, n.input(0))
 
 

@@ -54,14 +54,21 @@ operators that are no one relay op (those that are: `converter_of`)."""
 
 
 def _tensor_type(
-    value_info: Any, batch: Batch, fixed: Sequence[int] | None = None
+    value_info: Any,
+    batch: Batch,
+    fixed: Sequence[int] | None = None,
+    named: Mapping[str, int] | None = None,
 ) -> TensorType[Attribute]:
     """A graph input's type; symbolic dimensions (and the batch dimension,
-    with batch="dynamic") are `?`, unless `fixed` gives the input's shape."""
+    with batch="dynamic") are `?`, unless `fixed` gives the input's shape or
+    `named` the size of a `dim_param` (another input's fixed shape)."""
     tensor = value_info.type.tensor_type
     dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+    sizes = named if fixed is None and named else {}
     dims = [
-        d.dim_value if d.HasField("dim_value") else relay.DYNAMIC
+        d.dim_value
+        if d.HasField("dim_value")
+        else sizes.get(d.dim_param, relay.DYNAMIC)
         for d in tensor.shape.dim
     ]
     if any(d < 0 and d != relay.DYNAMIC for d in dims):
@@ -75,10 +82,36 @@ def _tensor_type(
     return TensorType(element_type(dtype, f"graph input '{value_info.name}'"), dims)
 
 
+def _named_sizes(
+    params: Sequence[Any], shapes: Mapping[str, Sequence[int]]
+) -> dict[str, int]:
+    """The sizes `shapes` gives the inputs' `dim_param`s: a name fixed for one
+    input is that size in every input (as onnxruntime's free dimension
+    overrides are by name); two sizes for one name are refused."""
+    named: dict[str, int] = {}
+    for value_info in params:
+        fixed = shapes.get(value_info.name)
+        if fixed is None:
+            continue
+        for dim, size in zip(value_info.type.tensor_type.shape.dim, fixed):
+            name = dim.dim_param if dim.HasField("dim_param") else None
+            if name and named.setdefault(name, size) != size:
+                raise HeteroError(
+                    f"shapes: dimension '{name}' is {named[name]} and {size}"
+                )
+    return named
+
+
 def _fixed(name: str, dims: list[int], fixed: Sequence[int]) -> list[int]:
     """`fixed`, a shape the caller gives graph input `name`, which must keep
     its rank and static sizes."""
-    shape = [int(d) for d in fixed]
+    shape = list(fixed)
+    if not all(
+        isinstance(d, int | np.integer) and not isinstance(d, bool) for d in shape
+    ):
+        raise HeteroError(
+            f"shapes: graph input '{name}': sizes must be integers, got {fixed!r}"
+        )
     if len(shape) != len(dims) or any(
         d not in (n, relay.DYNAMIC) for d, n in zip(dims, shape)
     ):
@@ -101,8 +134,8 @@ def _same_sizes(
     them).  The batch dimensions that batch="dynamic" makes of static ones
     are each their own; those `shapes` fixed are none."""
     groups: dict[str, list[tuple[int, int]]] = {}
-    for index, (value_info, type) in enumerate(zip(params, types)):
-        dynamic = type.get_shape()
+    for index, (value_info, tensor) in enumerate(zip(params, types)):
+        dynamic = tensor.get_shape()
         for axis, dim in enumerate(value_info.type.tensor_type.shape.dim):
             named = dim.HasField("dim_param") and dim.dim_param
             if (
@@ -190,9 +223,10 @@ def _reading(what: str) -> Iterator[None]:
 def _fixed_sizes_hint(
     params: Sequence[Any], types: Sequence[TensorType[Attribute]]
 ) -> Iterator[None]:
-    """A node that does not import for inputs of `?` sizes says that the
-    model imports for given sizes (`from_onnx(..., shapes=...)`), which
-    every model exported for any sizes does."""
+    """A node that does not import while inputs have `?` sizes says that
+    the model may import for given sizes (`from_onnx(..., shapes=...)`):
+    the shape arithmetic of every model exported for any sizes does, though
+    an unsupported operator stays one."""
     try:
         yield
     except HeteroError as e:
@@ -200,7 +234,10 @@ def _fixed_sizes_hint(
         if not dynamic:
             raise
         example = ", ".join(f"'{name}': [...]" for name in dynamic)
-        hint = f"; it imports for given sizes: from_onnx(model, shapes={{{example}}})"
+        hint = (
+            f"; where that is the ? sizes, the model may import for given ones: "
+            f"from_onnx(model, shapes={{{example}}})"
+        )
         raise HeteroError(e.message + hint, e.op, e.notes, e.location) from e
 
 
@@ -231,10 +268,11 @@ def from_onnx(
             initializers[tensor.name] = numpy_helper.to_array(tensor)
     params = [v for v in graph_proto.input if v.name not in initializers]
     types = []
+    named = _named_sizes(params, shapes)
     for value_info in params:
         with _reading(f"graph input '{value_info.name}'"):
             fixed = shapes.pop(value_info.name, None)
-            types.append(_tensor_type(value_info, batch, fixed))
+            types.append(_tensor_type(value_info, batch, fixed, named))
     if shapes:
         names = ", ".join(f"'{p.name}'" for p in params)
         raise HeteroError(

@@ -454,7 +454,9 @@ def _group_norm(n: Node) -> SSAValue:
     statistics of each sample's group (its channels and pixels), seen as
     one row of a `[N, G, C/G · pixels]` reshape; scale and bias per group
     (opset 18) or per channel (21)."""
-    shape, groups = n.shape(0), n.attrs["num_groups"]
+    shape, groups = n.shape(0), n.attrs.get("num_groups", 0)
+    if groups < 1:
+        raise n.error(f"num_groups must be positive, got {groups}")
     if len(shape) < 2 or any(d < 0 for d in shape[1:]) or shape[1] % groups:
         raise n.error(
             f"GroupNormalization of {n.input(0).type}: static channels and pixels, "

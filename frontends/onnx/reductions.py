@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
 from xdsl.ir import SSAValue
 
 from hetero.dialects import relay
@@ -52,13 +53,16 @@ def _reduce(
 
 def _log_sum_exp(n: Node) -> SSAValue:
     """log(sum(exp(x - max))) + max over the axes (ReduceSum's): finite
-    where `exp(x)` overflows."""
+    where `exp(x)` overflows; a row whose maximum is ±inf is not shifted
+    (`inf - inf` would be NaN where the answer is ±inf)."""
     x = n.input(0)
     axes = n.ints("axes", 1)
     if not axes and n.attrs.get("noop_with_empty_axes", 0):
         return x
     axis = tuple(axes) if axes else None
     peak = n.op(relay.MaxOp, x, axis=axis, keepdims=True)
+    finite = n.op(relay.LessOp, n.op(relay.AbsOp, peak), n.scalar(np.inf, x))
+    peak = n.op(relay.WhereOp, finite, peak, n.scalar(0.0, x))  # ±inf rows: unshifted
     shifted = n.op(relay.ExpOp, n.op(relay.SubtractOp, x, peak))
     total = n.op(relay.SumOp, shifted, axis=axis, keepdims=True)
     result = n.op(relay.AddOp, n.op(relay.LogOp, total), peak)

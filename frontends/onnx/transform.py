@@ -4,7 +4,7 @@ reshape, transpose, concat, pad, slice, split, gather, tile, expand, trilu."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects.builtin import IntegerType, TensorType, i1
@@ -512,6 +512,14 @@ def _run_time_shape(n: Node) -> SSAValue:
     )
 
 
+def _block(n: Node) -> int:
+    """DepthToSpace's and SpaceToDepth's `blocksize`, positive."""
+    block = n.attrs.get("blocksize", 0)
+    if block < 1:
+        raise n.error(f"blocksize must be positive, got {block}")
+    return block
+
+
 def _image_dims(n: Node) -> tuple[int, int, int]:
     """The static channels, height and width of an NCHW input."""
     shape = n.shape(0)
@@ -520,22 +528,30 @@ def _image_dims(n: Node) -> tuple[int, int, int]:
     return shape[1], shape[2], shape[3]
 
 
+DEPTH_TO_SPACE: dict[
+    str, Callable[[int, int], tuple[tuple[int, ...], tuple[int, ...]]]
+] = {
+    "DCR": lambda b, c: ((b, b, c), (0, 3, 4, 1, 5, 2)),
+    "CRD": lambda b, c: ((c, b, b), (0, 1, 4, 2, 5, 3)),
+}
+"""DepthToSpace's mode → (block size, output channels) → how the channels
+split (after the batch, before the rows and columns) and the transpose
+that interleaves them with the rows and columns."""
+
+
 def _depth_to_space(n: Node) -> SSAValue:
     """Channels into blocks of pixels: a reshape that splits the channels, a
     transpose that interleaves them with the rows and columns, a reshape
     (DCR: the block's offsets outermost in the channels; CRD: innermost)."""
-    b = n.attrs["blocksize"]
+    b = _block(n)
     c, h, w = _image_dims(n)
     if c % (b * b):
         raise n.error(f"{c} channels do not split into blocks of {b}x{b}")
     mode = n.attrs.get("mode", b"DCR")
     mode = mode.decode() if isinstance(mode, bytes) else mode
-    split, order = {
-        "DCR": ((b, b, c // (b * b)), (0, 3, 4, 1, 5, 2)),
-        "CRD": ((c // (b * b), b, b), (0, 1, 4, 2, 5, 3)),
-    }.get(mode, (None, None))
-    if split is None or order is None:
+    if mode not in DEPTH_TO_SPACE:
         raise n.error(f"mode '{mode}' is not supported")
+    split, order = DEPTH_TO_SPACE[mode](b, c // (b * b))
     x = n.op(relay.ReshapeOp, n.input(0), newshape=(-1, *split, h, w))
     x = n.op(relay.TransposeOp, x, axes=order)
     return n.op(relay.ReshapeOp, x, newshape=(-1, c // (b * b), h * b, w * b))
@@ -543,7 +559,7 @@ def _depth_to_space(n: Node) -> SSAValue:
 
 def _space_to_depth(n: Node) -> SSAValue:
     """Blocks of pixels into channels (DepthToSpace's DCR inverse)."""
-    b = n.attrs["blocksize"]
+    b = _block(n)
     c, h, w = _image_dims(n)
     if h % b or w % b:
         raise n.error(f"{h}x{w} pixels do not split into blocks of {b}x{b}")
