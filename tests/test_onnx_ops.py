@@ -121,6 +121,16 @@ CASES: dict[str, Case] = {
         initializers={"a": _i64(0, 2)},
     ),
     "reduce_min_all": _case([_node("ReduceMin", ["x"], keepdims=0)], {"x": _X}),
+    "reduce_max_int64": _case(
+        [_node("ReduceMax", ["x"], axes=[1], keepdims=0)],
+        {"x": _RNG.integers(-9, 9, (3, 4)).astype(np.int64)},
+        output_type=TensorProto.INT64,
+    ),
+    "argmax_int32": _case(
+        [_node("ArgMax", ["x"], axis=0)],
+        {"x": _RNG.integers(-2, 2, (5, 3)).astype(np.int32)},
+        output_type=TensorProto.INT64,
+    ),
     "reduce_prod_last": _case(
         [_node("ReduceProd", ["x"], axes=[-1])], {"x": _X * 0.5 + 1.0}
     ),

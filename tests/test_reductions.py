@@ -118,3 +118,32 @@ def test_an_empty_axis_is_refused_by_argmax_and_a_limit_for_max() -> None:
     np.testing.assert_array_equal(relay.MinOp.NUMPY(empty, (1,), False), [np.inf] * 3)
     ints = np.zeros((2, 0), np.int64)
     assert relay.MaxOp.NUMPY(ints, (1,), False).tolist() == [np.iinfo(np.int64).min] * 2
+
+
+@pytest.mark.parametrize("dtype", ["i64", "i32"])
+@pytest.mark.parametrize(
+    ("op", "attrs", "shape"),
+    [
+        ("relay.max", "{axis = array<i64: 1>}", "3x7"),
+        ("relay.min", "", ""),
+        ("relay.sum", "{axis = array<i64: 2>}", "3x5"),
+        ("relay.prod", "{axis = array<i64: 0>, keepdims = true}", "1x5x7"),
+        ("relay.argmax", "{axis = 1 : i64}", "3x7"),
+        ("relay.argmin", "{axis = 2 : i64, select_last_index = true}", "3x5"),
+    ],
+)
+def test_integer_reductions_compute_what_numpy_does(
+    dtype: str, op: str, attrs: str, shape: str
+) -> None:
+    """Signed integers reduce in their own type (index arithmetic the
+    importer could not fold: ReduceMax of sizes, ArgMax of token ids), the
+    argument ones with ties; an empty maximum starts at the type's least."""
+    t = f"tensor<3x5x7x{dtype}>"
+    element = "i64" if op.startswith("relay.arg") else dtype
+    result = f"tensor<{shape}x{element}>" if shape else f"tensor<{element}>"
+    text = (
+        f"relay.func @main(%x: {t}) -> {result} {{ %y = {op} %x {attrs} : ({t}) -> "
+        f"{result} relay.return %y : {result} }}"
+    )
+    x = np.random.default_rng(3).integers(-3, 4, (3, 5, 7)).astype(f"int{dtype[1:]}")
+    np.testing.assert_array_equal(hetero.compile(text)(x), run(parse_module(text), x))

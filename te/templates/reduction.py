@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from xdsl.dialects import arith
 from xdsl.dialects import math as math_dialect
-from xdsl.dialects.builtin import f32, i64
+from xdsl.dialects.builtin import IntegerType, f32, i64
 from xdsl.ir import Attribute, Operation, SSAValue
 
 from hetero.analysis.shape_functions import Dim
@@ -301,21 +301,35 @@ def _lrn_value(e: Emitter, op: relay.LRNOp, x: SSAValue, total: SSAValue) -> SSA
 
 @dataclass(frozen=True)
 class _Reduction:
-    """How a reduction over axes starts and combines its elements."""
+    """How a reduction over axes starts and combines its elements: floats,
+    and signed integers (`integer`, None where the op takes floats only)."""
 
     start: float
     combine: Callable[[Emitter, SSAValue, SSAValue], SSAValue]
+    integer: type[arith.SignlessIntegerBinaryOperation] | None = None
 
 
 REDUCTIONS: dict[type[Operation], _Reduction] = {
-    relay.SumOp: _Reduction(0.0, lambda e, a, b: e.op(arith.AddfOp(a, b))),
+    relay.SumOp: _Reduction(
+        0.0, lambda e, a, b: e.op(arith.AddfOp(a, b)), arith.AddiOp
+    ),
     relay.MeanOp: _Reduction(0.0, lambda e, a, b: e.op(arith.AddfOp(a, b))),
-    relay.ProdOp: _Reduction(1.0, lambda e, a, b: e.op(arith.MulfOp(a, b))),
-    relay.MaxOp: _Reduction(-math.inf, lambda e, a, b: e.fmaximum(a, b)),
-    relay.MinOp: _Reduction(math.inf, lambda e, a, b: e.fminimum(a, b)),
+    relay.ProdOp: _Reduction(
+        1.0, lambda e, a, b: e.op(arith.MulfOp(a, b)), arith.MuliOp
+    ),
+    relay.MaxOp: _Reduction(-math.inf, lambda e, a, b: e.fmaximum(a, b), arith.MaxSIOp),
+    relay.MinOp: _Reduction(math.inf, lambda e, a, b: e.fminimum(a, b), arith.MinSIOp),
 }
 """Reduction op → its start and combine (a NaN reaches the maximum and the
-minimum, as NumPy's)."""
+minimum, as NumPy's); an integer's infinite start is its type's extreme
+(`_integer_start`)."""
+
+
+def _integer_start(start: float, width: int) -> int:
+    """`start` in a signed integer of `width` bits: ±inf its extremes."""
+    if math.isinf(start):
+        return -(2 ** (width - 1)) if start < 0 else 2 ** (width - 1) - 1
+    return int(start)
 
 
 def _reduce(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) -> None:
@@ -327,19 +341,31 @@ def _reduce(e: Emitter, op: Operation, inputs: Sequence[Tensor], out: SSAValue) 
     assert isinstance(op, relay.ReduceOp)
     (x,) = inputs
     element = x.element_type
-    require_float(op, element)
     reduction = REDUCTIONS[type(op)]
-    wide = f32 if element.bitwidth < 32 else element  # type: ignore[attr-defined]
+    integer = _is_integer(element) and reduction.integer is not None
+    if not integer:
+        require_float(op, element)
+    wide = f32 if not integer and element.bitwidth < 32 else element  # type: ignore[attr-defined]
+    start = (
+        _integer_start(reduction.start, element.bitwidth)  # type: ignore[attr-defined]
+        if integer
+        else reduction.start
+    )
     reduced, kept = _axes(op.axis, len(x.shape))
     body, idx = e.nest(result_shape(op), parallel=True)
     total = body.alloc([1], wide, "local")
-    body.store(body.constant(reduction.start, wide), total, [0])
+    body.store(body.constant(start, wide), total, [0])
     inner, taps = body.nest([x.shape[i] for i in reduced])
     kept_idx = idx if not op.keepdims else [idx[i] for i in kept]
     value = x.load(inner, _source(len(x.shape), kept, kept_idx, reduced, taps))
     if wide != element:
         value = inner.op(arith.ExtFOp(value, wide))
-    inner.store(reduction.combine(inner, inner.load(total, [0]), value), total, [0])
+    so_far = inner.load(total, [0])
+    if integer:
+        combined = inner.op(reduction.integer(so_far, value))  # type: ignore[misc]
+    else:
+        combined = reduction.combine(inner, so_far, value)
+    inner.store(combined, total, [0])
     result = body.load(total, [0])
     if isinstance(op, relay.MeanOp):
         count = _count(body, math.prod(x.shape[i] for i in reduced), wide)
@@ -378,7 +404,8 @@ def _arg_reduce(
     assert isinstance(op, relay.ArgReduceOp)
     (x,) = inputs
     element = x.element_type
-    require_float(op, element)
+    if not _is_integer(element):
+        require_float(op, element)
     rank = len(x.shape)
     reduced, kept = _axes([op.axis], rank)
     body, idx = e.nest(result_shape(op), parallel=True)
@@ -400,7 +427,14 @@ BETTER: dict[type[Operation], tuple[str, str]] = {
     relay.ArgMinOp: ("olt", "ole"),
 }
 """Arg-reduction → the comparison of a better element: strictly (the first
-of ties stays), or with `select_last_index` as good (the last one takes)."""
+of ties stays), or with `select_last_index` as good (the last one takes);
+ordered floats' predicates, whose signed integer ones are `s` for `o`."""
+
+
+def _is_integer(element: Attribute) -> bool:
+    """A signless integer wider than a boolean (their sums wrap, as NumPy's
+    of the same type)."""
+    return isinstance(element, IntegerType) and element.width.data > 1
 
 
 def _replaces(
@@ -410,6 +444,8 @@ def _replaces(
     `select_last_index`; a NaN is better than any number (the first one
     stays, or with `select_last_index` the last one takes it), NumPy's rule."""
     better = BETTER[type(op)][op.select_last_index]
+    if _is_integer(value.type):
+        return e.op(arith.CmpiOp(value, best, "s" + better[1:]))
     compare = e.op(arith.CmpfOp(value, best, better))
     value_nan = e.op(arith.CmpfOp(value, value, "uno"))
     if not op.select_last_index:
