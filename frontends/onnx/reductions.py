@@ -26,43 +26,47 @@ def _unary(cls: type[relay.TensorOp]) -> Elementwise:
     return lambda n, x: n.op(cls, x)
 
 
+def _reduced_axes(n: Node) -> tuple[int, ...] | None | bool:
+    """The node's axes: an attribute, or an input (ReduceSum from opset 13,
+    the others from 18); none reduce everything (None) unless
+    `noop_with_empty_axes`, which reduces nothing (False)."""
+    axes = n.ints("axes", 1)
+    if not axes and n.attrs.get("noop_with_empty_axes", 0):
+        return False
+    return tuple(axes) if axes else None
+
+
 def _reduce(
     cls: type[relay.ReduceOp],
     before: Elementwise | None = None,
     after: Elementwise | None = None,
 ) -> Converter:
-    """A reduction as relay's between elementwise steps (the
-    norms: ReduceL2 is `sqrt(sum(x * x))`): axes an attribute, or an input
-    (ReduceSum from opset 13, the others from 18); none reduce everything
-    unless `noop_with_empty_axes`, which reduces nothing but still applies
-    the steps (as onnxruntime does: ReduceL2 of no axes is `|x|`)."""
+    """A reduction as relay's between elementwise steps (the norms: ReduceL2
+    is `sqrt(sum(x * x))`) over `_reduced_axes`; reducing nothing still
+    applies the steps (as onnxruntime does: ReduceL2 of no axes is `|x|`)."""
 
     def convert(n: Node) -> SSAValue:
         x = n.input(0) if before is None else before(n, n.input(0))
-        axes = n.ints("axes", 1)
-        if not axes and n.attrs.get("noop_with_empty_axes", 0):
-            result = x
-        else:
+        axis = _reduced_axes(n)
+        if axis is not False:
             keepdims = bool(n.attrs.get("keepdims", 1))
-            axis = tuple(axes) if axes else None
-            result = n.op(cls, x, axis=axis, keepdims=keepdims)
-        return result if after is None else after(n, result)
+            x = n.op(cls, x, axis=axis, keepdims=keepdims)
+        return x if after is None else after(n, x)
 
     return convert
 
 
 def _log_sum_exp(n: Node) -> SSAValue:
-    """log(sum(exp(x - max))) + max over the axes (ReduceSum's): finite
-    where `exp(x)` overflows; a row whose maximum is ±inf is not shifted
+    """log(sum(exp(x - max))) + max over `_reduced_axes`: finite where
+    `exp(x)` overflows; a row whose maximum is ±inf is not shifted
     (`inf - inf` would be NaN where the answer is ±inf)."""
     x = n.input(0)
-    axes = n.ints("axes", 1)
-    if not axes and n.attrs.get("noop_with_empty_axes", 0):
+    axis = _reduced_axes(n)
+    if axis is False:
         return x
-    axis = tuple(axes) if axes else None
     peak = n.op(relay.MaxOp, x, axis=axis, keepdims=True)
     finite = n.op(relay.LessOp, n.op(relay.AbsOp, peak), n.scalar(np.inf, x))
-    peak = n.op(relay.WhereOp, finite, peak, n.scalar(0.0, x))  # ±inf rows: unshifted
+    peak = n.op(relay.WhereOp, finite, peak, n.scalar(0.0, x))
     shifted = n.op(relay.ExpOp, n.op(relay.SubtractOp, x, peak))
     total = n.op(relay.SumOp, shifted, axis=axis, keepdims=True)
     result = n.op(relay.AddOp, n.op(relay.LogOp, total), peak)
