@@ -55,9 +55,10 @@ builtin.module {
 
   // A dense of run-time rows runs the GEMM schedule (`gemm_rows`): whole
   // chunks of 8190 rows (a cache block of 6-row tiles at K = 8), then the
-  // whole tiles left, stored in place, then the last rows in the smallest
-  // of tiles of 2, 4 and 6 rows that holds them, into a scratch tile whose
-  // rows that exist are copied out.
+  // whole tiles left, stored in place, and in the same pass over the
+  // weight, after each panel's whole tiles in the last row block's tasks,
+  // the last rows in the smallest of tiles of 2, 4 and 6 rows that holds
+  // them, its rows past the end reading and storing the last row.
   relay.func private @dense(%x: tensor<?x8xf32> {vdevice = #cpu}, %w: tensor<16x8xf32> {vdevice = #cpu}) -> (tensor<?x16xf32> {vdevice = #cpu}) attributes {Primitive} {
     %0 = relay.nn.dense %x, %w {units = 16} : (tensor<?x8xf32>, tensor<16x8xf32>) -> tensor<?x16xf32>
     relay.return %0 : tensor<?x16xf32>
@@ -69,23 +70,24 @@ builtin.module {
   // CHECK-NEXT:   tir.for %{{.*}} = %{{.*}} to %[[WHOLE]] step
   // CHECK:          tir.alloc : memref<6x16xf32, "local">
   // CHECK:        scf.if
-  // CHECK:          memref.store %{{.*}}, %2[
-  // CHECK:          %[[LEFT:.*]] = arith.subi %[[ROWS]], %[[M1:.*]] : index
-  // CHECK-NEXT:     arith.cmpi sge, %[[LEFT]]
-  // CHECK-NEXT:     arith.cmpi slt, %[[LEFT]]
-  // CHECK-NEXT:     %[[TWO:.*]] = arith.andi
-  // CHECK-NEXT:     scf.if %[[TWO]] {
-  // CHECK-NEXT:       %[[SCRATCH:.*]] = tir.alloc : memref<2x16xf32>
-  // CHECK:                arith.minsi
-  // CHECK:                memref.store %{{.*}}, %[[SCRATCH]]
-  // CHECK:            %[[COUNT:.*]] = arith.subi %[[ROWS]], %[[M1]] : index
-  // CHECK-NEXT:       tir.for %[[I:.*]] = %{{.*}} to %[[COUNT]] step %{{.*}} {
-  // CHECK-NEXT:         tir.for %[[J:.*]] = %{{.*}} to %{{.*}} step %{{.*}} vectorized {
-  // CHECK-NEXT:           %[[ROW:.*]] = arith.addi %[[M1]], %[[I]] : index
-  // CHECK-NEXT:           %[[VALUE:.*]] = memref.load %[[SCRATCH]][%[[I]], %[[J]]]
-  // CHECK-NEXT:           memref.store %[[VALUE]], %2[%[[ROW]], %[[J]]]
-  // CHECK:          tir.alloc : memref<4x16xf32>
-  // CHECK:          tir.alloc : memref<6x16xf32>
+  // CHECK:          tir.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} parallel {
+  // CHECK:              tir.alloc : memref<6x16xf32, "local">
+  // CHECK:                memref.store %{{.*}}, %2[
+  // CHECK:            %[[MINE:.*]] = arith.cmpi eq, %{{.*}}, %{{.*}} : index
+  // CHECK-NEXT:       scf.if %[[MINE]] {
+  // CHECK-NEXT:         %[[LEFT:.*]] = arith.subi %[[ROWS]], %{{.*}} : index
+  // CHECK-NEXT:         arith.cmpi sge, %[[LEFT]]
+  // CHECK-NEXT:         arith.cmpi slt, %[[LEFT]]
+  // CHECK-NEXT:         %[[TWO:.*]] = arith.andi
+  // CHECK-NEXT:         scf.if %[[TWO]] {
+  // CHECK:                %[[TILE:.*]] = tir.alloc : memref<2x16xf32, "local">
+  // CHECK:                    %[[READ:.*]] = arith.minsi
+  // CHECK-NEXT:               memref.load %0[%[[READ]], %{{.*}}]
+  // CHECK:                    %[[STORED:.*]] = arith.minsi
+  // CHECK-NEXT:               memref.store %{{.*}}, %2[%[[STORED]], %{{.*}}]
+  // CHECK:              tir.alloc : memref<4x16xf32, "local">
+  // CHECK:              tir.alloc : memref<6x16xf32, "local">
+  // CHECK-NOT:    tir.alloc : memref<2x16xf32>
 
   // A batched matmul of run-time sizes, `b` contiguous along `n`
   // (`gemm_in_place`): a parallel task per batch and tile of 6 rows (AVX2's
