@@ -282,6 +282,24 @@ def _lowered(text: str, options: str) -> ModuleOp:
     return module
 
 
+def test_dense_of_run_time_rows_tails_each_task_s_panels() -> None:
+    """The last rows run after each panel's whole tiles in the last row
+    block's tasks: with tasks cut for four threads (several row and panel
+    blocks, 600 columns), every row count around the tiles is right."""
+    target = '#target.target<"llvm", {num_threads = 4}>'
+    config = (
+        f"builtin.module attributes {{target.config = #target.config<[{target}]>}} {{"
+    )
+    f = hetero.compile(
+        _dense(64, 600).replace("builtin.module {", config), dynamic="once"
+    )
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((600, 64), dtype="f4") * 0.1
+    for rows in (*range(1, 27), 35, 61, 97):
+        x = rng.standard_normal((rows, 64), dtype="f4")
+        np.testing.assert_allclose(f(x, w), np.tanh(x @ w.T), rtol=2e-4, atol=2e-5)
+
+
 @pytest.mark.parametrize("mcpu", ["znver4", "haswell"])
 def test_dense_of_run_time_rows_reads_them_in_place(mcpu: str) -> None:
     """Rows of `a` 768 floats apart are read where they are, as for a static
