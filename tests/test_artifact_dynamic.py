@@ -299,4 +299,6 @@ def test_an_onnx_transformer_compiled_by_the_tools_runs_every_batch_and_sequence
     in_memory = hetero.compile(module, TARGET, dynamic="once")
     assert _message(in_memory, [long]) in capsys.readouterr().err
     assert hetero_run.main([str(compiled), "--random"]) == 1
-    assert "needs static input shapes" in capsys.readouterr().err
+    assert "needs a size for each ? dimension" in capsys.readouterr().err
+    assert hetero_run.main([str(compiled), "--random", "--shape", "x=2,7,8"]) == 0
+    assert "float32[2, 7, 8]" in capsys.readouterr().out

@@ -276,8 +276,12 @@ relay.func @main(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
     )
     assert main([str(path), "--random"]) == 1
     err = capsys.readouterr().err
-    assert "x is tensor<?x4xf32>: give the inputs with --inputs FILE.npz" in err
+    assert "x is ?x4; give --shape x=D,D,... or the inputs with --inputs" in err
     assert "negative dimensions" not in err
+    assert main([str(path), "--random", "--shape", "x=3,5"]) == 1
+    assert "--shape x: [3, 5] does not fit ?x4" in capsys.readouterr().err
+    assert main([str(path), "--random", "--shape", "x=3,4", "--compile"]) == 0
+    assert "float32[3, 4]" in capsys.readouterr().out
 
 
 def test_trace_writes_every_profiled_call(tmp_path: Path, capsys):

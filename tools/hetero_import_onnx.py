@@ -75,15 +75,19 @@ def shapes_of(
     return shapes
 
 
-def add_shape_argument(parser: argparse.ArgumentParser) -> None:
-    """`--shape NAME=D,D,...`, repeatable: `from_onnx`'s `shapes`."""
+def add_shape_argument(
+    parser: argparse.ArgumentParser,
+    help: str = "import graph input NAME with this shape (its ? sizes fixed)",
+) -> None:
+    """`--shape NAME=D,D,...`, repeatable: `from_onnx`'s `shapes` (or
+    `hetero-run`'s random inputs' sizes)."""
     parser.add_argument(
         "--shape",
         action="append",
         type=_shape,
         default=[],
         metavar="NAME=D,D,...",
-        help="import graph input NAME with this shape (its ? sizes fixed)",
+        help=help,
     )
 
 

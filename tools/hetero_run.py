@@ -15,6 +15,7 @@ each result's shape, dtype and a checksum, and the times.
     hetero-run model.mlir --random --profile [--repeat 10]   # time per kernel
     hetero-run model.mlir --random --profile --trace run.json  # Chrome trace
     hetero-run model.hetero --random [--timing]     # a compiled model (hetero-compile)
+    hetero-run model.hetero --random --shape input_ids=1,37   # sizes for its ? dims
 
 `--profile` compiles and replays the host function kernel by kernel
 (`CompiledFunction.profile`), printing each kernel's calls and time, the
@@ -46,7 +47,7 @@ from xdsl.ir import Attribute
 from hetero.context import parse_module
 from hetero.dialects.relay import DYNAMIC, FuncOp
 from hetero.interpreter.relay import InterpreterError, element_dtype, run
-from hetero.runtime.compiled import Signature
+from hetero.tools.hetero_import_onnx import add_shape_argument, shapes_of
 from hetero.utils import progress
 from hetero.utils.diagnostics import HeteroError, run_tool
 from hetero.utils.files import write_output
@@ -76,21 +77,45 @@ def _holds_tensors(type_: Attribute) -> bool:
     return isinstance(type_, TensorType)
 
 
-def random_inputs(func: FuncOp, seed: int) -> list[np.ndarray]:
-    """Standard-normal data (booleans: random bits) for every static tensor parameter."""
+def random_inputs(
+    func: FuncOp, seed: int, shapes: dict[str, tuple[int, ...]] | None = None
+) -> list[np.ndarray]:
+    """Standard-normal data (booleans: random bits) for every tensor
+    parameter, of its static shape or the one `shapes` gives its name."""
     rng = np.random.default_rng(seed)
     inputs = []
     for arg in func.args:
         t = arg.type
-        if not isinstance(t, TensorType) or not t.has_static_shape():
+        if not isinstance(t, TensorType):
             raise RunError(
-                f"--random needs static tensor parameters; {arg.name_hint or arg.index} is {t}: "
-                "give the inputs with --inputs FILE.npz (one array a parameter, by name)"
+                f"--random makes tensors; {arg.name_hint or arg.index} is {t}"
             )
-        dtype = element_dtype(t.element_type)
-        shape = tuple(t.get_shape())
-        inputs.append(_random_array(rng, shape, dtype))
+        name = arg.name_hint or f"arg{arg.index}"
+        shape = random_shape(name, tuple(t.get_shape()), shapes or {})
+        inputs.append(_random_array(rng, shape, element_dtype(t.element_type)))
     return inputs
+
+
+def random_shape(
+    name: str, declared: tuple[int, ...], shapes: dict[str, tuple[int, ...]]
+) -> tuple[int, ...]:
+    """The shape of input `name`'s random data: `--shape`'s, which must fit
+    the declared one (`?` any size), else the declared one, which must then
+    be static."""
+    text = "x".join("?" if d < 0 else str(d) for d in declared)
+    if name not in shapes:
+        if any(d < 0 for d in declared):
+            raise RunError(
+                f"--random needs a size for each ? dimension: {name} is {text}; give "
+                f"--shape {name}=D,D,... or the inputs with --inputs FILE.npz"
+            )
+        return declared
+    shape = shapes[name]
+    if len(shape) != len(declared) or any(
+        d >= 0 and d != n for d, n in zip(declared, shape)
+    ):
+        raise RunError(f"--shape {name}: {list(shape)} does not fit {text}")
+    return shape
 
 
 def _random_array(
@@ -198,6 +223,7 @@ def _arguments() -> argparse.ArgumentParser:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--random", action="store_true", help="random inputs")
     source.add_argument("--inputs", help=".npz with one array per parameter")
+    add_shape_argument(parser, "give random input NAME this shape (its ? sizes)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="write the results to this .npz")
     parser.add_argument(
@@ -308,24 +334,16 @@ def _execute_artifact(args: argparse.Namespace) -> bool:
     ).inputs
     if args.random:
         rng = np.random.default_rng(args.seed)
-        inputs = [_random_array(rng, _static(s), s.dtype) for s in signatures]
+        inputs = [
+            _random_array(
+                rng, random_shape(s.name or s.label, s.shape, args.shape), s.dtype
+            )
+            for s in signatures
+        ]
     else:
         inputs = _npz_inputs(args.inputs, [s.name for s in signatures])
     _print_results(_run_native(compiled, inputs, args, heading), args)
     return True
-
-
-def _static(signature: Signature) -> tuple[int, ...]:
-    """The shape of a random input for `signature`, which must have no
-    dynamic dimension (a file compiled once for every size has them)."""
-    if any(d < 0 for d in signature.shape):
-        shape = str(signature.shape).replace("-1", "?")
-        raise RunError(
-            f"--random needs static input shapes; {signature.label} has shape "
-            f"{shape}: give the inputs with --inputs FILE.npz (one array an "
-            "input, by name)"
-        )
-    return signature.shape
 
 
 def _npz_inputs(path: str, names: list[str | None]) -> list[np.ndarray]:
@@ -445,7 +463,7 @@ def _execute(args: argparse.Namespace) -> bool:
         module = parse_module(f.read(), args.file)
     func = entry_function(module, args.entry)
     inputs = (
-        random_inputs(func, args.seed)
+        random_inputs(func, args.seed, args.shape)
         if args.random
         else load_inputs(args.inputs, func)
     )
@@ -475,7 +493,9 @@ def _print_results(results: list[np.ndarray], args: argparse.Namespace) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _arguments().parse_args(argv)
+    parser = _arguments()
+    args = parser.parse_args(argv)
+    args.shape = shapes_of(parser, args.shape)
     args.profile |= args.trace is not None
     errors = (RunError, InterpreterError, OSError, ValueError)
     return run_tool("hetero-run", args.file, lambda: 0 if _execute(args) else 1, errors)
