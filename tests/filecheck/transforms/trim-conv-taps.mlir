@@ -16,7 +16,10 @@ builtin.module {
 // -----
 
 // At dilation 12 every tap reads the map for some output (rows 12 and 13
-// read row 0 and 1 through the first tap row): nothing changes.
+// read rows 0 and 1 through the first tap row), but only 18 % of the taps'
+// products do: each tap is a 1x1 product over the block of the map it
+// reads, padded into place and added (the first tap: the map's 2x2 corner,
+// into the outputs' last 2x2).
 builtin.module {
   relay.func @main(%x: tensor<1x8x14x14xf32>, %w: tensor<4x8x3x3xf32>) -> tensor<1x4x14x14xf32> {
     %0 = relay.nn.conv2d %x, %w {padding = array<i64: 12, 12, 12, 12>, dilation = array<i64: 12, 12>} : (tensor<1x8x14x14xf32>, tensor<4x8x3x3xf32>) -> tensor<1x4x14x14xf32>
@@ -24,8 +27,26 @@ builtin.module {
   }
 }
 
+// CHECK:      %[[BLOCK:.*]] = relay.strided_slice %x {begin = array<i64: 0, 0, 0, 0>, end = array<i64: 1, 8, 2, 2>, {{.*}}} : (tensor<1x8x14x14xf32>) -> tensor<1x8x2x2xf32>
+// CHECK-NEXT: %[[TAP:.*]] = relay.strided_slice %w {begin = array<i64: 0, 0, 0, 0>, end = array<i64: 4, 8, 1, 1>, {{.*}}} : (tensor<4x8x3x3xf32>) -> tensor<4x8x1x1xf32>
+// CHECK-NEXT: %[[PRODUCT:.*]] = relay.nn.conv2d %[[BLOCK]], %[[TAP]] {{.*}} -> tensor<1x4x2x2xf32>
+// CHECK-NEXT: relay.nn.pad %[[PRODUCT]] {pad_width = array<i64: 0, 0, 0, 0, 12, 0, 12, 0>, {{.*}}} : (tensor<1x4x2x2xf32>) -> tensor<1x4x14x14xf32>
+// CHECK-COUNT-8: relay.add
+// CHECK-NEXT: relay.return
+
+// -----
+
+// A 3x3 at dilation 1: its taps read the map at 92 % of their products:
+// left as it is.
+builtin.module {
+  relay.func @main(%x: tensor<1x8x14x14xf32>, %w: tensor<4x8x3x3xf32>) -> tensor<1x4x14x14xf32> {
+    %0 = relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>} : (tensor<1x8x14x14xf32>, tensor<4x8x3x3xf32>) -> tensor<1x4x14x14xf32>
+    relay.return %0 : tensor<1x4x14x14xf32>
+  }
+}
+
 // CHECK-NOT:  relay.strided_slice
-// CHECK:      relay.nn.conv2d %x, %w {padding = array<i64: 12, 12, 12, 12>, dilation = array<i64: 12, 12>}
+// CHECK:      relay.nn.conv2d %x, %w {padding = array<i64: 1, 1, 1, 1>}
 
 // -----
 
