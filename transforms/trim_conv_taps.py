@@ -38,6 +38,20 @@ from xdsl.pattern_rewriter import (
 from hetero.dialects import relay
 
 
+def _plain(op: relay.Conv2DOp) -> bool:
+    """Whether `op` is an `NCHW` convolution of an `OIHW` weight into `NCHW`,
+    of static shapes: the layouts before `alter-data-layout` and
+    `alter-op-layout`, whose axes the patterns read."""
+    return (op.data_layout, op.kernel_layout, op.out_layout) == (
+        "NCHW",
+        "OIHW",
+        "NCHW",
+    ) and all(
+        isinstance(t, TensorType) and t.has_static_shape()
+        for t in (op.x.type, op.weight.type)
+    )
+
+
 def live_taps(
     size: int, out: int, taps: int, stride: int, dilation: int, pad: int
 ) -> range:
@@ -59,9 +73,7 @@ class TrimTaps(RewritePattern):
         data, weight, result = op.x.type, op.weight.type, op.results[0].type
         assert isinstance(data, TensorType) and isinstance(weight, TensorType)
         assert isinstance(result, TensorType)
-        if op.data_layout != "NCHW" or op.kernel_layout != "OIHW":
-            return
-        if not (data.has_static_shape() and weight.has_static_shape()):
+        if not _plain(op):
             return
         padding, dilation = list(op.padding), list(op.dilation)
         begin, end = [0, 0, 0, 0], list(weight.get_shape())
@@ -121,13 +133,7 @@ class SplitPartialTaps(RewritePattern):
         data, weight, result = op.x.type, op.weight.type, op.results[0].type
         assert isinstance(data, TensorType) and isinstance(weight, TensorType)
         assert isinstance(result, TensorType)
-        if (
-            op.data_layout != "NCHW"
-            or op.kernel_layout != "OIHW"
-            or op.groups != 1
-            or tuple(op.strides) != (1, 1)
-            or not (data.has_static_shape() and weight.has_static_shape())
-        ):
+        if not _plain(op) or op.groups != 1 or tuple(op.strides) != (1, 1):
             return
         n, c, h, w = data.get_shape()
         o, _, kh, kw = weight.get_shape()
