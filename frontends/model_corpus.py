@@ -99,24 +99,30 @@ def _segmentation(name: str) -> Callable[[], Any]:
     (ONNX `Resize`, bilinear)."""
 
     def build() -> Any:
-        import torch
         import torchvision
 
         network = getattr(torchvision.models.segmentation, name)(
             weights=None, weights_backbone=None, num_classes=21
         )
-
-        class Out(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.model = network
-
-            def forward(self, x: Any) -> Any:
-                return self.model(x)["out"]
-
-        return Out()
+        return _image_module(network, lambda model, x: model(x)["out"])
 
     return build
+
+
+def _image_module(network: Any, read: Callable[[Any, Any], Any]) -> Any:
+    """A module of `_image`'s input `x` returning `read(network, x)`: the
+    one output to export of a network that returns several."""
+    import torch
+
+    class Image(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.model = network
+
+        def forward(self, x: Any) -> Any:
+            return read(self.model, x)
+
+    return Image()
 
 
 def _first_output(model: Any) -> Any:
@@ -166,20 +172,10 @@ def _vision_transformer(config: str, model: str) -> Callable[[], Any]:
     `_image`'s input returning the last hidden state."""
 
     def build() -> Any:
-        import torch
         import transformers
 
         network = getattr(transformers, model)(getattr(transformers, config)())
-
-        class Pixels(torch.nn.Module):
-            def __init__(self) -> None:
-                super().__init__()
-                self.model = network
-
-            def forward(self, x: Any) -> Any:
-                return self.model(pixel_values=x)[0]
-
-        return Pixels()
+        return _image_module(network, lambda model, x: model(pixel_values=x)[0])
 
     return build
 
