@@ -98,14 +98,15 @@ class TrimTaps(RewritePattern):
         if begin == [0, 0, 0, 0] and end == list(weight.get_shape()):
             return
         sliced = relay.StridedSliceOp(
-            op.weight, begin=tuple(begin), end=tuple(end), strides=(1, 1, 1, 1)
+            op.weight,
+            begin=tuple(begin),
+            end=tuple(end),
+            strides=(1, 1, 1, 1),
+            vdevice=op.vdevice,
         )
         params = {name: getattr(op, name) for name in relay.Conv2DOp.params()}
         params |= {"padding": tuple(padding), "dilation": tuple(dilation)}
-        conv = relay.Conv2DOp(op.x, sliced.results[0], **params)
-        for new in (sliced, conv):
-            if (device := op.vdevice) is not None:
-                new.properties["vdevice"] = device
+        conv = relay.Conv2DOp(op.x, sliced.results[0], vdevice=op.vdevice, **params)
         rewriter.replace(op, [sliced, conv])
 
 
@@ -118,7 +119,8 @@ def live_outputs(size: int, out: int, tap: int, dilation: int, pad: int) -> rang
     """The output positions (stride 1) at which `tap` reads inside an input
     of `size`."""
     shift = tap * dilation - pad
-    return range(max(0, -shift), max(max(0, -shift), min(out, size - shift)))
+    start = max(0, -shift)
+    return range(start, max(start, min(out, size - shift)))
 
 
 class SplitPartialTaps(RewritePattern):
@@ -135,8 +137,8 @@ class SplitPartialTaps(RewritePattern):
         assert isinstance(result, TensorType)
         if not _plain(op) or op.groups != 1 or tuple(op.strides) != (1, 1):
             return
-        n, c, h, w = data.get_shape()
-        o, _, kh, kw = weight.get_shape()
+        h, w = data.get_shape()[2:]
+        kh, kw = weight.get_shape()[2:]
         oh, ow = result.get_shape()[2:]
         rows = [
             live_outputs(h, oh, k, op.dilation[0], op.padding[0]) for k in range(kh)
@@ -148,58 +150,63 @@ class SplitPartialTaps(RewritePattern):
         if kh * kw == 1 or live >= PARTIAL_SHARE * kh * kw * oh * ow:
             return
         new: list[Operation] = []
-
-        def emit(made: Operation) -> SSAValue:
-            new.append(made)
-            return made.results[0]
-
         total: SSAValue | None = None
         for ky, r in enumerate(rows):
             for kx, q in enumerate(cols):
-                if not r or not q:
-                    continue
-                y0 = r.start + ky * op.dilation[0] - op.padding[0]
-                x0 = q.start + kx * op.dilation[1] - op.padding[1]
-                block = emit(
-                    relay.StridedSliceOp(
-                        op.x,
-                        begin=(0, 0, y0, x0),
-                        end=(n, c, y0 + len(r), x0 + len(q)),
-                        strides=(1, 1, 1, 1),
-                    )
-                )
-                tap = emit(
-                    relay.StridedSliceOp(
-                        op.weight,
-                        begin=(0, 0, ky, kx),
-                        end=(o, weight.get_shape()[1], ky + 1, kx + 1),
-                        strides=(1, 1, 1, 1),
-                    )
-                )
-                product = emit(relay.Conv2DOp(block, tap, channels=op.channels))
-                placed = emit(
-                    relay.PadOp(
-                        product,
-                        pad_width=(
-                            0,
-                            0,
-                            0,
-                            0,
-                            r.start,
-                            oh - r.stop,
-                            q.start,
-                            ow - q.stop,
-                        ),
-                        pad_value=0.0,
-                    )
-                )
-                total = placed if total is None else emit(relay.AddOp(total, placed))
-        if total is None:
-            return
-        if (device := op.vdevice) is not None:
-            for made in new:
-                made.properties["vdevice"] = device
-        rewriter.replace(op, new, [total])
+                if r and q:
+                    placed = _tap_product(op, (ky, kx), (r, q), (oh, ow), new)
+                    total = placed if total is None else _add(op, total, placed, new)
+        if total is not None:
+            rewriter.replace(op, new, [total])
+
+
+def _tap_product(
+    op: relay.Conv2DOp,
+    tap: tuple[int, int],
+    live: tuple[range, range],
+    out: tuple[int, int],
+    new: list[Operation],
+) -> SSAValue:
+    """Tap `tap`'s 1×1 product over the block of `op`'s input it reads at
+    its `live` output rows and columns, padded to the `out` map (the ops
+    appended to `new`)."""
+    weight = op.weight.type
+    assert isinstance(weight, TensorType)
+    o, c = weight.get_shape()[:2]
+    (ky, kx), (r, q), (oh, ow) = tap, live, out
+    y0 = r.start + ky * op.dilation[0] - op.padding[0]
+    x0 = q.start + kx * op.dilation[1] - op.padding[1]
+    block = relay.StridedSliceOp(
+        op.x,
+        begin=(0, 0, y0, x0),
+        end=(op.x.type.get_shape()[0], c, y0 + len(r), x0 + len(q)),  # type: ignore[attr-defined]
+        strides=(1, 1, 1, 1),
+        vdevice=op.vdevice,
+    )
+    kernel = relay.StridedSliceOp(
+        op.weight,
+        begin=(0, 0, ky, kx),
+        end=(o, c, ky + 1, kx + 1),
+        strides=(1, 1, 1, 1),
+        vdevice=op.vdevice,
+    )
+    product = relay.Conv2DOp(
+        block.results[0], kernel.results[0], channels=op.channels, vdevice=op.vdevice
+    )
+    widths = (0, 0, 0, 0, r.start, oh - r.stop, q.start, ow - q.stop)
+    placed = relay.PadOp(
+        product.results[0], pad_width=widths, pad_value=0.0, vdevice=op.vdevice
+    )
+    new.extend((block, kernel, product, placed))
+    return placed.results[0]
+
+
+def _add(
+    op: relay.Conv2DOp, a: SSAValue, b: SSAValue, new: list[Operation]
+) -> SSAValue:
+    added = relay.AddOp(a, b, vdevice=op.vdevice)
+    new.append(added)
+    return added.results[0]
 
 
 @dataclass(frozen=True)
